@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define LOG_MODULE "fbdev"
+#include <errno.h>
+#include <fcntl.h>
+#include <libudev.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "crash.h"
+#include "fbdev.h"
+#include "log.h"
+#include "util/util.h"
+
+int fbdev_find_default(char **ret_path)
+{
+	struct udev *udev;
+	struct udev_enumerate *e;
+	struct udev_list_entry *item;
+	char *best = NULL;
+	unsigned best_n = ~0u;
+	int r;
+
+	udev = udev_new();
+	if (!udev)
+		return log_error_errno(ENOMEM, "Failed to create udev context: %m");
+	e = udev_enumerate_new(udev);
+	if (!e) {
+		udev_unref(udev);
+		return log_error_errno(ENOMEM, "Failed to enumerate devices: %m");
+	}
+	udev_enumerate_add_match_subsystem(e, "graphics");
+	r = udev_enumerate_scan_devices(e);
+	if (r < 0)
+		log_warning_errno(r, "Failed to scan graphics devices: %m");
+
+	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(e))
+	{
+		struct udev_device *d;
+		const char *sysname, *node;
+		unsigned n;
+
+		d = udev_device_new_from_syspath(udev, udev_list_entry_get_name(item));
+		if (!d)
+			continue;
+		sysname = udev_device_get_sysname(d);
+		node = udev_device_get_devnode(d);
+		if (sysname && node && strncmp(sysname, "fb", 2) == 0 &&
+		    parse_uint(sysname + 2, 0, 1000, &n) == 0 && n < best_n) {
+			free(best);
+			best = xstrdup(node);
+			best_n = n;
+		}
+		udev_device_unref(d);
+	}
+	udev_enumerate_unref(e);
+	udev_unref(udev);
+
+	if (!best)
+		return log_error_errno(ENODEV, "No framebuffer device found (no /dev/fbN in "
+					       "the graphics subsystem); use --fbdev=PATH");
+	*ret_path = best;
+	return 0;
+}
+
+static const char *visual_name(unsigned v)
+{
+	switch (v) {
+	case FB_VISUAL_MONO01:
+		return "mono01";
+	case FB_VISUAL_MONO10:
+		return "mono10";
+	case FB_VISUAL_TRUECOLOR:
+		return "truecolor";
+	case FB_VISUAL_PSEUDOCOLOR:
+		return "pseudocolor";
+	case FB_VISUAL_DIRECTCOLOR:
+		return "directcolor";
+	case FB_VISUAL_STATIC_PSEUDOCOLOR:
+		return "static-pseudocolor";
+	case FB_VISUAL_FOURCC:
+		return "fourcc";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *type_name(unsigned t)
+{
+	switch (t) {
+	case FB_TYPE_PACKED_PIXELS:
+		return "packed-pixels";
+	case FB_TYPE_PLANES:
+		return "planes";
+	case FB_TYPE_INTERLEAVED_PLANES:
+		return "interleaved-planes";
+	case FB_TYPE_TEXT:
+		return "text";
+	case FB_TYPE_VGA_PLANES:
+		return "vga-planes";
+	case FB_TYPE_FOURCC:
+		return "fourcc";
+	default:
+		return "unknown";
+	}
+}
+
+static void cmap_init(struct fb_cmap *c, uint16_t data[4][256], unsigned len)
+{
+	*c = (struct fb_cmap){
+		.start = 0,
+		.len = len,
+		.red = data[0],
+		.green = data[1],
+		.blue = data[2],
+		.transp = NULL,
+	};
+}
+
+/* How many colour map entries the visual uses; 0 = it has none. */
+static unsigned cmap_length(const struct fbdev *fb)
+{
+	if (fb->format.indexed)
+		return 256;
+	if (fb->fix.visual == FB_VISUAL_DIRECTCOLOR) {
+		unsigned bits = MAX(fb->format.red.length,
+				    MAX(fb->format.green.length, fb->format.blue.length));
+		return 1u << bits;
+	}
+	return 0;
+}
+
+static void fbdev_build_cmap(struct fbdev *fb, const struct palette *palette)
+{
+	unsigned len = cmap_length(fb);
+
+	cmap_init(&fb->cmap, fb->cmap_data, len);
+	if (fb->format.indexed) {
+		/* 16-bit values as fbcon computes them: (v << 8) | v. */
+		for (unsigned i = 0; i < 256; i++) {
+			fb->cmap_data[0][i] = (uint16_t)(palette->colors[i].r * 0x101);
+			fb->cmap_data[1][i] = (uint16_t)(palette->colors[i].g * 0x101);
+			fb->cmap_data[2][i] = (uint16_t)(palette->colors[i].b * 0x101);
+		}
+	} else {
+		/* Directcolour: a linear ramp makes it behave as truecolour. */
+		for (unsigned i = 0; i < len; i++) {
+			uint16_t v = (uint16_t)(len > 1 ? i * 65535u / (len - 1) : 65535u);
+			fb->cmap_data[0][i] = fb->cmap_data[1][i] = fb->cmap_data[2][i] = v;
+		}
+	}
+}
+
+static int fbdev_put_cmap(struct fbdev *fb)
+{
+	if (fb->cmap.len == 0)
+		return 0;
+	if (ioctl(fb->fd, FBIOPUTCMAP, &fb->cmap) < 0)
+		return log_error_errno(errno, "Failed to set the colour map of %s: %m", fb->path);
+	return 0;
+}
+
+static int fbdev_map(struct fbdev *fb)
+{
+	size_t size = fb->fix.smem_len;
+	void *p;
+
+	if (fb->map)
+		munmap(fb->map, fb->map_size);
+	fb->map = NULL;
+
+	if (size == 0)
+		return log_error_errno(ENODEV, "%s reports no framebuffer memory", fb->path);
+	p = mmap(NULL, size, PROT_WRITE | PROT_READ, MAP_SHARED, fb->fd, 0);
+	if (p == MAP_FAILED)
+		return log_error_errno(errno, "Failed to map %s (%zu bytes): %m", fb->path, size);
+	fb->map = p;
+	fb->map_size = size;
+	return 0;
+}
+
+/* Derives the pixel format and geometry from fix/var and checks that the
+ * visible area lies inside the mapping. */
+static int fbdev_check(struct fbdev *fb)
+{
+	int r;
+
+	r = pixel_format_from_fb(&fb->fix, &fb->var, &fb->format);
+	if (r < 0)
+		return log_error_errno(r,
+				       "Unsupported framebuffer %s (%s): fix.type=%u (%s) "
+				       "fix.visual=%u (%s) bits_per_pixel=%u; consoled draws "
+				       "packed pixels at 8 bpp pseudocolour or 15/16/24/32 bpp "
+				       "true/directcolour",
+				       fb->path, fb->fix.id, fb->fix.type, type_name(fb->fix.type),
+				       fb->fix.visual, visual_name(fb->fix.visual),
+				       fb->var.bits_per_pixel);
+
+	fb->line_length = fb->fix.line_length;
+	if (fb->line_length == 0)
+		fb->line_length = fb->var.xres_virtual * fb->format.bytes_per_pixel;
+	if (fb->var.xres == 0 || fb->var.yres == 0 ||
+	    (uint64_t)fb->line_length * (fb->var.yoffset + fb->var.yres) > fb->fix.smem_len ||
+	    (uint64_t)(fb->var.xoffset + fb->var.xres) * fb->format.bytes_per_pixel >
+		    fb->line_length)
+		return log_error_errno(EINVAL,
+				       "Framebuffer %s has an inconsistent geometry: %ux%u at "
+				       "+%u+%u, line length %u, %u bytes of memory",
+				       fb->path, fb->var.xres, fb->var.yres, fb->var.xoffset,
+				       fb->var.yoffset, fb->line_length, fb->fix.smem_len);
+	return 0;
+}
+
+int fbdev_open(const char *path, const struct palette *palette, struct fbdev **ret)
+{
+	struct fbdev *fb;
+	int r;
+
+	fb = xcalloc(1, sizeof(*fb));
+	fb->path = xstrdup(path);
+	fb->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fb->fd < 0) {
+		r = log_error_errno(errno, "Failed to open framebuffer %s: %m", path);
+		goto fail;
+	}
+	if (ioctl(fb->fd, FBIOGET_FSCREENINFO, &fb->fix) < 0 ||
+	    ioctl(fb->fd, FBIOGET_VSCREENINFO, &fb->var) < 0) {
+		r = log_error_errno(errno, "%s is not a framebuffer device: %m", path);
+		goto fail;
+	}
+	fb->saved_var = fb->var;
+
+	r = fbdev_check(fb);
+	if (r < 0)
+		goto fail;
+	r = fbdev_map(fb);
+	if (r < 0)
+		goto fail;
+
+	fbdev_build_cmap(fb, palette);
+	if (fb->cmap.len > 0) {
+		cmap_init(&fb->saved_cmap, fb->saved_cmap_data, fb->cmap.len);
+		fb->saved_cmap_valid = ioctl(fb->fd, FBIOGETCMAP, &fb->saved_cmap) == 0;
+		if (!fb->saved_cmap_valid)
+			log_warning_errno(errno, "Cannot read the colour map of %s, it will not "
+						 "be restored on exit: %m",
+					  path);
+	}
+	crash_register_fb(fb->fd, &fb->saved_var,
+			  fb->saved_cmap_valid ? &fb->saved_cmap : NULL);
+
+	log_info("%s: %s, %ux%u (virtual %ux%u) at %u bpp, %s, line length %u, %u KiB",
+		 path, fb->fix.id, fb->var.xres, fb->var.yres, fb->var.xres_virtual,
+		 fb->var.yres_virtual, fb->var.bits_per_pixel, visual_name(fb->fix.visual),
+		 fb->line_length, fb->fix.smem_len / 1024);
+	*ret = fb;
+	return 0;
+
+fail:
+	fbdev_free(fb);
+	return r;
+}
+
+void fbdev_free(struct fbdev *fb)
+{
+	if (!fb)
+		return;
+	crash_register_fb(-1, NULL, NULL);
+	if (fb->map)
+		munmap(fb->map, fb->map_size);
+	if (fb->fd >= 0)
+		close(fb->fd);
+	free(fb->path);
+	free(fb);
+}
+
+static bool var_mode_equal(const struct fb_var_screeninfo *a, const struct fb_var_screeninfo *b)
+{
+	return a->xres == b->xres && a->yres == b->yres && a->xres_virtual == b->xres_virtual &&
+	       a->yres_virtual == b->yres_virtual && a->xoffset == b->xoffset &&
+	       a->yoffset == b->yoffset && a->bits_per_pixel == b->bits_per_pixel &&
+	       a->vmode == b->vmode && a->accel_flags == b->accel_flags;
+}
+
+int fbdev_reacquire(struct fbdev *fb)
+{
+	struct fb_var_screeninfo cur;
+	struct fb_fix_screeninfo old_fix = fb->fix;
+	int r;
+
+	if (ioctl(fb->fd, FBIOGET_VSCREENINFO, &cur) < 0)
+		return log_error_errno(errno, "Failed to read the mode of %s: %m", fb->path);
+
+	if (!var_mode_equal(&cur, &fb->var)) {
+		struct fb_var_screeninfo want = fb->var;
+
+		log_debug("fbcon left %ux%u virtual %ux%u +%u+%u; restoring consoled's mode",
+			  cur.xres, cur.yres, cur.xres_virtual, cur.yres_virtual, cur.xoffset,
+			  cur.yoffset);
+		want.activate = FB_ACTIVATE_NOW | FB_ACTIVATE_FORCE;
+		if (ioctl(fb->fd, FBIOPUT_VSCREENINFO, &want) < 0) {
+			log_warning_errno(errno, "Failed to restore the mode of %s, keeping the "
+						 "current one: %m",
+					  fb->path);
+			fb->var = cur;
+		}
+		if (ioctl(fb->fd, FBIOGET_VSCREENINFO, &fb->var) < 0)
+			return log_error_errno(errno, "Failed to read the mode of %s: %m",
+					       fb->path);
+		/* Drivers may ignore the offset in a mode set: pan explicitly. */
+		if (fb->var.yoffset != want.yoffset || fb->var.xoffset != want.xoffset) {
+			struct fb_var_screeninfo pan = fb->var;
+			pan.xoffset = want.xoffset;
+			pan.yoffset = want.yoffset;
+			if (ioctl(fb->fd, FBIOPAN_DISPLAY, &pan) == 0) {
+				fb->var.xoffset = pan.xoffset;
+				fb->var.yoffset = pan.yoffset;
+			}
+		}
+	}
+
+	if (ioctl(fb->fd, FBIOGET_FSCREENINFO, &fb->fix) < 0)
+		return log_error_errno(errno, "Failed to read %s: %m", fb->path);
+	r = fbdev_check(fb);
+	if (r < 0)
+		return r;
+	if (fb->fix.smem_start != old_fix.smem_start || fb->fix.smem_len != old_fix.smem_len ||
+	    !fb->map) {
+		r = fbdev_map(fb);
+		if (r < 0)
+			return r;
+	}
+	return fbdev_put_cmap(fb);
+}
+
+void fbdev_restore(struct fbdev *fb)
+{
+	struct fb_var_screeninfo v = fb->saved_var;
+
+	v.xoffset = 0;
+	v.yoffset = 0;
+	v.activate = FB_ACTIVATE_NOW | FB_ACTIVATE_FORCE;
+	if (ioctl(fb->fd, FBIOPUT_VSCREENINFO, &v) < 0)
+		log_warning_errno(errno, "Failed to restore the mode of %s: %m", fb->path);
+	if (fb->saved_cmap_valid && ioctl(fb->fd, FBIOPUTCMAP, &fb->saved_cmap) < 0)
+		log_warning_errno(errno, "Failed to restore the colour map of %s: %m", fb->path);
+}

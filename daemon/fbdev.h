@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * The framebuffer device: what the kernel's fbdev driver reports (fix, var),
+ * the mapping of its memory, the colour map, and putting the device back as
+ * it was. consoled draws only through the mapping returned by fbdev_visible()
+ * (the current pan offset respected) and never reads it.
+ *
+ * Invariants: `var` is what the device is set to while consoled owns the VT;
+ * `saved_var` and the saved colour map are what it had when consoled started,
+ * and are written back by fbdev_restore() before the VT goes back to text mode
+ * (also from the crash handler, see crash.h).
+ */
+#include <linux/fb.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pixel.h"
+
+struct fbdev {
+	int fd;
+	char *path;
+	struct fb_fix_screeninfo fix;
+	struct fb_var_screeninfo var;
+	struct fb_var_screeninfo saved_var;
+	struct pixel_format format;
+	uint8_t *map;
+	size_t map_size;
+	unsigned line_length;
+
+	/* The colour map consoled programs (pseudo/directcolour) and the one it found. */
+	struct fb_cmap cmap;
+	uint16_t cmap_data[4][256];
+	struct fb_cmap saved_cmap;
+	uint16_t saved_cmap_data[4][256];
+	bool saved_cmap_valid;
+};
+
+/* Finds the first framebuffer (lowest fbN) through libudev. */
+int fbdev_find_default(char **ret_path);
+
+/* Opens, checks and maps the device and prepares the colour map from the
+ * palette (programmed by fbdev_reacquire(), once the VT is ours). Refuses
+ * (with a logged reason naming type, visual and depth) what consoled cannot
+ * draw. */
+int fbdev_open(const char *path, const struct palette *palette, struct fbdev **ret);
+void fbdev_free(struct fbdev *fb);
+
+/* When our VT becomes the visible one (at start and after every switch back:
+ * fbcon has set *its* mode meanwhile). Re-reads
+ * fix/var, puts consoled's var (and so pan offset) back, re-maps if the
+ * memory moved and re-programs the colour map. */
+int fbdev_reacquire(struct fbdev *fb);
+
+/* Puts back the var (at yoffset 0) and colour map found at start. */
+void fbdev_restore(struct fbdev *fb);
+
+static inline uint8_t *fbdev_visible(const struct fbdev *fb)
+{
+	return fb->map + (size_t)fb->var.yoffset * fb->line_length +
+	       (size_t)fb->var.xoffset * fb->format.bytes_per_pixel;
+}

@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define LOG_MODULE "input"
+#include <errno.h>
+#include <fcntl.h>
+#include <libtsm.h>
+#include <libudev.h>
+#include <linux/input.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/reboot.h>
+#include <unistd.h>
+#include <xkbcommon/xkbcommon.h>
+
+#include "input.h"
+#include "log.h"
+#include "util/util.h"
+
+#define BITS_PER_LONG (8 * sizeof(long))
+#define NBITS(n) (((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)
+#define TEST_BIT(bit, arr) (((arr)[(bit) / BITS_PER_LONG] >> ((bit) % BITS_PER_LONG)) & 1UL)
+
+/* evdev key codes are xkb key codes minus 8 (the X11 offset). */
+#define EVDEV_OFFSET 8
+
+struct input_device {
+	struct input_device *next;
+	struct input *in;
+	int fd;
+	char *devnode;
+	sd_event_source *source;
+};
+
+struct input {
+	sd_event *event;
+	struct input_callbacks cb;
+	void *userdata;
+	struct input_config cfg;
+	bool active;
+
+	struct udev *udev;
+	struct udev_monitor *monitor;
+	sd_event_source *monitor_source;
+	struct input_device *devices;
+
+	struct xkb_context *ctx;
+	struct xkb_keymap *keymap;
+	struct xkb_state *state;
+
+	sd_event_source *repeat_source;
+	uint32_t repeat_key; /* xkb keycode, 0 = none */
+};
+
+unsigned input_vt_switch_target(uint32_t keysym, unsigned mods)
+{
+	if (keysym >= XKB_KEY_XF86Switch_VT_1 && keysym <= XKB_KEY_XF86Switch_VT_12)
+		return keysym - XKB_KEY_XF86Switch_VT_1 + 1;
+	if ((mods & (TSM_CONTROL_MASK | TSM_ALT_MASK)) == (TSM_CONTROL_MASK | TSM_ALT_MASK) &&
+	    keysym >= XKB_KEY_F1 && keysym <= XKB_KEY_F12)
+		return keysym - XKB_KEY_F1 + 1;
+	return 0;
+}
+
+static unsigned input_mods(struct input *in)
+{
+	static const struct {
+		const char *name;
+		unsigned mask;
+	} map[] = {
+		{ XKB_MOD_NAME_SHIFT, TSM_SHIFT_MASK }, { XKB_MOD_NAME_CAPS, TSM_LOCK_MASK },
+		{ XKB_MOD_NAME_CTRL, TSM_CONTROL_MASK }, { XKB_MOD_NAME_ALT, TSM_ALT_MASK },
+		{ XKB_MOD_NAME_LOGO, TSM_LOGO_MASK },
+	};
+	unsigned mods = 0;
+
+	for (unsigned i = 0; i < ELEMENTSOF(map); i++)
+		if (xkb_state_mod_name_is_active(in->state, map[i].name, XKB_STATE_MODS_EFFECTIVE) >
+		    0)
+			mods |= map[i].mask;
+	return mods;
+}
+
+static void input_write_leds(struct input *in)
+{
+	static const struct {
+		const char *name;
+		unsigned code;
+	} leds[] = {
+		{ XKB_LED_NAME_CAPS, LED_CAPSL },
+		{ XKB_LED_NAME_NUM, LED_NUML },
+		{ XKB_LED_NAME_SCROLL, LED_SCROLLL },
+	};
+	struct input_event ev[ELEMENTSOF(leds) + 1];
+
+	memset(ev, 0, sizeof(ev));
+	for (unsigned i = 0; i < ELEMENTSOF(leds); i++) {
+		ev[i].type = EV_LED;
+		ev[i].code = (uint16_t)leds[i].code;
+		ev[i].value = xkb_state_led_name_is_active(in->state, leds[i].name) > 0;
+	}
+	ev[ELEMENTSOF(leds)].type = EV_SYN;
+	ev[ELEMENTSOF(leds)].code = SYN_REPORT;
+
+	for (struct input_device *d = in->devices; d; d = d->next)
+		if (write(d->fd, ev, sizeof(ev)) < 0)
+			log_debug_errno(errno, "Failed to set LEDs on %s: %m", d->devnode);
+}
+
+static void input_stop_repeat(struct input *in)
+{
+	in->repeat_key = 0;
+	if (in->repeat_source)
+		sd_event_source_set_enabled(in->repeat_source, SD_EVENT_OFF);
+}
+
+/* What the kernel's keyboard handler does on Ctrl+Alt+Del: with
+ * kernel.ctrl-alt-del = 0 (systemd sets it so) SIGINT to cad_pid (init), else
+ * an immediate reboot. */
+static void input_ctrl_alt_del(void)
+{
+	char buf[32];
+	unsigned pid = 1;
+
+	if (read_small_file("/proc/sys/kernel/ctrl-alt-del", buf, sizeof(buf)) == 0 &&
+	    buf[0] != '0') {
+		log_notice("Ctrl+Alt+Del: rebooting (kernel.ctrl-alt-del is set)");
+		sync();
+		reboot(RB_AUTOBOOT);
+		return;
+	}
+	if (read_small_file("/proc/sys/kernel/cad_pid", buf, sizeof(buf)) == 0) {
+		buf[strcspn(buf, "\n")] = '\0';
+		if (parse_uint(buf, 1, 1u << 30, &pid) < 0)
+			pid = 1;
+	}
+	log_notice("Ctrl+Alt+Del: sending SIGINT to process %u", pid);
+	if (kill((pid_t)pid, SIGINT) < 0)
+		log_warning_errno(errno, "Failed to signal process %u: %m", pid);
+}
+
+/* Acts on one key press (or repeat) of xkb keycode `key`. */
+static void input_dispatch_key(struct input *in, uint32_t key)
+{
+	xkb_keysym_t sym = xkb_state_key_get_one_sym(in->state, key);
+	unsigned mods = input_mods(in);
+	uint32_t unicode, ascii;
+	unsigned vt;
+
+	if (sym == XKB_KEY_NoSymbol)
+		return;
+
+	vt = input_vt_switch_target(sym, mods);
+	if (vt) {
+		if (in->cb.switch_vt)
+			in->cb.switch_vt(vt, in->userdata);
+		return;
+	}
+	if ((mods & TSM_SHIFT_MASK) && (sym == XKB_KEY_Prior || sym == XKB_KEY_Next)) {
+		if (in->cb.scroll_page)
+			in->cb.scroll_page(sym == XKB_KEY_Prior ? -1 : 1, in->userdata);
+		return;
+	}
+	if ((mods & (TSM_CONTROL_MASK | TSM_ALT_MASK)) == (TSM_CONTROL_MASK | TSM_ALT_MASK) &&
+	    (sym == XKB_KEY_Delete || sym == XKB_KEY_KP_Delete)) {
+		input_ctrl_alt_del();
+		return;
+	}
+
+	unicode = xkb_keysym_to_utf32(sym);
+	if (unicode == 0)
+		unicode = TSM_VTE_INVALID;
+	ascii = sym < 128 ? sym : TSM_VTE_INVALID;
+	if (in->cb.key)
+		in->cb.key(sym, ascii, mods, unicode, in->userdata);
+}
+
+static int input_on_repeat(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct input *in = userdata;
+
+	(void)usec;
+	if (!in->repeat_key || !in->active)
+		return 0;
+	input_dispatch_key(in, in->repeat_key);
+	sd_event_source_set_time_relative(s, USEC_PER_SEC / in->cfg.repeat_rate_hz);
+	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	return 0;
+}
+
+static void input_start_repeat(struct input *in, uint32_t key)
+{
+	int r;
+
+	if (in->cfg.repeat_rate_hz == 0 || !xkb_keymap_key_repeats(in->keymap, key))
+		return;
+	in->repeat_key = key;
+	if (!in->repeat_source) {
+		r = sd_event_add_time_relative(in->event, &in->repeat_source, CLOCK_MONOTONIC,
+					       in->cfg.repeat_delay_ms * USEC_PER_MSEC, 0,
+					       input_on_repeat, in);
+		if (r < 0) {
+			log_warning_errno(r, "Failed to start key repeat: %m");
+			in->repeat_key = 0;
+		}
+		return;
+	}
+	sd_event_source_set_time_relative(in->repeat_source, in->cfg.repeat_delay_ms * USEC_PER_MSEC);
+	sd_event_source_set_enabled(in->repeat_source, SD_EVENT_ONESHOT);
+}
+
+static void input_handle_key(struct input *in, unsigned code, int value)
+{
+	uint32_t key = code + EVDEV_OFFSET;
+	enum xkb_state_component changed;
+
+	if (value == 2)
+		return; /* the kernel's own autorepeat: we repeat in software */
+	if (!in->active)
+		return; /* dropped: the VT is not ours now; resynced on acquire */
+
+	changed = xkb_state_update_key(in->state, key, value ? XKB_KEY_DOWN : XKB_KEY_UP);
+	if (changed & XKB_STATE_LEDS)
+		input_write_leds(in);
+
+	if (value == 0) {
+		if (key == in->repeat_key)
+			input_stop_repeat(in);
+		return;
+	}
+	input_dispatch_key(in, key);
+	input_start_repeat(in, key);
+}
+
+static void input_device_free(struct input_device *d)
+{
+	if (!d)
+		return;
+	sd_event_source_unref(d->source);
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->devnode);
+	free(d);
+}
+
+static void input_remove_device(struct input *in, struct input_device *dev)
+{
+	for (struct input_device **p = &in->devices; *p; p = &(*p)->next)
+		if (*p == dev) {
+			*p = dev->next;
+			log_info("Keyboard %s removed", dev->devnode);
+			input_device_free(dev);
+			return;
+		}
+}
+
+static int input_on_device(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct input_device *d = userdata;
+	struct input *in = d->in;
+	struct input_event ev[64];
+	ssize_t n;
+
+	(void)s;
+	(void)revents;
+	n = read(fd, ev, sizeof(ev));
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return 0;
+		/* ENODEV: unplugged. The monitor may tell us too. */
+		input_remove_device(in, d);
+		return 0;
+	}
+	for (size_t i = 0; i < (size_t)n / sizeof(ev[0]); i++)
+		if (ev[i].type == EV_KEY)
+			input_handle_key(in, ev[i].code, ev[i].value);
+	return 0;
+}
+
+static bool input_is_keyboard(int fd)
+{
+	unsigned long evbits[NBITS(EV_MAX + 1)] = { 0 };
+	unsigned long keybits[NBITS(KEY_MAX + 1)] = { 0 };
+	static const unsigned needed[] = { KEY_A, KEY_Q, KEY_Z, KEY_ENTER, KEY_SPACE };
+
+	if (ioctl(fd, EVIOCGBIT(0, sizeof(evbits)), evbits) < 0 || !TEST_BIT(EV_KEY, evbits))
+		return false;
+	if (ioctl(fd, EVIOCGBIT(EV_KEY, sizeof(keybits)), keybits) < 0)
+		return false;
+	for (unsigned i = 0; i < ELEMENTSOF(needed); i++)
+		if (!TEST_BIT(needed[i], keybits))
+			return false;
+	return true;
+}
+
+static void input_add_device(struct input *in, const char *devnode)
+{
+	struct input_device *d;
+	char name[256] = "";
+	int fd, r;
+
+	if (!devnode || strncmp(devnode, "/dev/input/event", 16) != 0)
+		return;
+	for (d = in->devices; d; d = d->next)
+		if (strcmp(d->devnode, devnode) == 0)
+			return;
+
+	fd = open(devnode, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		fd = open(devnode, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		log_warning_errno(errno, "Failed to open %s, ignoring: %m", devnode);
+		return;
+	}
+	if (!input_is_keyboard(fd)) {
+		close(fd);
+		return;
+	}
+	d = xcalloc(1, sizeof(*d));
+	d->in = in;
+	d->fd = fd;
+	d->devnode = xstrdup(devnode);
+	r = sd_event_add_io(in->event, &d->source, fd, EPOLLIN, input_on_device, d);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to watch %s, ignoring: %m", devnode);
+		input_device_free(d);
+		return;
+	}
+	d->next = in->devices;
+	in->devices = d;
+	ioctl(fd, EVIOCGNAME(sizeof(name) - 1), name);
+	log_info("Keyboard %s: %s", devnode, name);
+	/* A new keyboard shows the lock state the others show. */
+	if (in->state)
+		input_write_leds(in);
+}
+
+static int input_on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct input *in = userdata;
+	struct udev_device *dev;
+	const char *action, *node;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	dev = udev_monitor_receive_device(in->monitor);
+	if (!dev)
+		return 0;
+	action = udev_device_get_action(dev);
+	node = udev_device_get_devnode(dev);
+	if (action && node) {
+		if (strcmp(action, "add") == 0)
+			input_add_device(in, node);
+		else if (strcmp(action, "remove") == 0)
+			for (struct input_device *d = in->devices; d; d = d->next)
+				if (strcmp(d->devnode, node) == 0) {
+					input_remove_device(in, d);
+					break;
+				}
+	}
+	udev_device_unref(dev);
+	return 0;
+}
+
+static int input_setup_udev(struct input *in)
+{
+	struct udev_enumerate *e;
+	struct udev_list_entry *item;
+	int r;
+
+	in->udev = udev_new();
+	if (!in->udev)
+		return log_error_errno(ENOMEM, "Failed to create a udev context: %m");
+
+	/* Without udevd (an initramfs, a container) only the kernel's uevents
+	 * arrive; devtmpfs has created the node by then. */
+	in->monitor = udev_monitor_new_from_netlink(
+		in->udev, access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel");
+	if (in->monitor) {
+		udev_monitor_filter_add_match_subsystem_devtype(in->monitor, "input", NULL);
+		if (udev_monitor_enable_receiving(in->monitor) >= 0) {
+			r = sd_event_add_io(in->event, &in->monitor_source,
+					    udev_monitor_get_fd(in->monitor), EPOLLIN,
+					    input_on_monitor, in);
+			if (r < 0)
+				log_warning_errno(r, "Failed to watch for new keyboards: %m");
+		}
+	} else
+		log_warning("Failed to create a udev monitor, keyboards plugged in later are "
+			    "not seen");
+
+	e = udev_enumerate_new(in->udev);
+	if (!e)
+		return log_error_errno(ENOMEM, "Failed to enumerate input devices: %m");
+	udev_enumerate_add_match_subsystem(e, "input");
+	udev_enumerate_scan_devices(e);
+	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(e))
+	{
+		struct udev_device *d =
+			udev_device_new_from_syspath(in->udev, udev_list_entry_get_name(item));
+		if (!d)
+			continue;
+		input_add_device(in, udev_device_get_devnode(d));
+		udev_device_unref(d);
+	}
+	udev_enumerate_unref(e);
+	if (!in->devices)
+		log_warning("No keyboard found yet; waiting for one to be plugged in");
+	return 0;
+}
+
+static int input_setup_keymap(struct input *in)
+{
+	struct xkb_rule_names names = {
+		.model = in->cfg.model,
+		.layout = in->cfg.layout,
+		.variant = in->cfg.variant,
+		.options = in->cfg.options,
+	};
+
+	in->ctx = xkb_context_new(XKB_CONTEXT_NO_FLAGS);
+	if (!in->ctx)
+		return log_error_errno(ENOMEM, "Failed to create an xkb context: %m");
+	in->keymap = xkb_keymap_new_from_names(in->ctx, &names, XKB_KEYMAP_COMPILE_NO_FLAGS);
+	if (!in->keymap) {
+		log_warning("Failed to compile the keymap (model '%s' layout '%s' variant '%s' "
+			    "options '%s'), falling back to the default keymap",
+			    names.model ? names.model : "", names.layout ? names.layout : "",
+			    names.variant ? names.variant : "", names.options ? names.options : "");
+		in->keymap = xkb_keymap_new_from_names(in->ctx, NULL, XKB_KEYMAP_COMPILE_NO_FLAGS);
+		if (!in->keymap)
+			return log_error_errno(EINVAL, "Failed to compile even the default keymap; "
+						       "is xkb-data installed?");
+	}
+	in->state = xkb_state_new(in->keymap);
+	if (!in->state)
+		return log_error_errno(ENOMEM, "Failed to create the keyboard state: %m");
+	return 0;
+}
+
+/* Rebuilds the xkb state from what the devices report: keys held down now
+ * (a modifier held across a VT switch) and the lock LEDs. */
+static void input_resync(struct input *in)
+{
+	unsigned long keys[NBITS(KEY_MAX + 1)];
+	unsigned long leds[NBITS(LED_MAX + 1)];
+	bool caps = false, num = false;
+	struct xkb_state *st;
+
+	st = xkb_state_new(in->keymap);
+	if (!st)
+		return;
+	for (struct input_device *d = in->devices; d; d = d->next) {
+		memset(keys, 0, sizeof(keys));
+		memset(leds, 0, sizeof(leds));
+		/* Letters held down change no state; modifiers do. */
+		if (ioctl(d->fd, EVIOCGKEY(sizeof(keys)), keys) >= 0)
+			for (unsigned k = 0; k <= KEY_MAX; k++)
+				if (TEST_BIT(k, keys))
+					xkb_state_update_key(st, k + EVDEV_OFFSET, XKB_KEY_DOWN);
+		if (ioctl(d->fd, EVIOCGLED(sizeof(leds)), leds) >= 0) {
+			caps |= TEST_BIT(LED_CAPSL, leds);
+			num |= TEST_BIT(LED_NUML, leds);
+		}
+	}
+
+	{
+		xkb_mod_mask_t locked = 0;
+		xkb_mod_index_t i;
+
+		i = xkb_keymap_mod_get_index(in->keymap, XKB_MOD_NAME_CAPS);
+		if (caps && i != XKB_MOD_INVALID)
+			locked |= 1u << i;
+		i = xkb_keymap_mod_get_index(in->keymap, XKB_MOD_NAME_NUM);
+		if (num && i != XKB_MOD_INVALID)
+			locked |= 1u << i;
+		xkb_state_update_mask(st, xkb_state_serialize_mods(st, XKB_STATE_MODS_DEPRESSED),
+				      xkb_state_serialize_mods(st, XKB_STATE_MODS_LATCHED), locked,
+				      0, 0, 0);
+	}
+	xkb_state_unref(in->state);
+	in->state = st;
+	input_write_leds(in);
+}
+
+int input_new(sd_event *event, const struct input_config *cfg, const struct input_callbacks *cb,
+	      void *userdata, struct input **ret)
+{
+	struct input *in;
+	int r;
+
+	in = xcalloc(1, sizeof(*in));
+	in->event = sd_event_ref(event);
+	in->cb = *cb;
+	in->userdata = userdata;
+	in->cfg = *cfg;
+
+	r = input_setup_keymap(in);
+	if (r < 0)
+		goto fail;
+	r = input_setup_udev(in);
+	if (r < 0)
+		goto fail;
+	*ret = in;
+	return 0;
+
+fail:
+	input_free(in);
+	return r;
+}
+
+void input_free(struct input *in)
+{
+	if (!in)
+		return;
+	while (in->devices) {
+		struct input_device *d = in->devices;
+		in->devices = d->next;
+		input_device_free(d);
+	}
+	sd_event_source_unref(in->repeat_source);
+	sd_event_source_unref(in->monitor_source);
+	udev_monitor_unref(in->monitor);
+	udev_unref(in->udev);
+	xkb_state_unref(in->state);
+	xkb_keymap_unref(in->keymap);
+	xkb_context_unref(in->ctx);
+	sd_event_unref(in->event);
+	free(in);
+}
+
+void input_set_active(struct input *in, bool active)
+{
+	in->active = active;
+	if (!active) {
+		input_stop_repeat(in);
+		return;
+	}
+	input_resync(in);
+}

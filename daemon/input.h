@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * Keyboards. consoled reads every evdev keyboard itself (the VT's kernel
+ * keyboard is K_OFF): devices are found with libudev and followed with a
+ * hotplug monitor, and a device counts as a keyboard by its EVIOCGBIT
+ * capabilities (letters and Enter), so it works without udevd's database.
+ * Devices are never grabbed: other VTs keep their keyboard.
+ *
+ * xkbcommon turns key codes into keysyms from the RMLVO names; key repeat is
+ * done here in software; Caps/Num/Scroll Lock LEDs follow the xkb state.
+ * Ctrl+Alt+F1..F12 switch VTs, Shift+PageUp/PageDown walk the scrollback,
+ * Ctrl+Alt+Del does what the kernel console does.
+ *
+ * While the VT is released (input_set_active(false)) every key is dropped,
+ * so nothing typed on another VT reaches consoled's session; on acquire the
+ * modifier and lock state is read back from the devices (EVIOCGKEY/EVIOCGLED).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+struct input;
+
+struct input_config {
+	const char *model, *layout, *variant, *options; /* NULL = xkb defaults */
+	unsigned repeat_delay_ms;
+	unsigned repeat_rate_hz; /* 0 = no repeat */
+};
+
+struct input_callbacks {
+	/* keysym/ascii/unicode as tsm_vte_handle_keyboard() takes them, mods TSM_*_MASK */
+	void (*key)(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t unicode,
+		    void *userdata);
+	void (*switch_vt)(unsigned vt, void *userdata);
+	void (*scroll_page)(int dir, void *userdata);
+};
+
+int input_new(sd_event *event, const struct input_config *cfg, const struct input_callbacks *cb,
+	      void *userdata, struct input **ret);
+void input_free(struct input *in);
+
+void input_set_active(struct input *in, bool active);
+
+/* Pure helper, unit-tested: keysym + modifiers -> the VT to switch to, or 0. */
+unsigned input_vt_switch_target(uint32_t keysym, unsigned mods);

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * consoled: options, start-up order, the event loop and frame pacing.
+ *
+ * Start-up touches the framebuffer before the VT, so an unusable device is
+ * refused before anything changes on the console. Output from the session is
+ * coalesced into frames: the first byte after a quiet period is drawn at once,
+ * then at most one frame per FRAME_INTERVAL while output keeps coming, so
+ * `cat` of a big file does not draw every line. Exit undoes start-up in
+ * reverse, the framebuffer's mode and colour map before the VT's text mode.
+ */
+#define LOG_MODULE "consoled"
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "crash.h"
+#include "fbdev.h"
+#include "input.h"
+#include "log.h"
+#include "options.h"
+#include "pixel.h"
+#include "render.h"
+#include "term.h"
+#include "util/util.h"
+#include "vt.h"
+
+#define FRAME_INTERVAL_USEC (16 * USEC_PER_MSEC)
+
+struct manager {
+	sd_event *event;
+	struct options opts;
+	struct palette palette;
+	struct font *font;
+	struct fbdev *fb;
+	struct vt *vt;
+	struct input *input;
+	struct term *term;
+	struct render *render;
+	sd_event_source *frame_source;
+	uint64_t last_frame_usec;
+	int exit_status;
+};
+
+static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+
+	(void)s;
+	(void)usec;
+	if (!m->vt || !vt_is_active(m->vt) || !m->term)
+		return 0;
+	render_frame(m->render, term_screen(m->term));
+	m->last_frame_usec = now_usec();
+	return 0;
+}
+
+static void manager_schedule_frame(struct manager *m)
+{
+	int enabled = SD_EVENT_OFF;
+	uint64_t when;
+
+	sd_event_source_get_enabled(m->frame_source, &enabled);
+	if (enabled != SD_EVENT_OFF)
+		return;
+	when = MAX(now_usec(), m->last_frame_usec + FRAME_INTERVAL_USEC);
+	sd_event_source_set_time(m->frame_source, when);
+	sd_event_source_set_enabled(m->frame_source, SD_EVENT_ONESHOT);
+}
+
+static void manager_on_damage(void *userdata)
+{
+	manager_schedule_frame(userdata);
+}
+
+static void manager_on_exited(int status, void *userdata)
+{
+	struct manager *m = userdata;
+
+	m->exit_status = status == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	sd_event_exit(m->event, 0);
+}
+
+static void manager_on_release(void *userdata)
+{
+	struct manager *m = userdata;
+
+	crash_set_active(0);
+	if (m->input)
+		input_set_active(m->input, false);
+	sd_event_source_set_enabled(m->frame_source, SD_EVENT_OFF);
+}
+
+static void manager_on_acquire(void *userdata)
+{
+	struct manager *m = userdata;
+	int r;
+
+	r = fbdev_reacquire(m->fb);
+	if (r < 0) {
+		log_error("The framebuffer cannot be used any more, exiting");
+		m->exit_status = EXIT_FAILURE;
+		sd_event_exit(m->event, 0);
+		return;
+	}
+	crash_set_active(1);
+	if (m->input)
+		input_set_active(m->input, true);
+	render_invalidate(m->render);
+	manager_schedule_frame(m);
+}
+
+static void manager_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t unicode,
+			   void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (m->term)
+		term_handle_key(m->term, keysym, ascii, mods, unicode);
+}
+
+static void manager_on_switch_vt(unsigned target, void *userdata)
+{
+	struct manager *m = userdata;
+
+	vt_activate(m->vt, target);
+}
+
+static void manager_on_scroll_page(int dir, void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (m->term)
+		term_scroll_page(m->term, dir);
+}
+
+static int manager_on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct manager *m = userdata;
+
+	(void)s;
+	log_info("Received %s, exiting", strsignal((int)si->ssi_signo));
+	sd_event_exit(m->event, 0);
+	return 0;
+}
+
+static int manager_load_font(struct manager *m)
+{
+	const char *reason = NULL;
+	int r;
+
+	if (m->opts.font_file) {
+		r = font_load_psf_file(m->opts.font_file, &m->font, &reason);
+		if (r >= 0) {
+			log_info("Font %s: %u glyphs of %ux%u", m->opts.font_file,
+				 m->font->glyph_count, m->font->width, m->font->height);
+			return 0;
+		}
+		if (reason)
+			log_warning("Cannot use font %s: %s; falling back to the built-in font",
+				    m->opts.font_file, reason);
+		else
+			log_warning_errno(r, "Cannot read font %s: %m; falling back to the "
+					     "built-in font",
+					  m->opts.font_file);
+	}
+	r = font_load_builtin(&m->font);
+	if (r < 0)
+		return log_error_errno(r, "The built-in font is broken: %m");
+	return 0;
+}
+
+static int manager_start(struct manager *m)
+{
+	static const int exit_signals[] = { SIGTERM, SIGINT, SIGHUP };
+	_cleanup_(freep) char *fbpath = NULL;
+	sigset_t mask;
+	int r;
+
+	if (palette_init(&m->palette, m->opts.palette, "/sys/module/vt/parameters"))
+		log_debug("Console colours from /sys/module/vt/parameters");
+
+	r = manager_load_font(m);
+	if (r < 0)
+		return r;
+
+	if (m->opts.fbdev)
+		fbpath = xstrdup(m->opts.fbdev);
+	else {
+		r = fbdev_find_default(&fbpath);
+		if (r < 0)
+			return r;
+	}
+	r = fbdev_open(fbpath, &m->palette, &m->fb);
+	if (r < 0)
+		return r;
+	r = render_new(m->fb, m->font, &m->palette, &m->render);
+	if (r < 0)
+		return r;
+
+	r = sd_event_default(&m->event);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the event loop: %m");
+
+	sigemptyset(&mask);
+	for (unsigned i = 0; i < ELEMENTSOF(exit_signals); i++)
+		sigaddset(&mask, exit_signals[i]);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	for (unsigned i = 0; i < ELEMENTSOF(exit_signals); i++) {
+		r = sd_event_add_signal(m->event, NULL, exit_signals[i], manager_on_signal, m);
+		if (r < 0)
+			return log_error_errno(r, "Failed to watch signals: %m");
+	}
+	crash_install_handlers();
+
+	r = sd_event_add_time(m->event, &m->frame_source, CLOCK_MONOTONIC, 0, 0, manager_on_frame,
+			      m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the frame timer: %m");
+	sd_event_source_set_enabled(m->frame_source, SD_EVENT_OFF);
+
+	r = vt_open(m->event, m->opts.vt, m->opts.switchvt,
+		    &(struct vt_callbacks){ manager_on_release, manager_on_acquire }, m, &m->vt);
+	if (r < 0)
+		return r;
+	crash_set_active(vt_is_active(m->vt));
+
+	struct term_config tc = {
+		.cols = render_cols(m->render),
+		.rows = render_rows(m->render),
+		.width_px = m->fb->var.xres,
+		.height_px = m->fb->var.yres,
+		.argv = m->opts.login_argv,
+		.term = m->opts.term,
+		.sb_size = m->opts.sb_size,
+	};
+	r = term_new(m->event, &tc, &(struct term_callbacks){ manager_on_damage, manager_on_exited },
+		     m, &m->term);
+	if (r < 0)
+		return r;
+
+	struct input_config ic = {
+		.model = m->opts.xkb_model,
+		.layout = m->opts.xkb_layout,
+		.variant = m->opts.xkb_variant,
+		.options = m->opts.xkb_options,
+		.repeat_delay_ms = m->opts.repeat_delay_ms,
+		.repeat_rate_hz = m->opts.repeat_rate_hz,
+	};
+	r = input_new(m->event,
+		      &ic,
+		      &(struct input_callbacks){ manager_on_key, manager_on_switch_vt,
+						 manager_on_scroll_page },
+		      m, &m->input);
+	if (r < 0)
+		return r;
+
+	if (vt_is_active(m->vt))
+		manager_on_acquire(m);
+	return 0;
+}
+
+static void manager_stop(struct manager *m)
+{
+	input_free(m->input);
+	term_free(m->term);
+	if (m->fb && m->vt && vt_is_active(m->vt))
+		fbdev_restore(m->fb);
+	vt_free(m->vt);
+	render_free(m->render);
+	fbdev_free(m->fb);
+	font_free(m->font);
+	sd_event_source_unref(m->frame_source);
+	sd_event_unref(m->event);
+}
+
+int main(int argc, char **argv)
+{
+	struct manager m = { .exit_status = EXIT_SUCCESS };
+	int r;
+
+	if (options_parse(argc, argv, &m.opts) < 0)
+		return 2;
+	switch (m.opts.action) {
+	case OPTIONS_HELP:
+		options_help(stdout);
+		options_fini(&m.opts);
+		return 0;
+	case OPTIONS_VERSION:
+		printf("consoled %s\n", CONSOLED_VERSION);
+		options_fini(&m.opts);
+		return 0;
+	case OPTIONS_RUN:
+		break;
+	}
+	if (m.opts.verbose)
+		log_set_max_level(LOG_DEBUG);
+
+	r = manager_start(&m);
+	if (r >= 0) {
+		sd_notify(0, "READY=1");
+		r = sd_event_loop(m.event);
+		if (r < 0)
+			log_error_errno(r, "Event loop failed: %m");
+		sd_notify(0, "STOPPING=1");
+	}
+	manager_stop(&m);
+	options_fini(&m.opts);
+	if (r < 0)
+		return EXIT_FAILURE;
+	return m.exit_status;
+}

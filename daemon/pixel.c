@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pixel.h"
+#include "util/util.h"
+
+const struct rgb palette_linux_default[16] = {
+	{ 0x00, 0x00, 0x00 }, { 0xaa, 0x00, 0x00 }, { 0x00, 0xaa, 0x00 }, { 0xaa, 0x55, 0x00 },
+	{ 0x00, 0x00, 0xaa }, { 0xaa, 0x00, 0xaa }, { 0x00, 0xaa, 0xaa }, { 0xaa, 0xaa, 0xaa },
+	{ 0x55, 0x55, 0x55 }, { 0xff, 0x55, 0x55 }, { 0x55, 0xff, 0x55 }, { 0xff, 0xff, 0x55 },
+	{ 0x55, 0x55, 0xff }, { 0xff, 0x55, 0xff }, { 0x55, 0xff, 0xff }, { 0xff, 0xff, 0xff },
+};
+
+/* xterm's defaults (XTerm-col.ad). */
+static const struct rgb palette_xterm_default[16] = {
+	{ 0x00, 0x00, 0x00 }, { 0xcd, 0x00, 0x00 }, { 0x00, 0xcd, 0x00 }, { 0xcd, 0xcd, 0x00 },
+	{ 0x00, 0x00, 0xee }, { 0xcd, 0x00, 0xcd }, { 0x00, 0xcd, 0xcd }, { 0xe5, 0xe5, 0xe5 },
+	{ 0x7f, 0x7f, 0x7f }, { 0xff, 0x00, 0x00 }, { 0x00, 0xff, 0x00 }, { 0xff, 0xff, 0x00 },
+	{ 0x5c, 0x5c, 0xff }, { 0xff, 0x00, 0xff }, { 0x00, 0xff, 0xff }, { 0xff, 0xff, 0xff },
+};
+
+/* The cube levels libtsm and xterm use for SGR 38;5;16..231. */
+static const uint8_t cube_levels[6] = { 0x00, 0x5f, 0x87, 0xaf, 0xd7, 0xff };
+
+int palette_parse_channel(const char *s, uint8_t ret[16])
+{
+	uint8_t v[16];
+	unsigned n = 0;
+	const char *p = s;
+
+	for (;;) {
+		char *end;
+		long x;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		x = strtol(p, &end, 10);
+		if (x < 0 || x > 255 || n == 16)
+			return -EINVAL;
+		v[n++] = (uint8_t)x;
+		p = end;
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		if (*p == '\n')
+			p++;
+		if (*p != '\0')
+			return -EINVAL;
+		break;
+	}
+	if (n != 16)
+		return -EINVAL;
+	memcpy(ret, v, 16);
+	return 0;
+}
+
+static bool palette_load_sysfs(struct rgb out[16], const char *dir)
+{
+	static const char *const names[3] = { "default_red", "default_grn", "default_blu" };
+	uint8_t ch[3][16];
+
+	for (unsigned i = 0; i < 3; i++) {
+		char path[512], buf[256];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (read_small_file(path, buf, sizeof(buf)) < 0 ||
+		    palette_parse_channel(buf, ch[i]) < 0)
+			return false;
+	}
+	for (unsigned i = 0; i < 16; i++)
+		out[i] = (struct rgb){ ch[0][i], ch[1][i], ch[2][i] };
+	return true;
+}
+
+bool palette_init(struct palette *p, enum palette_kind kind, const char *sysfs_dir)
+{
+	bool from_sysfs = false;
+
+	if (kind == PALETTE_XTERM)
+		memcpy(p->colors, palette_xterm_default, sizeof(palette_xterm_default));
+	else {
+		memcpy(p->colors, palette_linux_default, sizeof(palette_linux_default));
+		if (sysfs_dir)
+			from_sysfs = palette_load_sysfs(p->colors, sysfs_dir);
+	}
+
+	for (unsigned i = 16; i < 232; i++) {
+		unsigned c = i - 16;
+		p->colors[i] = (struct rgb){ cube_levels[c / 36], cube_levels[(c / 6) % 6],
+					     cube_levels[c % 6] };
+	}
+	for (unsigned i = 232; i < 256; i++) {
+		uint8_t g = (uint8_t)(8 + (i - 232) * 10);
+		p->colors[i] = (struct rgb){ g, g, g };
+	}
+	return from_sysfs;
+}
+
+unsigned palette_nearest(const struct palette *p, struct rgb c)
+{
+	unsigned best = 0;
+	long best_d = -1;
+
+	for (unsigned i = 0; i < 256; i++) {
+		long dr = (long)p->colors[i].r - c.r;
+		long dg = (long)p->colors[i].g - c.g;
+		long db = (long)p->colors[i].b - c.b;
+		long d = dr * dr + dg * dg + db * db;
+
+		/* Prefer the cube and ramp on ties: they are stable across
+		 * palettes, the 16 console colours are not. */
+		if (best_d < 0 || d < best_d || (d == best_d && best < 16)) {
+			best = i;
+			best_d = d;
+			if (d == 0 && i >= 16)
+				break;
+		}
+	}
+	return best;
+}
+
+static bool bitfield_ok(const struct fb_bitfield *f, unsigned bpp)
+{
+	return f->length >= 1 && f->length <= 8 && f->offset + f->length <= bpp;
+}
+
+int pixel_format_from_fb(const struct fb_fix_screeninfo *fix, const struct fb_var_screeninfo *var,
+			 struct pixel_format *ret)
+{
+	struct pixel_format pf = { .bits_per_pixel = var->bits_per_pixel };
+
+	if (fix->type != FB_TYPE_PACKED_PIXELS)
+		return -ENOTSUP;
+
+	switch (var->bits_per_pixel) {
+	case 8:
+		pf.bytes_per_pixel = 1;
+		break;
+	case 15:
+	case 16:
+		pf.bytes_per_pixel = 2;
+		break;
+	case 24:
+		pf.bytes_per_pixel = 3;
+		break;
+	case 32:
+		pf.bytes_per_pixel = 4;
+		break;
+	default:
+		return -ENOTSUP;
+	}
+
+	switch (fix->visual) {
+	case FB_VISUAL_PSEUDOCOLOR:
+		if (var->bits_per_pixel != 8)
+			return -ENOTSUP;
+		pf.indexed = true;
+		break;
+	case FB_VISUAL_TRUECOLOR:
+	case FB_VISUAL_DIRECTCOLOR:
+		if (var->bits_per_pixel == 8 && fix->visual == FB_VISUAL_DIRECTCOLOR)
+			return -ENOTSUP;
+		if (!bitfield_ok(&var->red, var->bits_per_pixel) ||
+		    !bitfield_ok(&var->green, var->bits_per_pixel) ||
+		    !bitfield_ok(&var->blue, var->bits_per_pixel))
+			return -ENOTSUP;
+		pf.red = var->red;
+		pf.green = var->green;
+		pf.blue = var->blue;
+		break;
+	default:
+		return -ENOTSUP;
+	}
+
+	*ret = pf;
+	return 0;
+}
+
+static uint32_t pack_channel(uint8_t v, const struct fb_bitfield *f)
+{
+	return ((uint32_t)v >> (8 - f->length)) << f->offset;
+}
+
+uint32_t pixel_pack_rgb(const struct pixel_format *pf, struct rgb c)
+{
+	return pack_channel(c.r, &pf->red) | pack_channel(c.g, &pf->green) |
+	       pack_channel(c.b, &pf->blue);
+}
+
+uint32_t pixel_from_index(const struct pixel_format *pf, const struct palette *p, unsigned index)
+{
+	index &= 0xff;
+	if (pf->indexed)
+		return index;
+	return pixel_pack_rgb(pf, p->colors[index]);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * Colours and pixel formats. consoled works with a 256-entry palette: entries
+ * 0-15 are the 16 console colours (the kernel console's, or xterm's), 16-231
+ * xterm's 6x6x6 colour cube and 232-255 its grey ramp. At 8 bpp pseudocolour
+ * the palette *is* the colour map, so a cell's pixel is its palette index and
+ * 256-colour programs are exact; rgb colours (SGR 38;2) take the nearest
+ * entry. At 15/16/24/32 bpp a colour is packed into the visual's bitfields.
+ */
+#include <linux/fb.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "options.h"
+
+struct rgb {
+	uint8_t r, g, b;
+};
+
+struct palette {
+	struct rgb colors[256];
+};
+
+/* The kernel console's default colours (drivers/tty/vt/vt.c). */
+extern const struct rgb palette_linux_default[16];
+
+/* Fills the 16 console colours from the kind and the xterm cube and ramp.
+ * For PALETTE_LINUX the colours come from the vt module's parameters in
+ * `sysfs_dir` (normally /sys/module/vt/parameters), so vt.default_red= and
+ * friends on the kernel command line are honoured; a missing or malformed
+ * file leaves the built-in table. Returns true when sysfs was used. */
+bool palette_init(struct palette *p, enum palette_kind kind, const char *sysfs_dir);
+
+/* Parses "170,0,...": exactly 16 comma-separated values 0-255. */
+int palette_parse_channel(const char *s, uint8_t ret[16]);
+
+/* The palette entry for an rgb colour: exact for the cube and grey ramp. */
+unsigned palette_nearest(const struct palette *p, struct rgb c);
+
+struct pixel_format {
+	unsigned bits_per_pixel; /* 8, 15/16, 24 or 32 */
+	unsigned bytes_per_pixel;
+	bool indexed; /* pixel value = palette index (8 bpp pseudocolour) */
+	struct fb_bitfield red, green, blue;
+};
+
+/* Fills a pixel format from a framebuffer's fix and var, or returns -ENOTSUP
+ * for anything consoled cannot draw (planar, 1/2/4 bpp, ...). */
+int pixel_format_from_fb(const struct fb_fix_screeninfo *fix, const struct fb_var_screeninfo *var,
+			 struct pixel_format *ret);
+
+uint32_t pixel_pack_rgb(const struct pixel_format *pf, struct rgb c);
+
+/* The pixel value of palette entry `index`. */
+uint32_t pixel_from_index(const struct pixel_format *pf, const struct palette *p, unsigned index);
+
+/* Stores one pixel value at dst in the framebuffer's (native) byte order. */
+static inline void pixel_store(uint8_t *dst, unsigned bytes_per_pixel, uint32_t v)
+{
+	switch (bytes_per_pixel) {
+	case 1:
+		dst[0] = (uint8_t)v;
+		break;
+	case 2: {
+		uint16_t w = (uint16_t)v;
+		__builtin_memcpy(dst, &w, 2);
+		break;
+	}
+	case 3:
+		dst[0] = (uint8_t)v;
+		dst[1] = (uint8_t)(v >> 8);
+		dst[2] = (uint8_t)(v >> 16);
+		break;
+	default:
+		__builtin_memcpy(dst, &v, 4);
+		break;
+	}
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * The renderer turns libtsm's screen into pixels. A frame snapshots every cell
+ * of the screen, resolves it to a glyph and two pixel values (struct cell),
+ * compares it with the last frame drawn and draws only the runs that changed
+ * (the "redraw" strategy). Glyphs are kept in a cache already expanded to the
+ * framebuffer's pixel format, and a run is composed in RAM and written to
+ * VRAM one pixel line at a time: the framebuffer is never read.
+ *
+ * Colours follow the kernel console where it and xterm agree: the default
+ * colours are palette 7 on 0, bold brightens colours 0-7 (also the default
+ * foreground), reverse swaps foreground and background.
+ */
+#include <libtsm.h>
+#include <stdint.h>
+
+#include "damage.h"
+#include "fbdev.h"
+#include "../fonts/font.h"
+
+struct render;
+
+struct render_stats {
+	uint64_t frames;
+	uint64_t cells_drawn;
+	uint64_t vram_bytes_written;
+	uint64_t vram_bytes_read; /* stays 0: the redraw path never reads VRAM */
+	uint64_t render_usec;
+};
+
+int render_new(struct fbdev *fb, const struct font *font, const struct palette *palette,
+	       struct render **ret);
+void render_free(struct render *r);
+
+unsigned render_cols(const struct render *r);
+unsigned render_rows(const struct render *r);
+
+/* Forget what is on the screen: the next frame draws everything, margins too. */
+void render_invalidate(struct render *r);
+
+/* Draws what changed in `screen` since the last frame. */
+void render_frame(struct render *r, struct tsm_screen *screen);
+
+const struct render_stats *render_get_stats(const struct render *r);
+
+/* Resolves a libtsm attribute to pixel values (exported for unit tests). */
+void render_resolve_colors(const struct pixel_format *pf, const struct palette *palette,
+			   const struct tsm_screen_attr *attr, uint32_t *ret_fg, uint32_t *ret_bg);

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#define LOG_MODULE "term"
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "term.h"
+#include "util/util.h"
+
+#define TERM_READ_SIZE (64 * 1024)
+
+struct term {
+	struct tsm_screen *screen;
+	struct tsm_vte *vte;
+	int master;
+	pid_t child;
+	sd_event_source *io_source, *child_source;
+	struct term_callbacks cb;
+	void *userdata;
+
+	/* Bytes for the pty that did not fit (the session is not reading). */
+	char *out;
+	size_t out_len, out_cap;
+};
+
+__attribute__((format(printf, 7, 0))) static void term_tsm_log(void *data, const char *file, int line, const char *func, const char *subs,
+			 unsigned sev, const char *format, va_list args)
+{
+	(void)data;
+	(void)file;
+	(void)line;
+	(void)func;
+	(void)subs;
+	/* libtsm's severities are syslog's; its chatter is debug output for us. */
+	if (log_get_max_level() >= LOG_DEBUG && sev <= LOG_DEBUG)
+		log_internalv(LOG_DEBUG, 0, "tsm", format, args);
+}
+
+static void term_update_io_events(struct term *t)
+{
+	if (t->io_source)
+		sd_event_source_set_io_events(t->io_source, EPOLLIN | (t->out_len ? EPOLLOUT : 0));
+}
+
+static void term_flush(struct term *t)
+{
+	while (t->out_len > 0) {
+		ssize_t n = write(t->master, t->out, t->out_len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				t->out_len = 0; /* the session is gone; drop the bytes */
+			break;
+		}
+		memmove(t->out, t->out + n, t->out_len - (size_t)n);
+		t->out_len -= (size_t)n;
+	}
+	term_update_io_events(t);
+}
+
+static void term_write_cb(struct tsm_vte *vte, const char *u8, size_t len, void *data)
+{
+	struct term *t = data;
+
+	(void)vte;
+	/* Bound what we queue for a session that never reads its tty. */
+	if (t->out_len + len > 1024 * 1024)
+		return;
+	if (t->out_len + len > t->out_cap) {
+		t->out_cap = MAX(t->out_cap * 2, t->out_len + len);
+		t->out = xrealloc(t->out, t->out_cap);
+	}
+	memcpy(t->out + t->out_len, u8, len);
+	t->out_len += len;
+	term_flush(t);
+}
+
+static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct term *t = userdata;
+	char buf[TERM_READ_SIZE];
+
+	(void)s;
+	if (revents & EPOLLOUT)
+		term_flush(t);
+	if (revents & (EPOLLIN | EPOLLHUP)) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n > 0) {
+			tsm_vte_input(t->vte, buf, (size_t)n);
+			if (t->cb.damage)
+				t->cb.damage(t->userdata);
+		} else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			/* EIO: every slave fd is closed. The child's exit ends us;
+			 * stop polling a fd that stays readable. */
+			sd_event_source_set_enabled(t->io_source, SD_EVENT_OFF);
+		}
+	}
+	return 0;
+}
+
+static int term_on_child(sd_event_source *s, const siginfo_t *si, void *userdata)
+{
+	struct term *t = userdata;
+	int status = si->si_code == CLD_EXITED ? si->si_status : 128 + si->si_status;
+
+	(void)s;
+	log_info("Session process %d exited with status %d", (int)t->child, status);
+	t->child = 0;
+	if (t->cb.exited)
+		t->cb.exited(status, t->userdata);
+	return 0;
+}
+
+static void child_close_fds(void)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 3u, ~0u, 0u) == 0)
+		return;
+#endif
+	for (int fd = 3; fd < 65536; fd++)
+		close(fd);
+}
+
+/* Runs in the forked child; never returns. */
+static void term_exec_child(const char *slave_name, const struct term_config *cfg)
+{
+	sigset_t none;
+	int fd;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+
+	if (setsid() < 0)
+		_exit(127);
+	/* Opening the slave as a session leader without a controlling tty
+	 * makes it ours; TIOCSCTTY says so explicitly. */
+	fd = open(slave_name, O_RDWR);
+	if (fd < 0)
+		_exit(127);
+	ioctl(fd, TIOCSCTTY, 0);
+	if (dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+		_exit(127);
+	child_close_fds();
+
+	setenv("TERM", cfg->term, 1);
+	setenv("COLORTERM", "truecolor", 1);
+	execvp(cfg->argv[0], cfg->argv);
+	fprintf(stderr, "consoled: failed to run %s: %s\n", cfg->argv[0], strerror(errno));
+	_exit(127);
+}
+
+static int term_spawn(struct term *t, const struct term_config *cfg)
+{
+	struct winsize ws = {
+		.ws_col = (unsigned short)cfg->cols,
+		.ws_row = (unsigned short)cfg->rows,
+		.ws_xpixel = (unsigned short)cfg->width_px,
+		.ws_ypixel = (unsigned short)cfg->height_px,
+	};
+	struct termios tio;
+	char slave_name[128];
+	pid_t pid;
+
+	t->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	if (t->master < 0)
+		return log_error_errno(errno, "Failed to open a pty: %m");
+	if (grantpt(t->master) < 0 || unlockpt(t->master) < 0 ||
+	    ptsname_r(t->master, slave_name, sizeof(slave_name)) != 0)
+		return log_error_errno(errno, "Failed to set up the pty: %m");
+	if (ioctl(t->master, TIOCSWINSZ, &ws) < 0)
+		log_warning_errno(errno, "Failed to set the pty's window size: %m");
+	if (tcgetattr(t->master, &tio) == 0) {
+		tio.c_iflag |= IUTF8;
+		tcsetattr(t->master, TCSANOW, &tio);
+	}
+
+	pid = fork();
+	if (pid < 0)
+		return log_error_errno(errno, "Failed to fork the session: %m");
+	if (pid == 0)
+		term_exec_child(slave_name, cfg);
+
+	t->child = pid;
+	log_info("Started session '%s' as process %d on %s (%ux%u)", cfg->argv[0], (int)pid,
+		 slave_name, cfg->cols, cfg->rows);
+	return 0;
+}
+
+int term_new(sd_event *event, const struct term_config *cfg, const struct term_callbacks *cb,
+	     void *userdata, struct term **ret)
+{
+	struct term *t;
+	int r;
+
+	t = xcalloc(1, sizeof(*t));
+	t->master = -1;
+	t->cb = *cb;
+	t->userdata = userdata;
+
+	r = tsm_screen_new(&t->screen, term_tsm_log, NULL);
+	if (r < 0) {
+		log_error_errno(r, "Failed to create the terminal screen: %m");
+		goto fail;
+	}
+	tsm_screen_set_max_sb(t->screen, cfg->sb_size);
+	r = tsm_screen_resize(t->screen, cfg->cols, cfg->rows);
+	if (r < 0) {
+		log_error_errno(r, "Failed to size the terminal to %ux%u: %m", cfg->cols, cfg->rows);
+		goto fail;
+	}
+	r = tsm_vte_new(&t->vte, t->screen, term_write_cb, t, term_tsm_log, NULL);
+	if (r < 0) {
+		log_error_errno(r, "Failed to create the terminal emulator: %m");
+		goto fail;
+	}
+
+	r = term_spawn(t, cfg);
+	if (r < 0)
+		goto fail;
+
+	r = sd_event_add_io(event, &t->io_source, t->master, EPOLLIN, term_on_io, t);
+	if (r < 0) {
+		log_error_errno(r, "Failed to watch the pty: %m");
+		goto fail;
+	}
+	r = sd_event_add_child(event, &t->child_source, t->child, WEXITED, term_on_child, t);
+	if (r < 0) {
+		log_error_errno(r, "Failed to watch the session process: %m");
+		goto fail;
+	}
+
+	*ret = t;
+	return 0;
+
+fail:
+	term_free(t);
+	return r;
+}
+
+void term_free(struct term *t)
+{
+	if (!t)
+		return;
+	sd_event_source_unref(t->io_source);
+	sd_event_source_unref(t->child_source);
+	if (t->child > 0) {
+		/* Like a hangup on a real terminal: the session gets SIGHUP. */
+		kill(-t->child, SIGHUP);
+		kill(t->child, SIGHUP);
+	}
+	if (t->master >= 0)
+		close(t->master);
+	tsm_vte_unref(t->vte);
+	tsm_screen_unref(t->screen);
+	free(t->out);
+	free(t);
+}
+
+struct tsm_screen *term_screen(struct term *t)
+{
+	return t->screen;
+}
+
+void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned mods,
+		     uint32_t unicode)
+{
+	if (tsm_vte_handle_keyboard(t->vte, keysym, ascii, mods, unicode)) {
+		/* Typing brings the view back from the scrollback, as in xterm. */
+		tsm_screen_sb_reset(t->screen);
+		if (t->cb.damage)
+			t->cb.damage(t->userdata);
+	}
+}
+
+void term_scroll_page(struct term *t, int dir)
+{
+	if (dir < 0)
+		tsm_screen_sb_page_up(t->screen, 1);
+	else
+		tsm_screen_sb_page_down(t->screen, 1);
+	if (t->cb.damage)
+		t->cb.damage(t->userdata);
+}

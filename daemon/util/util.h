@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * Small helpers shared by every subsystem: allocation that aborts on OOM (for
+ * small objects; framebuffer-sized buffers use plain malloc and handle -ENOMEM),
+ * _cleanup_ attributes, array sizes and time.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#define USEC_PER_SEC UINT64_C(1000000)
+#define USEC_PER_MSEC UINT64_C(1000)
+#define NSEC_PER_USEC UINT64_C(1000)
+
+void *xmalloc(size_t size);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t size);
+char *xstrdup(const char *s);
+
+uint64_t now_usec(void);
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void closep(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+
+/* Parses a decimal unsigned integer in [min, max]; the whole string must be a number. */
+int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret);
+
+/* Reads a whole small file (sysfs attribute) into a NUL-terminated buffer. */
+int read_small_file(const char *path, char *buf, size_t size);

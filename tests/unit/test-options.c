@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+
+#include "../../daemon/options.h"
+#include "tests.h"
+
+static int parse(struct options *o, const char *const *args)
+{
+	char *argv[32];
+	int argc = 0;
+
+	argv[argc++] = (char *)"consoled";
+	for (; *args; args++)
+		argv[argc++] = (char *)*args;
+	argv[argc] = NULL;
+	return options_parse(argc, argv, o);
+}
+
+static void test_defaults(void)
+{
+	struct options o;
+
+	CHECK(parse(&o, (const char *const[]){ NULL }) == 0);
+	CHECK(o.action == OPTIONS_RUN);
+	CHECK(o.vt == 0);
+	CHECK(!o.switchvt);
+	CHECK(o.fbdev == NULL);
+	CHECK(strcmp(o.login_argv[0], "/bin/login") == 0);
+	CHECK(strcmp(o.login_argv[1], "-p") == 0);
+	CHECK(o.login_argv[2] == NULL);
+	CHECK(strcmp(o.term, "xterm-256color") == 0);
+	CHECK(o.palette == PALETTE_LINUX);
+	CHECK(o.font_file == NULL);
+	CHECK_EQ_U(o.repeat_delay_ms, 250);
+	CHECK_EQ_U(o.repeat_rate_hz, 30);
+	CHECK_EQ_U(o.sb_size, 1000);
+	options_fini(&o);
+}
+
+static void test_all_flags(void)
+{
+	struct options o;
+
+	CHECK(parse(&o, (const char *const[]){ "--vt=tty3", "--switchvt", "--fbdev=/dev/fb1",
+					       "--term=linux", "--palette=xterm",
+					       "--font-file=/x.psf.gz", "--xkb-model=pc105",
+					       "--xkb-layout=de", "--xkb-variant=nodeadkeys",
+					       "--xkb-options=ctrl:nocaps", "--xkb-repeat-delay=500",
+					       "--xkb-repeat-rate=20", "--sb-size=0", "--verbose",
+					       "--login", "--", "/bin/sh", "-l", NULL }) == 0);
+	CHECK_EQ_U(o.vt, 3);
+	CHECK(o.switchvt);
+	CHECK(strcmp(o.fbdev, "/dev/fb1") == 0);
+	CHECK(strcmp(o.term, "linux") == 0);
+	CHECK(o.palette == PALETTE_XTERM);
+	CHECK(strcmp(o.font_file, "/x.psf.gz") == 0);
+	CHECK(strcmp(o.xkb_model, "pc105") == 0);
+	CHECK(strcmp(o.xkb_layout, "de") == 0);
+	CHECK(strcmp(o.xkb_variant, "nodeadkeys") == 0);
+	CHECK(strcmp(o.xkb_options, "ctrl:nocaps") == 0);
+	CHECK_EQ_U(o.repeat_delay_ms, 500);
+	CHECK_EQ_U(o.repeat_rate_hz, 20);
+	CHECK_EQ_U(o.sb_size, 0);
+	CHECK(o.verbose);
+	CHECK(strcmp(o.login_argv[0], "/bin/sh") == 0);
+	CHECK(strcmp(o.login_argv[1], "-l") == 0);
+	CHECK(o.login_argv[2] == NULL);
+	options_fini(&o);
+}
+
+static void test_vt_forms(void)
+{
+	unsigned v = 0;
+
+	CHECK(options_parse_vt("7", &v) == 0 && v == 7);
+	CHECK(options_parse_vt("tty12", &v) == 0 && v == 12);
+	CHECK(options_parse_vt("/dev/tty63", &v) == 0 && v == 63);
+	CHECK(options_parse_vt("0", &v) < 0);
+	CHECK(options_parse_vt("64", &v) < 0);
+	CHECK(options_parse_vt("tty", &v) < 0);
+	CHECK(options_parse_vt("/dev/ttyS0", &v) < 0);
+	CHECK(options_parse_vt("3x", &v) < 0);
+	CHECK(options_parse_vt("-1", &v) < 0);
+}
+
+static void test_errors(void)
+{
+	static const char *const bad[][4] = {
+		{ "--bogus", NULL },
+		{ "--vt=0", NULL },
+		{ "--vt=abc", NULL },
+		{ "--vt", NULL },
+		{ "--palette=solarized", NULL },
+		{ "--xkb-repeat-delay=0", NULL },
+		{ "--xkb-repeat-delay=abc", NULL },
+		{ "--xkb-repeat-rate=-1", NULL },
+		{ "--sb-size=1e3", NULL },
+		{ "--term=", NULL },
+		{ "--fbdev=", NULL },
+		{ "--login", NULL },
+		{ "stray", NULL },
+		{ "-x", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct options o;
+		int r = parse(&o, bad[i]);
+		if (r != -EINVAL)
+			fprintf(stderr, "accepted: %s\n", bad[i][0]);
+		CHECK(r == -EINVAL);
+	}
+}
+
+static void test_help_version(void)
+{
+	struct options o;
+
+	CHECK(parse(&o, (const char *const[]){ "--help", NULL }) == 0);
+	CHECK(o.action == OPTIONS_HELP);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){ "-h", NULL }) == 0);
+	CHECK(o.action == OPTIONS_HELP);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){ "--version", NULL }) == 0);
+	CHECK(o.action == OPTIONS_VERSION);
+	options_fini(&o);
+}
+
+static void test_command_without_login_flag(void)
+{
+	struct options o;
+
+	CHECK(parse(&o, (const char *const[]){ "--", "/bin/sh", NULL }) == 0);
+	CHECK(strcmp(o.login_argv[0], "/bin/sh") == 0);
+	options_fini(&o);
+}
+
+int main(void)
+{
+	RUN(test_defaults);
+	RUN(test_all_flags);
+	RUN(test_vt_forms);
+	RUN(test_errors);
+	RUN(test_help_version);
+	RUN(test_command_without_login_flag);
+	return TESTS_RESULT();
+}

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../../daemon/pixel.h"
+#include "tests.h"
+
+static struct fb_var_screeninfo var_rgb(unsigned bpp, unsigned ro, unsigned rl, unsigned go,
+					unsigned gl, unsigned bo, unsigned bl)
+{
+	struct fb_var_screeninfo v = { .bits_per_pixel = bpp };
+
+	v.red = (struct fb_bitfield){ ro, rl, 0 };
+	v.green = (struct fb_bitfield){ go, gl, 0 };
+	v.blue = (struct fb_bitfield){ bo, bl, 0 };
+	return v;
+}
+
+static void test_formats(void)
+{
+	struct fb_fix_screeninfo fix = { .type = FB_TYPE_PACKED_PIXELS,
+					 .visual = FB_VISUAL_TRUECOLOR };
+	struct pixel_format pf;
+	struct fb_var_screeninfo v;
+	struct rgb orange = { 0xff, 0x80, 0x10 };
+
+	/* xRGB8888 */
+	v = var_rgb(32, 16, 8, 8, 8, 0, 8);
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
+	CHECK_EQ_U(pf.bytes_per_pixel, 4);
+	CHECK_EQ_U(pixel_pack_rgb(&pf, orange), 0xff8010);
+
+	/* BGR 32 bpp */
+	v = var_rgb(32, 0, 8, 8, 8, 16, 8);
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
+	CHECK_EQ_U(pixel_pack_rgb(&pf, orange), 0x1080ff);
+
+	/* 24 bpp */
+	v = var_rgb(24, 16, 8, 8, 8, 0, 8);
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
+	CHECK_EQ_U(pf.bytes_per_pixel, 3);
+	CHECK_EQ_U(pixel_pack_rgb(&pf, orange), 0xff8010);
+
+	/* RGB565 */
+	v = var_rgb(16, 11, 5, 5, 6, 0, 5);
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
+	CHECK_EQ_U(pf.bytes_per_pixel, 2);
+	CHECK_EQ_U(pixel_pack_rgb(&pf, orange), (0x1fu << 11) | (0x20u << 5) | 0x02u);
+
+	/* RGB555 (15 bpp) */
+	v = var_rgb(15, 10, 5, 5, 5, 0, 5);
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
+	CHECK_EQ_U(pf.bytes_per_pixel, 2);
+	CHECK_EQ_U(pixel_pack_rgb(&pf, orange), (0x1fu << 10) | (0x10u << 5) | 0x02u);
+
+	/* directcolour is packed like truecolour */
+	fix.visual = FB_VISUAL_DIRECTCOLOR;
+	v = var_rgb(32, 16, 8, 8, 8, 0, 8);
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
+	CHECK(!pf.indexed);
+	CHECK_EQ_U(pixel_pack_rgb(&pf, orange), 0xff8010);
+}
+
+static void test_refused(void)
+{
+	struct fb_fix_screeninfo fix = { .type = FB_TYPE_PACKED_PIXELS,
+					 .visual = FB_VISUAL_PSEUDOCOLOR };
+	struct fb_var_screeninfo v = { .bits_per_pixel = 8 };
+	struct pixel_format pf;
+
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
+	CHECK(pf.indexed);
+
+	v.bits_per_pixel = 4;
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == -ENOTSUP);
+	v.bits_per_pixel = 1;
+	fix.visual = FB_VISUAL_MONO01;
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == -ENOTSUP);
+	fix.visual = FB_VISUAL_MONO10;
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == -ENOTSUP);
+	fix.type = FB_TYPE_PLANES;
+	fix.visual = FB_VISUAL_PSEUDOCOLOR;
+	v.bits_per_pixel = 8;
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == -ENOTSUP);
+	fix.type = FB_TYPE_VGA_PLANES;
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == -ENOTSUP);
+	/* pseudocolour beyond 8 bpp, static pseudocolour, fourcc */
+	fix.type = FB_TYPE_PACKED_PIXELS;
+	v.bits_per_pixel = 16;
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == -ENOTSUP);
+	fix.visual = FB_VISUAL_STATIC_PSEUDOCOLOR;
+	v.bits_per_pixel = 8;
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == -ENOTSUP);
+	/* truecolour with a bitfield outside the pixel */
+	fix.visual = FB_VISUAL_TRUECOLOR;
+	v = var_rgb(16, 16, 8, 8, 8, 0, 8);
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == -ENOTSUP);
+	v = var_rgb(32, 16, 0, 8, 8, 0, 8);
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == -ENOTSUP);
+}
+
+static void test_store(void)
+{
+	uint8_t buf[8];
+
+	memset(buf, 0xee, sizeof(buf));
+	pixel_store(buf, 3, 0x112233);
+	CHECK(buf[0] == 0x33 && buf[1] == 0x22 && buf[2] == 0x11 && buf[3] == 0xee);
+	pixel_store(buf, 1, 0x1ab);
+	CHECK(buf[0] == 0xab && buf[1] == 0x22);
+	pixel_store(buf, 2, 0xbeef);
+	CHECK(*(uint16_t *)buf == 0xbeef && buf[2] == 0x11);
+	pixel_store(buf, 4, 0xdeadbeef);
+	CHECK(*(uint32_t *)buf == 0xdeadbeef && buf[4] == 0xee);
+}
+
+static void test_palette(void)
+{
+	struct palette p;
+	struct pixel_format indexed = { .bits_per_pixel = 8, .bytes_per_pixel = 1, .indexed = true };
+
+	CHECK(!palette_init(&p, PALETTE_LINUX, NULL));
+	CHECK(p.colors[1].r == 0xaa && p.colors[1].g == 0 && p.colors[1].b == 0);
+	CHECK(p.colors[3].r == 0xaa && p.colors[3].g == 0x55 && p.colors[3].b == 0);
+	CHECK(p.colors[15].r == 0xff && p.colors[15].g == 0xff);
+	/* xterm cube and ramp */
+	CHECK(p.colors[16].r == 0 && p.colors[16].g == 0 && p.colors[16].b == 0);
+	CHECK(p.colors[21].b == 0xff && p.colors[21].r == 0);
+	CHECK(p.colors[196].r == 0xff && p.colors[196].g == 0 && p.colors[196].b == 0);
+	CHECK(p.colors[231].r == 0xff && p.colors[231].g == 0xff && p.colors[231].b == 0xff);
+	CHECK(p.colors[232].r == 8 && p.colors[255].r == 238);
+	/* every cube and ramp colour maps back to itself at 8 bpp */
+	for (unsigned i = 16; i < 256; i++)
+		CHECK_EQ_U(palette_nearest(&p, p.colors[i]), i);
+	CHECK_EQ_U(pixel_from_index(&indexed, &p, 9), 9);
+
+	CHECK(!palette_init(&p, PALETTE_XTERM, NULL));
+	CHECK(p.colors[1].r == 0xcd && p.colors[4].b == 0xee);
+}
+
+static void test_palette_sysfs(void)
+{
+	char dir[] = "/tmp/consoled-test-XXXXXX";
+	static const char *const files[3][2] = {
+		{ "default_red", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,255\n" },
+		{ "default_grn", "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n" },
+		{ "default_blu", "16,0,0,0,0,0,0,0,0,0,0,0,0,0,0,17\n" },
+	};
+	struct palette p;
+	char path[256];
+
+	CHECK(mkdtemp(dir) != NULL);
+	for (unsigned i = 0; i < 3; i++) {
+		FILE *f;
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
+		f = fopen(path, "w");
+		CHECK(f != NULL);
+		fputs(files[i][1], f);
+		fclose(f);
+	}
+	CHECK(palette_init(&p, PALETTE_LINUX, dir));
+	CHECK(p.colors[0].r == 1 && p.colors[0].b == 16);
+	CHECK(p.colors[15].r == 255 && p.colors[15].b == 17);
+
+	/* malformed: 15 values -> built-in table */
+	snprintf(path, sizeof(path), "%s/default_grn", dir);
+	FILE *f = fopen(path, "w");
+	fputs("0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n", f);
+	fclose(f);
+	CHECK(!palette_init(&p, PALETTE_LINUX, dir));
+	CHECK(p.colors[1].r == 0xaa);
+
+	for (unsigned i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
+		unlink(path);
+	}
+	rmdir(dir);
+
+	uint8_t ch[16];
+	CHECK(palette_parse_channel("0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,300", ch) < 0);
+	CHECK(palette_parse_channel("0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", ch) < 0);
+	CHECK(palette_parse_channel("0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,", ch) < 0);
+	CHECK(palette_parse_channel("0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,x", ch) < 0);
+	CHECK(palette_parse_channel("0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15", ch) == 0);
+	CHECK(ch[15] == 15);
+}
+
+int main(void)
+{
+	RUN(test_formats);
+	RUN(test_refused);
+	RUN(test_store);
+	RUN(test_palette);
+	RUN(test_palette_sysfs);
+	return TESTS_RESULT();
+}

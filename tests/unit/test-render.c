@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The renderer against a framebuffer in RAM: text fed through the real libtsm
+ * vte must give the font's pixels in the right colours, and a second frame
+ * must draw only what changed.
+ */
+#include <libtsm.h>
+
+#include "../../daemon/render.h"
+#include "tests.h"
+
+struct fake {
+	struct fbdev fb;
+	struct font *font;
+	struct palette palette;
+	struct tsm_screen *screen;
+	struct tsm_vte *vte;
+	struct render *render;
+};
+
+static void vte_write(struct tsm_vte *vte, const char *u8, size_t len, void *data)
+{
+	(void)vte;
+	(void)u8;
+	(void)len;
+	(void)data;
+}
+
+static void fake_init(struct fake *f, unsigned bpp, unsigned xres, unsigned yres, unsigned pad)
+{
+	memset(f, 0, sizeof(*f));
+	f->fb.fix.type = FB_TYPE_PACKED_PIXELS;
+	f->fb.fix.visual = bpp == 8 ? FB_VISUAL_PSEUDOCOLOR : FB_VISUAL_TRUECOLOR;
+	f->fb.var.xres = f->fb.var.xres_virtual = xres;
+	f->fb.var.yres = f->fb.var.yres_virtual = yres;
+	f->fb.var.bits_per_pixel = bpp;
+	if (bpp == 32) {
+		f->fb.var.red = (struct fb_bitfield){ 16, 8, 0 };
+		f->fb.var.green = (struct fb_bitfield){ 8, 8, 0 };
+		f->fb.var.blue = (struct fb_bitfield){ 0, 8, 0 };
+	} else if (bpp == 16) {
+		f->fb.var.red = (struct fb_bitfield){ 11, 5, 0 };
+		f->fb.var.green = (struct fb_bitfield){ 5, 6, 0 };
+		f->fb.var.blue = (struct fb_bitfield){ 0, 5, 0 };
+	}
+	CHECK(pixel_format_from_fb(&f->fb.fix, &f->fb.var, &f->fb.format) == 0);
+	/* an odd line length: padding after each line */
+	f->fb.line_length = xres * f->fb.format.bytes_per_pixel + pad;
+	f->fb.map_size = (size_t)f->fb.line_length * yres;
+	f->fb.map = calloc(1, f->fb.map_size);
+	memset(f->fb.map, 0x5a, f->fb.map_size);
+	palette_init(&f->palette, PALETTE_LINUX, NULL);
+	CHECK(font_load_builtin(&f->font) == 0);
+	CHECK(tsm_screen_new(&f->screen, NULL, NULL) == 0);
+	CHECK(tsm_screen_resize(f->screen, xres / 8, yres / 16) == 0);
+	CHECK(tsm_vte_new(&f->vte, f->screen, vte_write, NULL, NULL, NULL) == 0);
+	CHECK(render_new(&f->fb, f->font, &f->palette, &f->render) == 0);
+}
+
+static void fake_fini(struct fake *f)
+{
+	render_free(f->render);
+	tsm_vte_unref(f->vte);
+	tsm_screen_unref(f->screen);
+	font_free(f->font);
+	free(f->fb.map);
+}
+
+static void feed(struct fake *f, const char *s)
+{
+	tsm_vte_input(f->vte, s, strlen(s));
+}
+
+static uint32_t pixel_at(struct fake *f, unsigned x, unsigned y)
+{
+	uint8_t *p = f->fb.map + (size_t)y * f->fb.line_length + (size_t)x * f->fb.format.bytes_per_pixel;
+	switch (f->fb.format.bytes_per_pixel) {
+	case 1:
+		return p[0];
+	case 2:
+		return *(uint16_t *)p;
+	default:
+		return *(uint32_t *)p;
+	}
+}
+
+/* Checks that cell (cx, cy) shows glyph for ch in fg on bg. */
+static int cell_shows(struct fake *f, unsigned cx, unsigned cy, uint32_t ch, uint32_t fg,
+		      uint32_t bg)
+{
+	const uint8_t *g = font_glyph(f->font, font_lookup(f->font, ch));
+
+	for (unsigned y = 0; y < 16; y++)
+		for (unsigned x = 0; x < 8; x++) {
+			int on = g[y] & (0x80 >> x);
+			uint32_t want = on ? fg : bg;
+			if (pixel_at(f, cx * 8 + x, cy * 16 + y) != want) {
+				fprintf(stderr, "cell %u,%u pixel %u,%u: %#x != %#x\n", cx, cy, x, y,
+					pixel_at(f, cx * 8 + x, cy * 16 + y), want);
+				return 0;
+			}
+		}
+	return 1;
+}
+
+static void test_colors_8bpp(void)
+{
+	struct fake f;
+	const struct render_stats *st;
+
+	fake_init(&f, 8, 164, 100, 12); /* 20x6 cells, 4+4 pixel margins */
+	tsm_screen_set_flags(f.screen, TSM_SCREEN_HIDE_CURSOR);
+	feed(&f, "A\033[31mB\033[1mC\033[0;1mD\033[0;7mE\033[0;44;33mF\033[0;93mG"
+		 "\033[0;38;5;196mH\033[0;48;5;244mI\033[0;38;2;0;0;255mJ\033[0m");
+	render_frame(f.render, f.screen);
+	CHECK(cell_shows(&f, 0, 0, 'A', 7, 0));
+	CHECK(cell_shows(&f, 1, 0, 'B', 1, 0));
+	CHECK(cell_shows(&f, 2, 0, 'C', 9, 0));   /* bold red -> bright red */
+	CHECK(cell_shows(&f, 3, 0, 'D', 15, 0));  /* bold default -> white, as the kernel */
+	CHECK(cell_shows(&f, 4, 0, 'E', 0, 7));   /* reverse */
+	CHECK(cell_shows(&f, 5, 0, 'F', 3, 4));
+	CHECK(cell_shows(&f, 6, 0, 'G', 11, 0));  /* 93 = bright yellow */
+	CHECK(cell_shows(&f, 7, 0, 'H', 196, 0)); /* 256 colours are exact at 8 bpp */
+	CHECK(cell_shows(&f, 8, 0, 'I', 7, 244));
+	CHECK(cell_shows(&f, 9, 0, 'J', 21, 0));  /* rgb -> nearest entry (cube blue) */
+	CHECK(cell_shows(&f, 10, 0, ' ', 7, 0));
+	/* margins cleared to colour 0, padding after the line untouched */
+	CHECK_EQ_U(pixel_at(&f, 163, 5), 0);
+	CHECK_EQ_U(pixel_at(&f, 5, 99), 0);
+	CHECK_EQ_U(f.fb.map[(size_t)0 * f.fb.line_length + 164], 0x5a);
+
+	st = render_get_stats(f.render);
+	CHECK_EQ_U(st->frames, 1);
+	CHECK_EQ_U(st->cells_drawn, 20 * 6);
+	CHECK_EQ_U(st->vram_bytes_read, 0);
+	fake_fini(&f);
+}
+
+static void test_damage_only(void)
+{
+	struct fake f;
+	const struct render_stats *st;
+	uint64_t drawn;
+
+	fake_init(&f, 32, 320, 64, 0); /* 40x4 */
+	tsm_screen_set_flags(f.screen, TSM_SCREEN_HIDE_CURSOR);
+	feed(&f, "hello world\r\nsecond line");
+	render_frame(f.render, f.screen);
+	st = render_get_stats(f.render);
+	drawn = st->cells_drawn;
+	CHECK_EQ_U(drawn, 40 * 4);
+	CHECK(cell_shows(&f, 0, 0, 'h', 0xaaaaaa, 0));
+	CHECK(cell_shows(&f, 7, 1, 'l', 0xaaaaaa, 0));
+
+	/* nothing changed: nothing drawn */
+	render_frame(f.render, f.screen);
+	CHECK_EQ_U(st->cells_drawn, drawn);
+
+	/* one cell changes: one cell drawn */
+	feed(&f, "\033[1;1HH");
+	render_frame(f.render, f.screen);
+	CHECK_EQ_U(st->cells_drawn, drawn + 1);
+	CHECK(cell_shows(&f, 0, 0, 'H', 0xaaaaaa, 0));
+	CHECK(cell_shows(&f, 1, 0, 'e', 0xaaaaaa, 0));
+
+	/* after invalidate everything is drawn again */
+	render_invalidate(f.render);
+	render_frame(f.render, f.screen);
+	CHECK_EQ_U(st->cells_drawn, drawn + 1 + 40 * 4);
+
+	/* the visible cursor is an inverted cell */
+	tsm_screen_reset_flags(f.screen, TSM_SCREEN_HIDE_CURSOR);
+	feed(&f, "\033[2;3H");
+	render_frame(f.render, f.screen);
+	CHECK(cell_shows(&f, 2, 1, 'c', 0, 0xaaaaaa));
+	fake_fini(&f);
+}
+
+static void test_16bpp(void)
+{
+	struct fake f;
+
+	fake_init(&f, 16, 160, 32, 6);
+	tsm_screen_set_flags(f.screen, TSM_SCREEN_HIDE_CURSOR);
+	feed(&f, "\033[32;41mx");
+	render_frame(f.render, f.screen);
+	/* green aa -> 6 bits 0x2a; red aa -> 5 bits 0x15 */
+	CHECK(cell_shows(&f, 0, 0, 'x', 0x2a << 5, 0x15 << 11));
+	fake_fini(&f);
+}
+
+int main(void)
+{
+	RUN(test_colors_8bpp);
+	RUN(test_damage_only);
+	RUN(test_16bpp);
+	return TESTS_RESULT();
+}

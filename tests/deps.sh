@@ -1,0 +1,31 @@
+#!/bin/sh
+# Installs what building consoled and running its tests needs, from Debian's
+# archive (Debian 12). Idempotent; quiet when everything is there.
+set -eu
+
+BUILD="meson ninja-build pkg-config gcc clang libtsm-dev libxkbcommon-dev libudev-dev
+libsystemd-dev zlib1g-dev"
+# The QEMU test bed: QEMU, the guest's busybox, kbd's setfont for the fbcon
+# oracle, xkb data for libxkbcommon, console fonts, and the tools that fetch
+# and unpack the Debian kernel and build the initramfs.
+TESTBED="qemu-system-x86 busybox-static kbd xkb-data console-setup-linux python3 cpio
+zstd xz-utils apt dpkg"
+
+missing=""
+for p in $BUILD $TESTBED; do
+	if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+		missing="$missing $p"
+	fi
+done
+
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "consoled: missing packages:$missing (run as root, or apt-get install them)" >&2
+		exit 1
+	fi
+	echo "consoled: installing$missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi

@@ -1,0 +1,429 @@
+#!/usr/bin/python3
+"""consoled's VM tests: one QEMU boot per card, many checks in it.
+
+    vmtest.py --consoled BUILD/daemon/consoled --card cirrus [--only CHECK,...]
+
+Checks (each prints a TAP line; any failure makes the exit status 1):
+
+  oracle-<font>   The pixel oracle (DESIGN.md section 4): the kernel's fbcon
+                  draws a text with the font (kbd's setfont) on tty1, then
+                  consoled draws the same bytes with the same font and
+                  --palette=linux; the two screendumps must be identical.
+                  Fonts: 256 glyphs 8x16, 512 glyphs 8x16, 10x20 (not 8 wide).
+  keyboard        Keys typed with QEMU's send-key reach a shell started by
+                  consoled: `echo hello` shows `hello` (read back with the
+                  screen text reader).
+  vt-switch       consoled on tty1, text on tty2: Ctrl+Alt+F2 shows tty2's
+                  fbcon text unchanged; keys typed there reach tty2 and never
+                  consoled's session; `chvt 1` shows consoled's screen exactly
+                  as before, and typing works again.
+  exit-sigterm    consoled, showing its own screen, gets SIGTERM: it exits 0,
+  exit-sigsegv    (or dies of SIGSEGV through its crash handler); the mode is
+                  as before, fbcon's picture of tty1 is back pixel for pixel
+                  (its mode and colour map restored) and fbcon draws new text.
+  refusal         (vfb at 1 bpp) consoled refuses the framebuffer with a
+                  message naming type, visual and depth, exit status 1, and
+                  bad flags, devices and fonts give clear errors or fallbacks.
+
+Pictures of failures (expected, actual, diff) go to --out.
+"""
+
+import argparse
+import os
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import screen  # noqa: E402
+import vmlib  # noqa: E402
+
+FONT_DIR = "/usr/share/consolefonts"
+ORACLE_FONTS = {
+    "lat15-8x16": "Lat15-Fixed16.psf.gz",    # 256 glyphs
+    "uni2-8x16": "Uni2-Fixed16.psf.gz",      # 512 glyphs
+    "terminus-10x20": "Lat15-Terminus20x10.psf.gz",  # not 8 pixels wide
+}
+KEYBOARD_FONT = "Lat15-Fixed16.psf.gz"
+
+# Characters beyond ASCII to show when the font has them (through its
+# Unicode table, in both the kernel and consoled).
+NON_ASCII = "éüßñ£½«»©ÆØÅ€ΩΣπ─│┌┐└┘├┤═║▒░█♥♦"
+
+CONSOLED_LOG = "/tmp/consoled.log"
+CONSOLED_STATUS = "/tmp/consoled.status"
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def oracle_text(font, cols):
+    """The oracle's bytes: only what the kernel console and xterm agree on
+    (DESIGN.md section 4): SGR 30-37, 40-47, 90-97, bold (bright), reverse
+    without bold, default colours, a wrapped line, non-ASCII characters from
+    the font. Every line ends with SGR 0 before the newline, and nothing
+    scrolls, so erase colours never matter."""
+    names = ["black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"]
+    t = "\033[0m\033[?25l\033[H\033[2J"
+    t += "consoled pixel oracle: %s\033[0m\n" % font
+    t += "".join("\033[3%dm%s " % (i, n) for i, n in enumerate(names)) + "\033[0m\n"
+    t += "".join("\033[1;3%dm%s " % (i, n) for i, n in enumerate(names)) + "\033[0m\n"
+    t += "".join("\033[9%dm%s " % (i, n) for i, n in enumerate(names)) + "\033[0m\n"
+    t += "".join("\033[4%d;3%dm bg%d \033[0m" % (i, 7 if i == 0 else 0, i) for i in range(8)) + "\n"
+    t += "".join("\033[4%d;1;3%dm B%d \033[0m" % (i, (i + 3) % 8, i) for i in range(8)) + "\n"
+    t += "plain \033[1mbold\033[0m \033[7mreverse\033[0m \033[7;31;42mreverse red on green\033[0m"
+    t += " \033[34;47mblue on white\033[0;39;49m default\033[0m\n"
+    t += "".join(chr(ord("a") + i % 26) for i in range(cols + cols // 2)) + "\033[0m\n"
+    t += "wrap at the edge: " + "x" * (cols - len("wrap at the edge: ")) + "\033[0m\n"
+    present = [c for c in NON_ASCII if font_has(font, c)]
+    t += "non-ASCII: " + " ".join(present) + "\033[0m\n"
+    t += "\033[33mlast line\033[0m"
+    return t.encode("utf-8"), len(present)
+
+
+_font_cache = {}
+
+
+def load_font(name):
+    if name not in _font_cache:
+        _font_cache[name] = screen.load_font(os.path.join(FONT_DIR, name))
+    return _font_cache[name]
+
+
+def font_has(name, ch):
+    return load_font(name).glyph_for(ch) is not None
+
+
+class Runner:
+    def __init__(self, vm, card, out_dir):
+        self.vm = vm
+        self.card = card
+        self.out_dir = out_dir
+        self.n = 0
+        self.failed = []
+
+    # -- reporting --
+
+    def check(self, name, fn):
+        self.n += 1
+        t0 = time.monotonic()
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 -- every failure is reported, then the next check runs
+            self.failed.append(name)
+            print("not ok %d - %s: %s (%.1fs)" % (self.n, name, e, time.monotonic() - t0), flush=True)
+            if not isinstance(e, CheckFailed):
+                traceback.print_exc()
+            self.dump_log()
+            self.cleanup()
+            return
+        print("ok %d - %s (%.1fs)" % (self.n, name, time.monotonic() - t0), flush=True)
+
+    def dump_log(self):
+        try:
+            out, _ = self.vm.run("cat %s 2>/dev/null | tail -n 30" % CONSOLED_LOG, timeout=20)
+            print("# consoled log:\n" + "".join("#   " + l + "\n" for l in out.splitlines()), flush=True)
+        except Exception:  # noqa: BLE001 -- best effort only
+            pass
+
+    def fail(self, msg, expected=None, actual=None, tag="diff"):
+        if expected is not None and actual is not None:
+            name = "%s-%s-%d" % (self.card, tag, self.n)
+            try:
+                paths = screen.save_diff(expected, actual, self.out_dir, name)
+                msg += " (pictures: %s)" % ", ".join(paths)
+            except ValueError:
+                pass
+        raise CheckFailed(msg)
+
+    # -- guest helpers --
+
+    def sh(self, cmd, timeout=30):
+        return self.vm.check(cmd, timeout)
+
+    def stable_grab(self, settle=0.4, timeout=15):
+        """A screendump once two grabs `settle` seconds apart agree."""
+        deadline = time.monotonic() + timeout
+        prev = self.vm.grab()
+        while True:
+            time.sleep(settle)
+            cur = self.vm.grab()
+            if not screen.compare(prev, cur):
+                return cur
+            if time.monotonic() > deadline:
+                self.fail("the screen did not settle within %ds" % timeout)
+            prev = cur
+
+    def wait_equal(self, expected, what, timeout=20):
+        """Poll until the screen equals `expected`; fail with pictures otherwise."""
+        deadline = time.monotonic() + timeout
+        while True:
+            img = self.vm.grab()
+            diff = screen.compare(expected, img)
+            if not diff:
+                return img
+            if time.monotonic() > deadline:
+                self.fail("%s: %d pixels differ in %r" % (what, diff.count, diff.bbox),
+                          expected, img)
+            time.sleep(0.3)
+
+    def wait_text(self, font, predicate, what, timeout=20):
+        img, decoded = self.vm.wait_screen(load_font(font), predicate, timeout=timeout)
+        if not predicate(decoded):
+            path = self.vm.save_png(img, "%s-%d-screen.png" % (self.card, self.n))
+            self.fail("%s; screen shows:\n%s\n(picture: %s)" % (what, decoded.text(), path))
+        return img, decoded
+
+    def fb_state(self):
+        return self.sh("cd /sys/class/graphics/fb0 && cat virtual_size bits_per_pixel pan mode 2>/dev/null; true")
+
+    def start_consoled(self, font, session, extra=""):
+        """Start consoled on tty1 in the background; its exit status lands in a file."""
+        self.sh("rm -f %s %s" % (CONSOLED_LOG, CONSOLED_STATUS))
+        cmd = ("consoled --vt=1 --fbdev=/dev/fb0 --font-file=/fonts/%s --palette=linux %s"
+               " --login -- %s" % (font, extra, session))
+        self.sh("(%s >%s 2>&1; echo $? >%s) </dev/null >/dev/null 2>&1 &"
+                % (cmd, CONSOLED_LOG, CONSOLED_STATUS))
+
+    def consoled_pid(self):
+        out, status = self.vm.run("pidof consoled")
+        return out.split()[0] if status == 0 and out.split() else None
+
+    def wait_consoled_exit(self, timeout=15):
+        deadline = time.monotonic() + timeout
+        while True:
+            out, status = self.vm.run("cat %s" % CONSOLED_STATUS)
+            if status == 0 and out.strip():
+                return int(out.strip())
+            if time.monotonic() > deadline:
+                self.fail("consoled did not exit within %ds" % timeout)
+            time.sleep(0.3)
+
+    def stop_consoled(self):
+        pid = self.consoled_pid()
+        if pid:
+            self.sh("kill %s" % pid)
+            self.wait_consoled_exit()
+
+    def cleanup(self):
+        """After a failed check: no consoled left, tty1 in front."""
+        try:
+            self.vm.run("pkill consoled; sleep 1; pkill -9 consoled; chvt 1", timeout=20)
+        except Exception:  # noqa: BLE001 -- best effort only
+            pass
+
+    def fbcon_show(self, font, text, tty=1):
+        """Load the font into fbcon for ttyN and write the text there."""
+        self.sh("setfont /fonts/%s -C /dev/tty%d" % (font, tty))
+        path = "/tmp/text-tty%d" % tty
+        self.put_file(path, text)
+        self.sh("cat %s > /dev/tty%d" % (path, tty))
+        return path
+
+    def put_file(self, path, data):
+        """Write bytes to a guest file through the serial shell (printf with octal escapes)."""
+        self.sh(": > %s" % path)
+        for i in range(0, len(data), 200):
+            chunk = "".join("\\%03o" % b for b in data[i:i + 200])
+            self.sh("printf '%s' >> %s" % (chunk, path))
+
+    # -- checks --
+
+    def check_oracle(self, font):
+        cols = self.vm_xres // load_font(font).width
+        text, n_non_ascii = oracle_text(font, cols)
+        if n_non_ascii < 5:
+            self.fail("font %s has only %d of the non-ASCII test characters" % (font, n_non_ascii))
+        path = self.fbcon_show(font, text)
+        expected = self.stable_grab()
+        decoded = screen.read_screen(expected, load_font(font))
+        if "consoled pixel oracle" not in decoded:
+            self.fail("fbcon's reference picture does not show the text:\n" + decoded.text())
+
+        # Blank tty1 first: consoled must draw every pixel of the picture,
+        # not inherit fbcon's.
+        self.sh("printf '\\033[H\\033[2J' > /dev/tty1")
+        blank = self.stable_grab()
+        if not screen.compare(expected, blank):
+            self.fail("clearing tty1 did not change the picture")
+        before = self.fb_state()
+        self.start_consoled(font, "/bin/sh -c 'cat %s; exec sleep 100000'" % path)
+        self.wait_equal(expected, "consoled differs from fbcon with %s" % font)
+        self.stop_consoled()
+        if self.fb_state() != before:
+            self.fail("framebuffer mode after exit %r, before %r" % (self.fb_state(), before))
+
+    def check_exit(self, sig, want_status):
+        font = KEYBOARD_FONT
+        text = b"\033[0m\033[?25l\033[H\033[2J\033[32mfbcon text before consoled\033[0m\n"
+        self.fbcon_show(font, text)
+        expected = self.stable_grab()
+        before = self.fb_state()
+
+        self.start_consoled(font, "/bin/sh -c 'printf \"\\033[?25l\\033[44;33mconsoled session\"; exec sleep 100000'")
+        self.wait_text(font, lambda s: "consoled session" in s, "consoled did not draw its session")
+        pid = self.consoled_pid()
+        if not pid:
+            self.fail("consoled is not running")
+        self.sh("kill -%s %s" % (sig, pid))
+        status = self.wait_consoled_exit()
+        if status != want_status:
+            self.fail("consoled exited with %d after SIG%s, expected %d" % (status, sig, want_status))
+        log = self.sh("cat %s" % CONSOLED_LOG)
+        if sig == "SEGV" and "fatal signal, restoring the console" not in log:
+            self.fail("the crash handler did not run; log:\n" + log)
+
+        after = self.fb_state()
+        if after != before:
+            self.fail("framebuffer mode after SIG%s: %r, before: %r" % (sig, after, before))
+        # fbcon redraws tty1 with its own mode and colour map: the very picture
+        # it showed before consoled started.
+        self.wait_equal(expected, "fbcon's picture after SIG%s" % sig)
+        # ... and it draws new text (KD_TEXT is back).
+        self.sh("printf '\\033[31mfbcon draws again\\033[0m' > /dev/tty1")
+        self.wait_text(font, lambda s: "fbcon draws again" in s, "fbcon does not draw after exit")
+
+    def start_shell(self, font):
+        """consoled with an interactive shell whose prompt is '$ '."""
+        self.start_consoled(font, "/usr/bin/env PS1='$ ' /bin/sh")
+        self.wait_text(font, lambda s: any(l.startswith("$ ") for l in s.lines), "no shell prompt")
+
+    def wait_output(self, font, command, output, what):
+        """Wait until the screen shows the line '$ command' followed by 'output'."""
+        def shows(s):
+            lines = [l.rstrip() for l in s.lines]
+            return any(lines[i] == "$ " + command and lines[i + 1] == output
+                       for i in range(len(lines) - 1))
+        return self.wait_text(font, shows, what)
+
+    def check_keyboard(self):
+        font = KEYBOARD_FONT
+        self.start_shell(font)
+        self.vm.send_text("echo hello\n")
+        self.wait_output(font, "echo hello", "hello", "typed `echo hello` did not print hello")
+        # Shift and symbols through xkb: a quoted string with capitals.
+        self.vm.send_text("echo \"A-Z_ok\"\n")
+        self.wait_output(font, "echo \"A-Z_ok\"", "A-Z_ok", "shifted keys came out wrong")
+        self.stop_consoled()
+
+    def check_vt_switch(self):
+        font = KEYBOARD_FONT
+        text2 = b"\033[0m\033[?25l\033[H\033[2J\033[36mthis is tty2, drawn by fbcon\033[0m\n"
+        self.fbcon_show(font, text2, tty=2)
+        self.sh("chvt 2")
+        ref2 = self.stable_grab()
+        if "this is tty2" not in screen.read_screen(ref2, load_font(font)):
+            self.fail("tty2's reference picture does not show its text")
+        self.sh("chvt 1")
+
+        self.start_shell(font)
+        self.vm.send_text("echo one\n")
+        self.wait_output(font, "echo one", "one", "typing before the switch failed")
+        shot1 = self.stable_grab()
+
+        # A reader on tty2 proves where keys typed there go.
+        self.sh("rm -f /tmp/tty2.in; (setsid sh -c 'exec cat </dev/tty2 >/tmp/tty2.in' &) ; sleep 0.5")
+        self.vm.send_combo(["ctrl", "alt", "f2"])
+        self.wait_equal(ref2, "tty2 after Ctrl+Alt+F2 (consoled must not touch it)")
+        active = self.sh("cat /sys/class/tty/tty0/active").strip()
+        if active != "tty2":
+            self.fail("active VT is %s after Ctrl+Alt+F2" % active)
+
+        self.vm.send_text("secret\n")
+        deadline = time.monotonic() + 10
+        while "secret" not in self.sh("cat /tmp/tty2.in"):
+            if time.monotonic() > deadline:
+                self.fail("keys typed on tty2 did not reach tty2")
+            time.sleep(0.3)
+
+        self.sh("chvt 1")
+        self.wait_equal(shot1, "consoled's screen after switching back")
+        # Nothing typed on tty2 reached consoled's session: its screen above
+        # is unchanged, and the session never ran `secret`.
+        self.vm.send_text("echo two\n")
+        img, decoded = self.wait_output(font, "echo two", "two",
+                                        "typing after the switch back failed")
+        if "secret" in decoded:
+            self.fail("keys typed on tty2 reached consoled's session")
+        self.sh("pkill -x cat || true")
+        self.stop_consoled()
+
+    def check_refusal(self):
+        out, status = self.vm.run("consoled --vt=1 --fbdev=/dev/fb0 2>&1", timeout=30)
+        if status != 1:
+            self.fail("consoled on a 1 bpp framebuffer exited with %d, expected 1:\n%s" % (status, out))
+        for needle in ("Unsupported framebuffer /dev/fb0", "fix.visual=", "bits_per_pixel=1",
+                       "fix.type=0 (packed-pixels)"):
+            if needle not in out:
+                self.fail("refusal message lacks %r:\n%s" % (needle, out))
+        # The VT was not touched: still in text mode with the kernel keyboard.
+        mode = self.sh("cat /sys/class/tty/tty0/active")
+        if mode.strip() != "tty1":
+            self.fail("active VT changed to %s" % mode)
+
+        for args, want, needle in (
+                ("--fbdev=/dev/null", 1, "is not a framebuffer device"),
+                ("--fbdev=/dev/nonexistent", 1, "Failed to open framebuffer /dev/nonexistent"),
+                ("--bogus-flag", 2, "unknown option '--bogus-flag'"),
+                ("--vt=0", 2, "invalid value '0' for --vt"),
+                ("--palette=pink", 2, "invalid value 'pink' for --palette"),
+                ("--xkb-repeat-rate=fast", 2, "invalid value 'fast' for --xkb-repeat-rate")):
+            out, status = self.vm.run("consoled --vt=1 %s 2>&1" % args, timeout=30)
+            if status != want or needle not in out:
+                self.fail("consoled %s: status %d (want %d), output:\n%s" % (args, status, want, out))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--consoled", required=True, help="the consoled binary to test")
+    ap.add_argument("--card", required=True, choices=sorted(vmlib.CARD_QEMU_ARGS))
+    ap.add_argument("--only", default="", help="comma-separated checks (default: all for the card)")
+    ap.add_argument("--append", default="", help="extra kernel command line")
+    ap.add_argument("--out", default=None, help="directory for logs and failure pictures")
+    args = ap.parse_args()
+
+    out_dir = os.path.abspath(args.out or os.path.join(os.getcwd(), "vm-" + args.card))
+    os.makedirs(out_dir, exist_ok=True)
+
+    if args.card == "vfb":
+        checks = ["refusal"]
+    else:
+        checks = ["oracle-" + f for f in ORACLE_FONTS] + ["keyboard", "vt-switch",
+                                                          "exit-sigterm", "exit-sigsegv"]
+    if args.only:
+        checks = [c for c in args.only.split(",") if c]
+
+    append = args.append
+    if args.card == "vfb" and "mode_option" not in append:
+        append += " vfb.vfb_enable=1 vfb.videomemorysize=4194304 vfb.mode_option=640x480-1@60"
+
+    print("1..%d" % len(checks), flush=True)
+    with vmlib.VM(args.card, consoled=os.path.abspath(args.consoled), append=append.strip(),
+                  out_dir=out_dir) as vm:
+        print("# %s booted in %.1fs, fb0 %s" % (args.card, vm.boot_seconds, vm.fb_info), flush=True)
+        r = Runner(vm, args.card, out_dir)
+        r.vm_xres = int(vm.fb_info.split(",")[0]) if vm.fb_info and vm.fb_info[0].isdigit() else 0
+        for name in checks:
+            if name.startswith("oracle-"):
+                font = ORACLE_FONTS[name[len("oracle-"):]]
+                r.check(name, lambda f=font: r.check_oracle(f))
+            elif name == "keyboard":
+                r.check(name, r.check_keyboard)
+            elif name == "vt-switch":
+                r.check(name, r.check_vt_switch)
+            elif name == "exit-sigterm":
+                r.check(name, lambda: r.check_exit("TERM", 0))
+            elif name == "exit-sigsegv":
+                r.check(name, lambda: r.check_exit("SEGV", 139))
+            elif name == "refusal":
+                r.check(name, r.check_refusal)
+            else:
+                ap.error("unknown check " + name)
+    print("# %s: %d passed, %d failed%s" % (args.card, r.n - len(r.failed), len(r.failed),
+                                          (": " + ", ".join(r.failed)) if r.failed else ""))
+    return 1 if r.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

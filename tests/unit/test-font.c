@@ -53,12 +53,13 @@ static size_t make_psf2(uint8_t *buf)
 	*p++ = 0xcc;
 	*p++ = 0x81;
 	*p++ = 0xff;
-	/* glyph 2: U+1F600 and '?' */
+	/* glyph 2: U+1F600, '?' and again 'a' (the last glyph listed wins) */
 	*p++ = 0xf0;
 	*p++ = 0x9f;
 	*p++ = 0x98;
 	*p++ = 0x80;
 	*p++ = '?';
+	*p++ = 'a';
 	*p++ = 0xff;
 	return (size_t)(p - buf);
 }
@@ -76,7 +77,7 @@ static void test_psf2(void)
 	CHECK_EQ_U(f->width, 10);
 	CHECK_EQ_U(f->height, 3);
 	CHECK_EQ_U(f->stride, 2);
-	CHECK_EQ_U(font_lookup(f, 'a'), 0);
+	CHECK_EQ_U(font_lookup(f, 'a'), 2);
 	CHECK_EQ_U(font_lookup(f, 0xe9), 1);
 	CHECK_EQ_U(font_lookup(f, 0x1f600), 2);
 	CHECK_EQ_U(font_lookup(f, 'e'), 2); /* not mapped: falls back to '?' */

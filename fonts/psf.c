@@ -55,9 +55,9 @@ void font_free(struct font *f)
 static void font_map_add(struct font *f, uint32_t ucs4, unsigned glyph, size_t *astral_cap)
 {
 	if (ucs4 <= 0xffff) {
-		/* The first glyph listed for a code point wins, as in the kernel. */
-		if (f->bmp_map[ucs4] == UINT16_MAX)
-			f->bmp_map[ucs4] = (uint16_t)glyph;
+		/* A code point listed for several glyphs gets the last one, as
+		 * the kernel's con_insert_unipair() overwrites earlier entries. */
+		f->bmp_map[ucs4] = (uint16_t)glyph;
 		return;
 	}
 	if (ucs4 > 0x10ffff)
@@ -69,11 +69,15 @@ static void font_map_add(struct font *f, uint32_t ucs4, unsigned glyph, size_t *
 	f->astral[f->astral_count++] = (struct font_map_entry){ ucs4, glyph };
 }
 
+/* Sorts by code point and, for equal code points, by glyph, which is table
+ * order, so that lookup can take the last entry (the kernel's rule, above). */
 static int cmp_map_entry(const void *a, const void *b)
 {
 	const struct font_map_entry *x = a, *y = b;
 
-	return x->ucs4 < y->ucs4 ? -1 : x->ucs4 > y->ucs4;
+	if (x->ucs4 != y->ucs4)
+		return x->ucs4 < y->ucs4 ? -1 : 1;
+	return x->glyph < y->glyph ? -1 : x->glyph > y->glyph;
 }
 
 /* Decodes one UTF-8 sequence; returns its length or 0 if malformed. */
@@ -309,12 +313,13 @@ unsigned font_lookup(const struct font *f, uint32_t ucs4)
 	size_t lo = 0, hi = f->astral_count;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (f->astral[mid].ucs4 < ucs4)
+		if (f->astral[mid].ucs4 <= ucs4)
 			lo = mid + 1;
-		else if (f->astral[mid].ucs4 > ucs4)
-			hi = mid;
 		else
-			return f->astral[mid].glyph;
+			hi = mid;
 	}
+	/* lo is past the last entry <= ucs4 */
+	if (lo > 0 && f->astral[lo - 1].ucs4 == ucs4)
+		return f->astral[lo - 1].glyph;
 	return f->fallback_glyph;
 }

@@ -16,7 +16,7 @@ static struct {
 	int vt_fd;
 	int kbmode;
 	volatile int active;
-} crash_state = { .fb_fd = -1, .vt_fd = -1 };
+} crash_state = {.fb_fd = -1, .vt_fd = -1};
 
 void crash_register_fb(int fd, const struct fb_var_screeninfo *var, const struct fb_cmap *cmap)
 {
@@ -58,7 +58,7 @@ static void crash_handler(int sig)
 			ioctl(crash_state.fb_fd, FBIOPUTCMAP, &crash_state.cmap);
 	}
 	if (crash_state.vt_fd >= 0) {
-		struct vt_mode mode = { .mode = VT_AUTO };
+		struct vt_mode mode = {.mode = VT_AUTO};
 
 		ioctl(crash_state.vt_fd, KDSETMODE, KD_TEXT);
 		ioctl(crash_state.vt_fd, VT_SETMODE, &mode);
@@ -71,7 +71,7 @@ static void crash_handler(int sig)
 
 void crash_install_handlers(void)
 {
-	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+	static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));

@@ -21,7 +21,7 @@ unsigned damage_row_runs(const struct cell *prev, const struct cell *cur, unsign
 		if (n > 0 && start - runs[n - 1].end <= merge_gap)
 			runs[n - 1].end = end;
 		else
-			runs[n++] = (struct damage_run){ start, end };
+			runs[n++] = (struct damage_run){start, end};
 	}
 	return n;
 }

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 struct cell {
-	uint32_t glyph; /* index into the font */
+	uint32_t glyph;	 /* index into the font */
 	uint32_t fg, bg; /* pixel values in the framebuffer's format */
 };
 

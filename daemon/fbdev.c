@@ -34,8 +34,7 @@ int fbdev_find_default(char **ret_path)
 	if (r < 0)
 		log_warning_errno(r, "Failed to scan graphics devices: %m");
 
-	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(e))
-	{
+	udev_list_entry_foreach (item, udev_enumerate_get_list_entry(e)) {
 		struct udev_device *d;
 		const char *sysname, *node;
 		unsigned n;
@@ -108,12 +107,12 @@ static const char *type_name(unsigned t)
 static void cmap_init(struct fb_cmap *c, uint16_t data[4][256], unsigned len)
 {
 	*c = (struct fb_cmap){
-		.start = 0,
-		.len = len,
-		.red = data[0],
-		.green = data[1],
-		.blue = data[2],
-		.transp = NULL,
+	    .start = 0,
+	    .len = len,
+	    .red = data[0],
+	    .green = data[1],
+	    .blue = data[2],
+	    .transp = NULL,
 	};
 }
 
@@ -202,7 +201,7 @@ static int fbdev_check(struct fbdev *fb)
 	if (fb->var.xres == 0 || fb->var.yres == 0 ||
 	    (uint64_t)fb->line_length * (fb->var.yoffset + fb->var.yres) > fb->fix.smem_len ||
 	    (uint64_t)(fb->var.xoffset + fb->var.xres) * fb->format.bytes_per_pixel >
-		    fb->line_length)
+		fb->line_length)
 		return log_error_errno(EINVAL,
 				       "Framebuffer %s has an inconsistent geometry: %ux%u at "
 				       "+%u+%u, line length %u, %u bytes of memory",
@@ -242,17 +241,17 @@ int fbdev_open(const char *path, const struct palette *palette, struct fbdev **r
 		cmap_init(&fb->saved_cmap, fb->saved_cmap_data, fb->cmap.len);
 		fb->saved_cmap_valid = ioctl(fb->fd, FBIOGETCMAP, &fb->saved_cmap) == 0;
 		if (!fb->saved_cmap_valid)
-			log_warning_errno(errno, "Cannot read the colour map of %s, it will not "
-						 "be restored on exit: %m",
+			log_warning_errno(errno,
+					  "Cannot read the colour map of %s, it will not "
+					  "be restored on exit: %m",
 					  path);
 	}
-	crash_register_fb(fb->fd, &fb->saved_var,
-			  fb->saved_cmap_valid ? &fb->saved_cmap : NULL);
+	crash_register_fb(fb->fd, &fb->saved_var, fb->saved_cmap_valid ? &fb->saved_cmap : NULL);
 
-	log_info("%s: %s, %ux%u (virtual %ux%u) at %u bpp, %s, line length %u, %u KiB",
-		 path, fb->fix.id, fb->var.xres, fb->var.yres, fb->var.xres_virtual,
-		 fb->var.yres_virtual, fb->var.bits_per_pixel, visual_name(fb->fix.visual),
-		 fb->line_length, fb->fix.smem_len / 1024);
+	log_info("%s: %s, %ux%u (virtual %ux%u) at %u bpp, %s, line length %u, %u KiB", path,
+		 fb->fix.id, fb->var.xres, fb->var.yres, fb->var.xres_virtual, fb->var.yres_virtual,
+		 fb->var.bits_per_pixel, visual_name(fb->fix.visual), fb->line_length,
+		 fb->fix.smem_len / 1024);
 	*ret = fb;
 	return 0;
 
@@ -299,8 +298,9 @@ int fbdev_reacquire(struct fbdev *fb)
 			  cur.yoffset);
 		want.activate = FB_ACTIVATE_NOW | FB_ACTIVATE_FORCE;
 		if (ioctl(fb->fd, FBIOPUT_VSCREENINFO, &want) < 0) {
-			log_warning_errno(errno, "Failed to restore the mode of %s, keeping the "
-						 "current one: %m",
+			log_warning_errno(errno,
+					  "Failed to restore the mode of %s, keeping the "
+					  "current one: %m",
 					  fb->path);
 			fb->var = cur;
 		}

@@ -68,9 +68,9 @@ static unsigned input_mods(struct input *in)
 		const char *name;
 		unsigned mask;
 	} map[] = {
-		{ XKB_MOD_NAME_SHIFT, TSM_SHIFT_MASK }, { XKB_MOD_NAME_CAPS, TSM_LOCK_MASK },
-		{ XKB_MOD_NAME_CTRL, TSM_CONTROL_MASK }, { XKB_MOD_NAME_ALT, TSM_ALT_MASK },
-		{ XKB_MOD_NAME_LOGO, TSM_LOGO_MASK },
+	    {XKB_MOD_NAME_SHIFT, TSM_SHIFT_MASK},  {XKB_MOD_NAME_CAPS, TSM_LOCK_MASK},
+	    {XKB_MOD_NAME_CTRL, TSM_CONTROL_MASK}, {XKB_MOD_NAME_ALT, TSM_ALT_MASK},
+	    {XKB_MOD_NAME_LOGO, TSM_LOGO_MASK},
 	};
 	unsigned mods = 0;
 
@@ -87,9 +87,9 @@ static void input_write_leds(struct input *in)
 		const char *name;
 		unsigned code;
 	} leds[] = {
-		{ XKB_LED_NAME_CAPS, LED_CAPSL },
-		{ XKB_LED_NAME_NUM, LED_NUML },
-		{ XKB_LED_NAME_SCROLL, LED_SCROLLL },
+	    {XKB_LED_NAME_CAPS, LED_CAPSL},
+	    {XKB_LED_NAME_NUM, LED_NUML},
+	    {XKB_LED_NAME_SCROLL, LED_SCROLLL},
 	};
 	struct input_event ev[ELEMENTSOF(leds) + 1];
 
@@ -205,7 +205,8 @@ static void input_start_repeat(struct input *in, uint32_t key)
 		}
 		return;
 	}
-	sd_event_source_set_time_relative(in->repeat_source, in->cfg.repeat_delay_ms * USEC_PER_MSEC);
+	sd_event_source_set_time_relative(in->repeat_source,
+					  in->cfg.repeat_delay_ms * USEC_PER_MSEC);
 	sd_event_source_set_enabled(in->repeat_source, SD_EVENT_ONESHOT);
 }
 
@@ -279,9 +280,9 @@ static int input_on_device(sd_event_source *s, int fd, uint32_t revents, void *u
 
 static bool input_is_keyboard(int fd)
 {
-	unsigned long evbits[NBITS(EV_MAX + 1)] = { 0 };
-	unsigned long keybits[NBITS(KEY_MAX + 1)] = { 0 };
-	static const unsigned needed[] = { KEY_A, KEY_Q, KEY_Z, KEY_ENTER, KEY_SPACE };
+	unsigned long evbits[NBITS(EV_MAX + 1)] = {0};
+	unsigned long keybits[NBITS(KEY_MAX + 1)] = {0};
+	static const unsigned needed[] = {KEY_A, KEY_Q, KEY_Z, KEY_ENTER, KEY_SPACE};
 
 	if (ioctl(fd, EVIOCGBIT(0, sizeof(evbits)), evbits) < 0 || !TEST_BIT(EV_KEY, evbits))
 		return false;
@@ -376,7 +377,7 @@ static int input_setup_udev(struct input *in)
 	/* Without udevd (an initramfs, a container) only the kernel's uevents
 	 * arrive; devtmpfs has created the node by then. */
 	in->monitor = udev_monitor_new_from_netlink(
-		in->udev, access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel");
+	    in->udev, access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel");
 	if (in->monitor) {
 		udev_monitor_filter_add_match_subsystem_devtype(in->monitor, "input", NULL);
 		if (udev_monitor_enable_receiving(in->monitor) >= 0) {
@@ -395,10 +396,9 @@ static int input_setup_udev(struct input *in)
 		return log_error_errno(ENOMEM, "Failed to enumerate input devices: %m");
 	udev_enumerate_add_match_subsystem(e, "input");
 	udev_enumerate_scan_devices(e);
-	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(e))
-	{
+	udev_list_entry_foreach (item, udev_enumerate_get_list_entry(e)) {
 		struct udev_device *d =
-			udev_device_new_from_syspath(in->udev, udev_list_entry_get_name(item));
+		    udev_device_new_from_syspath(in->udev, udev_list_entry_get_name(item));
 		if (!d)
 			continue;
 		input_add_device(in, udev_device_get_devnode(d));
@@ -413,10 +413,10 @@ static int input_setup_udev(struct input *in)
 static int input_setup_keymap(struct input *in)
 {
 	struct xkb_rule_names names = {
-		.model = in->cfg.model,
-		.layout = in->cfg.layout,
-		.variant = in->cfg.variant,
-		.options = in->cfg.options,
+	    .model = in->cfg.model,
+	    .layout = in->cfg.layout,
+	    .variant = in->cfg.variant,
+	    .options = in->cfg.options,
 	};
 
 	in->ctx = xkb_context_new(XKB_CONTEXT_NO_FLAGS);

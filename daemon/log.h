@@ -23,9 +23,9 @@ void log_set_max_level(int level);
 int log_get_max_level(void);
 
 int log_internal(int level, int error, const char *module, const char *format, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 int log_internalv(int level, int error, const char *module, const char *format, va_list ap)
-	__attribute__((format(printf, 4, 0)));
+    __attribute__((format(printf, 4, 0)));
 
 #define log_full_errno(level, error, ...) log_internal((level), (error), LOG_MODULE, __VA_ARGS__)
 

@@ -164,8 +164,9 @@ static int manager_load_font(struct manager *m)
 			log_warning("Cannot use font %s: %s; falling back to the built-in font",
 				    m->opts.font_file, reason);
 		else
-			log_warning_errno(r, "Cannot read font %s: %m; falling back to the "
-					     "built-in font",
+			log_warning_errno(r,
+					  "Cannot read font %s: %m; falling back to the "
+					  "built-in font",
 					  m->opts.font_file);
 	}
 	r = font_load_builtin(&m->font);
@@ -176,7 +177,7 @@ static int manager_load_font(struct manager *m)
 
 static int manager_start(struct manager *m)
 {
-	static const int exit_signals[] = { SIGTERM, SIGINT, SIGHUP };
+	static const int exit_signals[] = {SIGTERM, SIGINT, SIGHUP};
 	_cleanup_(freep) char *fbpath = NULL;
 	sigset_t mask;
 	int r;
@@ -225,38 +226,37 @@ static int manager_start(struct manager *m)
 	sd_event_source_set_enabled(m->frame_source, SD_EVENT_OFF);
 
 	r = vt_open(m->event, m->opts.vt, m->opts.switchvt,
-		    &(struct vt_callbacks){ manager_on_release, manager_on_acquire }, m, &m->vt);
+		    &(struct vt_callbacks){manager_on_release, manager_on_acquire}, m, &m->vt);
 	if (r < 0)
 		return r;
 	crash_set_active(vt_is_active(m->vt));
 
 	struct term_config tc = {
-		.cols = render_cols(m->render),
-		.rows = render_rows(m->render),
-		.width_px = m->fb->var.xres,
-		.height_px = m->fb->var.yres,
-		.argv = m->opts.login_argv,
-		.term = m->opts.term,
-		.sb_size = m->opts.sb_size,
+	    .cols = render_cols(m->render),
+	    .rows = render_rows(m->render),
+	    .width_px = m->fb->var.xres,
+	    .height_px = m->fb->var.yres,
+	    .argv = m->opts.login_argv,
+	    .term = m->opts.term,
+	    .sb_size = m->opts.sb_size,
 	};
-	r = term_new(m->event, &tc, &(struct term_callbacks){ manager_on_damage, manager_on_exited },
+	r = term_new(m->event, &tc, &(struct term_callbacks){manager_on_damage, manager_on_exited},
 		     m, &m->term);
 	if (r < 0)
 		return r;
 
 	struct input_config ic = {
-		.model = m->opts.xkb_model,
-		.layout = m->opts.xkb_layout,
-		.variant = m->opts.xkb_variant,
-		.options = m->opts.xkb_options,
-		.repeat_delay_ms = m->opts.repeat_delay_ms,
-		.repeat_rate_hz = m->opts.repeat_rate_hz,
+	    .model = m->opts.xkb_model,
+	    .layout = m->opts.xkb_layout,
+	    .variant = m->opts.xkb_variant,
+	    .options = m->opts.xkb_options,
+	    .repeat_delay_ms = m->opts.repeat_delay_ms,
+	    .repeat_rate_hz = m->opts.repeat_rate_hz,
 	};
-	r = input_new(m->event,
-		      &ic,
-		      &(struct input_callbacks){ manager_on_key, manager_on_switch_vt,
-						 manager_on_scroll_page },
-		      m, &m->input);
+	r = input_new(
+	    m->event, &ic,
+	    &(struct input_callbacks){manager_on_key, manager_on_switch_vt, manager_on_scroll_page},
+	    m, &m->input);
 	if (r < 0)
 		return r;
 
@@ -265,8 +265,24 @@ static int manager_start(struct manager *m)
 	return 0;
 }
 
+static void manager_log_stats(struct manager *m)
+{
+	const struct render_stats *st;
+
+	if (!m->render)
+		return;
+	st = render_get_stats(m->render);
+	log_debug("Drew %llu frames, %llu cells; VRAM bytes written %llu, read %llu; %llu ms "
+		  "rendering",
+		  (unsigned long long)st->frames, (unsigned long long)st->cells_drawn,
+		  (unsigned long long)st->vram_bytes_written,
+		  (unsigned long long)st->vram_bytes_read,
+		  (unsigned long long)(st->render_usec / USEC_PER_MSEC));
+}
+
 static void manager_stop(struct manager *m)
 {
+	manager_log_stats(m);
 	input_free(m->input);
 	term_free(m->term);
 	if (m->fb && m->vt && vt_is_active(m->vt))
@@ -281,7 +297,7 @@ static void manager_stop(struct manager *m)
 
 int main(int argc, char **argv)
 {
-	struct manager m = { .exit_status = EXIT_SUCCESS };
+	struct manager m = {.exit_status = EXIT_SUCCESS};
 	int r;
 
 	if (options_parse(argc, argv, &m.opts) < 0)

@@ -29,25 +29,24 @@ enum {
 };
 
 static const struct option long_options[] = {
-	{ "vt", required_argument, NULL, ARG_VT },
-	{ "switchvt", no_argument, NULL, ARG_SWITCHVT },
-	{ "fbdev", required_argument, NULL, ARG_FBDEV },
-	{ "login", no_argument, NULL, ARG_LOGIN },
-	{ "term", required_argument, NULL, ARG_TERM },
-	{ "palette", required_argument, NULL, ARG_PALETTE },
-	{ "font-file", required_argument, NULL, ARG_FONT_FILE },
-	{ "xkb-model", required_argument, NULL, ARG_XKB_MODEL },
-	{ "xkb-layout", required_argument, NULL, ARG_XKB_LAYOUT },
-	{ "xkb-variant", required_argument, NULL, ARG_XKB_VARIANT },
-	{ "xkb-options", required_argument, NULL, ARG_XKB_OPTIONS },
-	{ "xkb-repeat-delay", required_argument, NULL, ARG_XKB_REPEAT_DELAY },
-	{ "xkb-repeat-rate", required_argument, NULL, ARG_XKB_REPEAT_RATE },
-	{ "sb-size", required_argument, NULL, ARG_SB_SIZE },
-	{ "verbose", no_argument, NULL, ARG_VERBOSE },
-	{ "help", no_argument, NULL, ARG_HELP },
-	{ "version", no_argument, NULL, ARG_VERSION },
-	{}
-};
+    {"vt", required_argument, NULL, ARG_VT},
+    {"switchvt", no_argument, NULL, ARG_SWITCHVT},
+    {"fbdev", required_argument, NULL, ARG_FBDEV},
+    {"login", no_argument, NULL, ARG_LOGIN},
+    {"term", required_argument, NULL, ARG_TERM},
+    {"palette", required_argument, NULL, ARG_PALETTE},
+    {"font-file", required_argument, NULL, ARG_FONT_FILE},
+    {"xkb-model", required_argument, NULL, ARG_XKB_MODEL},
+    {"xkb-layout", required_argument, NULL, ARG_XKB_LAYOUT},
+    {"xkb-variant", required_argument, NULL, ARG_XKB_VARIANT},
+    {"xkb-options", required_argument, NULL, ARG_XKB_OPTIONS},
+    {"xkb-repeat-delay", required_argument, NULL, ARG_XKB_REPEAT_DELAY},
+    {"xkb-repeat-rate", required_argument, NULL, ARG_XKB_REPEAT_RATE},
+    {"sb-size", required_argument, NULL, ARG_SB_SIZE},
+    {"verbose", no_argument, NULL, ARG_VERBOSE},
+    {"help", no_argument, NULL, ARG_HELP},
+    {"version", no_argument, NULL, ARG_VERSION},
+    {}};
 
 void options_help(FILE *f)
 {
@@ -131,11 +130,11 @@ void options_fini(struct options *o)
 int options_parse(int argc, char **argv, struct options *ret)
 {
 	struct options o = {
-		.action = OPTIONS_RUN,
-		.palette = PALETTE_LINUX,
-		.repeat_delay_ms = 250,
-		.repeat_rate_hz = 30,
-		.sb_size = 1000,
+	    .action = OPTIONS_RUN,
+	    .palette = PALETTE_LINUX,
+	    .repeat_delay_ms = 250,
+	    .repeat_rate_hz = 30,
+	    .sb_size = 1000,
 	};
 	bool login = false;
 	int c, r;

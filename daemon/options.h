@@ -24,7 +24,7 @@ struct options {
 	enum options_action action;
 	unsigned vt; /* 1..63; 0 = not given: pick a free VT */
 	bool switchvt;
-	char *fbdev;       /* NULL = first framebuffer found with libudev */
+	char *fbdev;	   /* NULL = first framebuffer found with libudev */
 	char **login_argv; /* NULL-terminated; default /bin/login -p */
 	char *term;
 	enum palette_kind palette;

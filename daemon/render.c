@@ -30,8 +30,8 @@ struct render {
 
 	struct glyph_slot *slots;
 	uint8_t *glyph_pixels; /* GLYPH_CACHE_SLOTS blocks of cell_bytes * height */
-	uint8_t *line;   /* one pixel line of the screen */
-	uint8_t *rowbuf; /* the pixels of one text row */
+	uint8_t *line;	       /* one pixel line of the screen */
+	uint8_t *rowbuf;       /* the pixels of one text row */
 
 	struct render_stats stats;
 };
@@ -119,15 +119,15 @@ static uint32_t color_pixel(const struct pixel_format *pf, const struct palette 
 		return pixel_from_index(pf, palette, idx);
 	}
 	if (pf->indexed)
-		return palette_nearest(palette, (struct rgb){ cr, cg, cb });
-	return pixel_pack_rgb(pf, (struct rgb){ cr, cg, cb });
+		return palette_nearest(palette, (struct rgb){cr, cg, cb});
+	return pixel_pack_rgb(pf, (struct rgb){cr, cg, cb});
 }
 
 void render_resolve_colors(const struct pixel_format *pf, const struct palette *palette,
 			   const struct tsm_screen_attr *attr, uint32_t *ret_fg, uint32_t *ret_bg)
 {
-	uint32_t fg = color_pixel(pf, palette, attr->fccode, attr->fr, attr->fg, attr->fb,
-				  attr->bold);
+	uint32_t fg =
+	    color_pixel(pf, palette, attr->fccode, attr->fr, attr->fg, attr->fb, attr->bold);
 	uint32_t bg = color_pixel(pf, palette, attr->bccode, attr->br, attr->bg, attr->bb, false);
 
 	if (attr->inverse) {
@@ -256,9 +256,10 @@ void render_frame(struct render *r, struct tsm_screen *screen)
 		unsigned n;
 
 		if (r->prev_valid)
-			n = damage_row_runs(r->prev + (size_t)y * r->cols, cur, r->cols, 2, r->runs);
+			n = damage_row_runs(r->prev + (size_t)y * r->cols, cur, r->cols, 2,
+					    r->runs);
 		else {
-			r->runs[0] = (struct damage_run){ 0, r->cols };
+			r->runs[0] = (struct damage_run){0, r->cols};
 			n = 1;
 		}
 		for (unsigned i = 0; i < n; i++)

@@ -34,8 +34,10 @@ struct term {
 	size_t out_len, out_cap;
 };
 
-__attribute__((format(printf, 7, 0))) static void term_tsm_log(void *data, const char *file, int line, const char *func, const char *subs,
-			 unsigned sev, const char *format, va_list args)
+__attribute__((format(printf, 7, 0))) static void term_tsm_log(void *data, const char *file,
+							       int line, const char *func,
+							       const char *subs, unsigned sev,
+							       const char *format, va_list args)
 {
 	(void)data;
 	(void)file;
@@ -166,10 +168,10 @@ static void term_exec_child(const char *slave_name, const struct term_config *cf
 static int term_spawn(struct term *t, const struct term_config *cfg)
 {
 	struct winsize ws = {
-		.ws_col = (unsigned short)cfg->cols,
-		.ws_row = (unsigned short)cfg->rows,
-		.ws_xpixel = (unsigned short)cfg->width_px,
-		.ws_ypixel = (unsigned short)cfg->height_px,
+	    .ws_col = (unsigned short)cfg->cols,
+	    .ws_row = (unsigned short)cfg->rows,
+	    .ws_xpixel = (unsigned short)cfg->width_px,
+	    .ws_ypixel = (unsigned short)cfg->height_px,
 	};
 	struct termios tio;
 	char slave_name[128];
@@ -219,7 +221,8 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	tsm_screen_set_max_sb(t->screen, cfg->sb_size);
 	r = tsm_screen_resize(t->screen, cfg->cols, cfg->rows);
 	if (r < 0) {
-		log_error_errno(r, "Failed to size the terminal to %ux%u: %m", cfg->cols, cfg->rows);
+		log_error_errno(r, "Failed to size the terminal to %ux%u: %m", cfg->cols,
+				cfg->rows);
 		goto fail;
 	}
 	r = tsm_vte_new(&t->vte, t->screen, term_write_cb, t, term_tsm_log, NULL);

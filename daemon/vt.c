@@ -87,8 +87,8 @@ int vt_open(sd_event *event, unsigned num, bool activate, const struct vt_callba
 {
 	struct vt *vt;
 	struct vt_mode mode = {
-		.mode = VT_PROCESS,
-		.waitv = 0,
+	    .mode = VT_PROCESS,
+	    .waitv = 0,
 	};
 	sigset_t mask;
 	char path[32];
@@ -123,8 +123,7 @@ int vt_open(sd_event *event, unsigned num, bool activate, const struct vt_callba
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	r = sd_event_add_signal(event, &vt->release_source, VT_SIG_RELEASE, on_release, vt);
 	if (r >= 0)
-		r = sd_event_add_signal(event, &vt->acquire_source, VT_SIG_ACQUIRE, on_acquire,
-					vt);
+		r = sd_event_add_signal(event, &vt->acquire_source, VT_SIG_ACQUIRE, on_acquire, vt);
 	if (r < 0) {
 		log_error_errno(r, "Failed to watch VT signals: %m");
 		goto fail;
@@ -176,7 +175,7 @@ void vt_free(struct vt *vt)
 			log_warning_errno(errno, "Failed to put VT %u back in text mode: %m",
 					  vt->num);
 		if (vt->mode_set) {
-			struct vt_mode mode = { .mode = VT_AUTO };
+			struct vt_mode mode = {.mode = VT_AUTO};
 			if (ioctl(vt->fd, VT_SETMODE, &mode) < 0)
 				log_warning_errno(errno, "Failed to set VT %u to VT_AUTO: %m",
 						  vt->num);

@@ -20,10 +20,10 @@
 struct font {
 	unsigned width, height; /* pixels */
 	unsigned glyph_count;
-	unsigned stride;     /* bytes per glyph row */
-	unsigned glyph_size; /* bytes per glyph */
-	uint8_t *bitmaps;    /* glyph_count * glyph_size bytes */
-	uint16_t *bmp_map;   /* 65536 entries, UINT16_MAX = no glyph; NULL = identity */
+	unsigned stride;	       /* bytes per glyph row */
+	unsigned glyph_size;	       /* bytes per glyph */
+	uint8_t *bitmaps;	       /* glyph_count * glyph_size bytes */
+	uint16_t *bmp_map;	       /* 65536 entries, UINT16_MAX = no glyph; NULL = identity */
 	struct font_map_entry *astral; /* code points above U+FFFF, sorted */
 	size_t astral_count;
 	unsigned fallback_glyph;
@@ -37,8 +37,7 @@ struct font_map_entry {
 extern const unsigned char font_builtin_psf[];
 extern const size_t font_builtin_psf_size;
 
-int font_load_psf_buffer(const void *data, size_t size, struct font **ret,
-			 const char **ret_reason);
+int font_load_psf_buffer(const void *data, size_t size, struct font **ret, const char **ret_reason);
 int font_load_psf_file(const char *path, struct font **ret, const char **ret_reason);
 int font_load_builtin(struct font **ret);
 void font_free(struct font *f);

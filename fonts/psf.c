@@ -66,7 +66,7 @@ static void font_map_add(struct font *f, uint32_t ucs4, unsigned glyph, size_t *
 		*astral_cap = *astral_cap ? *astral_cap * 2 : 16;
 		f->astral = xrealloc(f->astral, *astral_cap * sizeof(*f->astral));
 	}
-	f->astral[f->astral_count++] = (struct font_map_entry){ ucs4, glyph };
+	f->astral[f->astral_count++] = (struct font_map_entry){ucs4, glyph};
 }
 
 /* Sorts by code point and, for equal code points, by glyph, which is table
@@ -166,8 +166,7 @@ static void parse_psf2_table(struct font *f, const uint8_t *p, size_t n, size_t 
 	}
 }
 
-int font_load_psf_buffer(const void *data, size_t size, struct font **ret,
-			 const char **ret_reason)
+int font_load_psf_buffer(const void *data, size_t size, struct font **ret, const char **ret_reason)
 {
 	const uint8_t *p = data;
 	struct font *f;

@@ -7,7 +7,7 @@
 static void fill(struct cell *c, const char *s)
 {
 	for (unsigned i = 0; i < COLS; i++)
-		c[i] = (struct cell){ .glyph = (uint8_t)s[i], .fg = 7, .bg = 0 };
+		c[i] = (struct cell){.glyph = (uint8_t)s[i], .fg = 7, .bg = 0};
 }
 
 static void test_runs(void)

@@ -35,7 +35,7 @@ static void test_builtin(void)
 static size_t make_psf2(uint8_t *buf)
 {
 	uint8_t *p = buf;
-	const uint32_t hdr[8] = { 0x864ab572u, 0, 32, 1, 3, 6, 3, 10 };
+	const uint32_t hdr[8] = {0x864ab572u, 0, 32, 1, 3, 6, 3, 10};
 
 	memcpy(p, hdr, sizeof(hdr));
 	p += sizeof(hdr);

@@ -20,7 +20,7 @@ static void test_defaults(void)
 {
 	struct options o;
 
-	CHECK(parse(&o, (const char *const[]){ NULL }) == 0);
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
 	CHECK(o.action == OPTIONS_RUN);
 	CHECK(o.vt == 0);
 	CHECK(!o.switchvt);
@@ -41,13 +41,13 @@ static void test_all_flags(void)
 {
 	struct options o;
 
-	CHECK(parse(&o, (const char *const[]){ "--vt=tty3", "--switchvt", "--fbdev=/dev/fb1",
-					       "--term=linux", "--palette=xterm",
-					       "--font-file=/x.psf.gz", "--xkb-model=pc105",
-					       "--xkb-layout=de", "--xkb-variant=nodeadkeys",
-					       "--xkb-options=ctrl:nocaps", "--xkb-repeat-delay=500",
-					       "--xkb-repeat-rate=20", "--sb-size=0", "--verbose",
-					       "--login", "--", "/bin/sh", "-l", NULL }) == 0);
+	CHECK(parse(&o, (const char *const[]){"--vt=tty3", "--switchvt", "--fbdev=/dev/fb1",
+					      "--term=linux", "--palette=xterm",
+					      "--font-file=/x.psf.gz", "--xkb-model=pc105",
+					      "--xkb-layout=de", "--xkb-variant=nodeadkeys",
+					      "--xkb-options=ctrl:nocaps", "--xkb-repeat-delay=500",
+					      "--xkb-repeat-rate=20", "--sb-size=0", "--verbose",
+					      "--login", "--", "/bin/sh", "-l", NULL}) == 0);
 	CHECK_EQ_U(o.vt, 3);
 	CHECK(o.switchvt);
 	CHECK(strcmp(o.fbdev, "/dev/fb1") == 0);
@@ -86,20 +86,20 @@ static void test_vt_forms(void)
 static void test_errors(void)
 {
 	static const char *const bad[][4] = {
-		{ "--bogus", NULL },
-		{ "--vt=0", NULL },
-		{ "--vt=abc", NULL },
-		{ "--vt", NULL },
-		{ "--palette=solarized", NULL },
-		{ "--xkb-repeat-delay=0", NULL },
-		{ "--xkb-repeat-delay=abc", NULL },
-		{ "--xkb-repeat-rate=-1", NULL },
-		{ "--sb-size=1e3", NULL },
-		{ "--term=", NULL },
-		{ "--fbdev=", NULL },
-		{ "--login", NULL },
-		{ "stray", NULL },
-		{ "-x", NULL },
+	    {"--bogus", NULL},
+	    {"--vt=0", NULL},
+	    {"--vt=abc", NULL},
+	    {"--vt", NULL},
+	    {"--palette=solarized", NULL},
+	    {"--xkb-repeat-delay=0", NULL},
+	    {"--xkb-repeat-delay=abc", NULL},
+	    {"--xkb-repeat-rate=-1", NULL},
+	    {"--sb-size=1e3", NULL},
+	    {"--term=", NULL},
+	    {"--fbdev=", NULL},
+	    {"--login", NULL},
+	    {"stray", NULL},
+	    {"-x", NULL},
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -115,13 +115,13 @@ static void test_help_version(void)
 {
 	struct options o;
 
-	CHECK(parse(&o, (const char *const[]){ "--help", NULL }) == 0);
+	CHECK(parse(&o, (const char *const[]){"--help", NULL}) == 0);
 	CHECK(o.action == OPTIONS_HELP);
 	options_fini(&o);
-	CHECK(parse(&o, (const char *const[]){ "-h", NULL }) == 0);
+	CHECK(parse(&o, (const char *const[]){"-h", NULL}) == 0);
 	CHECK(o.action == OPTIONS_HELP);
 	options_fini(&o);
-	CHECK(parse(&o, (const char *const[]){ "--version", NULL }) == 0);
+	CHECK(parse(&o, (const char *const[]){"--version", NULL}) == 0);
 	CHECK(o.action == OPTIONS_VERSION);
 	options_fini(&o);
 }
@@ -130,7 +130,7 @@ static void test_command_without_login_flag(void)
 {
 	struct options o;
 
-	CHECK(parse(&o, (const char *const[]){ "--", "/bin/sh", NULL }) == 0);
+	CHECK(parse(&o, (const char *const[]){"--", "/bin/sh", NULL}) == 0);
 	CHECK(strcmp(o.login_argv[0], "/bin/sh") == 0);
 	options_fini(&o);
 }

@@ -9,21 +9,21 @@
 static struct fb_var_screeninfo var_rgb(unsigned bpp, unsigned ro, unsigned rl, unsigned go,
 					unsigned gl, unsigned bo, unsigned bl)
 {
-	struct fb_var_screeninfo v = { .bits_per_pixel = bpp };
+	struct fb_var_screeninfo v = {.bits_per_pixel = bpp};
 
-	v.red = (struct fb_bitfield){ ro, rl, 0 };
-	v.green = (struct fb_bitfield){ go, gl, 0 };
-	v.blue = (struct fb_bitfield){ bo, bl, 0 };
+	v.red = (struct fb_bitfield){ro, rl, 0};
+	v.green = (struct fb_bitfield){go, gl, 0};
+	v.blue = (struct fb_bitfield){bo, bl, 0};
 	return v;
 }
 
 static void test_formats(void)
 {
-	struct fb_fix_screeninfo fix = { .type = FB_TYPE_PACKED_PIXELS,
-					 .visual = FB_VISUAL_TRUECOLOR };
+	struct fb_fix_screeninfo fix = {.type = FB_TYPE_PACKED_PIXELS,
+					.visual = FB_VISUAL_TRUECOLOR};
 	struct pixel_format pf;
 	struct fb_var_screeninfo v;
-	struct rgb orange = { 0xff, 0x80, 0x10 };
+	struct rgb orange = {0xff, 0x80, 0x10};
 
 	/* xRGB8888 */
 	v = var_rgb(32, 16, 8, 8, 8, 0, 8);
@@ -64,9 +64,9 @@ static void test_formats(void)
 
 static void test_refused(void)
 {
-	struct fb_fix_screeninfo fix = { .type = FB_TYPE_PACKED_PIXELS,
-					 .visual = FB_VISUAL_PSEUDOCOLOR };
-	struct fb_var_screeninfo v = { .bits_per_pixel = 8 };
+	struct fb_fix_screeninfo fix = {.type = FB_TYPE_PACKED_PIXELS,
+					.visual = FB_VISUAL_PSEUDOCOLOR};
+	struct fb_var_screeninfo v = {.bits_per_pixel = 8};
 	struct pixel_format pf;
 
 	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
@@ -118,7 +118,7 @@ static void test_store(void)
 static void test_palette(void)
 {
 	struct palette p;
-	struct pixel_format indexed = { .bits_per_pixel = 8, .bytes_per_pixel = 1, .indexed = true };
+	struct pixel_format indexed = {.bits_per_pixel = 8, .bytes_per_pixel = 1, .indexed = true};
 
 	CHECK(!palette_init(&p, PALETTE_LINUX, NULL));
 	CHECK(p.colors[1].r == 0xaa && p.colors[1].g == 0 && p.colors[1].b == 0);
@@ -143,9 +143,9 @@ static void test_palette_sysfs(void)
 {
 	char dir[] = "/tmp/consoled-test-XXXXXX";
 	static const char *const files[3][2] = {
-		{ "default_red", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,255\n" },
-		{ "default_grn", "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n" },
-		{ "default_blu", "16,0,0,0,0,0,0,0,0,0,0,0,0,0,0,17\n" },
+	    {"default_red", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,255\n"},
+	    {"default_grn", "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n"},
+	    {"default_blu", "16,0,0,0,0,0,0,0,0,0,0,0,0,0,0,17\n"},
 	};
 	struct palette p;
 	char path[256];

@@ -35,13 +35,13 @@ static void fake_init(struct fake *f, unsigned bpp, unsigned xres, unsigned yres
 	f->fb.var.yres = f->fb.var.yres_virtual = yres;
 	f->fb.var.bits_per_pixel = bpp;
 	if (bpp == 32) {
-		f->fb.var.red = (struct fb_bitfield){ 16, 8, 0 };
-		f->fb.var.green = (struct fb_bitfield){ 8, 8, 0 };
-		f->fb.var.blue = (struct fb_bitfield){ 0, 8, 0 };
+		f->fb.var.red = (struct fb_bitfield){16, 8, 0};
+		f->fb.var.green = (struct fb_bitfield){8, 8, 0};
+		f->fb.var.blue = (struct fb_bitfield){0, 8, 0};
 	} else if (bpp == 16) {
-		f->fb.var.red = (struct fb_bitfield){ 11, 5, 0 };
-		f->fb.var.green = (struct fb_bitfield){ 5, 6, 0 };
-		f->fb.var.blue = (struct fb_bitfield){ 0, 5, 0 };
+		f->fb.var.red = (struct fb_bitfield){11, 5, 0};
+		f->fb.var.green = (struct fb_bitfield){5, 6, 0};
+		f->fb.var.blue = (struct fb_bitfield){0, 5, 0};
 	}
 	CHECK(pixel_format_from_fb(&f->fb.fix, &f->fb.var, &f->fb.format) == 0);
 	/* an odd line length: padding after each line */
@@ -73,7 +73,8 @@ static void feed(struct fake *f, const char *s)
 
 static uint32_t pixel_at(struct fake *f, unsigned x, unsigned y)
 {
-	uint8_t *p = f->fb.map + (size_t)y * f->fb.line_length + (size_t)x * f->fb.format.bytes_per_pixel;
+	uint8_t *p =
+	    f->fb.map + (size_t)y * f->fb.line_length + (size_t)x * f->fb.format.bytes_per_pixel;
 	switch (f->fb.format.bytes_per_pixel) {
 	case 1:
 		return p[0];
@@ -95,8 +96,8 @@ static int cell_shows(struct fake *f, unsigned cx, unsigned cy, uint32_t ch, uin
 			int on = g[y] & (0x80 >> x);
 			uint32_t want = on ? fg : bg;
 			if (pixel_at(f, cx * 8 + x, cy * 16 + y) != want) {
-				fprintf(stderr, "cell %u,%u pixel %u,%u: %#x != %#x\n", cx, cy, x, y,
-					pixel_at(f, cx * 8 + x, cy * 16 + y), want);
+				fprintf(stderr, "cell %u,%u pixel %u,%u: %#x != %#x\n", cx, cy, x,
+					y, pixel_at(f, cx * 8 + x, cy * 16 + y), want);
 				return 0;
 			}
 		}
@@ -115,14 +116,14 @@ static void test_colors_8bpp(void)
 	render_frame(f.render, f.screen);
 	CHECK(cell_shows(&f, 0, 0, 'A', 7, 0));
 	CHECK(cell_shows(&f, 1, 0, 'B', 1, 0));
-	CHECK(cell_shows(&f, 2, 0, 'C', 9, 0));   /* bold red -> bright red */
-	CHECK(cell_shows(&f, 3, 0, 'D', 15, 0));  /* bold default -> white, as the kernel */
-	CHECK(cell_shows(&f, 4, 0, 'E', 0, 7));   /* reverse */
+	CHECK(cell_shows(&f, 2, 0, 'C', 9, 0));	 /* bold red -> bright red */
+	CHECK(cell_shows(&f, 3, 0, 'D', 15, 0)); /* bold default -> white, as the kernel */
+	CHECK(cell_shows(&f, 4, 0, 'E', 0, 7));	 /* reverse */
 	CHECK(cell_shows(&f, 5, 0, 'F', 3, 4));
 	CHECK(cell_shows(&f, 6, 0, 'G', 11, 0));  /* 93 = bright yellow */
 	CHECK(cell_shows(&f, 7, 0, 'H', 196, 0)); /* 256 colours are exact at 8 bpp */
 	CHECK(cell_shows(&f, 8, 0, 'I', 7, 244));
-	CHECK(cell_shows(&f, 9, 0, 'J', 21, 0));  /* rgb -> nearest entry (cube blue) */
+	CHECK(cell_shows(&f, 9, 0, 'J', 21, 0)); /* rgb -> nearest entry (cube blue) */
 	CHECK(cell_shows(&f, 10, 0, ' ', 7, 0));
 	/* margins cleared to colour 0, padding after the line untouched */
 	CHECK_EQ_U(pixel_at(&f, 163, 5), 0);

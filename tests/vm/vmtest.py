@@ -13,6 +13,13 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
   keyboard        Keys typed with QEMU's send-key reach a shell started by
                   consoled: `echo hello` shows `hello` (read back with the
                   screen text reader).
+  session         The session process: its own session with the pty as
+                  controlling tty, only fds 0-2 open (all the pty), TERM set,
+                  the window size of the text grid.
+  keys            Caps Lock (the LED follows, letters come out capital),
+                  Shift+PageUp/PageDown walk the scrollback.
+  frames          `cat` of 5000 lines is drawn in far fewer frames than lines
+                  (output is coalesced), and the final screen is right.
   vt-switch       consoled on tty1, text on tty2: Ctrl+Alt+F2 shows tty2's
                   fbcon text unchanged; keys typed there reach tty2 and never
                   consoled's session; `chvt 1` shows consoled's screen exactly
@@ -30,6 +37,7 @@ Pictures of failures (expected, actual, diff) go to --out.
 
 import argparse
 import os
+import re
 import sys
 import time
 import traceback
@@ -307,6 +315,99 @@ class Runner:
         self.wait_output(font, "echo \"A-Z_ok\"", "A-Z_ok", "shifted keys came out wrong")
         self.stop_consoled()
 
+    def session_pid(self):
+        """The session process: consoled's only child."""
+        pid = self.consoled_pid()
+        out = self.sh("cat /proc/%s/task/%s/children" % (pid, pid)).split()
+        if len(out) != 1:
+            self.fail("consoled has children %r, expected one session" % out)
+        return out[0]
+
+    def check_session(self):
+        font = KEYBOARD_FONT
+        self.start_consoled(font, "/bin/sh -c 'printf \"\\033[?25lsession up\"; exec sleep 100000'")
+        self.wait_text(font, lambda s: "session up" in s, "the session did not start")
+        pid = self.session_pid()
+        fds = self.sh("ls /proc/%s/fd" % pid).split()
+        if sorted(fds) != ["0", "1", "2"]:
+            self.fail("the session has fds %r open, expected only 0, 1, 2" % fds)
+        links = self.sh("for fd in 0 1 2; do readlink /proc/%s/fd/$fd; done" % pid).split()
+        if len(set(links)) != 1 or not links[0].startswith("/dev/pts/"):
+            self.fail("the session's fds 0-2 are %r, expected one pty" % links)
+        stat = self.sh("cat /proc/%s/stat" % pid)
+        fields = stat[stat.rindex(")") + 2:].split()
+        # fields[3] is the session id, fields[4] the controlling tty.
+        if fields[3] != pid:
+            self.fail("the session process is not a session leader: %s" % stat)
+        pts = int(links[0].rsplit("/", 1)[1])
+        if int(fields[4]) != (136 << 8 | pts):
+            self.fail("the controlling tty of the session is %s, expected %s" % (fields[4], links[0]))
+        env = self.sh("tr '\\0' '\\n' < /proc/%s/environ" % pid).split("\n")
+        if "TERM=xterm-256color" not in env:
+            self.fail("TERM is not xterm-256color in the session: %r" % env)
+        size = self.sh("stty -F %s size" % links[0]).split()
+        font_obj = load_font(font)
+        want = [str(self.vm_yres // font_obj.height), str(self.vm_xres // font_obj.width)]
+        if size != want:
+            self.fail("window size %r, expected %r" % (size, want))
+        self.stop_consoled()
+
+    def check_keys(self):
+        font = KEYBOARD_FONT
+        self.start_shell(font)
+        self.vm.send_text("echo ")
+        self.vm.send_keys(["caps_lock"])
+        self.vm.send_text("abc")
+        led = "cat /sys/class/leds/input*::capslock/brightness"
+        deadline = time.monotonic() + 10
+        while self.sh(led).split() != ["1"]:
+            if time.monotonic() > deadline:
+                self.fail("the Caps Lock LED did not light: %r" % self.sh(led))
+            time.sleep(0.2)
+        self.vm.send_keys(["caps_lock"])
+        self.vm.send_text("d\n")
+        self.wait_output(font, "echo ABCd", "ABCd", "Caps Lock did not give capitals")
+        if self.sh(led).split() != ["0"]:
+            self.fail("the Caps Lock LED stayed on: %r" % self.sh(led))
+
+        # Scrollback: 200 numbered lines, then a page up shows earlier ones.
+        self.vm.send_text("seq 1 200\n")
+        self.wait_text(font, lambda s: any(l.rstrip() == "200" for l in s.lines), "seq did not run")
+        self.vm.send_keys(["shift", "pgup"])
+        _, decoded = self.wait_text(font, lambda s: "200" not in [l.rstrip() for l in s.lines],
+                                    "Shift+PageUp did not scroll back")
+        numbers = [int(l) for l in (l.strip() for l in decoded.lines) if l.isdigit()]
+        if not numbers or max(numbers) > 190 or max(numbers) < 100:
+            self.fail("Shift+PageUp shows lines %r" % numbers)
+        self.vm.send_keys(["shift", "pgdn"])
+        self.wait_text(font, lambda s: any(l.rstrip() == "200" for l in s.lines),
+                       "Shift+PageDown did not come back")
+        self.stop_consoled()
+
+    def check_frames(self):
+        font = KEYBOARD_FONT
+        lines = 5000
+        # Long lines (about 300 KB), so the session writes far more than one
+        # read of the pty takes.
+        self.sh("awk 'BEGIN { for (i = 1; i <= %d; i++) printf \"%%05d the quick brown fox "
+                "jumps over the lazy dog %%d\\n\", i, i * i }' > /tmp/lines" % lines)
+        self.start_consoled(font, "/bin/sh -c 'cat /tmp/lines; printf \"\\033[?25ldone\"; exec sleep 100000'",
+                            extra="--verbose")
+        last = "%05d the quick brown fox jumps over the lazy dog %d" % (lines, lines * lines)
+        self.wait_text(font, lambda s: "done" in s and any(l.rstrip() == last for l in s.lines),
+                       "the output did not end on screen", timeout=60)
+        self.stop_consoled()
+        log = self.sh("cat %s" % CONSOLED_LOG)
+        m = re.search(r"Drew (\d+) frames, (\d+) cells; VRAM bytes written (\d+), read (\d+)", log)
+        if not m:
+            self.fail("no statistics in the log:\n" + log)
+        frames, read = int(m.group(1)), int(m.group(4))
+        print("# %d lines drawn in %d frames" % (lines, frames), flush=True)
+        if frames > lines // 10:
+            self.fail("%d lines took %d frames: output is not coalesced" % (lines, frames))
+        if read != 0:
+            self.fail("the renderer read %d bytes of VRAM" % read)
+
     def check_vt_switch(self):
         font = KEYBOARD_FONT
         text2 = b"\033[0m\033[?25l\033[H\033[2J\033[36mthis is tty2, drawn by fbcon\033[0m\n"
@@ -389,7 +490,8 @@ def main():
     if args.card == "vfb":
         checks = ["refusal"]
     else:
-        checks = ["oracle-" + f for f in ORACLE_FONTS] + ["keyboard", "vt-switch",
+        checks = ["oracle-" + f for f in ORACLE_FONTS] + ["keyboard", "session", "keys",
+                                                          "frames", "vt-switch",
                                                           "exit-sigterm", "exit-sigsegv"]
     if args.only:
         checks = [c for c in args.only.split(",") if c]
@@ -403,13 +505,20 @@ def main():
                   out_dir=out_dir) as vm:
         print("# %s booted in %.1fs, fb0 %s" % (args.card, vm.boot_seconds, vm.fb_info), flush=True)
         r = Runner(vm, args.card, out_dir)
-        r.vm_xres = int(vm.fb_info.split(",")[0]) if vm.fb_info and vm.fb_info[0].isdigit() else 0
+        if vm.fb_info and vm.fb_info[0].isdigit():
+            r.vm_xres, r.vm_yres = (int(v) for v in vm.fb_info.split(",")[:2])
         for name in checks:
             if name.startswith("oracle-"):
                 font = ORACLE_FONTS[name[len("oracle-"):]]
                 r.check(name, lambda f=font: r.check_oracle(f))
             elif name == "keyboard":
                 r.check(name, r.check_keyboard)
+            elif name == "session":
+                r.check(name, r.check_session)
+            elif name == "keys":
+                r.check(name, r.check_keys)
+            elif name == "frames":
+                r.check(name, r.check_frames)
             elif name == "vt-switch":
                 r.check(name, r.check_vt_switch)
             elif name == "exit-sigterm":

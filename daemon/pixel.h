@@ -52,6 +52,9 @@ int pixel_format_from_fb(const struct fb_fix_screeninfo *fix, const struct fb_va
 
 uint32_t pixel_pack_rgb(const struct pixel_format *pf, struct rgb c);
 
+/* The colour map slot of palette entry `index` at 8 bpp pseudocolour. */
+unsigned palette_cmap_slot(unsigned index);
+
 /* The pixel value of palette entry `index`. */
 uint32_t pixel_from_index(const struct pixel_format *pf, const struct palette *p, unsigned index);
 

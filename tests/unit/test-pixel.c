@@ -133,7 +133,12 @@ static void test_palette(void)
 	/* every cube and ramp colour maps back to itself at 8 bpp */
 	for (unsigned i = 16; i < 256; i++)
 		CHECK_EQ_U(palette_nearest(&p, p.colors[i]), i);
-	CHECK_EQ_U(pixel_from_index(&indexed, &p, 9), 9);
+	/* the console colours sit where fbcon puts them: VGA order */
+	CHECK_EQ_U(pixel_from_index(&indexed, &p, 1), 4);
+	CHECK_EQ_U(pixel_from_index(&indexed, &p, 4), 1);
+	CHECK_EQ_U(pixel_from_index(&indexed, &p, 9), 12);
+	CHECK_EQ_U(pixel_from_index(&indexed, &p, 7), 7);
+	CHECK_EQ_U(pixel_from_index(&indexed, &p, 100), 100);
 
 	CHECK(!palette_init(&p, PALETTE_XTERM, NULL));
 	CHECK(p.colors[1].r == 0xcd && p.colors[4].b == 0xee);

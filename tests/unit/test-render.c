@@ -104,6 +104,13 @@ static int cell_shows(struct fake *f, unsigned cx, unsigned cy, uint32_t ch, uin
 	return 1;
 }
 
+/* fbcon's colour map order for the 16 console colours (vt.c color_table). */
+static uint32_t slot(unsigned ansi)
+{
+	static const unsigned vga[16] = { 0, 4, 2, 6, 1, 5, 3, 7, 8, 12, 10, 14, 9, 13, 11, 15 };
+	return ansi < 16 ? vga[ansi] : ansi;
+}
+
 static void test_colors_8bpp(void)
 {
 	struct fake f;
@@ -114,17 +121,17 @@ static void test_colors_8bpp(void)
 	feed(&f, "A\033[31mB\033[1mC\033[0;1mD\033[0;7mE\033[0;44;33mF\033[0;93mG"
 		 "\033[0;38;5;196mH\033[0;48;5;244mI\033[0;38;2;0;0;255mJ\033[0m");
 	render_frame(f.render, f.screen);
-	CHECK(cell_shows(&f, 0, 0, 'A', 7, 0));
-	CHECK(cell_shows(&f, 1, 0, 'B', 1, 0));
-	CHECK(cell_shows(&f, 2, 0, 'C', 9, 0));	 /* bold red -> bright red */
-	CHECK(cell_shows(&f, 3, 0, 'D', 15, 0)); /* bold default -> white, as the kernel */
-	CHECK(cell_shows(&f, 4, 0, 'E', 0, 7));	 /* reverse */
-	CHECK(cell_shows(&f, 5, 0, 'F', 3, 4));
-	CHECK(cell_shows(&f, 6, 0, 'G', 11, 0));  /* 93 = bright yellow */
-	CHECK(cell_shows(&f, 7, 0, 'H', 196, 0)); /* 256 colours are exact at 8 bpp */
-	CHECK(cell_shows(&f, 8, 0, 'I', 7, 244));
-	CHECK(cell_shows(&f, 9, 0, 'J', 21, 0)); /* rgb -> nearest entry (cube blue) */
-	CHECK(cell_shows(&f, 10, 0, ' ', 7, 0));
+	CHECK(cell_shows(&f, 0, 0, 'A', slot(7), slot(0)));
+	CHECK(cell_shows(&f, 1, 0, 'B', slot(1), slot(0)));
+	CHECK(cell_shows(&f, 2, 0, 'C', slot(9), slot(0)));	 /* bold red -> bright red */
+	CHECK(cell_shows(&f, 3, 0, 'D', slot(15), slot(0))); /* bold default -> white, as the kernel */
+	CHECK(cell_shows(&f, 4, 0, 'E', slot(0), slot(7)));	 /* reverse */
+	CHECK(cell_shows(&f, 5, 0, 'F', slot(3), slot(4)));
+	CHECK(cell_shows(&f, 6, 0, 'G', slot(11), slot(0)));  /* 93 = bright yellow */
+	CHECK(cell_shows(&f, 7, 0, 'H', 196, slot(0))); /* 256 colours are exact at 8 bpp */
+	CHECK(cell_shows(&f, 8, 0, 'I', slot(7), 244));
+	CHECK(cell_shows(&f, 9, 0, 'J', 21, slot(0))); /* rgb -> nearest entry (cube blue) */
+	CHECK(cell_shows(&f, 10, 0, ' ', slot(7), slot(0)));
 	/* margins cleared to colour 0, padding after the line untouched */
 	CHECK_EQ_U(pixel_at(&f, 163, 5), 0);
 	CHECK_EQ_U(pixel_at(&f, 5, 99), 0);

@@ -28,6 +28,11 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
   exit-sigsegv    (or dies of SIGSEGV through its crash handler); the mode is
                   as before, fbcon's picture of tty1 is back pixel for pixel
                   (its mode and colour map restored) and fbcon draws new text.
+  depth-<N>bpp    (vfb) the oracle with the 8x16 font at 8, 16, 24 and 32 bpp,
+                  set through sysfs; vfb has no display, so the pictures are
+                  its memory at the pan offset (VM.read_fb()), and at 8 bpp
+                  consoled must put the console colours in the colour map
+                  slots fbcon uses.
   refusal         (vfb at 1 bpp) consoled refuses the framebuffer with a
                   message naming type, visual and depth, exit status 1, and
                   bad flags, devices and fonts give clear errors or fallbacks.
@@ -450,7 +455,18 @@ class Runner:
         self.sh("pkill -x cat || true")
         self.stop_consoled()
 
+    def set_depth(self, bpp):
+        self.sh("echo %d > /sys/class/graphics/fb0/bits_per_pixel" % bpp)
+        got = self.sh("cat /sys/class/graphics/fb0/bits_per_pixel").strip()
+        if got != str(bpp):
+            self.fail("vfb did not take %d bpp (it reports %s)" % (bpp, got))
+
+    def check_depth(self, bpp):
+        self.set_depth(bpp)
+        self.check_oracle(KEYBOARD_FONT)
+
     def check_refusal(self):
+        self.set_depth(1)
         out, status = self.vm.run("consoled --vt=1 --fbdev=/dev/fb0 2>&1", timeout=30)
         if status != 1:
             self.fail("consoled on a 1 bpp framebuffer exited with %d, expected 1:\n%s" % (status, out))
@@ -488,7 +504,7 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
 
     if args.card == "vfb":
-        checks = ["refusal"]
+        checks = ["depth-%dbpp" % b for b in (8, 16, 24, 32)] + ["refusal"]
     else:
         checks = ["oracle-" + f for f in ORACLE_FONTS] + ["keyboard", "session", "keys",
                                                           "frames", "vt-switch",
@@ -497,8 +513,6 @@ def main():
         checks = [c for c in args.only.split(",") if c]
 
     append = args.append
-    if args.card == "vfb" and "mode_option" not in append:
-        append += " vfb.vfb_enable=1 vfb.videomemorysize=4194304 vfb.mode_option=640x480-1@60"
 
     print("1..%d" % len(checks), flush=True)
     with vmlib.VM(args.card, consoled=os.path.abspath(args.consoled), append=append.strip(),
@@ -525,6 +539,8 @@ def main():
                 r.check(name, lambda: r.check_exit("TERM", 0))
             elif name == "exit-sigsegv":
                 r.check(name, lambda: r.check_exit("SEGV", 139))
+            elif name.startswith("depth-"):
+                r.check(name, lambda b=int(name[6:-3]): r.check_depth(b))
             elif name == "refusal":
                 r.check(name, r.check_refusal)
             else:

@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdlib.h>
+#include <string.h>
+
 #include "damage.h"
 
 unsigned damage_row_runs(const struct cell *prev, const struct cell *cur, unsigned cols,
@@ -24,4 +27,132 @@ unsigned damage_row_runs(const struct cell *prev, const struct cell *cur, unsign
 			runs[n++] = (struct damage_run){start, end};
 	}
 	return n;
+}
+
+void damage_hash_rows(const struct cell *cells, unsigned cols, unsigned rows, uint64_t *ret)
+{
+	for (unsigned y = 0; y < rows; y++) {
+		/* FNV-1a over the cell words: fast, and collisions only cost time. */
+		uint64_t h = 0xcbf29ce484222325ull;
+		const struct cell *c = cells + (size_t)y * cols;
+
+		for (unsigned x = 0; x < cols; x++) {
+			h = (h ^ c[x].glyph) * 0x100000001b3ull;
+			h = (h ^ c[x].fg) * 0x100000001b3ull;
+			h = (h ^ c[x].bg) * 0x100000001b3ull;
+		}
+		ret[y] = h;
+	}
+}
+
+/* For content moving up by k > 0 (rows given in screen order) or, with the
+ * rows mirrored, down: dest row r shows source row r + k. Scores every region
+ * [top, bottom) whose dest rows are [top, e] and whose exposed rows are
+ * [e + 1, e + k], and keeps the best in *best (mirrored back by the caller). */
+static void find_up(const uint64_t *prev, const uint64_t *cur, unsigned rows, unsigned k,
+		    unsigned *right, int *ret_full_gain, struct scroll_guess *best)
+{
+	int run = 0, full = 0;
+	unsigned run_start = 0;
+
+	/* right[r]: how many of rows [0, r) are right before any move. */
+	right[0] = 0;
+	for (unsigned r = 0; r < rows; r++)
+		right[r + 1] = right[r] + (prev[r] == cur[r]);
+
+	for (unsigned e = 0; e + k < rows; e++) {
+		int v = (cur[e] == prev[e + k]) - (cur[e] == prev[e]);
+		int exposed = (int)(right[e + k + 1] - right[e + 1]);
+
+		full += v;
+		/* Kadane: the best segment of dest rows ending at e. */
+		if (run <= 0) {
+			run = v;
+			run_start = e;
+		} else
+			run += v;
+
+		if (run - exposed > best->gain) {
+			best->gain = run - exposed;
+			best->top = run_start;
+			best->bottom = e + k + 1;
+			best->shift = (int)k;
+		}
+	}
+	*ret_full_gain = full - (int)(right[rows] - right[rows - k]);
+}
+
+void damage_find_scroll(const uint64_t *prev_hash, const uint64_t *cur_hash, unsigned rows,
+			struct scroll_guess *ret_full, struct scroll_guess *ret_region)
+{
+	uint64_t *rprev, *rcur;
+	unsigned *right;
+	struct scroll_guess full = { 0, rows, 0, 0 }, region = { 0, rows, 0, 0 };
+
+	rprev = malloc(rows * sizeof(uint64_t) * 2 + (rows + 1) * sizeof(unsigned));
+	if (!rprev) {
+		*ret_full = full;
+		*ret_region = region;
+		return;
+	}
+	rcur = rprev + rows;
+	right = (unsigned *)(rcur + rows);
+	for (unsigned r = 0; r < rows; r++) {
+		rprev[r] = prev_hash[rows - 1 - r];
+		rcur[r] = cur_hash[rows - 1 - r];
+	}
+
+	/* Smallest shifts first: among equal gains (identical lines) the
+	 * smallest move wins, which is also the cheapest. */
+	for (unsigned k = 1; k < rows; k++) {
+		for (int dir = 1; dir >= -1; dir -= 2) {
+			struct scroll_guess g = { 0, 0, 0, 0 };
+			int full_gain;
+
+			if (dir > 0)
+				find_up(prev_hash, cur_hash, rows, k, right, &full_gain, &g);
+			else {
+				find_up(rprev, rcur, rows, k, right, &full_gain, &g);
+				if (g.shift) {
+					unsigned top = rows - g.bottom;
+					g.bottom = rows - g.top;
+					g.top = top;
+					g.shift = -g.shift;
+				}
+			}
+			if (full_gain > full.gain) {
+				full.gain = full_gain;
+				full.shift = dir * (int)k;
+			}
+			if (g.shift && g.gain > region.gain)
+				region = g;
+		}
+	}
+	free(rprev);
+	*ret_full = full;
+	*ret_region = region;
+}
+
+void damage_apply_scroll(struct cell *cells, unsigned cols, unsigned top, unsigned bottom,
+			 int shift)
+{
+	unsigned k = (unsigned)abs(shift), height = bottom - top;
+	size_t row = (size_t)cols;
+
+	if (shift == 0 || bottom <= top)
+		return;
+	if (k >= height) {
+		k = height;
+	} else if (shift > 0)
+		memmove(cells + top * row, cells + (top + k) * row,
+			(height - k) * row * sizeof(*cells));
+	else
+		memmove(cells + (top + k) * row, cells + top * row,
+			(height - k) * row * sizeof(*cells));
+
+	/* The exposed rows: at the bottom of the region for an up move. */
+	unsigned first = shift > 0 ? bottom - k : top;
+	for (unsigned y = first; y < first + k; y++)
+		for (unsigned x = 0; x < cols; x++)
+			cells[y * row + x].glyph = CELL_GLYPH_UNKNOWN;
 }

@@ -7,6 +7,17 @@
  * (glyph and the two pixel values), and draws only the cells that differ.
  * A row's differing cells are grouped in runs; runs separated by a short gap
  * of equal cells are merged, since one longer write beats two short ones.
+ *
+ * Scroll detection: libtsm cannot tell a scroll from a repaint, so the
+ * renderer compares the rows of the last frame with the new ones. For every
+ * shift k (content moved up by k rows for k > 0, down for k < 0) the gain of
+ * moving rows [top, bottom) by k is the number of rows in it that are right
+ * after the move minus those that were right before (the rows the move
+ * exposes are never right: they must be drawn). The best full-screen shift
+ * and the best region (a maximum-sum segment, found in O(rows) per shift) are
+ * both returned; the caller picks by what its strategies can do. A guess is
+ * only a plan: after the move every cell that still differs is drawn, so a
+ * wrong guess (identical lines, a hash collision) costs time, never pixels.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,6 +35,29 @@ static inline bool cell_equal(const struct cell *a, const struct cell *b)
 {
 	return a->glyph == b->glyph && a->fg == b->fg && a->bg == b->bg;
 }
+
+/* Marks a cell whose pixels are unknown (rows a scroll exposed): it differs
+ * from every real cell. */
+#define CELL_GLYPH_UNKNOWN UINT32_MAX
+
+struct scroll_guess {
+	unsigned top, bottom; /* the region: rows [top, bottom) */
+	int shift;	      /* rows the content moves up (> 0) or down (< 0); 0 = none */
+	int gain;	      /* rows right after the move minus rows right before */
+};
+
+/* Hashes each of `rows` rows of `cols` cells. */
+void damage_hash_rows(const struct cell *cells, unsigned cols, unsigned rows, uint64_t *ret);
+
+/* Finds the best full-screen move (ret_full) and the best region move
+ * (ret_region) turning prev into cur; shift 0 when nothing gains. */
+void damage_find_scroll(const uint64_t *prev_hash, const uint64_t *cur_hash, unsigned rows,
+			struct scroll_guess *ret_full, struct scroll_guess *ret_region);
+
+/* Moves the rows of region [top, bottom) of a cell grid by shift as a scroll
+ * does and marks the exposed rows unknown. */
+void damage_apply_scroll(struct cell *cells, unsigned cols, unsigned top, unsigned bottom,
+			 int shift);
 
 /* Fills runs (room for cols / 2 + 1) with the damaged runs of one row, merging
  * runs separated by at most merge_gap equal cells; returns how many. */

@@ -87,7 +87,7 @@ void damage_find_scroll(const uint64_t *prev_hash, const uint64_t *cur_hash, uns
 {
 	uint64_t *rprev, *rcur;
 	unsigned *right;
-	struct scroll_guess full = { 0, rows, 0, 0 }, region = { 0, rows, 0, 0 };
+	struct scroll_guess full = {0, rows, 0, 0}, region = {0, rows, 0, 0};
 
 	rprev = malloc(rows * sizeof(uint64_t) * 2 + (rows + 1) * sizeof(unsigned));
 	if (!rprev) {
@@ -106,7 +106,7 @@ void damage_find_scroll(const uint64_t *prev_hash, const uint64_t *cur_hash, uns
 	 * smallest move wins, which is also the cheapest. */
 	for (unsigned k = 1; k < rows; k++) {
 		for (int dir = 1; dir >= -1; dir -= 2) {
-			struct scroll_guess g = { 0, 0, 0, 0 };
+			struct scroll_guess g = {0, 0, 0, 0};
 			int full_gain;
 
 			if (dir > 0)

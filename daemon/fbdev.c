@@ -5,7 +5,11 @@
 #include <libudev.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "crash.h"
 #include "fbdev.h"
@@ -200,8 +204,14 @@ static int fbdev_check(struct fbdev *fb)
 	fb->line_length = fb->fix.line_length;
 	if (fb->line_length == 0)
 		fb->line_length = fb->var.xres_virtual * fb->format.bytes_per_pixel;
-	if (fb->var.xres == 0 || fb->var.yres == 0 ||
-	    (uint64_t)fb->line_length * (fb->var.yoffset + fb->var.yres) > fb->fix.smem_len ||
+	/* With FB_VMODE_YWRAP the window may wrap: the whole virtual screen
+	 * must be mapped; otherwise the window must lie inside memory. */
+	if (fb->var.xres == 0 || fb->var.yres == 0 || fb->var.yres_virtual < fb->var.yres ||
+	    (uint64_t)fb->line_length * ((fb->var.vmode & FB_VMODE_YWRAP)
+					     ? fb->var.yres_virtual
+					     : (uint64_t)fb->var.yoffset + fb->var.yres) >
+		fb->fix.smem_len ||
+	    fb->var.yoffset >= fb->var.yres_virtual ||
 	    (uint64_t)(fb->var.xoffset + fb->var.xres) * fb->format.bytes_per_pixel >
 		fb->line_length)
 		return log_error_errno(EINVAL,
@@ -346,4 +356,89 @@ void fbdev_restore(struct fbdev *fb)
 		log_warning_errno(errno, "Failed to restore the mode of %s: %m", fb->path);
 	if (fb->saved_cmap_valid && ioctl(fb->fd, FBIOPUTCMAP, &fb->saved_cmap) < 0)
 		log_warning_errno(errno, "Failed to restore the colour map of %s: %m", fb->path);
+}
+
+int fbdev_set_virtual(struct fbdev *fb, unsigned yres_virtual, unsigned vmode)
+{
+	struct fb_var_screeninfo want = fb->var, old = fb->var;
+	struct fb_fix_screeninfo old_fix = fb->fix;
+	int r;
+
+	want.yres_virtual = yres_virtual;
+	want.yoffset = 0;
+	want.xoffset = 0;
+	want.vmode = vmode;
+	want.activate = FB_ACTIVATE_NOW;
+	if (ioctl(fb->fd, FBIOPUT_VSCREENINFO, &want) < 0)
+		return -errno;
+	if (ioctl(fb->fd, FBIOGET_VSCREENINFO, &fb->var) < 0 ||
+	    ioctl(fb->fd, FBIOGET_FSCREENINFO, &fb->fix) < 0) {
+		r = -errno;
+		goto restore;
+	}
+	if (fb->var.yres_virtual != yres_virtual || fb->var.xres != old.xres ||
+	    fb->var.yres != old.yres || fb->var.bits_per_pixel != old.bits_per_pixel ||
+	    (fb->var.vmode & FB_VMODE_YWRAP) != (vmode & FB_VMODE_YWRAP)) {
+		r = -EINVAL; /* the driver adjusted what we asked for */
+		goto restore;
+	}
+	r = fbdev_check(fb);
+	if (r < 0)
+		goto restore;
+	if (fb->fix.smem_start != old_fix.smem_start || fb->fix.smem_len != old_fix.smem_len) {
+		r = fbdev_map(fb);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+
+restore:
+	old.activate = FB_ACTIVATE_NOW;
+	ioctl(fb->fd, FBIOPUT_VSCREENINFO, &old);
+	fb->fix = old_fix;
+	fb->var = old;
+	fbdev_check(fb);
+	return r;
+}
+
+int fbdev_pan(struct fbdev *fb, unsigned yoffset)
+{
+	struct fb_var_screeninfo v = fb->var;
+
+	v.yoffset = yoffset;
+	if (ioctl(fb->fd, FBIOPAN_DISPLAY, &v) < 0)
+		return -errno;
+	fb->var.yoffset = yoffset;
+	return 0;
+}
+
+/*
+ * QEMU's ati-vga (Rage128 Pro and Radeon R100 models, QEMU 7.2) stores
+ * CRTC_OFFSET but keeps scanning out from the start of VRAM, so aty128fb's and
+ * radeonfb's pan ioctl succeeds while the picture stays put; its Rage128 also
+ * adds the display offset to every blit address. consoled cannot see the
+ * scanout, so it recognises the device: the driver's fix.id and QEMU's PCI
+ * subsystem id 1af4:1100. Real Rage128 and Radeon cards pan correctly.
+ */
+const char *fbdev_pan_quirk(const struct fbdev *fb)
+{
+	char path[128], vendor[32], device[32];
+	struct stat st;
+
+	if (strncmp(fb->fix.id, "ATY Rage128", 11) != 0 &&
+	    strncmp(fb->fix.id, "ATI Radeon", 10) != 0)
+		return NULL;
+	if (fstat(fb->fd, &st) < 0)
+		return NULL;
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/device/subsystem_vendor",
+		 major(st.st_rdev), minor(st.st_rdev));
+	if (read_small_file(path, vendor, sizeof(vendor)) < 0)
+		return NULL;
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/device/subsystem_device",
+		 major(st.st_rdev), minor(st.st_rdev));
+	if (read_small_file(path, device, sizeof(device)) < 0)
+		return NULL;
+	if (strtoul(vendor, NULL, 16) == 0x1af4 && strtoul(device, NULL, 16) == 0x1100)
+		return "QEMU's ati-vga accepts FBIOPAN_DISPLAY but does not move the picture";
+	return NULL;
 }

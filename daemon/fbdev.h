@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "pixel.h"
 
@@ -56,8 +57,26 @@ int fbdev_reacquire(struct fbdev *fb);
 /* Puts back the var (at yoffset 0) and colour map found at start. */
 void fbdev_restore(struct fbdev *fb);
 
-static inline uint8_t *fbdev_visible(const struct fbdev *fb)
+/* Sets the virtual height and vmode (FB_VMODE_YWRAP or not) at yoffset 0;
+ * re-reads and re-maps. On failure the device keeps its previous mode. */
+int fbdev_set_virtual(struct fbdev *fb, unsigned yres_virtual, unsigned vmode);
+
+/* Moves the display window to yoffset (FBIOPAN_DISPLAY, with the current
+ * vmode, so with FB_VMODE_YWRAP the window wraps). */
+int fbdev_pan(struct fbdev *fb, unsigned yoffset);
+
+/* Quirks: drivers whose pan ioctl succeeds while the picture does not move.
+ * Returns why panning must not be used on this device, or NULL. */
+const char *fbdev_pan_quirk(const struct fbdev *fb);
+
+/* The start of pixel line y of the visible screen: the pan offset respected,
+ * wrapping around the end of the virtual screen in FB_VMODE_YWRAP. */
+static inline uint8_t *fbdev_line(const struct fbdev *fb, unsigned y)
 {
-	return fb->map + (size_t)fb->var.yoffset * fb->line_length +
+	unsigned py = fb->var.yoffset + y;
+
+	if (py >= fb->var.yres_virtual)
+		py -= fb->var.yres_virtual;
+	return fb->map + (size_t)py * fb->line_length +
 	       (size_t)fb->var.xoffset * fb->format.bytes_per_pixel;
 }

@@ -25,6 +25,7 @@
 #include "options.h"
 #include "pixel.h"
 #include "render.h"
+#include "scroll.h"
 #include "term.h"
 #include "util/util.h"
 #include "vt.h"
@@ -41,6 +42,7 @@ struct manager {
 	struct input *input;
 	struct term *term;
 	struct render *render;
+	struct scroller *scroller;
 	sd_event_source *frame_source;
 	uint64_t last_frame_usec;
 	int exit_status;
@@ -108,6 +110,25 @@ static void manager_on_acquire(void *userdata)
 		return;
 	}
 	crash_set_active(1);
+	/* The scroller may change the device's mode (a taller virtual screen,
+	 * FB_VMODE_YWRAP): only once the VT is ours, and from then on
+	 * fbdev_reacquire() puts that mode back after every switch. */
+	if (!m->scroller) {
+		struct scroller_config sc = {
+		    .mode = m->opts.scroll_mode,
+		    .calibrate = m->opts.calibrate,
+		    .font_height = m->font->height,
+		    .text_rows = render_rows(m->render),
+		    .text_row_bytes =
+			m->fb->var.xres * m->fb->format.bytes_per_pixel * m->font->height,
+		};
+		if (scroller_new(m->fb, &sc, &m->scroller) < 0 ||
+		    render_set_scroller(m->render, m->scroller) < 0) {
+			m->exit_status = EXIT_FAILURE;
+			sd_event_exit(m->event, 0);
+			return;
+		}
+	}
 	if (m->input)
 		input_set_active(m->input, true);
 	render_invalidate(m->render);
@@ -145,6 +166,38 @@ static int manager_on_signal(sd_event_source *s, const struct signalfd_siginfo *
 	(void)s;
 	log_info("Received %s, exiting", strsignal((int)si->ssi_signo));
 	sd_event_exit(m->event, 0);
+	return 0;
+}
+
+static void manager_log_stats(struct manager *m)
+{
+	if (!m->render || !m->scroller)
+		return;
+	log_info("stats: mode=%s full-screen=%s region=%s",
+		 scroll_mode_to_string(scroller_requested(m->scroller)),
+		 scroll_mode_to_string(scroller_full_mode(m->scroller)),
+		 scroll_mode_to_string(scroller_region_mode(m->scroller)));
+	for (int i = 0; i < _SCROLL_MODE_MAX; i++) {
+		const struct scroll_counters *c = render_get_counters(m->render, i);
+
+		if (!c->frames && !c->rows_scrolled && !c->pans)
+			continue;
+		log_info(
+		    "stats: strategy=%s frames=%llu rows_scrolled=%llu vram_bytes_written=%llu "
+		    "vram_bytes_read=%llu blits=%llu fills=%llu pans=%llu render_usec=%llu",
+		    scroll_mode_to_string(i), (unsigned long long)c->frames,
+		    (unsigned long long)c->rows_scrolled, (unsigned long long)c->vram_bytes_written,
+		    (unsigned long long)c->vram_bytes_read, (unsigned long long)c->blits,
+		    (unsigned long long)c->fills, (unsigned long long)c->pans,
+		    (unsigned long long)c->render_usec);
+	}
+}
+
+static int manager_on_sigusr1(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	(void)s;
+	(void)si;
+	manager_log_stats(userdata);
 	return 0;
 }
 
@@ -211,7 +264,11 @@ static int manager_start(struct manager *m)
 	for (unsigned i = 0; i < ELEMENTSOF(exit_signals); i++)
 		sigaddset(&mask, exit_signals[i]);
 	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
+	r = sd_event_add_signal(m->event, NULL, SIGUSR1, manager_on_sigusr1, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to watch SIGUSR1: %m");
 	for (unsigned i = 0; i < ELEMENTSOF(exit_signals); i++) {
 		r = sd_event_add_signal(m->event, NULL, exit_signals[i], manager_on_signal, m);
 		if (r < 0)
@@ -265,30 +322,17 @@ static int manager_start(struct manager *m)
 	return 0;
 }
 
-static void manager_log_stats(struct manager *m)
-{
-	const struct render_stats *st;
-
-	if (!m->render)
-		return;
-	st = render_get_stats(m->render);
-	log_debug("Drew %llu frames, %llu cells; VRAM bytes written %llu, read %llu; %llu ms "
-		  "rendering",
-		  (unsigned long long)st->frames, (unsigned long long)st->cells_drawn,
-		  (unsigned long long)st->vram_bytes_written,
-		  (unsigned long long)st->vram_bytes_read,
-		  (unsigned long long)(st->render_usec / USEC_PER_MSEC));
-}
-
 static void manager_stop(struct manager *m)
 {
-	manager_log_stats(m);
+	if (m->opts.stats)
+		manager_log_stats(m);
 	input_free(m->input);
 	term_free(m->term);
 	if (m->fb && m->vt && vt_is_active(m->vt))
 		fbdev_restore(m->fb);
 	vt_free(m->vt);
 	render_free(m->render);
+	scroller_free(m->scroller);
 	fbdev_free(m->fb);
 	font_free(m->font);
 	sd_event_source_unref(m->frame_source);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "scroll.h"
 #include "util/util.h"
 
 enum {
@@ -23,6 +24,9 @@ enum {
 	ARG_XKB_REPEAT_DELAY,
 	ARG_XKB_REPEAT_RATE,
 	ARG_SB_SIZE,
+	ARG_SCROLL_MODE,
+	ARG_NO_CALIBRATE,
+	ARG_STATS,
 	ARG_VERBOSE,
 	ARG_HELP,
 	ARG_VERSION,
@@ -43,6 +47,9 @@ static const struct option long_options[] = {
     {"xkb-repeat-delay", required_argument, NULL, ARG_XKB_REPEAT_DELAY},
     {"xkb-repeat-rate", required_argument, NULL, ARG_XKB_REPEAT_RATE},
     {"sb-size", required_argument, NULL, ARG_SB_SIZE},
+    {"scroll-mode", required_argument, NULL, ARG_SCROLL_MODE},
+    {"no-calibrate", no_argument, NULL, ARG_NO_CALIBRATE},
+    {"stats", no_argument, NULL, ARG_STATS},
     {"verbose", no_argument, NULL, ARG_VERBOSE},
     {"help", no_argument, NULL, ARG_HELP},
     {"version", no_argument, NULL, ARG_VERSION},
@@ -67,6 +74,10 @@ void options_help(FILE *f)
 	      "      --xkb-repeat-delay=MS  key repeat delay (default: 250)\n"
 	      "      --xkb-repeat-rate=HZ   key repeat rate, 0 = off (default: 30)\n"
 	      "      --sb-size=LINES     scrollback lines (default: 1000)\n"
+	      "      --scroll-mode=auto|pan|wrap|copy|redraw|shadow\n"
+	      "                          how scrolls reach the screen (default: auto)\n"
+	      "      --no-calibrate      trust the device's capabilities, measure nothing\n"
+	      "      --stats             log drawing statistics at exit (always on SIGUSR1)\n"
 	      "      --verbose           debug messages\n"
 	      "  -h, --help              show this help\n"
 	      "      --version           show the version\n",
@@ -215,6 +226,22 @@ int options_parse(int argc, char **argv, struct options *ret)
 			r = parse_uint_option("sb-size", optarg, 0, 1000000, &o.sb_size);
 			if (r < 0)
 				goto fail;
+			break;
+		case ARG_SCROLL_MODE:
+			o.scroll_mode = scroll_mode_from_string(optarg);
+			if (o.scroll_mode < 0) {
+				r = usage_error(
+				    "invalid value '%s' for --scroll-mode: expected auto, "
+				    "pan, wrap, copy, redraw or shadow",
+				    optarg);
+				goto fail;
+			}
+			break;
+		case ARG_NO_CALIBRATE:
+			o.calibrate = false;
+			break;
+		case ARG_STATS:
+			o.stats = true;
 			break;
 		case ARG_VERBOSE:
 			o.verbose = true;

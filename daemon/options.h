@@ -33,6 +33,9 @@ struct options {
 	unsigned repeat_delay_ms;
 	unsigned repeat_rate_hz;
 	unsigned sb_size; /* scrollback lines */
+	int scroll_mode;  /* enum scroll_mode */
+	bool calibrate;
+	bool stats;
 	bool verbose;
 };
 

@@ -194,7 +194,7 @@ uint32_t pixel_pack_rgb(const struct pixel_format *pf, struct rgb c)
 unsigned palette_cmap_slot(unsigned index)
 {
 	/* drivers/tty/vt/vt.c color_table[]: ANSI order -> VGA order. */
-	static const uint8_t vga_order[16] = { 0, 4, 2, 6, 1, 5, 3, 7, 8, 12, 10, 14, 9, 13, 11, 15 };
+	static const uint8_t vga_order[16] = {0, 4, 2, 6, 1, 5, 3, 7, 8, 12, 10, 14, 9, 13, 11, 15};
 
 	index &= 0xff;
 	return index < 16 ? vga_order[index] : index;

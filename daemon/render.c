@@ -6,6 +6,7 @@
 
 #include "log.h"
 #include "render.h"
+#include "scroll.h"
 #include "util/util.h"
 
 /* Direct-mapped cache of expanded glyphs; a console screen uses far fewer
@@ -21,12 +22,25 @@ struct render {
 	struct fbdev *fb;
 	const struct font *font;
 	const struct palette *palette;
+	struct scroller *scroller; /* NULL: redraw only */
 	unsigned cols, rows;
 	unsigned cell_bytes; /* bytes of one glyph line: font width * bytes per pixel */
 
+	/* What is on the glass (prev) and what should be (cur). */
 	struct cell *prev, *cur;
 	bool prev_valid;
+	uint64_t *prev_hash, *cur_hash;
 	struct damage_run *runs;
+
+	/* After a pan or wrap: the text rows [exposed_top, exposed_bottom)
+	 * came into view with stale pixels, margins included. */
+	unsigned exposed_top, exposed_bottom;
+
+	/* shadow mode: the visible screen in RAM and the text rows that differ
+	 * from VRAM */
+	uint8_t *shadow;
+	size_t shadow_stride;
+	bool *dirty;
 
 	struct glyph_slot *slots;
 	uint8_t *glyph_pixels; /* GLYPH_CACHE_SLOTS blocks of cell_bytes * height */
@@ -34,6 +48,7 @@ struct render {
 	uint8_t *rowbuf;       /* the pixels of one text row */
 
 	struct render_stats stats;
+	struct scroll_counters counters[_SCROLL_MODE_MAX];
 };
 
 int render_new(struct fbdev *fb, const struct font *font, const struct palette *palette,
@@ -55,6 +70,8 @@ int render_new(struct fbdev *fb, const struct font *font, const struct palette *
 	r->cell_bytes = font->width * fb->format.bytes_per_pixel;
 	r->prev = xcalloc((size_t)r->cols * r->rows, sizeof(struct cell));
 	r->cur = xcalloc((size_t)r->cols * r->rows, sizeof(struct cell));
+	r->prev_hash = xcalloc(r->rows, sizeof(uint64_t));
+	r->cur_hash = xcalloc(r->rows, sizeof(uint64_t));
 	r->runs = xcalloc(r->cols / 2 + 1, sizeof(struct damage_run));
 	r->slots = xcalloc(GLYPH_CACHE_SLOTS, sizeof(struct glyph_slot));
 	block = (size_t)r->cell_bytes * font->height;
@@ -70,13 +87,35 @@ int render_new(struct fbdev *fb, const struct font *font, const struct palette *
 	return 0;
 }
 
+int render_set_scroller(struct render *r, struct scroller *s)
+{
+	r->scroller = s;
+	free(r->shadow);
+	free(r->dirty);
+	r->shadow = NULL;
+	r->dirty = NULL;
+	if (s && scroller_full_mode(s) == SCROLL_MODE_SHADOW) {
+		r->shadow_stride = (size_t)r->fb->var.xres * r->fb->format.bytes_per_pixel;
+		r->shadow = calloc(r->fb->var.yres, r->shadow_stride);
+		if (!r->shadow)
+			return log_error_errno(ENOMEM, "Failed to allocate the shadow screen: %m");
+		r->dirty = xcalloc(r->rows, sizeof(bool));
+	}
+	r->prev_valid = false;
+	return 0;
+}
+
 void render_free(struct render *r)
 {
 	if (!r)
 		return;
 	free(r->prev);
 	free(r->cur);
+	free(r->prev_hash);
+	free(r->cur_hash);
 	free(r->runs);
+	free(r->shadow);
+	free(r->dirty);
 	free(r->slots);
 	free(r->glyph_pixels);
 	free(r->line);
@@ -119,7 +158,8 @@ static uint32_t color_pixel(const struct pixel_format *pf, const struct palette 
 		return pixel_from_index(pf, palette, idx);
 	}
 	if (pf->indexed)
-		return palette_nearest(palette, (struct rgb){cr, cg, cb});
+		return pixel_from_index(pf, palette,
+					palette_nearest(palette, (struct rgb){cr, cg, cb}));
 	return pixel_pack_rgb(pf, (struct rgb){cr, cg, cb});
 }
 
@@ -193,14 +233,25 @@ static const uint8_t *render_glyph(struct render *r, const struct cell *c)
 	return px;
 }
 
-static void render_run(struct render *r, unsigned row, const struct damage_run *run)
+/* Where pixel line y of the visible screen is drawn: the shadow copy (and
+ * its row becomes dirty) or VRAM. */
+static uint8_t *render_target_line(struct render *r, unsigned y)
+{
+	if (r->shadow) {
+		r->dirty[MIN(y / r->font->height, r->rows - 1)] = true;
+		return r->shadow + (size_t)y * r->shadow_stride;
+	}
+	return fbdev_line(r->fb, y);
+}
+
+static void render_run(struct render *r, unsigned row, const struct damage_run *run,
+		       struct scroll_counters *c)
 {
 	const struct cell *cells = r->cur + (size_t)row * r->cols;
 	size_t bytes = (size_t)(run->end - run->start) * r->cell_bytes;
-	uint8_t *vis = fbdev_visible(r->fb);
 
 	/* Compose the run in RAM (a cache slot may be reused by a later cell of
-	 * the same run), then write each pixel line to VRAM in one piece. */
+	 * the same run), then write each pixel line in one piece. */
 	for (unsigned x = run->start; x < run->end; x++) {
 		const uint8_t *g = render_glyph(r, &cells[x]);
 		uint8_t *dst = r->rowbuf + (size_t)(x - run->start) * r->cell_bytes;
@@ -209,47 +260,145 @@ static void render_run(struct render *r, unsigned row, const struct damage_run *
 			memcpy(dst + y * bytes, g + (size_t)y * r->cell_bytes, r->cell_bytes);
 	}
 	for (unsigned y = 0; y < r->font->height; y++) {
-		uint8_t *dst = vis + ((size_t)row * r->font->height + y) * r->fb->line_length +
+		uint8_t *dst = render_target_line(r, row * r->font->height + y) +
 			       (size_t)run->start * r->cell_bytes;
 		memcpy(dst, r->rowbuf + y * bytes, bytes);
 	}
 	r->stats.cells_drawn += run->end - run->start;
-	r->stats.vram_bytes_written += bytes * r->font->height;
+	if (!r->shadow)
+		c->vram_bytes_written += bytes * r->font->height;
 }
 
 static void fill_rect(struct render *r, unsigned x, unsigned y, unsigned w, unsigned h,
-		      uint32_t pixel)
+		      uint32_t pixel, struct scroll_counters *c)
 {
 	unsigned bpp = r->fb->format.bytes_per_pixel;
-	uint8_t *vis = fbdev_visible(r->fb);
 
 	if (w == 0 || h == 0)
 		return;
 	for (unsigned i = 0; i < w; i++)
 		pixel_store(r->line + (size_t)i * bpp, bpp, pixel);
 	for (unsigned j = 0; j < h; j++)
-		memcpy(vis + (size_t)(y + j) * r->fb->line_length + (size_t)x * bpp, r->line,
-		       (size_t)w * bpp);
-	r->stats.vram_bytes_written += (uint64_t)w * h * bpp;
+		memcpy(render_target_line(r, y + j) + (size_t)x * bpp, r->line, (size_t)w * bpp);
+	if (!r->shadow)
+		c->vram_bytes_written += (uint64_t)w * h * bpp;
 }
 
-/* The strips right of and below the text grid, in the default background as
- * fbcon clears them. */
-static void render_clear_margins(struct render *r)
+/* The strips right of text rows [top, bottom) and, with `bottom_strip`, below
+ * the text grid, in the default background as fbcon clears them. */
+static void render_clear_margins(struct render *r, unsigned top, unsigned bottom, bool bottom_strip,
+				 struct scroll_counters *c)
 {
-	unsigned tw = r->cols * r->font->width, th = r->rows * r->font->height;
+	unsigned fh = r->font->height;
+	unsigned tw = r->cols * r->font->width, th = r->rows * fh;
 	uint32_t bg = pixel_from_index(&r->fb->format, r->palette, 0);
 
-	fill_rect(r, tw, 0, r->fb->var.xres - tw, th, bg);
-	fill_rect(r, 0, th, r->fb->var.xres, r->fb->var.yres - th, bg);
+	fill_rect(r, tw, top * fh, r->fb->var.xres - tw, (bottom - top) * fh, bg, c);
+	if (bottom_strip)
+		fill_rect(r, 0, th, r->fb->var.xres, r->fb->var.yres - th, bg, c);
+}
+
+/* shadow: writes the dirty text rows to VRAM. */
+static void render_flush_shadow(struct render *r, struct scroll_counters *c)
+{
+	unsigned fh = r->font->height, last = r->fb->var.yres;
+
+	for (unsigned row = 0; row < r->rows; row++) {
+		if (!r->dirty[row])
+			continue;
+		/* the last row carries the bottom margin */
+		unsigned end = row == r->rows - 1 ? last : (row + 1) * fh;
+		for (unsigned y = row * fh; y < end; y++)
+			memcpy(fbdev_line(r->fb, y), r->shadow + (size_t)y * r->shadow_stride,
+			       r->shadow_stride);
+		c->vram_bytes_written += (uint64_t)(end - row * fh) * r->shadow_stride;
+		r->dirty[row] = false;
+	}
+}
+
+/* shadow: moves the pixel rows of text rows [top, bottom) by shift. */
+static void render_shadow_move(struct render *r, unsigned top, unsigned bottom, int shift)
+{
+	unsigned fh = r->font->height, k = (unsigned)abs(shift);
+	size_t stride = r->shadow_stride * fh;
+
+	if (shift > 0)
+		memmove(r->shadow + top * stride, r->shadow + (top + k) * stride,
+			(bottom - top - k) * stride);
+	else
+		memmove(r->shadow + (top + k) * stride, r->shadow + top * stride,
+			(bottom - top - k) * stride);
+	for (unsigned row = top; row < bottom; row++)
+		r->dirty[row] = true;
+}
+
+/* Finds how the screen scrolled since the last frame and moves the rows on
+ * the glass (and in prev) with the best strategy at hand. Returns the
+ * strategy that answers for this frame. */
+static enum scroll_mode render_scroll(struct render *r)
+{
+	enum scroll_mode base = r->shadow ? SCROLL_MODE_SHADOW : SCROLL_MODE_REDRAW;
+	enum scroll_mode fm = r->scroller ? scroller_full_mode(r->scroller) : base;
+	struct scroll_guess full, region;
+	bool any = false;
+
+	damage_hash_rows(r->prev, r->cols, r->rows, r->prev_hash);
+	damage_hash_rows(r->cur, r->cols, r->rows, r->cur_hash);
+	for (unsigned y = 0; y < r->rows && !any; y++)
+		any = r->prev_hash[y] != r->cur_hash[y];
+	if (!any)
+		return base;
+	damage_find_scroll(r->prev_hash, r->cur_hash, r->rows, &full, &region);
+
+	/* Panning is nearly free: take the full-screen move unless a region
+	 * move keeps far more rows (a status line alone does not count). */
+	if ((fm == SCROLL_MODE_PAN || fm == SCROLL_MODE_WRAP) && full.shift &&
+	    full.gain * 2 >= region.gain) {
+		struct scroll_counters *c = &r->counters[fm];
+		unsigned k = (unsigned)abs(full.shift);
+
+		switch (scroller_move_screen(r->scroller, full.shift, c)) {
+		case SCROLL_DONE:
+			damage_apply_scroll(r->prev, r->cols, 0, r->rows, full.shift);
+			r->exposed_top = full.shift > 0 ? r->rows - k : 0;
+			r->exposed_bottom = full.shift > 0 ? r->rows : k;
+			break;
+		case SCROLL_REDRAW_ALL:
+			r->prev_valid = false;
+			break;
+		case SCROLL_FAILED:
+			c = &r->counters[base];
+			fm = base;
+			break;
+		}
+		c->rows_scrolled += k;
+		return fm;
+	}
+	if (base == SCROLL_MODE_SHADOW && region.shift) {
+		render_shadow_move(r, region.top, region.bottom, region.shift);
+		damage_apply_scroll(r->prev, r->cols, region.top, region.bottom, region.shift);
+		r->counters[base].rows_scrolled += (unsigned)abs(region.shift);
+		return base;
+	}
+	/* Redrawing: the move is only counted, so that figures per scrolled
+	 * row compare across strategies. */
+	r->counters[base].rows_scrolled += (unsigned)abs(region.shift);
+	return base;
 }
 
 void render_frame(struct render *r, struct tsm_screen *screen)
 {
 	uint64_t start = now_usec();
+	enum scroll_mode mode = r->shadow ? SCROLL_MODE_SHADOW : SCROLL_MODE_REDRAW;
+	struct scroll_counters *c;
 	struct cell *tmp;
 
 	tsm_screen_draw(screen, render_snapshot_cell, r);
+
+	r->exposed_top = r->exposed_bottom = 0;
+	if (r->prev_valid)
+		mode = render_scroll(r);
+	c = &r->counters[mode];
 
 	for (unsigned y = 0; y < r->rows; y++) {
 		const struct cell *cur = r->cur + (size_t)y * r->cols;
@@ -263,15 +412,26 @@ void render_frame(struct render *r, struct tsm_screen *screen)
 			n = 1;
 		}
 		for (unsigned i = 0; i < n; i++)
-			render_run(r, y, &r->runs[i]);
+			render_run(r, y, &r->runs[i], c);
 	}
 	if (!r->prev_valid)
-		render_clear_margins(r);
+		render_clear_margins(r, 0, r->rows, true, c);
+	else if (r->exposed_bottom > r->exposed_top)
+		render_clear_margins(r, r->exposed_top, r->exposed_bottom, true, c);
+	if (r->shadow)
+		render_flush_shadow(r, c);
 
 	tmp = r->prev;
 	r->prev = r->cur;
 	r->cur = tmp;
 	r->prev_valid = true;
+	c->frames++;
+	c->render_usec += now_usec() - start;
 	r->stats.frames++;
 	r->stats.render_usec += now_usec() - start;
+}
+
+const struct scroll_counters *render_get_counters(const struct render *r, enum scroll_mode m)
+{
+	return &r->counters[m];
 }

@@ -3,10 +3,12 @@
 /*
  * The renderer turns libtsm's screen into pixels. A frame snapshots every cell
  * of the screen, resolves it to a glyph and two pixel values (struct cell),
- * compares it with the last frame drawn and draws only the runs that changed
- * (the "redraw" strategy). Glyphs are kept in a cache already expanded to the
- * framebuffer's pixel format, and a run is composed in RAM and written to
- * VRAM one pixel line at a time: the framebuffer is never read.
+ * and compares it with the last frame drawn: it finds how the screen
+ * scrolled (damage.h), moves those rows on the glass with the scroller's
+ * strategy (scroll.h: pan, wrap, or rows moved in the shadow copy), then
+ * draws every cell that still differs. Glyphs are kept in a cache already
+ * expanded to the framebuffer's pixel format, and a run is composed in RAM
+ * and written one pixel line at a time: the framebuffer is never read.
  *
  * Colours follow the kernel console where it and xterm agree: the default
  * colours are palette 7 on 0, bold brightens colours 0-7 (also the default
@@ -17,21 +19,26 @@
 
 #include "damage.h"
 #include "fbdev.h"
+#include "scroll.h"
 #include "../fonts/font.h"
 
 struct render;
 
+/* Totals over all strategies; the per-strategy figures are in
+ * render_get_counters(). */
 struct render_stats {
 	uint64_t frames;
 	uint64_t cells_drawn;
-	uint64_t vram_bytes_written;
-	uint64_t vram_bytes_read; /* stays 0: the redraw path never reads VRAM */
 	uint64_t render_usec;
 };
 
 int render_new(struct fbdev *fb, const struct font *font, const struct palette *palette,
 	       struct render **ret);
 void render_free(struct render *r);
+
+/* Moves are done through the scroller's strategies (NULL: redraw only);
+ * in shadow mode this sets up the RAM copy. Invalidates the screen. */
+int render_set_scroller(struct render *r, struct scroller *s);
 
 unsigned render_cols(const struct render *r);
 unsigned render_rows(const struct render *r);
@@ -43,6 +50,7 @@ void render_invalidate(struct render *r);
 void render_frame(struct render *r, struct tsm_screen *screen);
 
 const struct render_stats *render_get_stats(const struct render *r);
+const struct scroll_counters *render_get_counters(const struct render *r, enum scroll_mode m);
 
 /* Resolves a libtsm attribute to pixel values (exported for unit tests). */
 void render_resolve_colors(const struct pixel_format *pf, const struct palette *palette,

@@ -107,7 +107,7 @@ static int cell_shows(struct fake *f, unsigned cx, unsigned cy, uint32_t ch, uin
 /* fbcon's colour map order for the 16 console colours (vt.c color_table). */
 static uint32_t slot(unsigned ansi)
 {
-	static const unsigned vga[16] = { 0, 4, 2, 6, 1, 5, 3, 7, 8, 12, 10, 14, 9, 13, 11, 15 };
+	static const unsigned vga[16] = {0, 4, 2, 6, 1, 5, 3, 7, 8, 12, 10, 14, 9, 13, 11, 15};
 	return ansi < 16 ? vga[ansi] : ansi;
 }
 
@@ -123,12 +123,13 @@ static void test_colors_8bpp(void)
 	render_frame(f.render, f.screen);
 	CHECK(cell_shows(&f, 0, 0, 'A', slot(7), slot(0)));
 	CHECK(cell_shows(&f, 1, 0, 'B', slot(1), slot(0)));
-	CHECK(cell_shows(&f, 2, 0, 'C', slot(9), slot(0)));	 /* bold red -> bright red */
-	CHECK(cell_shows(&f, 3, 0, 'D', slot(15), slot(0))); /* bold default -> white, as the kernel */
-	CHECK(cell_shows(&f, 4, 0, 'E', slot(0), slot(7)));	 /* reverse */
+	CHECK(cell_shows(&f, 2, 0, 'C', slot(9), slot(0))); /* bold red -> bright red */
+	CHECK(cell_shows(&f, 3, 0, 'D', slot(15),
+			 slot(0))); /* bold default -> white, as the kernel */
+	CHECK(cell_shows(&f, 4, 0, 'E', slot(0), slot(7))); /* reverse */
 	CHECK(cell_shows(&f, 5, 0, 'F', slot(3), slot(4)));
-	CHECK(cell_shows(&f, 6, 0, 'G', slot(11), slot(0)));  /* 93 = bright yellow */
-	CHECK(cell_shows(&f, 7, 0, 'H', 196, slot(0))); /* 256 colours are exact at 8 bpp */
+	CHECK(cell_shows(&f, 6, 0, 'G', slot(11), slot(0))); /* 93 = bright yellow */
+	CHECK(cell_shows(&f, 7, 0, 'H', 196, slot(0)));	     /* 256 colours are exact at 8 bpp */
 	CHECK(cell_shows(&f, 8, 0, 'I', slot(7), 244));
 	CHECK(cell_shows(&f, 9, 0, 'J', 21, slot(0))); /* rgb -> nearest entry (cube blue) */
 	CHECK(cell_shows(&f, 10, 0, ' ', slot(7), slot(0)));
@@ -140,7 +141,11 @@ static void test_colors_8bpp(void)
 	st = render_get_stats(f.render);
 	CHECK_EQ_U(st->frames, 1);
 	CHECK_EQ_U(st->cells_drawn, 20 * 6);
-	CHECK_EQ_U(st->vram_bytes_read, 0);
+	CHECK_EQ_U(render_get_counters(f.render, SCROLL_MODE_REDRAW)->vram_bytes_read, 0);
+	CHECK_EQ_U(render_get_counters(f.render, SCROLL_MODE_REDRAW)->frames, 1);
+	/* a full screen of cells plus the margins */
+	CHECK_EQ_U(render_get_counters(f.render, SCROLL_MODE_REDRAW)->vram_bytes_written,
+		   164 * 100);
 	fake_fini(&f);
 }
 

@@ -22,7 +22,7 @@ static void set_row(struct frame *f, unsigned y, const char *text)
 {
 	for (unsigned x = 0; x < COLS; x++) {
 		char ch = text[0] ? text[x % strlen(text)] : ' ';
-		f->c[y * COLS + x] = (struct cell){ .glyph = (uint8_t)ch, .fg = 7, .bg = 0 };
+		f->c[y * COLS + x] = (struct cell){.glyph = (uint8_t)ch, .fg = 7, .bg = 0};
 	}
 }
 
@@ -86,7 +86,8 @@ static unsigned replay(const struct frame *prev, const struct frame *cur,
 		struct damage_run runs[COLS / 2 + 1];
 		unsigned n = damage_row_runs(&glass.c[y * COLS], &cur->c[y * COLS], COLS, 0, runs);
 		for (unsigned i = 0; i < n; i++)
-			memcpy(&glass.c[y * COLS + runs[i].start], &cur->c[y * COLS + runs[i].start],
+			memcpy(&glass.c[y * COLS + runs[i].start],
+			       &cur->c[y * COLS + runs[i].start],
 			       (runs[i].end - runs[i].start) * sizeof(struct cell));
 		drawn += n > 0;
 	}

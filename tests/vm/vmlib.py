@@ -470,22 +470,31 @@ class VM:
         are mapped through `cmap`, by default what fbcon loads (console
         colours in VGA order, see screen.FBCON_8BPP_CMAP): the colour map
         itself is not readable without an ioctl.  16 bpp is RGB565, 24/32
-        bpp xRGB, 1 bpp MONO01.
+        bpp xRGB, 1 bpp MONO01.  A window that runs past the end of the
+        virtual screen (FB_VMODE_YWRAP) continues at its start, as the
+        scanout of a wrapping device does.
         """
         var = self.fb_var()
         xres = xres or var["xres"]
         yres = yres or var["yres"]
         base = self._vfb_address()
         stride, bpp = var["stride"], var["bits_per_pixel"]
-        start = base + var["yoffset"] * stride
+        first = min(yres, var["yres_virtual"] - var["yoffset"])
+        raw = self._memsave(base + var["yoffset"] * stride, stride * first)
+        if first < yres:
+            raw += self._memsave(base, stride * (yres - first))
+        return fb_to_image(raw, xres, yres, stride, bpp, var["xoffset"], cmap)
+
+    def _memsave(self, address, size):
+        """Guest-virtual memory through QMP memsave."""
         path = os.path.join(self.sockdir, "fbmem.bin")
         # QMP integers are signed 64-bit: pass kernel addresses in two's complement.
-        val = start - (1 << 64) if start >= 1 << 63 else start
-        self.qmp.cmd("memsave", val=val, size=stride * yres, filename=path)
+        val = address - (1 << 64) if address >= 1 << 63 else address
+        self.qmp.cmd("memsave", val=val, size=size, filename=path)
         with open(path, "rb") as f:
             raw = f.read()
         os.unlink(path)
-        return fb_to_image(raw, xres, yres, stride, bpp, var["xoffset"], cmap)
+        return raw
 
     def _vfb_address(self):
         """Start of vfb's video memory: its biggest vmalloc area.

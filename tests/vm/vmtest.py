@@ -33,6 +33,15 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   its memory at the pan offset (VM.read_fb()), and at 8 bpp
                   consoled must put the console colours in the colour map
                   slots fbcon uses.
+  scroll-<mode>   For each scroll mode the card supports, and the forced
+                  modes it does not (which must warn and fall back): 2000
+                  lines of varied length (crossing the pan window's end more
+                  than twice), then region scrolls both ways (DECSTBM with
+                  IND/RI, as less and vim do) and IL/DL; the final screen must
+                  equal fbcon's drawing of the same bytes. Then a VT switch
+                  away and back shows the same picture, SIGTERM (and, in a
+                  second run, SIGSEGV) leaves yoffset 0, the mode as before and
+                  fbcon drawing again.
   refusal         (vfb at 1 bpp) consoled refuses the framebuffer with a
                   message naming type, visual and depth, exit status 1, and
                   bad flags, devices and fonts give clear errors or fallbacks.
@@ -62,6 +71,23 @@ KEYBOARD_FONT = "Lat15-Fixed16.psf.gz"
 # Characters beyond ASCII to show when the font has them (through its
 # Unicode table, in both the kernel and consoled).
 NON_ASCII = "éüßñ£½«»©ÆØÅ€ΩΣπ─│┌┐└┘├┤═║▒░█♥♦"
+
+# Scroll modes per card: mode -> (warning a forced mode must log, or None;
+# the strategy that must then serve full-screen scrolls).
+_QUIRK = "QEMU's ati-vga accepts FBIOPAN_DISPLAY but does not move the picture"
+SCROLL_MODES = {
+    "cirrus": {"auto": (None, "pan"), "pan": (None, "pan"), "redraw": (None, "redraw"),
+               "shadow": (None, "shadow"), "wrap": ("--scroll-mode=wrap: the driver cannot wrap", "pan"),
+               "copy": ("--scroll-mode=copy: no blitter backend", "pan")},
+    "ati": {"auto": (None, "redraw"), "redraw": (None, "redraw"), "shadow": (None, "shadow"),
+            "pan": ("--scroll-mode=pan: " + _QUIRK, "redraw")},
+    "rv100": {"auto": (None, "redraw"), "redraw": (None, "redraw"), "shadow": (None, "shadow"),
+              "pan": ("--scroll-mode=pan: " + _QUIRK, "redraw")},
+    "bochs": {"auto": (None, "redraw"), "redraw": (None, "redraw"), "shadow": (None, "shadow"),
+              "pan": ("--scroll-mode=pan:", "redraw")},
+    "vfb": {"auto": (None, "wrap"), "wrap": (None, "wrap"), "pan": (None, "pan"),
+            "redraw": (None, "redraw"), "shadow": (None, "shadow")},
+}
 
 CONSOLED_LOG = "/tmp/consoled.log"
 CONSOLED_STATUS = "/tmp/consoled.status"
@@ -397,21 +423,104 @@ class Runner:
         self.sh("awk 'BEGIN { for (i = 1; i <= %d; i++) printf \"%%05d the quick brown fox "
                 "jumps over the lazy dog %%d\\n\", i, i * i }' > /tmp/lines" % lines)
         self.start_consoled(font, "/bin/sh -c 'cat /tmp/lines; printf \"\\033[?25ldone\"; exec sleep 100000'",
-                            extra="--verbose")
+                            extra="--stats")
         last = "%05d the quick brown fox jumps over the lazy dog %d" % (lines, lines * lines)
         self.wait_text(font, lambda s: "done" in s and any(l.rstrip() == last for l in s.lines),
                        "the output did not end on screen", timeout=60)
         self.stop_consoled()
         log = self.sh("cat %s" % CONSOLED_LOG)
-        m = re.search(r"Drew (\d+) frames, (\d+) cells; VRAM bytes written (\d+), read (\d+)", log)
+        m = re.findall(r"stats: strategy=\w+ frames=(\d+) rows_scrolled=\d+ "
+                       r"vram_bytes_written=\d+ vram_bytes_read=(\d+)", log)
         if not m:
             self.fail("no statistics in the log:\n" + log)
-        frames, read = int(m.group(1)), int(m.group(4))
+        frames = sum(int(f) for f, _ in m)
+        read = sum(int(r) for _, r in m)
         print("# %d lines drawn in %d frames" % (lines, frames), flush=True)
         if frames > lines // 10:
             self.fail("%d lines took %d frames: output is not coalesced" % (lines, frames))
         if read != 0:
             self.fail("the renderer read %d bytes of VRAM" % read)
+
+    SCROLL_SCRIPT = "/tmp/scroll-text"
+
+    def make_scroll_text(self):
+        """2000 lines of varied length (awk, fixed seed) and a region part."""
+        self.sh(("awk 'BEGIN { srand(7); w = \"lorem ipsum dolor sit amet consectetur adipiscing elit "
+                 "sed do eiusmod tempor incididunt ut labore\"; for (i = 1; i <= 2000; i++) {"
+                 " n = 10 + int(rand() * 68); s = i \":\"; while (length(s) < n)"
+                 " s = s \" \" substr(w, 1 + int(rand() * 80), 2 + int(rand() * 9));"
+                 " print substr(s, 1, n) } }' > %s" % self.SCROLL_SCRIPT), timeout=60)
+        region = ("\033[5;20r\033[20;1H"  # region rows 5-20, cursor on its last row
+                  + "".join("\033Dregion up %d" % i for i in range(3))  # IND: region scrolls up
+                  + "\033[5;1H"
+                  + "".join("\033Mregion down %d\r" % i for i in range(2))  # RI: region scrolls down
+                  + "\033[r\033[10;1H\033[2Linserted two\033[16;1H\033[3Mdeleted three"
+                  + "\033[?25l\033[30;1Hend of scroll test")
+        self.put_file(self.SCROLL_SCRIPT + ".region", region.encode())
+        # The session paces its output: a burst of 8 lines every 20 ms. A
+        # plain cat is so fast under TCG that consoled's frames (at most one
+        # per 16 ms) see whole screens go by and nothing to scroll; paced,
+        # every frame scrolls and the pan window crosses its end.
+        paced = ("i=0\nwhile IFS= read -r l; do printf '%%s\\n' \"$l\"; i=$((i + 1));"
+                 " [ $((i %% 8)) = 0 ] && sleep 0.02; done < %s\ncat %s.region\n"
+                 % (self.SCROLL_SCRIPT, self.SCROLL_SCRIPT))
+        self.put_file(self.SCROLL_SCRIPT + ".sh", paced.encode())
+
+    def scroll_reference(self):
+        """fbcon's picture of the scroll text (computed once per boot)."""
+        if getattr(self, "_scroll_ref", None) is None:
+            self.make_scroll_text()
+            self.sh("setfont /fonts/%s -C /dev/tty1" % KEYBOARD_FONT)
+            # The final screen depends only on the last screenful of lines
+            # (none wraps) and the region part, so fbcon, which redraws the
+            # whole screen per line, is spared the first 1900.
+            self.sh("printf '\\033[0m\\033[H\\033[2J' > /dev/tty1; (tail -n 100 %s; cat %s.region)"
+                    " > /dev/tty1" % (self.SCROLL_SCRIPT, self.SCROLL_SCRIPT), timeout=300)
+            self._scroll_ref = self.stable_grab()
+            if "end of scroll test" not in screen.read_screen(self._scroll_ref, load_font(KEYBOARD_FONT)):
+                self.fail("fbcon's reference does not show the end of the scroll test")
+        return self._scroll_ref
+
+    def check_scroll(self, mode, expect_warning=None, expect_full=None):
+        font = KEYBOARD_FONT
+        expected = self.scroll_reference()
+        before = self.fb_state()
+        for sig, status in (("TERM", 0), ("SEGV", 139)):
+            self.sh("printf '\\033[H\\033[2J' > /dev/tty1")
+            self.start_consoled(font, "/bin/sh -c 'sh %s.sh; exec sleep 100000'" % self.SCROLL_SCRIPT,
+                                extra="--scroll-mode=%s --no-calibrate --stats" % mode)
+            self.wait_equal(expected, "consoled --scroll-mode=%s after 2000 lines and region "
+                            "scrolls" % mode, timeout=120)
+            log = self.sh("cat %s" % CONSOLED_LOG)
+            if expect_warning and expect_warning not in log:
+                self.fail("no warning %r for --scroll-mode=%s; log:\n%s" % (expect_warning, mode, log))
+            if expect_full and ("full-screen scrolls by %s," % expect_full) not in log:
+                self.fail("--scroll-mode=%s does not scroll by %s; log:\n%s" % (mode, expect_full, log))
+            if sig == "TERM":
+                # A VT switch away and back: the same picture again.
+                self.sh("chvt 2")
+                self.sh("chvt 1")
+                self.wait_equal(expected, "--scroll-mode=%s after a VT switch" % mode)
+            self.sh("kill -%s %s" % (sig, self.consoled_pid()))
+            got = self.wait_consoled_exit()
+            if got != status:
+                self.fail("consoled exited with %d after SIG%s, expected %d" % (got, sig, status))
+            after = self.fb_state()
+            if after != before:
+                self.fail("mode after SIG%s in %s mode: %r, before: %r" % (sig, mode, after, before))
+            self.sh("printf '\\033[H\\033[2J\\033[32mfbcon after %s\\033[0m' > /dev/tty1" % sig)
+            self.wait_text(font, lambda s: ("fbcon after " + sig) in s,
+                           "fbcon does not draw after SIG%s in %s mode" % (sig, mode))
+            if sig == "TERM":
+                m = re.findall(r"stats: strategy=(\w+) frames=(\d+) rows_scrolled=(\d+) "
+                               r"vram_bytes_written=(\d+) vram_bytes_read=(\d+)", self.sh("cat %s" % CONSOLED_LOG))
+                if not m:
+                    self.fail("no statistics in the log")
+                for strat, frames, rows, written, read in m:
+                    print("# %s: strategy %s: %s frames, %s rows scrolled, %s bytes written, %s read"
+                          % (mode, strat, frames, rows, written, read), flush=True)
+                    if int(read):
+                        self.fail("%s read %s bytes of VRAM" % (strat, read))
 
     def check_vt_switch(self):
         font = KEYBOARD_FONT
@@ -504,11 +613,13 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
 
     if args.card == "vfb":
-        checks = ["depth-%dbpp" % b for b in (8, 16, 24, 32)] + ["refusal"]
+        checks = (["depth-%dbpp" % b for b in (8, 16, 24, 32)]
+                  + ["scroll-" + m for m in SCROLL_MODES["vfb"]] + ["refusal"])
     else:
-        checks = ["oracle-" + f for f in ORACLE_FONTS] + ["keyboard", "session", "keys",
-                                                          "frames", "vt-switch",
-                                                          "exit-sigterm", "exit-sigsegv"]
+        checks = (["oracle-" + f for f in ORACLE_FONTS]
+                  + ["keyboard", "session", "keys", "frames", "vt-switch", "exit-sigterm",
+                     "exit-sigsegv"]
+                  + ["scroll-" + m for m in SCROLL_MODES[args.card]])
     if args.only:
         checks = [c for c in args.only.split(",") if c]
 
@@ -539,6 +650,10 @@ def main():
                 r.check(name, lambda: r.check_exit("TERM", 0))
             elif name == "exit-sigsegv":
                 r.check(name, lambda: r.check_exit("SEGV", 139))
+            elif name.startswith("scroll-"):
+                mode = name[len("scroll-"):]
+                warn, full = SCROLL_MODES[args.card][mode]
+                r.check(name, lambda m=mode, w=warn, f=full: r.check_scroll(m, w, f))
             elif name.startswith("depth-"):
                 r.check(name, lambda b=int(name[6:-3]): r.check_depth(b))
             elif name == "refusal":

@@ -1,0 +1,642 @@
+#!/usr/bin/python3
+"""consoled's scrolling benchmark: consoled's scroll strategies against the kernel's fbcon.
+
+    bench.py [--lines N] [--ticks M] [--cards cirrus,ati,...] [--modes pan,redraw,...]
+             [--out DIR] [--consoled PATH]
+
+One QEMU boot per card (tests/vm/vmlib.py).  In it:
+
+  fbcon     the kernel's console: `cat` of N lines to /dev/tty1 with the
+            benchmark font, timed in the guest.
+  MODE      consoled --scroll-mode=MODE --no-calibrate --stats with the same
+            font; its session (session.sh) times `cat` of the same N lines
+            until consoled has parsed them (a cursor position request answers
+            after everything before it), then prints M lines one every ~0.03 s
+            (one scrolled row per frame).  consoled's counters (SIGUSR1 and
+            exit dumps of --stats) give frames, VRAM bytes written and read,
+            blits and pans of each phase.
+
+Figures are printed as a table per card and written to OUT/bench-results.txt
+and OUT/bench-results.json.  Speed targets are reported (PASS/MISS), never
+enforced; the exit status is 1 only when a run broke (VM did not boot,
+consoled crashed or refused a mode it lists, a run timed out, stats missing).
+See README.md for the method and the columns.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "vm"))
+import screen  # noqa: E402
+import vmlib  # noqa: E402
+
+CARDS = ["cirrus", "ati", "rv100", "bochs", "vfb"]
+ALL_MODES = ["auto", "pan", "wrap", "copy", "redraw", "shadow"]
+
+# What each card can do (DESIGN.md section 3): cirrus pans (yres_virtual 2x)
+# but cannot wrap; ati/rv100 accept the pan ioctl but QEMU does not move the
+# picture, so consoled quirks pan off there; bochs (DRM fbdev emulation)
+# neither pans nor wraps; vfb does both.  `copy` is added when a blitter
+# plugin for the card is present (see copy_plugin()).
+CARD_MODES = {
+    "cirrus": ["pan", "redraw", "shadow"],
+    "ati": ["redraw", "shadow"],
+    "rv100": ["redraw", "shadow"],
+    "bochs": ["redraw", "shadow"],
+    "vfb": ["pan", "wrap", "redraw", "shadow"],
+}
+# Names a blitter plugin for the card may go by in `consoled --list-backends`.
+COPY_PLUGINS = {
+    "cirrus": ["cirrus"],
+    "ati": ["aty128", "rage128", "ati"],
+    "rv100": ["radeon", "rv100"],
+    "bochs": [],
+    "vfb": [],
+}
+
+FONT_NAME = "Lat15-Fixed16.psf.gz"
+GUEST_FONT = "/fonts/" + FONT_NAME
+HOST_FONT = "/usr/share/consolefonts/" + FONT_NAME
+
+G_LINES = "/bench/lines"
+G_SESSION = "/bench/session.sh"
+G_FBCON = "/bench/fbcon.sh"
+G_LOG = "/tmp/consoled.log"
+G_STATUS = "/tmp/consoled.status"
+G_RESULT = "/tmp/bench.result"
+
+# Targets (README.md): reported, never enforced.
+PAN_ROW_FACTOR = 1.1
+FBCON_SPEEDUP = 10.0
+TARGET_LINES = 20000
+
+STATS_RE = re.compile(r"stats: (.*)$")
+MARK_RE = re.compile(r"^@@(?:snap (\S+)|(final))\s*$")
+DREW_RE = re.compile(r"Drew (\d+) frames, (\d+) cells; VRAM bytes written (\d+), read (\d+); "
+                     r"(\d+) ms")
+COUNTERS = ["frames", "rows_scrolled", "vram_bytes_written", "vram_bytes_read", "blits",
+            "fills", "pans", "render_usec"]
+
+
+class RunError(Exception):
+    pass
+
+
+# --- consoled's interface ---------------------------------------------------
+
+def probe_consoled(path):
+    """What this consoled binary offers, from its --help (run on the host)."""
+    try:
+        p = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=30)
+        text = p.stdout + p.stderr
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise SystemExit("bench: cannot run %s --help: %s" % (path, e))
+    caps = {
+        "scroll_mode": "--scroll-mode" in text,
+        "stats": "--stats" in text,
+        "no_calibrate": "--no-calibrate" in text,
+        "list_backends": "--list-backends" in text,
+    }
+    m = re.search(r"--scroll-mode=([a-z-]+(?:\|[a-z-]+)+)", text)
+    if m:
+        caps["modes"] = m.group(1).split("|")
+    else:
+        caps["modes"] = list(ALL_MODES) if caps["scroll_mode"] else []
+    return caps
+
+
+def parse_stats(text):
+    """Group --stats lines of a consoled log by the marker line before them.
+
+    Returns {step: {"strategies": {name: {counter: int}}, "mode": str|None}};
+    lines before any marker belong to step "start".
+    """
+    groups = {}
+    step = "start"
+    for line in text.splitlines():
+        m = MARK_RE.match(line.strip())
+        if m:
+            step = m.group(1) or m.group(2)
+            groups.setdefault(step, {"strategies": {}, "mode": None})
+            continue
+        m = STATS_RE.search(line)
+        if not m:
+            continue
+        g = groups.setdefault(step, {"strategies": {}, "mode": None})
+        fields = dict(re.findall(r"([a-z_-]+)=(\S+)", m.group(1)))
+        if "strategy" in fields:
+            name = fields.pop("strategy")
+            g["strategies"][name] = {k: int(v) for k, v in fields.items() if v.isdigit()}
+        elif "mode" in fields:
+            g["mode"] = m.group(1).strip()
+    return groups
+
+
+def totals(strategies):
+    out = {k: 0 for k in COUNTERS}
+    for counters in strategies.values():
+        for k, v in counters.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+def delta(before, after):
+    """Counters of the interval between two dumps (cumulative counters).
+
+    If some counter went down, the dumps are per interval (counters reset at
+    each dump): the later dump is the interval itself.
+    """
+    d = {k: after.get(k, 0) - before.get(k, 0) for k in set(before) | set(after)}
+    if any(v < 0 for v in d.values()):
+        return dict(after)
+    return d
+
+
+def strategy_delta(before, after):
+    out = {}
+    for name in set(before) | set(after):
+        d = delta(before.get(name, {}), after.get(name, {}))
+        if any(d.values()):
+            out[name] = d
+    return out
+
+
+# --- the guest --------------------------------------------------------------
+
+class CardBench:
+    def __init__(self, vm, card, args, caps, log):
+        self.vm = vm
+        self.card = card
+        self.args = args
+        self.caps = caps
+        self.log = log
+        font = screen.load_font(HOST_FONT)
+        self.font_w, self.font_h = font.width, font.height
+        self.bpp = int(vm.check("cat /sys/class/graphics/fb0/bits_per_pixel").strip())
+        # The text grid comes from the tty's window size (fbcon's after
+        # setfont, then consoled's pty): sysfs has no visible resolution.
+        self.rows = self.cols = None
+        self.row_bytes = None
+
+    def set_grid(self, rows, cols):
+        self.rows, self.cols = rows, cols
+        self.row_bytes = cols * self.font_w * self.font_h * ((self.bpp + 7) // 8)
+
+    def timeout_for(self, lines, ticks=0):
+        # fbcon on cirrus takes ~24 ms a line under TCG; consoled far less.
+        return 120 + lines * 0.05 + ticks * 0.5
+
+    def fbcon(self):
+        out = self.vm.check("sh %s %s %s" % (G_FBCON, G_LINES, GUEST_FONT),
+                            timeout=self.timeout_for(self.args.lines))
+        m = re.search(r"fbcon (\d+\.\d+) (\d+\.\d+)", out)
+        size = re.search(r"size (\d+) (\d+)", out)
+        if not m or not size:
+            raise RunError("fbcon run printed no times: %r" % out)
+        self.set_grid(int(size.group(1)), int(size.group(2)))
+        return float(m.group(2)) - float(m.group(1))
+
+    def list_backends(self):
+        if not self.caps["list_backends"]:
+            return None
+        out, status = self.vm.run("consoled --list-backends 2>&1", timeout=60)
+        return out if status == 0 else None
+
+    def copy_plugin(self, backends):
+        if backends is None:
+            return None
+        low = backends.lower()
+        for name in COPY_PLUGINS[self.card]:
+            if re.search(r"\b%s" % re.escape(name), low):
+                return name
+        return None
+
+    def consoled_flags(self, mode):
+        flags = ["--vt=1", "--fbdev=/dev/fb0", "--font-file=" + GUEST_FONT]
+        if mode != "default":
+            flags.append("--scroll-mode=" + mode)
+        if self.caps["no_calibrate"]:
+            flags.append("--no-calibrate")
+        flags.append("--stats" if self.caps["stats"] else "--verbose")
+        return flags
+
+    def cleanup(self):
+        try:
+            self.vm.run("pkill -x consoled; sleep 1; pkill -9 -x consoled; chvt 1", timeout=30)
+        except Exception:  # noqa: BLE001 -- best effort after a failure
+            pass
+
+    def run_consoled(self, mode, phases, snapshots):
+        """One consoled run; returns (results by step, consoled log excerpt)."""
+        vm = self.vm
+        vm.check("rm -f %s %s %s %s.done" % (G_LOG, G_STATUS, G_RESULT, G_RESULT))
+        session = "/bin/sh %s %s %s %d %d %s %s" % (
+            G_SESSION, G_LINES, phases, self.args.ticks, 1 if snapshots else 0,
+            G_LOG, G_RESULT)
+        # The log is opened O_APPEND: session.sh appends its markers to it.
+        vm.check("(consoled %s --login -- %s </dev/null >>%s 2>&1; echo $? >%s)"
+                 " </dev/null >/dev/null 2>&1 &"
+                 % (" ".join(self.consoled_flags(mode)), session, G_LOG, G_STATUS))
+        lines = self.args.lines if "cat" in phases else 0
+        ticks = self.args.ticks if "tick" in phases else 0
+        limit = int(self.timeout_for(lines, ticks))
+        # Wait inside the guest (test builtins and one sleep a second), so
+        # the host's polling does not load the guest during the measurement.
+        out = vm.check("i=0; while [ ! -e %s.done ] && [ ! -s %s ] && [ $i -lt %d ]; do"
+                       " sleep 1; i=$((i + 1)); done; [ -e %s.done ] && echo finished;"
+                       " cat %s 2>/dev/null; true"
+                       % (G_RESULT, G_STATUS, limit, G_RESULT, G_STATUS), timeout=limit + 60)
+        if "finished" not in out:
+            tail = self.log_tail()
+            status = out.strip()
+            self.cleanup()
+            if status:
+                raise RunError("consoled exited with status %s before the session finished; "
+                               "log:\n%s" % (status, tail))
+            raise RunError("the session did not finish within %ds; log:\n%s" % (limit, tail))
+
+        vm.check("echo @@final >>%s; kill $(pidof consoled)" % G_LOG)
+        status = vm.check("i=0; while [ ! -s %s ] && [ $i -lt 100 ]; do sleep 0.2;"
+                          " i=$((i + 1)); done; cat %s 2>/dev/null; true"
+                          % (G_STATUS, G_STATUS), timeout=60).strip()
+        if status != "0":
+            tail = self.log_tail()
+            self.cleanup()
+            raise RunError("consoled %s after SIGTERM; log:\n%s"
+                           % ("did not exit" if not status else "exited with status " + status,
+                              tail))
+        results = {}
+        for line in vm.check("cat %s" % G_RESULT).splitlines():
+            f = line.split()
+            if f:
+                results[f[0]] = f[1:]
+        log = vm.check("grep -E 'stats:|^@@|Drew [0-9]+ frames' %s; true" % G_LOG, timeout=60)
+        notes = vm.check("grep -iE 'warn|fall|ignor|quirk' %s | grep -v 'stats:' | head -n 5;"
+                         " true" % G_LOG)
+        return results, log, [n.strip() for n in notes.splitlines() if n.strip()]
+
+    def log_tail(self):
+        try:
+            return self.vm.run("tail -n 20 %s" % G_LOG, timeout=20)[0]
+        except Exception:  # noqa: BLE001 -- best effort
+            return "(log unavailable)"
+
+    def phase_time(self, results, phase):
+        f = results.get(phase)
+        if not f or len(f) < 3:
+            raise RunError("the session recorded no %s phase: %r" % (phase, results))
+        if f[2] == "timeout":
+            raise RunError("consoled did not answer the cursor position request after %s" % phase)
+        return float(f[1]) - float(f[0]), f[2]
+
+    def mode(self, mode):
+        """Measure one mode; returns a dict of figures (see README.md)."""
+        r = {"mode": mode}
+        if self.caps["stats"]:
+            results, log, notes = self.run_consoled(mode, "cat,tick", snapshots=True)
+            groups = parse_stats(log)
+            for step in ("prefill", "cat", "tick", "final"):
+                if not groups.get(step, {}).get("strategies"):
+                    raise RunError("no stats lines after step %s in the log:\n%s" % (step, log))
+            pre = groups["prefill"]["strategies"]
+            cat = groups["cat"]["strategies"]
+            tick = groups["tick"]["strategies"]
+            r["cat_stats"] = totals(strategy_delta(pre, cat))
+            r["cat_by_strategy"] = strategy_delta(pre, cat)
+            r["tick_stats"] = totals(strategy_delta(cat, tick))
+            r["tick_by_strategy"] = strategy_delta(cat, tick)
+            r["run_stats"] = totals(groups["final"]["strategies"])
+            r["auto_choice"] = groups["final"]["mode"] or groups["tick"]["mode"]
+            r["approximate"] = False
+        else:
+            # Before --stats: the --verbose exit line, one run per phase; the
+            # prefill is included and rows scrolled are taken as lines written.
+            r["approximate"] = True
+            res_cat, log_cat, notes = self.run_consoled(mode, "cat", snapshots=False)
+            res_tick, log_tick, notes_tick = self.run_consoled(mode, "tick", snapshots=False)
+            notes += notes_tick
+            r["cat_stats"] = self.drew_stats(log_cat, self.args.lines)
+            r["tick_stats"] = self.drew_stats(log_tick, self.args.ticks)
+            r["run_stats"] = {k: (None if v is None else v + r["tick_stats"][k])
+                              for k, v in r["cat_stats"].items()}
+            r["auto_choice"] = None
+            results = dict(res_cat)
+            results["tick"] = res_tick.get("tick")
+        r["notes"] = notes
+        size = results.get("size")
+        if size and [int(v) for v in size] != [self.rows, self.cols]:
+            r["notes"].append("consoled's grid is %sx%s rows x cols, fbcon's %dx%d"
+                              % (size[0], size[1], self.rows, self.cols))
+        r["cat_s"], r["cat_reply"] = self.phase_time(results, "cat")
+        r["tick_s"], r["tick_reply"] = self.phase_time(results, "tick")
+        return r
+
+    def drew_stats(self, log, rows):
+        m = DREW_RE.search(log)
+        if not m:
+            raise RunError("no 'Drew N frames' line in the log (--verbose):\n%s" % log)
+        return {"frames": int(m.group(1)), "cells": int(m.group(2)),
+                "vram_bytes_written": int(m.group(3)), "vram_bytes_read": int(m.group(4)),
+                "render_usec": int(m.group(5)) * 1000, "rows_scrolled": rows,
+                "blits": None, "fills": None, "pans": None}
+
+
+def derive(r, fbcon_s, row_bytes, lines, ticks):
+    """Per-row figures and target checks of one mode's measurements.
+
+    A scrolled row is a line written after the screen is full (the prefill
+    sees to that): consoled's own rows_scrolled counts scroll operations, and
+    a frame that jumps more than a screenful is a redraw that scrolls nothing,
+    so it would make a meaningless divisor for `cat`.
+    """
+    cat, tick, run = r["cat_stats"], r["tick_stats"], r["run_stats"]
+    cat_rows = lines
+    tick_rows = ticks
+    r["speedup"] = fbcon_s / r["cat_s"] if r["cat_s"] > 0 else None
+    r["bytes_per_row"] = cat["vram_bytes_written"] / cat_rows
+    r["row_ratio"] = r["bytes_per_row"] / row_bytes
+    r["tick_bytes_per_row"] = tick["vram_bytes_written"] / tick_rows
+    r["tick_row_ratio"] = r["tick_bytes_per_row"] / row_bytes
+    r["tick_usec_per_frame"] = (tick["render_usec"] / tick["frames"]) if tick.get("frames") else None
+    r["read_bytes"] = run.get("vram_bytes_read", 0)
+
+    targets = []
+    full = r["mode"]
+    if r["mode"] == "auto" and r.get("auto_choice"):
+        m = re.search(r"full-screen=(\S+)", r["auto_choice"])
+        full = m.group(1) if m else "auto"
+    if full in ("pan", "wrap"):
+        ok = r["row_ratio"] <= PAN_ROW_FACTOR and r["tick_row_ratio"] <= PAN_ROW_FACTOR
+        targets.append(("pan/wrap<=%.1f rows" % PAN_ROW_FACTOR, ok,
+                        "cat %.2f rows, 1-row %.2f rows" % (r["row_ratio"], r["tick_row_ratio"])))
+    targets.append(("no VRAM read", r["read_bytes"] == 0, "%d B" % r["read_bytes"]))
+    if r["speedup"] is not None:
+        targets.append((">=%gx fbcon" % FBCON_SPEEDUP, r["speedup"] >= FBCON_SPEEDUP,
+                        "%.1fx" % r["speedup"]))
+    r["targets"] = [{"target": t, "pass": ok, "value": v} for t, ok, v in targets]
+    return r
+
+
+# --- output -----------------------------------------------------------------
+
+COLUMNS = [
+    ("mode", "mode", "%s"),
+    ("cat s", "cat_s", "%.3f"),
+    ("vs fbcon", "speedup", "%.1fx"),
+    ("frames", "frames", "%d"),
+    ("rows", "rows", "%d"),
+    ("B/row", "bytes_per_row", "%.0f"),
+    ("x row", "row_ratio", "%.2f"),
+    ("read B", "read_bytes", "%d"),
+    ("blits", "blits", "%d"),
+    ("pans", "pans", "%d"),
+    ("1-row frames", "tick_frames", "%d"),
+    ("1-row B/row", "tick_bytes_per_row", "%.0f"),
+    ("1-row x row", "tick_row_ratio", "%.2f"),
+    ("1-row us/frame", "tick_usec_per_frame", "%.0f"),
+    ("targets", "targets", "%s"),
+]
+
+
+def cell(fmt, v):
+    if v is None:
+        return "-"
+    if fmt == "%d" and isinstance(v, float):
+        v = int(round(v))
+    return fmt % v
+
+
+def format_card(card):
+    out = []
+    if card.get("error") and not card.get("geometry"):
+        return "== %s: FAILED before measuring: %s\n" % (card["card"], card["error"])
+    g = card["geometry"]
+    if g.get("row_bytes") is None:
+        return "== %s: FAILED before measuring: %s\n" % (card["card"], card.get("error"))
+    out.append("== %s: fb0 %s at %d bpp, %dx%d cells of %dx%d; one text row = %d bytes"
+               % (card["card"], g["fb0"], g["bpp"], g["cols"], g["rows"],
+                  g["font_w"], g["font_h"], g["row_bytes"]))
+    if card.get("fbcon_s") is not None:
+        out.append("   fbcon: cat of %d lines to /dev/tty1 in %.3f s"
+                   % (card["lines"], card["fbcon_s"]))
+    rows = []
+    for r in card["modes"]:
+        if "error" in r:
+            rows.append([r["mode"], "FAILED: " + r["error"].splitlines()[0]])
+            continue
+        if "skipped" in r:
+            rows.append([r["mode"], "skipped: " + r["skipped"]])
+            continue
+        vals = dict(r)
+        cat = r["cat_stats"]
+        vals["frames"] = cat.get("frames")
+        vals["rows"] = cat.get("rows_scrolled")
+        vals["blits"] = cat.get("blits")
+        vals["pans"] = cat.get("pans")
+        vals["tick_frames"] = r["tick_stats"].get("frames")
+        vals["targets"] = " ".join("%s:%s" % (short_target(t["target"]),
+                                              "PASS" if t["pass"] else "MISS")
+                                   for t in r["targets"])
+        rows.append([cell(fmt, vals.get(key)) for _, key, fmt in COLUMNS])
+    header = [c[0] for c in COLUMNS]
+    full_rows = [r for r in rows if len(r) == len(header)]
+    widths = [max(len(x) for x in col) for col in zip(header, *full_rows)] if full_rows \
+        else [len(h) for h in header]
+    out.append("   " + "  ".join(h.rjust(w) if i else h.ljust(w)
+                                 for i, (h, w) in enumerate(zip(header, widths))))
+    for row in rows:
+        if len(row) == len(header):
+            out.append("   " + "  ".join(x.rjust(w) if 0 < i < len(row) - 1 else x.ljust(w)
+                                         for i, (x, w) in enumerate(zip(row, widths))))
+        else:
+            out.append("   %s  %s" % (row[0].ljust(widths[0]), row[1]))
+    for r in card["modes"]:
+        if r.get("auto_choice") and r["mode"] == "auto":
+            out.append("   auto chose: " + r["auto_choice"])
+        if "tick_s" in r:
+            out.append("   %s 1-row: %d lines in %.2f s (%.0f ms a line), %s frames"
+                       % (r["mode"], card["ticks"], r["tick_s"], 1000 * r["tick_s"] / card["ticks"],
+                          r["tick_stats"].get("frames")))
+        if r.get("approximate"):
+            out.append("   %s: approximate (no --stats: totals of the --verbose exit line, prefill"
+                       " included, rows scrolled = lines written)" % r["mode"])
+        for n in r.get("notes", []):
+            out.append("   %s: log: %s" % (r["mode"], n))
+    for n in card.get("notes", []):
+        out.append("   note: " + n)
+    if card.get("error"):
+        out.append("   FAILED: " + card["error"])
+    return "\n".join(out) + "\n"
+
+
+def short_target(t):
+    if t.startswith("pan"):
+        return "row"
+    if t.startswith("no VRAM"):
+        return "read"
+    return "10x"
+
+
+FOOTER = """\
+cat s: guest time ($EPOCHREALTIME) from the start of `cat` until consoled answered a cursor
+  position request sent after it (it answers after parsing everything before); its last
+  frame is drawn at most one frame interval (16 ms) later.  fbcon: `cat >/dev/tty1` (drawn
+  in the write path; bochs copies its shadow buffer to VRAM later, from a worker).
+frames, rows, B/row, x row, blits, pans: the cat phase (counters of --stats, SIGUSR1 dumps
+  subtracted); rows = consoled's rows_scrolled; B/row = VRAM bytes written / lines written
+  (each scrolls one text row); x row = B/row / one text row.
+read B: VRAM bytes read over the whole run.  1-row: %d lines, one every ~0.03 s.
+targets: row = pan/wrap write <= %.1f text rows per scrolled row (cat and 1-row); read = no
+  VRAM reads;
+  10x = cat at least %g times faster than fbcon (the target is for %d lines).
+"""
+
+
+# --- main -------------------------------------------------------------------
+
+def bench_card(card, args, caps, lines_path, out_dir):
+    result = {"card": card, "lines": args.lines, "ticks": args.ticks, "modes": [], "notes": []}
+    card_dir = os.path.join(out_dir, card)
+    os.makedirs(card_dir, exist_ok=True)
+    extra = {G_LINES: lines_path,
+             G_SESSION: os.path.join(HERE, "session.sh"),
+             G_FBCON: os.path.join(HERE, "fbcon.sh")}
+    t0 = time.monotonic()
+    try:
+        with vmlib.VM(card, consoled=os.path.abspath(args.consoled), initramfs_extra=extra,
+                      out_dir=card_dir) as vm:
+            print("# %s booted in %.1fs, fb0 %s" % (card, vm.boot_seconds, vm.fb_info), flush=True)
+            b = CardBench(vm, card, args, caps, print)
+            result["geometry"] = {"fb0": vm.fb_info, "bpp": b.bpp, "font_w": b.font_w,
+                                  "font_h": b.font_h}
+            result["fbcon_s"] = b.fbcon()
+            result["geometry"].update(cols=b.cols, rows=b.rows, row_bytes=b.row_bytes)
+            print("# %s fbcon: %.3f s" % (card, result["fbcon_s"]), flush=True)
+
+            for mode in card_modes(card, args, caps, b, result["notes"]):
+                t1 = time.monotonic()
+                try:
+                    r = b.mode(mode)
+                    derive(r, result["fbcon_s"], b.row_bytes, args.lines, args.ticks)
+                    print("# %s %s: cat %.3f s (%.1fx fbcon) in %.1fs" %
+                          (card, mode, r["cat_s"], r["speedup"] or 0, time.monotonic() - t1),
+                          flush=True)
+                except Exception as e:  # noqa: BLE001 -- the next mode still runs
+                    if not isinstance(e, (RunError, vmlib.VMError)):
+                        traceback.print_exc()
+                    print("# %s %s: FAILED: %s" % (card, mode, e), flush=True)
+                    r = {"mode": mode, "error": "%s: %s" % (type(e).__name__, e)}
+                    b.cleanup()
+                result["modes"].append(r)
+    except Exception as e:  # noqa: BLE001 -- a card that breaks must not stop the others
+        traceback.print_exc()
+        result["error"] = "%s: %s" % (type(e).__name__, e)
+    result["seconds"] = time.monotonic() - t0
+    return result
+
+
+def card_modes(card, args, caps, b, notes):
+    """The modes to measure on this card, in table order, with notes on the rest."""
+    if not caps["scroll_mode"]:
+        notes.append("this consoled has no --scroll-mode: measured its default only")
+        return ["default"]
+    supported = list(CARD_MODES[card])
+    backends = b.list_backends()
+    plugin = b.copy_plugin(backends)
+    if plugin:
+        supported.insert(0, "copy")
+    elif not caps["list_backends"]:
+        notes.append("copy skipped: this consoled has no --list-backends")
+    else:
+        notes.append("copy skipped: no blitter plugin for %s in --list-backends" % card)
+    wanted = ["auto"] + supported
+    if args.modes:
+        asked = [m for m in args.modes.split(",") if m]
+        for m in asked:
+            if m not in wanted and m in ALL_MODES:
+                notes.append("%s skipped: not supported on %s" % (m, card))
+        wanted = [m for m in wanted if m in asked]
+    out = []
+    for m in wanted:
+        if m not in caps["modes"]:
+            notes.append("%s skipped: this consoled's --scroll-mode does not list it" % m)
+            continue
+        out.append(m)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lines", type=int, default=TARGET_LINES, help="lines to cat (default 20000)")
+    ap.add_argument("--ticks", type=int, default=None,
+                    help="lines of the one-row-per-frame test (default min(200, max(50, lines/10)))")
+    ap.add_argument("--cards", default=",".join(CARDS), help="comma-separated (default: all five)")
+    ap.add_argument("--modes", default="",
+                    help="comma-separated subset of auto,pan,wrap,copy,redraw,shadow "
+                         "(default: each card's supported modes plus auto)")
+    ap.add_argument("--out", default="bench-out", help="directory for results and logs")
+    ap.add_argument("--consoled", default="build/daemon/consoled")
+    args = ap.parse_args()
+    if args.ticks is None:
+        args.ticks = min(200, max(50, args.lines // 10))
+    cards = [c for c in args.cards.split(",") if c]
+    for c in cards:
+        if c not in CARD_MODES:
+            ap.error("unknown card %r (one of %s)" % (c, ", ".join(CARDS)))
+    for m in (m for m in args.modes.split(",") if m):
+        if m not in ALL_MODES:
+            ap.error("unknown mode %r (one of %s)" % (m, ", ".join(ALL_MODES)))
+    if not os.access(args.consoled, os.X_OK):
+        ap.error("no consoled binary at %s (build first, or pass --consoled)" % args.consoled)
+
+    out_dir = os.path.abspath(args.out)
+    os.makedirs(out_dir, exist_ok=True)
+    caps = probe_consoled(args.consoled)
+    lines_path = os.path.join(out_dir, "lines-%d.txt" % args.lines)
+    with open(lines_path, "wb") as f:
+        subprocess.run([sys.executable, os.path.join(HERE, "gen-lines.py"), "--lines",
+                        str(args.lines)], stdout=f, check=True)
+
+    head = ("consoled scrolling benchmark: %d lines, %d one-row ticks, font %s, consoled %s\n"
+            "consoled offers: %s\n"
+            % (args.lines, args.ticks, FONT_NAME, os.path.abspath(args.consoled),
+               ", ".join(sorted(k for k, v in caps.items() if v is True))
+               + ("; modes " + ",".join(caps["modes"]) if caps["modes"] else "")))
+    print(head, flush=True)
+    results = []
+    text = head + "\n"
+    for card in cards:
+        res = bench_card(card, args, caps, lines_path, out_dir)
+        results.append(res)
+        block = format_card(res)
+        print(block, flush=True)
+        text += block + "\n"
+    footer = FOOTER % (args.ticks, PAN_ROW_FACTOR, FBCON_SPEEDUP, TARGET_LINES)
+    if args.lines != TARGET_LINES:
+        footer += "This run used %d lines: the speed figures are not comparable to the target.\n" \
+            % args.lines
+    broken = [r["card"] for r in results if r.get("error")] + \
+        ["%s/%s" % (r["card"], m["mode"]) for r in results for m in r["modes"] if "error" in m]
+    footer += ("runs: all completed\n" if not broken else
+               "runs: FAILED: %s\n" % ", ".join(broken))
+    print(footer, flush=True)
+    text += footer
+    with open(os.path.join(out_dir, "bench-results.txt"), "w") as f:
+        f.write(text)
+    with open(os.path.join(out_dir, "bench-results.json"), "w") as f:
+        json.dump({"lines": args.lines, "ticks": args.ticks, "font": FONT_NAME,
+                   "consoled": os.path.abspath(args.consoled), "capabilities": caps,
+                   "cards": results}, f, indent=1, sort_keys=True)
+    print("results: %s" % os.path.join(out_dir, "bench-results.txt"))
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

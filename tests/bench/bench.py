@@ -179,7 +179,8 @@ class CardBench:
         self.log = log
         font = screen.load_font(HOST_FONT)
         self.font_w, self.font_h = font.width, font.height
-        self.bpp = int(vm.check("cat /sys/class/graphics/fb0/bits_per_pixel").strip())
+        fb = vm.check("cd /sys/class/graphics/fb0 && cat bits_per_pixel virtual_size name").split()
+        self.bpp, self.virtual_size, self.fb_name = int(fb[0]), fb[1], " ".join(fb[2:])
         # The text grid comes from the tty's window size (fbcon's after
         # setfont, then consoled's pty): sysfs has no visible resolution.
         self.rows = self.cols = None
@@ -420,7 +421,7 @@ def format_card(card):
     g = card["geometry"]
     if g.get("row_bytes") is None:
         return "== %s: FAILED before measuring: %s\n" % (card["card"], card.get("error"))
-    out.append("== %s: fb0 %s at %d bpp, %dx%d cells of %dx%d; one text row = %d bytes"
+    out.append("== %s: fb0 %s, %d bpp, %dx%d cells of %dx%d; one text row = %d bytes"
                % (card["card"], g["fb0"], g["bpp"], g["cols"], g["rows"],
                   g["font_w"], g["font_h"], g["row_bytes"]))
     if card.get("fbcon_s") is not None:
@@ -514,7 +515,8 @@ def bench_card(card, args, caps, lines_path, out_dir):
                       out_dir=card_dir) as vm:
             print("# %s booted in %.1fs, fb0 %s" % (card, vm.boot_seconds, vm.fb_info), flush=True)
             b = CardBench(vm, card, args, caps, print)
-            result["geometry"] = {"fb0": vm.fb_info, "bpp": b.bpp, "font_w": b.font_w,
+            result["geometry"] = {"fb0": "%s, virtual %s" % (b.fb_name, b.virtual_size),
+                                  "bpp": b.bpp, "font_w": b.font_w,
                                   "font_h": b.font_h}
             result["fbcon_s"] = b.fbcon()
             result["geometry"].update(cols=b.cols, rows=b.rows, row_bytes=b.row_bytes)

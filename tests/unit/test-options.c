@@ -2,6 +2,7 @@
 #include <errno.h>
 
 #include "../../daemon/options.h"
+#include "../../daemon/scroll.h"
 #include "tests.h"
 
 static int parse(struct options *o, const char *const *args)
@@ -111,6 +112,30 @@ static void test_errors(void)
 	}
 }
 
+static void test_scroll_mode(void)
+{
+	static const char *const names[] = {"auto", "pan", "wrap", "copy", "redraw", "shadow"};
+	struct options o;
+
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	CHECK(o.scroll_mode == SCROLL_MODE_AUTO);
+	CHECK(o.calibrate);
+	CHECK(!o.stats);
+	options_fini(&o);
+	for (unsigned i = 0; i < 6; i++) {
+		char arg[64];
+		snprintf(arg, sizeof(arg), "--scroll-mode=%s", names[i]);
+		CHECK(parse(&o, (const char *const[]){arg, "--no-calibrate", "--stats", NULL}) == 0);
+		CHECK(strcmp(scroll_mode_to_string(o.scroll_mode), names[i]) == 0);
+		CHECK(!o.calibrate);
+		CHECK(o.stats);
+		options_fini(&o);
+	}
+	CHECK(parse(&o, (const char *const[]){"--scroll-mode=fast", NULL}) == -EINVAL);
+	CHECK(parse(&o, (const char *const[]){"--scroll-mode=", NULL}) == -EINVAL);
+	CHECK(parse(&o, (const char *const[]){"--scroll-mode", NULL}) == -EINVAL);
+}
+
 static void test_help_version(void)
 {
 	struct options o;
@@ -141,6 +166,7 @@ int main(void)
 	RUN(test_all_flags);
 	RUN(test_vt_forms);
 	RUN(test_errors);
+	RUN(test_scroll_mode);
 	RUN(test_help_version);
 	RUN(test_command_without_login_flag);
 	return TESTS_RESULT();

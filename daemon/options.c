@@ -146,6 +146,8 @@ int options_parse(int argc, char **argv, struct options *ret)
 	    .repeat_delay_ms = 250,
 	    .repeat_rate_hz = 30,
 	    .sb_size = 1000,
+	    .scroll_mode = SCROLL_MODE_AUTO,
+	    .calibrate = true,
 	};
 	bool login = false;
 	int c, r;

@@ -18,6 +18,9 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include <consoled/backend.h>
+
+#include "backend.h"
 #include "crash.h"
 #include "fbdev.h"
 #include "input.h"
@@ -43,10 +46,13 @@ struct manager {
 	struct term *term;
 	struct render *render;
 	struct scroller *scroller;
+	struct backend *backend;
 	sd_event_source *frame_source;
 	uint64_t last_frame_usec;
 	int exit_status;
 };
+
+static void manager_schedule_frame(struct manager *m);
 
 static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 {
@@ -56,8 +62,10 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 	(void)usec;
 	if (!m->vt || !vt_is_active(m->vt) || !m->term)
 		return 0;
-	render_frame(m->render, term_screen(m->term));
+	bool again = render_frame(m->render, term_screen(m->term));
 	m->last_frame_usec = now_usec();
+	if (again)
+		manager_schedule_frame(m);
 	return 0;
 }
 
@@ -110,6 +118,8 @@ static void manager_on_acquire(void *userdata)
 		return;
 	}
 	crash_set_active(1);
+	if (m->backend && backend_ok(m->backend) && backend_mode_changed(m->backend, m->fb) < 0)
+		scroller_drop_backend(m->scroller);
 	/* The scroller may change the device's mode (a taller virtual screen,
 	 * FB_VMODE_YWRAP): only once the VT is ours, and from then on
 	 * fbdev_reacquire() puts that mode back after every switch. */
@@ -333,6 +343,7 @@ static void manager_stop(struct manager *m)
 	vt_free(m->vt);
 	render_free(m->render);
 	scroller_free(m->scroller);
+	backend_free(m->backend);
 	fbdev_free(m->fb);
 	font_free(m->font);
 	sd_event_source_unref(m->frame_source);
@@ -355,6 +366,23 @@ int main(int argc, char **argv)
 		printf("consoled %s\n", CONSOLED_VERSION);
 		options_fini(&m.opts);
 		return 0;
+	case OPTIONS_LIST_BACKENDS: {
+		struct palette palette;
+		_cleanup_(freep) char *path = NULL;
+		struct fbdev *fb = NULL;
+
+		palette_init(&palette, PALETTE_LINUX, NULL);
+		if (m.opts.fbdev)
+			path = xstrdup(m.opts.fbdev);
+		else if (fbdev_find_default(&path) < 0)
+			path = NULL;
+		if (path && fbdev_open(path, &palette, &fb) < 0)
+			fb = NULL;
+		backend_list(fb, stdout);
+		fbdev_free(fb);
+		options_fini(&m.opts);
+		return 0;
+	}
 	case OPTIONS_RUN:
 		break;
 	}

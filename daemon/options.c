@@ -27,6 +27,8 @@ enum {
 	ARG_SCROLL_MODE,
 	ARG_NO_CALIBRATE,
 	ARG_STATS,
+	ARG_BACKEND,
+	ARG_LIST_BACKENDS,
 	ARG_VERBOSE,
 	ARG_HELP,
 	ARG_VERSION,
@@ -50,6 +52,8 @@ static const struct option long_options[] = {
     {"scroll-mode", required_argument, NULL, ARG_SCROLL_MODE},
     {"no-calibrate", no_argument, NULL, ARG_NO_CALIBRATE},
     {"stats", no_argument, NULL, ARG_STATS},
+    {"backend", required_argument, NULL, ARG_BACKEND},
+    {"list-backends", no_argument, NULL, ARG_LIST_BACKENDS},
     {"verbose", no_argument, NULL, ARG_VERBOSE},
     {"help", no_argument, NULL, ARG_HELP},
     {"version", no_argument, NULL, ARG_VERSION},
@@ -78,6 +82,8 @@ void options_help(FILE *f)
 	      "                          how scrolls reach the screen (default: auto)\n"
 	      "      --no-calibrate      trust the device's capabilities, measure nothing\n"
 	      "      --stats             log drawing statistics at exit (always on SIGUSR1)\n"
+	      "      --backend=auto|none|NAME  blitter plugin (default: auto)\n"
+	      "      --list-backends     list the blitter plugins and exit\n"
 	      "      --verbose           debug messages\n"
 	      "  -h, --help              show this help\n"
 	      "      --version           show the version\n",
@@ -127,6 +133,7 @@ void options_fini(struct options *o)
 	free(o->fbdev);
 	free(o->term);
 	free(o->font_file);
+	free(o->backend);
 	free(o->xkb_model);
 	free(o->xkb_layout);
 	free(o->xkb_variant);
@@ -244,6 +251,18 @@ int options_parse(int argc, char **argv, struct options *ret)
 			break;
 		case ARG_STATS:
 			o.stats = true;
+			break;
+		case ARG_BACKEND:
+			if (optarg[0] == '\0' || strchr(optarg, '/')) {
+				r = usage_error("invalid value '%s' for --backend: expected auto, "
+						"none or a plugin name",
+						optarg);
+				goto fail;
+			}
+			replace_string(&o.backend, optarg);
+			break;
+		case ARG_LIST_BACKENDS:
+			o.action = OPTIONS_LIST_BACKENDS;
 			break;
 		case ARG_VERBOSE:
 			o.verbose = true;

@@ -18,6 +18,7 @@ enum options_action {
 	OPTIONS_RUN,
 	OPTIONS_HELP,
 	OPTIONS_VERSION,
+	OPTIONS_LIST_BACKENDS,
 };
 
 struct options {
@@ -35,6 +36,7 @@ struct options {
 	unsigned sb_size; /* scrollback lines */
 	int scroll_mode;  /* enum scroll_mode */
 	bool calibrate;
+	char *backend; /* NULL = auto, "none", or a plugin name */
 	bool stats;
 	bool verbose;
 };

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "log.h"
 #include "render.h"
 #include "scroll.h"
@@ -47,6 +48,16 @@ struct render {
 	uint8_t *line;	       /* one pixel line of the screen */
 	uint8_t *rowbuf;       /* the pixels of one text row */
 
+	/* With a blitter: blank runs are filled by the engine after the CPU
+	 * has drawn the frame (queued here), and a space glyph that is blank. */
+	struct fill_job {
+		unsigned row;
+		struct damage_run run;
+	} *fills;
+	size_t n_fills;
+	uint32_t blank_glyph;
+	bool redraw_next; /* the blitter failed: what it touched is unknown */
+
 	struct render_stats stats;
 	struct scroll_counters counters[_SCROLL_MODE_MAX];
 };
@@ -73,6 +84,11 @@ int render_new(struct fbdev *fb, const struct font *font, const struct palette *
 	r->prev_hash = xcalloc(r->rows, sizeof(uint64_t));
 	r->cur_hash = xcalloc(r->rows, sizeof(uint64_t));
 	r->runs = xcalloc(r->cols / 2 + 1, sizeof(struct damage_run));
+	r->fills = xcalloc((size_t)r->rows * (r->cols / 2 + 1), sizeof(struct fill_job));
+	r->blank_glyph = font_lookup(font, ' ');
+	for (unsigned i = 0; i < font->glyph_size; i++)
+		if (font_glyph(font, r->blank_glyph)[i])
+			r->blank_glyph = CELL_GLYPH_UNKNOWN; /* a font with a visible space */
 	r->slots = xcalloc(GLYPH_CACHE_SLOTS, sizeof(struct glyph_slot));
 	block = (size_t)r->cell_bytes * font->height;
 	r->glyph_pixels = malloc(GLYPH_CACHE_SLOTS * block);
@@ -114,6 +130,7 @@ void render_free(struct render *r)
 	free(r->prev_hash);
 	free(r->cur_hash);
 	free(r->runs);
+	free(r->fills);
 	free(r->shadow);
 	free(r->dirty);
 	free(r->slots);
@@ -332,6 +349,45 @@ static void render_shadow_move(struct render *r, unsigned top, unsigned bottom, 
 		r->dirty[row] = true;
 }
 
+/* The blitter, when there is one and it works (never with shadow: that
+ * draws in RAM). */
+static struct backend *render_backend(const struct render *r)
+{
+	struct backend *b = r->scroller ? scroller_backend(r->scroller) : NULL;
+
+	return !r->shadow && backend_ok(b) ? b : NULL;
+}
+
+/* The blitter failed (backend.c has logged and dropped it): forget what is
+ * on the glass, so that this frame draws everything in software. */
+static void render_backend_failed(struct render *r)
+{
+	if (r->scroller)
+		scroller_drop_backend(r->scroller);
+	r->prev_valid = false;
+	r->redraw_next = true;
+}
+
+/* copy: moves the pixels of text rows [top, bottom) by shift rows. */
+static bool render_copy_rows(struct render *r, unsigned top, unsigned bottom, int shift,
+			     struct scroll_counters *c)
+{
+	struct backend *b = render_backend(r);
+	unsigned fh = r->font->height, k = (unsigned)abs(shift), y0 = r->fb->var.yoffset;
+	unsigned src = shift > 0 ? top + k : top, dst = shift > 0 ? top : top + k;
+
+	if (!b)
+		return false;
+	if (backend_copy(b, 0, y0 + src * fh, 0, y0 + dst * fh, r->fb->var.xres,
+			 (bottom - top - k) * fh) < 0 ||
+	    backend_sync(b) < 0) {
+		render_backend_failed(r);
+		return false;
+	}
+	c->blits++;
+	return true;
+}
+
 /* Finds how the screen scrolled since the last frame and moves the rows on
  * the glass (and in prev) with the best strategy at hand. Returns the
  * strategy that answers for this frame. */
@@ -357,7 +413,12 @@ static enum scroll_mode render_scroll(struct render *r)
 		struct scroll_counters *c = &r->counters[fm];
 		unsigned k = (unsigned)abs(full.shift);
 
-		switch (scroller_move_screen(r->scroller, full.shift, c)) {
+		enum scroll_result res = scroller_move_screen(r->scroller, full.shift, c);
+
+		/* A failed blit during the window's return drops the blitter. */
+		if (scroller_backend(r->scroller) && !backend_ok(scroller_backend(r->scroller)))
+			render_backend_failed(r);
+		switch (res) {
 		case SCROLL_DONE:
 			damage_apply_scroll(r->prev, r->cols, 0, r->rows, full.shift);
 			r->exposed_top = full.shift > 0 ? r->rows - k : 0;
@@ -374,6 +435,19 @@ static enum scroll_mode render_scroll(struct render *r)
 		c->rows_scrolled += k;
 		return fm;
 	}
+	if ((fm == SCROLL_MODE_COPY ||
+	     (r->scroller && scroller_region_mode(r->scroller) == SCROLL_MODE_COPY)) &&
+	    region.shift) {
+		struct scroll_counters *c = &r->counters[SCROLL_MODE_COPY];
+
+		if (render_copy_rows(r, region.top, region.bottom, region.shift, c)) {
+			damage_apply_scroll(r->prev, r->cols, region.top, region.bottom,
+					    region.shift);
+			c->rows_scrolled += (unsigned)abs(region.shift);
+			return SCROLL_MODE_COPY;
+		}
+		/* fell back: everything is drawn below */
+	}
 	if (base == SCROLL_MODE_SHADOW && region.shift) {
 		render_shadow_move(r, region.top, region.bottom, region.shift);
 		damage_apply_scroll(r->prev, r->cols, region.top, region.bottom, region.shift);
@@ -386,7 +460,50 @@ static enum scroll_mode render_scroll(struct render *r)
 	return base;
 }
 
-void render_frame(struct render *r, struct tsm_screen *screen)
+/* With a blitter, a run of blank cells of one background is left to the
+ * engine (after the CPU has drawn the rest of the frame). */
+static bool render_queue_fill(struct render *r, unsigned row, const struct damage_run *run)
+{
+	const struct cell *cells = r->cur + (size_t)row * r->cols;
+
+	if (!render_backend(r) || run->end - run->start < 4)
+		return false;
+	for (unsigned x = run->start; x < run->end; x++)
+		if (cells[x].glyph != r->blank_glyph || cells[x].bg != cells[run->start].bg)
+			return false;
+	r->fills[r->n_fills++] = (struct fill_job){row, *run};
+	return true;
+}
+
+static void render_do_fills(struct render *r, struct scroll_counters *c)
+{
+	struct backend *b = render_backend(r);
+	unsigned fw = r->font->width, fh = r->font->height, y0 = r->fb->var.yoffset;
+	size_t i = 0;
+
+	for (; b && i < r->n_fills; i++) {
+		const struct fill_job *j = &r->fills[i];
+		uint32_t bg = r->cur[(size_t)j->row * r->cols + j->run.start].bg;
+
+		if (backend_fill(b, j->run.start * fw, y0 + j->row * fh,
+				 (j->run.end - j->run.start) * fw, fh, bg) < 0)
+			break;
+		c->fills++;
+		r->stats.cells_drawn += j->run.end - j->run.start;
+	}
+	if (b && i == r->n_fills && backend_sync(b) == 0) {
+		r->n_fills = 0;
+		return;
+	}
+	/* The blitter failed: draw what it was asked to, and the rest. */
+	if (b)
+		render_backend_failed(r);
+	for (i = 0; i < r->n_fills; i++)
+		render_run(r, r->fills[i].row, &r->fills[i].run, c);
+	r->n_fills = 0;
+}
+
+bool render_frame(struct render *r, struct tsm_screen *screen)
 {
 	uint64_t start = now_usec();
 	enum scroll_mode mode = r->shadow ? SCROLL_MODE_SHADOW : SCROLL_MODE_REDRAW;
@@ -412,8 +529,10 @@ void render_frame(struct render *r, struct tsm_screen *screen)
 			n = 1;
 		}
 		for (unsigned i = 0; i < n; i++)
-			render_run(r, y, &r->runs[i], c);
+			if (!render_queue_fill(r, y, &r->runs[i]))
+				render_run(r, y, &r->runs[i], c);
 	}
+	render_do_fills(r, c);
 	if (!r->prev_valid)
 		render_clear_margins(r, 0, r->rows, true, c);
 	else if (r->exposed_bottom > r->exposed_top)
@@ -424,11 +543,15 @@ void render_frame(struct render *r, struct tsm_screen *screen)
 	tmp = r->prev;
 	r->prev = r->cur;
 	r->cur = tmp;
-	r->prev_valid = true;
+	/* After a blitter failure the next frame draws everything again,
+	 * whatever the engine may have done late. */
+	r->prev_valid = !r->redraw_next;
+	r->redraw_next = false;
 	c->frames++;
 	c->render_usec += now_usec() - start;
 	r->stats.frames++;
 	r->stats.render_usec += now_usec() - start;
+	return !r->prev_valid;
 }
 
 const struct scroll_counters *render_get_counters(const struct render *r, enum scroll_mode m)

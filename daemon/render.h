@@ -46,8 +46,9 @@ unsigned render_rows(const struct render *r);
 /* Forget what is on the screen: the next frame draws everything, margins too. */
 void render_invalidate(struct render *r);
 
-/* Draws what changed in `screen` since the last frame. */
-void render_frame(struct render *r, struct tsm_screen *screen);
+/* Draws what changed in `screen` since the last frame. Returns true when
+ * another frame is needed (the blitter failed: everything is drawn again). */
+bool render_frame(struct render *r, struct tsm_screen *screen);
 
 const struct render_stats *render_get_stats(const struct render *r);
 const struct scroll_counters *render_get_counters(const struct render *r, enum scroll_mode m);

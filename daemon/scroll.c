@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "log.h"
 #include "scroll.h"
 #include "util/util.h"
@@ -130,84 +131,147 @@ static bool scroller_calibrate(struct scroller *s, const char *what)
 	return keep;
 }
 
+/* Sets wrap up if the device can (and calibration agrees); why not, or NULL. */
+static const char *scroller_try_wrap(struct scroller *s)
+{
+	const char *why = scroller_setup_wrap(s);
+
+	if (!why && s->cfg.calibrate && !scroller_calibrate(s, "wrap"))
+		why = "calibration measured it slower than redrawing";
+	if (why && (s->fb->var.vmode & FB_VMODE_YWRAP))
+		fbdev_set_virtual(s->fb, s->fb->saved_var.yres_virtual, s->fb->saved_var.vmode);
+	return why;
+}
+
+static const char *scroller_try_pan(struct scroller *s)
+{
+	const char *why = scroller_setup_pan(s);
+
+	if (!why && s->cfg.calibrate && !scroller_calibrate(s, "pan"))
+		why = "calibration measured it slower than redrawing";
+	if (!why)
+		s->pan_max = (s->fb->var.yres_virtual - s->fb->var.yres) / s->cfg.font_height *
+			     s->cfg.font_height;
+	return why;
+}
+
+/* auto's choice for full-screen scrolls: wrap > pan > copy > redraw. */
+static enum scroll_mode scroller_auto_full(struct scroller *s)
+{
+	const char *no_wrap, *no_pan;
+
+	no_wrap = scroller_try_wrap(s);
+	if (!no_wrap)
+		return SCROLL_MODE_WRAP;
+	no_pan = scroller_try_pan(s);
+	if (!no_pan)
+		return SCROLL_MODE_PAN;
+	log_info("No wrap: %s", no_wrap);
+	log_info("No pan: %s", no_pan);
+	return s->cfg.backend ? SCROLL_MODE_COPY : SCROLL_MODE_REDRAW;
+}
+
 int scroller_new(struct fbdev *fb, const struct scroller_config *cfg, struct scroller **ret)
 {
 	struct scroller *s = xcalloc(1, sizeof(*s));
-	enum scroll_mode mode = cfg->mode, auto_full = SCROLL_MODE_REDRAW;
-	const char *no_wrap = NULL, *no_pan = NULL;
-	const char *no_copy = "no blitter backend is loaded";
-	bool want_wrap = mode == SCROLL_MODE_AUTO || mode == SCROLL_MODE_WRAP;
-	bool want_pan =
-	    mode == SCROLL_MODE_AUTO || mode == SCROLL_MODE_PAN || mode == SCROLL_MODE_WRAP;
+	enum scroll_mode mode = cfg->mode;
+	const char *why;
 
 	s->fb = fb;
 	s->cfg = *cfg;
+	/* Region scrolls cannot pan: a blitter moves them, or they are drawn. */
+	s->region = cfg->backend ? SCROLL_MODE_COPY : SCROLL_MODE_REDRAW;
 
-	/* Probe only what the mode may use: a redraw console leaves the
+	/* Only what the mode may use is probed: a redraw console leaves the
 	 * device's mode alone. */
-	if (want_wrap) {
-		no_wrap = scroller_setup_wrap(s);
-		if (!no_wrap && cfg->calibrate && !scroller_calibrate(s, "wrap"))
-			no_wrap = "calibration measured it slower than redrawing";
-		if (!no_wrap)
-			auto_full = SCROLL_MODE_WRAP;
-		else if (fb->var.vmode & FB_VMODE_YWRAP)
-			fbdev_set_virtual(fb, fb->saved_var.yres_virtual, fb->saved_var.vmode);
-	}
-	if (want_pan && auto_full != SCROLL_MODE_WRAP) {
-		no_pan = scroller_setup_pan(s);
-		if (!no_pan && cfg->calibrate && !scroller_calibrate(s, "pan"))
-			no_pan = "calibration measured it slower than redrawing";
-		if (!no_pan)
-			auto_full = SCROLL_MODE_PAN;
-	}
-	if (auto_full == SCROLL_MODE_PAN)
-		s->pan_max =
-		    (fb->var.yres_virtual - fb->var.yres) / cfg->font_height * cfg->font_height;
-
-	s->full = auto_full;
-	s->region = SCROLL_MODE_REDRAW;
 	switch (mode) {
-	case SCROLL_MODE_AUTO:
-		break;
-	case SCROLL_MODE_WRAP:
-		if (no_wrap)
-			log_warning("--scroll-mode=wrap: %s; using %s instead", no_wrap,
-				    scroll_mode_to_string(auto_full));
-		break;
 	case SCROLL_MODE_PAN:
-		if (no_pan)
-			log_warning("--scroll-mode=pan: %s; using %s instead", no_pan,
-				    scroll_mode_to_string(auto_full));
+	case SCROLL_MODE_WRAP:
+		why = mode == SCROLL_MODE_PAN ? scroller_try_pan(s) : scroller_try_wrap(s);
+		if (!why) {
+			s->full = mode;
+			break;
+		}
+		s->full = scroller_auto_full(s);
+		log_warning("--scroll-mode=%s: %s; using %s instead", scroll_mode_to_string(mode),
+			    why, scroll_mode_to_string(s->full));
 		break;
 	case SCROLL_MODE_COPY:
-		log_warning("--scroll-mode=copy: %s; using %s instead", no_copy,
-			    scroll_mode_to_string(auto_full));
+		if (cfg->backend) {
+			s->full = SCROLL_MODE_COPY;
+			break;
+		}
+		s->full = scroller_auto_full(s);
+		log_warning("--scroll-mode=copy: no blitter backend is loaded; using %s instead",
+			    scroll_mode_to_string(s->full));
 		break;
 	case SCROLL_MODE_REDRAW:
 	case SCROLL_MODE_SHADOW:
 		s->full = s->region = mode;
 		break;
+	case SCROLL_MODE_AUTO:
 	default:
+		s->full = scroller_auto_full(s);
 		break;
 	}
+	/* A wrapping window may cut a region in two: regions are drawn there. */
+	if (s->full == SCROLL_MODE_WRAP)
+		s->region = SCROLL_MODE_REDRAW;
 
 	log_info("Scrolling: mode %s, full-screen scrolls by %s, region scrolls by %s",
 		 scroll_mode_to_string(mode), scroll_mode_to_string(s->full),
 		 scroll_mode_to_string(s->region));
-	if (no_wrap && mode == SCROLL_MODE_AUTO)
-		log_info("No wrap: %s", no_wrap);
-	if (no_pan && (mode == SCROLL_MODE_AUTO || mode == SCROLL_MODE_WRAP))
-		log_info("No pan: %s", no_pan);
 	log_info("Virtual screen %ux%u, display window at +%u", fb->var.xres_virtual,
 		 fb->var.yres_virtual, fb->var.yoffset);
 	*ret = s;
 	return 0;
 }
 
+void scroller_drop_backend(struct scroller *s)
+{
+	if (!s->cfg.backend)
+		return;
+	s->cfg.backend = NULL;
+	if (s->full == SCROLL_MODE_COPY)
+		s->full = SCROLL_MODE_REDRAW;
+	if (s->region == SCROLL_MODE_COPY)
+		s->region = SCROLL_MODE_REDRAW;
+	log_info("Scrolling without the blitter: full-screen scrolls by %s, region scrolls by %s",
+		 scroll_mode_to_string(s->full), scroll_mode_to_string(s->region));
+}
+
 void scroller_free(struct scroller *s)
 {
 	free(s);
+}
+
+/*
+ * The pan window is at an end of the virtual screen and goes to the other
+ * end (`to`). With a blitter the rows that stay visible are copied there
+ * first (fbcon's ypan_up), so only the new rows are drawn: returns true.
+ * Without one (false) the whole screen is drawn at the new place.
+ */
+static bool scroller_pan_return(struct scroller *s, unsigned step, unsigned to,
+				struct scroll_counters *c)
+{
+	struct fbdev *fb = s->fb;
+	unsigned keep = fb->var.yres - step, from = fb->var.yoffset;
+	int r;
+
+	if (!s->cfg.backend || !backend_ok(s->cfg.backend))
+		return false;
+	/* Up: rows [step, yres) of the window become rows [0, keep) at the top.
+	 * Down (to the bottom end): rows [0, keep) become rows [step, yres). */
+	if (to == 0)
+		r = backend_copy(s->cfg.backend, 0, from + step, 0, 0, fb->var.xres, keep);
+	else
+		r = backend_copy(s->cfg.backend, 0, from, 0, to + step, fb->var.xres, keep);
+	if (r >= 0)
+		r = backend_sync(s->cfg.backend);
+	if (r < 0)
+		return false;
+	c->blits++;
+	return true;
 }
 
 enum scroll_result scroller_move_screen(struct scroller *s, int shift, struct scroll_counters *c)
@@ -224,29 +288,30 @@ enum scroll_result scroller_move_screen(struct scroller *s, int shift, struct sc
 		y = shift > 0 ? (fb->var.yoffset + step) % v : (fb->var.yoffset + v - step) % v;
 	} else if (s->full == SCROLL_MODE_PAN) {
 		/* The window is text-aligned; when it would leave the virtual
-		 * screen it jumps to the other end and everything is drawn. */
-		if (shift > 0) {
+		 * screen it goes to the other end. */
+		if (shift > 0 && fb->var.yoffset + step <= s->pan_max)
 			y = fb->var.yoffset + step;
-			if (y > s->pan_max) {
-				y = 0;
-				res = SCROLL_REDRAW_ALL;
-			}
-		} else if (fb->var.yoffset >= step)
+		else if (shift < 0 && fb->var.yoffset >= step)
 			y = fb->var.yoffset - step;
 		else {
-			y = s->pan_max;
-			res = SCROLL_REDRAW_ALL;
+			y = shift > 0 ? 0 : s->pan_max;
+			if (!scroller_pan_return(s, step, y, c))
+				res = SCROLL_REDRAW_ALL;
 		}
 	} else
 		return SCROLL_FAILED;
 
 	r = fbdev_pan(fb, y);
 	if (r < 0) {
-		log_warning_errno(r,
-				  "FBIOPAN_DISPLAY failed, scrolling by redrawing from now on: %m");
+		log_warning_errno(r, "FBIOPAN_DISPLAY failed, scrolling by redrawing from now on: %m");
 		s->full = SCROLL_MODE_REDRAW;
 		return SCROLL_FAILED;
 	}
 	c->pans++;
 	return res;
+}
+
+struct backend *scroller_backend(const struct scroller *s)
+{
+	return s->cfg.backend;
 }

@@ -11,7 +11,8 @@
  *           VRAM copy: consoled never reads VRAM).
  *   wrap    the same with FB_VMODE_YWRAP: the window wraps around the end of
  *           the virtual screen, so it never needs to go back.
- *   copy    a blitter copy and fill through a backend plugin (none yet).
+ *   copy    a blitter copy through a backend plugin (backend.h); the pan
+ *           window's return uses it too.
  *   redraw  draws the damaged cells: after a scroll, all of them.
  *   shadow  draws into a RAM copy of the screen, moves rows there, and
  *           writes only changed rows to VRAM.
@@ -57,8 +58,11 @@ struct scroll_counters {
 
 struct scroller;
 
+struct backend;
+
 struct scroller_config {
 	enum scroll_mode mode;
+	struct backend *backend; /* NULL: no blitter */
 	bool calibrate;
 	unsigned font_height;
 	unsigned text_rows;
@@ -79,6 +83,10 @@ enum scroll_result {
 	SCROLL_REDRAW_ALL, /* the window jumped: everything must be drawn */
 	SCROLL_FAILED,	   /* nothing moved (the strategy was dropped) */
 };
+
+/* The blitter failed and was dropped: strategies that needed it fall back. */
+void scroller_drop_backend(struct scroller *s);
+struct backend *scroller_backend(const struct scroller *s);
 
 /* Moves the whole screen's content by `shift` text rows (> 0 up) with the
  * full-screen strategy (pan or wrap), counting into c. */

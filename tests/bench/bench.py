@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -535,6 +536,10 @@ def bench_card(card, args, caps, lines_path, out_dir):
                         traceback.print_exc()
                     print("# %s %s: FAILED: %s" % (card, mode, e), flush=True)
                     r = {"mode": mode, "error": "%s: %s" % (type(e).__name__, e)}
+                    if vm.proc.poll() is not None:
+                        result["modes"].append(r)
+                        raise RunError("QEMU exited (status %s); see %s"
+                                       % (vm.proc.returncode, vm.qemu_log)) from None
                     b.cleanup()
                 result["modes"].append(r)
     except Exception as e:  # noqa: BLE001 -- a card that breaks must not stop the others
@@ -586,6 +591,8 @@ def main():
     ap.add_argument("--out", default="bench-out", help="directory for results and logs")
     ap.add_argument("--consoled", default="build/daemon/consoled")
     args = ap.parse_args()
+    # meson's timeout sends SIGTERM: unwind, so every VM context kills its QEMU.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.ticks is None:
         args.ticks = min(200, max(50, args.lines // 10))
     cards = [c for c in args.cards.split(",") if c]

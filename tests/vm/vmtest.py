@@ -151,9 +151,15 @@ class Runner:
             fn()
         except Exception as e:  # noqa: BLE001 -- every failure is reported, then the next check runs
             self.failed.append(name)
-            print("not ok %d - %s: %s (%.1fs)" % (self.n, name, e, time.monotonic() - t0), flush=True)
+            # TAP: one line for the verdict, the details as comments.
+            lines = str(e).splitlines() or [""]
+            print("not ok %d - %s: %s (%.1fs)" % (self.n, name, lines[0], time.monotonic() - t0))
+            for line in lines[1:]:
+                print("# " + line)
             if not isinstance(e, CheckFailed):
-                traceback.print_exc()
+                for line in traceback.format_exc().splitlines():
+                    print("# " + line)
+            sys.stdout.flush()
             self.dump_log()
             self.cleanup()
             return

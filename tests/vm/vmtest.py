@@ -89,6 +89,34 @@ SCROLL_MODES = {
             "redraw": (None, "redraw"), "shadow": (None, "shadow")},
 }
 
+# The card's blitter plugin (built in BUILD/backends/NAME/NAME.so).
+CARD_PLUGIN = {"cirrus": "cirrus", "ati": "rage128", "rv100": "radeon"}
+GUEST_BACKEND_DIR = "/usr/lib/consoled/backends"
+
+
+def find_plugins(consoled):
+    """Plugins built next to the consoled binary: {name: path}."""
+    root = os.path.join(os.path.dirname(os.path.abspath(consoled)), "..", "backends")
+    found = {}
+    for name in set(CARD_PLUGIN.values()):
+        path = os.path.join(root, name, name + ".so")
+        if os.path.exists(path):
+            found[name] = os.path.normpath(path)
+    return found
+
+
+def scroll_modes(card, plugins):
+    """SCROLL_MODES for the card, adjusted to whether its plugin was built."""
+    modes = dict(SCROLL_MODES[card])
+    plugin = CARD_PLUGIN.get(card)
+    if plugin and plugin in plugins:
+        modes["copy"] = (None, "copy")
+        if card in ("ati", "rv100"):
+            modes["auto"] = (None, "copy")
+            modes["pan"] = ("--scroll-mode=pan: " + _QUIRK, "copy")
+    return modes
+
+
 CONSOLED_LOG = "/tmp/consoled.log"
 CONSOLED_STATUS = "/tmp/consoled.status"
 
@@ -223,11 +251,12 @@ class Runner:
     def fb_state(self):
         return self.sh("cd /sys/class/graphics/fb0 && cat virtual_size bits_per_pixel pan mode 2>/dev/null; true")
 
-    def start_consoled(self, font, session, extra=""):
-        """Start consoled on tty1 in the background; its exit status lands in a file."""
+    def start_consoled(self, font, session, extra="", env=""):
+        """Start consoled on tty1 in the background; its exit status lands in a file.
+        Plugins come from the build tree, copied to GUEST_BACKEND_DIR."""
         self.sh("rm -f %s %s" % (CONSOLED_LOG, CONSOLED_STATUS))
-        cmd = ("consoled --vt=1 --fbdev=/dev/fb0 --font-file=/fonts/%s --palette=linux %s"
-               " --login -- %s" % (font, extra, session))
+        cmd = ("%s CONSOLED_BACKEND_DIR=%s consoled --vt=1 --fbdev=/dev/fb0 --font-file=/fonts/%s"
+               " --palette=linux %s --login -- %s" % (env, GUEST_BACKEND_DIR, font, extra, session))
         self.sh("(%s >%s 2>&1; echo $? >%s) </dev/null >/dev/null 2>&1 &"
                 % (cmd, CONSOLED_LOG, CONSOLED_STATUS))
 
@@ -487,14 +516,14 @@ class Runner:
                 self.fail("fbcon's reference does not show the end of the scroll test")
         return self._scroll_ref
 
-    def check_scroll(self, mode, expect_warning=None, expect_full=None):
+    def check_scroll(self, mode, expect_warning=None, expect_full=None, env=""):
         font = KEYBOARD_FONT
         expected = self.scroll_reference()
         before = self.fb_state()
         for sig, status in (("TERM", 0), ("SEGV", 139)):
             self.sh("printf '\\033[H\\033[2J' > /dev/tty1")
             self.start_consoled(font, "/bin/sh -c 'sh %s.sh; exec sleep 100000'" % self.SCROLL_SCRIPT,
-                                extra="--scroll-mode=%s --no-calibrate --stats" % mode)
+                                extra="--scroll-mode=%s --no-calibrate --stats" % mode, env=env)
             self.wait_equal(expected, "consoled --scroll-mode=%s after 2000 lines and region "
                             "scrolls" % mode, timeout=120)
             log = self.sh("cat %s" % CONSOLED_LOG)
@@ -527,6 +556,40 @@ class Runner:
                           % (mode, strat, frames, rows, written, read), flush=True)
                     if int(read):
                         self.fail("%s read %s bytes of VRAM" % (strat, read))
+                blits = re.findall(r"stats: strategy=copy .* blits=(\d+)", self.sh("cat %s" % CONSOLED_LOG))
+                if expect_full == "copy" and "HANG" not in env and not (blits and int(blits[0]) > 0):
+                    self.fail("--scroll-mode=%s: no blits in the statistics" % mode)
+                if "HANG" in env and "dropping it" not in self.sh("cat %s" % CONSOLED_LOG):
+                    self.fail("the hung blitter was not dropped")
+
+    def check_backend(self):
+        """The card's plugin on the real device, the fault switch, listing and
+        the loader's refusals."""
+        name = CARD_PLUGIN[self.card]
+        env = "CONSOLED_BACKEND_DIR=%s" % GUEST_BACKEND_DIR
+        out, status = self.vm.run("%s blitcheck --backend=%s /dev/fb0 2>&1" % (env, name), timeout=120)
+        print("".join("# " + l + "\n" for l in out.splitlines() if not l.startswith("ok ")), end="")
+        if status != 0 or ", 0 failed" not in out:
+            self.fail("blitcheck failed (status %d):\n%s" % (status, out))
+        out, status = self.vm.run("%s blitcheck --backend=%s --hang /dev/fb0 2>&1" % (env, name), timeout=60)
+        if status != 0 or "dropped" not in out:
+            self.fail("the fault switch did not end in a dropped backend (status %d):\n%s" % (status, out))
+
+        out = self.sh("%s consoled --list-backends --fbdev=/dev/fb0 2>&1" % env)
+        if not re.search(r"^%s\s+\S+\s+ABI 1\.\d+\s+matches" % name, out, re.M):
+            self.fail("--list-backends does not show %s matching:\n%s" % (name, out))
+
+        # A plugin built for another ABI major is refused.
+        self.sh("mkdir -p /tmp/badabi && cp /usr/lib/bad-abi-plugin.so /tmp/badabi/")
+        out = self.sh("CONSOLED_BACKEND_DIR=/tmp/badabi consoled --list-backends --fbdev=/dev/fb0 2>&1")
+        if "built for backend ABI 99, consoled has ABI 1" not in out or "skipped" not in out:
+            self.fail("a plugin with ABI major 99 was not refused:\n" + out)
+        # A plugin file others may write is refused.
+        self.sh("mkdir -p /tmp/wplug && cp %s/%s.so /tmp/wplug/ && chmod 666 /tmp/wplug/%s.so"
+                % (GUEST_BACKEND_DIR, name, name))
+        out = self.sh("CONSOLED_BACKEND_DIR=/tmp/wplug consoled --list-backends --fbdev=/dev/fb0 2>&1")
+        if "must be owned by root and not writable by group or others" not in out:
+            self.fail("a world-writable plugin was not refused:\n" + out)
 
     def check_vt_switch(self):
         font = KEYBOARD_FONT
@@ -617,6 +680,7 @@ def main():
 
     out_dir = os.path.abspath(args.out or os.path.join(os.getcwd(), "vm-" + args.card))
     os.makedirs(out_dir, exist_ok=True)
+    plugins = find_plugins(args.consoled)
 
     if args.card == "vfb":
         checks = (["depth-%dbpp" % b for b in (8, 16, 24, 32)]
@@ -625,15 +689,25 @@ def main():
         checks = (["oracle-" + f for f in ORACLE_FONTS]
                   + ["keyboard", "session", "keys", "frames", "vt-switch", "exit-sigterm",
                      "exit-sigsegv"]
-                  + ["scroll-" + m for m in SCROLL_MODES[args.card]])
+                  + ["scroll-" + m for m in scroll_modes(args.card, plugins)])
+        if CARD_PLUGIN.get(args.card) in plugins:
+            checks += ["backend", "scroll-copy-hang"]
     if args.only:
         checks = [c for c in args.only.split(",") if c]
 
     append = args.append
 
     print("1..%d" % len(checks), flush=True)
+    elves = {GUEST_BACKEND_DIR + "/" + n + ".so": p for n, p in plugins.items()}
+    blitcheck = os.path.join(os.path.dirname(os.path.abspath(args.consoled)), "..", "tests", "vm",
+                             "blitcheck")
+    if os.path.exists(blitcheck):
+        elves["/usr/bin/blitcheck"] = os.path.normpath(blitcheck)
+    bad = os.path.join(os.path.dirname(blitcheck), "bad-abi-plugin.so")
+    if os.path.exists(bad):
+        elves["/usr/lib/bad-abi-plugin.so"] = os.path.normpath(bad)
     with vmlib.VM(args.card, consoled=os.path.abspath(args.consoled), append=append.strip(),
-                  out_dir=out_dir) as vm:
+                  out_dir=out_dir, extra_elves=elves) as vm:
         print("# %s booted in %.1fs, fb0 %s" % (args.card, vm.boot_seconds, vm.fb_info), flush=True)
         r = Runner(vm, args.card, out_dir)
         if vm.fb_info and vm.fb_info[0].isdigit():
@@ -656,9 +730,16 @@ def main():
                 r.check(name, lambda: r.check_exit("TERM", 0))
             elif name == "exit-sigsegv":
                 r.check(name, lambda: r.check_exit("SEGV", 139))
+            elif name == "backend":
+                r.check(name, r.check_backend)
+            elif name == "scroll-copy-hang":
+                # The fault switch: the engine hangs, consoled drops the
+                # plugin and the screen still ends right.
+                r.check(name, lambda: r.check_scroll("copy", None, "copy",
+                                                     env="CONSOLED_TEST_BACKEND_HANG=1"))
             elif name.startswith("scroll-"):
                 mode = name[len("scroll-"):]
-                warn, full = SCROLL_MODES[args.card][mode]
+                warn, full = scroll_modes(args.card, plugins)[mode]
                 r.check(name, lambda m=mode, w=warn, f=full: r.check_scroll(m, w, f))
             elif name.startswith("depth-"):
                 r.check(name, lambda b=int(name[6:-3]): r.check_depth(b))

@@ -80,7 +80,7 @@ static void backend_fb_info(const struct fbdev *fb, struct consoled_fb_info *inf
 }
 
 __attribute__((format(printf, 3, 4))) static void host_log(void *userdata, int priority,
-							    const char *format, ...)
+							   const char *format, ...)
 {
 	struct backend *b = userdata;
 	char buf[512];
@@ -154,13 +154,14 @@ static void *backend_open(const char *path, const struct consoled_backend_plugin
 	}
 	p = dlsym(dl, CONSOLED_BACKEND_PLUGIN_SYMBOL);
 	if (!p) {
-		log_warning("Skipping plugin %s: no %s symbol", path, CONSOLED_BACKEND_PLUGIN_SYMBOL);
+		log_warning("Skipping plugin %s: no %s symbol", path,
+			    CONSOLED_BACKEND_PLUGIN_SYMBOL);
 		dlclose(dl);
 		return NULL;
 	}
 	if (p->abi_major != CONSOLED_BACKEND_ABI_MAJOR) {
-		log_warning("Skipping plugin %s: built for backend ABI %u, consoled has ABI %u", path,
-			    p->abi_major, CONSOLED_BACKEND_ABI_MAJOR);
+		log_warning("Skipping plugin %s: built for backend ABI %u, consoled has ABI %u",
+			    path, p->abi_major, CONSOLED_BACKEND_ABI_MAJOR);
 		dlclose(dl);
 		return NULL;
 	}
@@ -264,10 +265,11 @@ int backend_load(struct fbdev *fb, const struct backend_config *cfg, struct back
 
 	if (!best) {
 		if (named)
-			return log_warning_errno(ENOENT,
-						 "Backend '%s' not found in %s or it does not drive "
-						 "%s (%s); scrolling without a blitter",
-						 cfg->name, backend_dir(), fb->path, fb->fix.id);
+			return log_warning_errno(
+			    ENOENT,
+			    "Backend '%s' not found in %s or it does not drive "
+			    "%s (%s); scrolling without a blitter",
+			    cfg->name, backend_dir(), fb->path, fb->fix.id);
 		log_info("No blitter backend for %s (%s)", fb->path, fb->fix.id);
 		return 0;
 	}
@@ -277,27 +279,28 @@ int backend_load(struct fbdev *fb, const struct backend_config *cfg, struct back
 	b->plugin = best;
 	b->fb = fb;
 	b->host = (struct consoled_host){
-		.struct_size = sizeof(b->host),
-		.log = host_log,
-		.map_mmio = host_map_mmio,
-		.test_flags = cfg->test_flags,
-		.userdata = b,
+	    .struct_size = sizeof(b->host),
+	    .log = host_log,
+	    .map_mmio = host_map_mmio,
+	    .test_flags = cfg->test_flags,
+	    .userdata = b,
 	};
 	r = best->create(&info, &b->host, &b->impl);
 	if (r < 0 || !b->impl || !b->impl->ops || !b->impl->ops->copy || !b->impl->ops->fill ||
 	    !b->impl->ops->sync || !b->impl->ops->destroy) {
-		log_warning_errno(r < 0 ? r : EINVAL,
-				  "Backend %s could not take the engine of %s: %m; scrolling without "
-				  "a blitter",
-				  best->name, fb->path);
+		log_warning_errno(
+		    r < 0 ? r : EINVAL,
+		    "Backend %s could not take the engine of %s: %m; scrolling without "
+		    "a blitter",
+		    best->name, fb->path);
 		if (r >= 0 && b->impl && b->impl->ops && b->impl->ops->destroy)
 			b->impl->ops->destroy(b->impl);
 		b->impl = NULL;
 		backend_free(b);
 		return named ? -ENODEV : 0;
 	}
-	log_info("Blitter backend %s %s for %s (%s)", best->name, best->version ? best->version : "",
-		 fb->path, fb->fix.id);
+	log_info("Blitter backend %s %s for %s (%s)", best->name,
+		 best->version ? best->version : "", fb->path, fb->fix.id);
 	*ret = b;
 	return 0;
 }
@@ -335,9 +338,11 @@ void backend_list(struct fbdev *fb, FILE *out)
 			continue;
 		}
 		score = fb ? p->probe(&info) : 0;
-		fprintf(out, "%-10s %-8s ABI %u.%u  %s  %s\n", p->name, p->version ? p->version : "-",
-			p->abi_major, p->abi_minor,
-			!fb ? "(no framebuffer)" : score > 0 ? "matches" : "does not match",
+		fprintf(out, "%-10s %-8s ABI %u.%u  %s  %s\n", p->name,
+			p->version ? p->version : "-", p->abi_major, p->abi_minor,
+			!fb	    ? "(no framebuffer)"
+			: score > 0 ? "matches"
+				    : "does not match",
 			names[i]);
 		if (p->description)
 			fprintf(out, "           %s\n", p->description);
@@ -362,7 +367,8 @@ bool backend_has_expand(const struct backend *b)
 {
 	const struct consoled_backend_ops *o = b->impl->ops;
 
-	return o->struct_size >= offsetof(struct consoled_backend_ops, expand) + sizeof(o->expand) &&
+	return o->struct_size >=
+		   offsetof(struct consoled_backend_ops, expand) + sizeof(o->expand) &&
 	       o->expand;
 }
 
@@ -374,8 +380,9 @@ static int backend_fail(struct backend *b, int r, const char *what)
 	if (b->broken)
 		return r;
 	b->broken = true;
-	log_error_errno(r, "Blitter backend %s failed (%s): %m; dropping it, drawing in software "
-			   "and redrawing the screen",
+	log_error_errno(r,
+			"Blitter backend %s failed (%s): %m; dropping it, drawing in software "
+			"and redrawing the screen",
 			b->plugin->name, what);
 	if (o->struct_size >= offsetof(struct consoled_backend_ops, reset) + sizeof(o->reset) &&
 	    o->reset && o->reset(b->impl) < 0)
@@ -433,8 +440,8 @@ int backend_mode_changed(struct backend *b, struct fbdev *fb)
 
 	if (b->broken)
 		return -EIO;
-	if (o->struct_size < offsetof(struct consoled_backend_ops, mode_changed) +
-				     sizeof(o->mode_changed) ||
+	if (o->struct_size <
+		offsetof(struct consoled_backend_ops, mode_changed) + sizeof(o->mode_changed) ||
 	    !o->mode_changed)
 		return 0;
 	backend_fb_info(fb, &info);

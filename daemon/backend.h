@@ -21,7 +21,7 @@
 struct backend;
 
 struct backend_config {
-	const char *name; /* NULL or "auto": best probe; "none": no backend */
+	const char *name;    /* NULL or "auto": best probe; "none": no backend */
 	uint32_t test_flags; /* CONSOLED_BACKEND_TEST_* */
 };
 
@@ -45,8 +45,7 @@ bool backend_has_expand(const struct backend *b);
  * false afterwards) and returns the error. */
 int backend_copy(struct backend *b, uint32_t sx, uint32_t sy, uint32_t dx, uint32_t dy, uint32_t w,
 		 uint32_t h);
-int backend_fill(struct backend *b, uint32_t x, uint32_t y, uint32_t w, uint32_t h,
-		 uint32_t pixel);
+int backend_fill(struct backend *b, uint32_t x, uint32_t y, uint32_t w, uint32_t h, uint32_t pixel);
 /* Waits for the engine before the CPU touches VRAM (no-op when idle). */
 int backend_sync(struct backend *b);
 /* After fbdev_reacquire(): the mode may be set again. */

@@ -53,7 +53,7 @@ struct render {
 	struct fill_job {
 		unsigned row;
 		struct damage_run run;
-	} *fills;
+	} * fills;
 	size_t n_fills;
 	uint32_t blank_glyph;
 	bool redraw_next; /* the blitter failed: what it touched is unknown */

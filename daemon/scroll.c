@@ -303,7 +303,8 @@ enum scroll_result scroller_move_screen(struct scroller *s, int shift, struct sc
 
 	r = fbdev_pan(fb, y);
 	if (r < 0) {
-		log_warning_errno(r, "FBIOPAN_DISPLAY failed, scrolling by redrawing from now on: %m");
+		log_warning_errno(r,
+				  "FBIOPAN_DISPLAY failed, scrolling by redrawing from now on: %m");
 		s->full = SCROLL_MODE_REDRAW;
 		return SCROLL_FAILED;
 	}

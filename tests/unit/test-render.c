@@ -202,10 +202,65 @@ static void test_16bpp(void)
 	fake_fini(&f);
 }
 
+/* Shadow mode (rows moved in RAM, changed rows written out) must leave the
+ * very same pixels as redrawing, frame after frame, through scrolls of the
+ * screen and of regions, inserts, deletes and edits. */
+static void test_shadow_equals_redraw(void)
+{
+	struct fake a, b;
+	struct scroller *s = NULL;
+	struct scroller_config cfg = {.mode = SCROLL_MODE_SHADOW, .font_height = 16};
+	char buf[128];
+	unsigned seed = 42;
+
+	fake_init(&a, 32, 320, 160, 8); /* 40x10 */
+	fake_init(&b, 32, 320, 160, 8);
+	cfg.text_rows = render_rows(b.render);
+	CHECK(scroller_new(&b.fb, &cfg, &s) == 0);
+	CHECK(render_set_scroller(b.render, s) == 0);
+	for (unsigned i = 0; i < 400; i++) {
+		unsigned op = (unsigned)rand_r(&seed) % 10;
+
+		if (op < 6)
+			snprintf(buf, sizeof(buf), "line %u %.*s\r\n", i, (int)(rand_r(&seed) % 30),
+				 "abcdefghijklmnopqrstuvwxyz0123456789");
+		else if (op == 6)
+			snprintf(buf, sizeof(buf),
+				 "\033[3;8r\033[8;1H\033D\033[1;31mregion %u\033[0m\033[r", i);
+		else if (op == 7)
+			snprintf(buf, sizeof(buf),
+				 "\033[3;8r\033[3;1H\033M\033[44mrev %u\033[0m\033[r", i);
+		else if (op == 8)
+			snprintf(buf, sizeof(buf), "\033[%u;1H\033[%uL\033[%u;1H\033[2M", 1 + i % 9,
+				 1 + i % 3, 1 + (i * 7) % 9);
+		else
+			snprintf(buf, sizeof(buf), "\033[%u;%uHX\033[10;1H", 1 + i % 10,
+				 1 + i % 40);
+		feed(&a, buf);
+		feed(&b, buf);
+		if (rand_r(&seed) % 3 == 0) {
+			render_frame(a.render, a.screen);
+			render_frame(b.render, b.screen);
+			if (memcmp(a.fb.map, b.fb.map, a.fb.map_size) != 0) {
+				fprintf(stderr, "shadow differs from redraw after step %u\n", i);
+				CHECK(0);
+				break;
+			}
+		}
+	}
+	CHECK(render_get_counters(b.render, SCROLL_MODE_SHADOW)->rows_scrolled > 0);
+	CHECK_EQ_U(render_get_counters(b.render, SCROLL_MODE_SHADOW)->vram_bytes_read, 0);
+	render_set_scroller(b.render, NULL);
+	scroller_free(s);
+	fake_fini(&a);
+	fake_fini(&b);
+}
+
 int main(void)
 {
 	RUN(test_colors_8bpp);
 	RUN(test_damage_only);
 	RUN(test_16bpp);
+	RUN(test_shadow_equals_redraw);
 	return TESTS_RESULT();
 }

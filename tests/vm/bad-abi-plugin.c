@@ -22,12 +22,12 @@ static int bad_create(const struct consoled_fb_info *fb, const struct consoled_h
 }
 
 const struct consoled_backend_plugin consoled_backend_plugin = {
-	.abi_major = CONSOLED_BACKEND_ABI_MAJOR + 98,
-	.abi_minor = 0,
-	.struct_size = sizeof(struct consoled_backend_plugin),
-	.name = "badabi",
-	.version = "0",
-	.description = "test plugin with a foreign ABI major",
-	.probe = bad_probe,
-	.create = bad_create,
+    .abi_major = CONSOLED_BACKEND_ABI_MAJOR + 98,
+    .abi_minor = 0,
+    .struct_size = sizeof(struct consoled_backend_plugin),
+    .name = "badabi",
+    .version = "0",
+    .description = "test plugin with a foreign ABI major",
+    .probe = bad_probe,
+    .create = bad_create,
 };

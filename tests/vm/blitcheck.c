@@ -9,12 +9,19 @@
  *
  *     blitcheck [--backend=NAME] [--hang] [/dev/fbN]
  *
+ * The VT is put in KD_GRAPHICS meanwhile, as consoled does: fbcon's blinking
+ * cursor would otherwise draw into the area under test.
+ *
  * Prints one line per operation and "blitcheck: N passed, M failed"; exits
  * 0 only if everything matched. With --hang the plugin's test switch makes
  * the engine hang: sync() must time out.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/kd.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,6 +145,11 @@ int main(int argc, char **argv)
 	}
 	cfg.name = name;
 	log_set_max_level(LOG_DEBUG);
+	int tty = open("/dev/tty0", O_RDWR | O_CLOEXEC);
+	if (tty >= 0 && ioctl(tty, KDSETMODE, KD_GRAPHICS) < 0) {
+		close(tty);
+		tty = -1;
+	}
 	palette_init(&palette, PALETTE_LINUX, NULL);
 	r = fbdev_open(path, &palette, &c.fb);
 	if (r < 0)
@@ -155,6 +167,8 @@ int main(int argc, char **argv)
 	if (cfg.test_flags & CONSOLED_BACKEND_TEST_HANG) {
 		backend_fill(c.be, 0, 0, 8, 8, 1);
 		r = backend_sync(c.be);
+		if (tty >= 0)
+			ioctl(tty, KDSETMODE, KD_TEXT);
 		printf("%s hang: sync returned %d (%s), backend %s\n",
 		       r == -ETIMEDOUT ? "ok  " : "FAIL", r, strerror(-r),
 		       backend_ok(c.be) ? "still in use" : "dropped");
@@ -162,12 +176,18 @@ int main(int argc, char **argv)
 	}
 
 	unsigned W = c.fb->var.xres, H = c.fb->var.yres;
+	uint32_t full = c.bpp == 1   ? 0xa5
+			: c.bpp == 2 ? 0xbeef
+				     : 0x89abcdef & (c.bpp == 3 ? 0xffffff : ~0u);
 	pattern(&c);
 	verify(&c, "pattern written by the CPU");
 	fill(&c, 0, 0, 1, 1, 0x5);
 	fill(&c, 3, 5, 37, 11, 0x2);
 	fill(&c, 0, 16, W, 32, 0x7);
 	fill(&c, W - 13, H - 9, 13, 9, 0xc);
+	fill(&c, 17, 33, 100, 40, full); /* every byte of the pixel value */
+	if (c.lines > 2100)
+		fill(&c, 0, 10, W, c.lines - 20, full ^ 0x5a5a5a); /* taller than 2048 lines */
 	pattern(&c);
 	/* scrolling: the whole screen up and down by text rows */
 	copy(&c, 0, 16, 0, 0, W, H - 16);
@@ -184,7 +204,16 @@ int main(int argc, char **argv)
 	copy(&c, 200, 100, 10, 300, 64, 32);
 	if (c.lines > H + 64)
 		copy(&c, 0, H + 16, 0, 0, W, 64); /* from beyond the visible screen */
+	if (c.lines > 2100) {
+		pattern(&c);
+		copy(&c, 0, 16, 0, 0, W, c.lines - 32); /* taller than 2048 lines, both ways */
+		copy(&c, 0, 0, 0, 16, W, c.lines - 32);
+	}
 	printf("blitcheck: %u passed, %u failed\n", c.passed, c.failed);
+	if (tty >= 0) {
+		ioctl(tty, KDSETMODE, KD_TEXT);
+		close(tty);
+	}
 	backend_free(c.be);
 	fbdev_free(c.fb);
 	free(c.model);

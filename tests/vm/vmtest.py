@@ -567,7 +567,15 @@ class Runner:
         the loader's refusals."""
         name = CARD_PLUGIN[self.card]
         env = "CONSOLED_BACKEND_DIR=%s" % GUEST_BACKEND_DIR
-        out, status = self.vm.run("%s blitcheck --backend=%s /dev/fb0 2>&1" % (env, name), timeout=120)
+        # As tall a virtual screen as the driver gives, so that copies and
+        # fills taller than the engine's limits are split and checked too.
+        size = self.sh("cat /sys/class/graphics/fb0/virtual_size").strip()
+        xres = size.split(",")[0]
+        for lines in (6500, 4000, 2200):
+            if self.vm.run("echo %s,%d > /sys/class/graphics/fb0/virtual_size" % (xres, lines))[1] == 0:
+                break
+        out, status = self.vm.run("%s blitcheck --backend=%s /dev/fb0 2>&1" % (env, name), timeout=300)
+        self.vm.run("echo %s > /sys/class/graphics/fb0/virtual_size" % size)
         print("".join("# " + l + "\n" for l in out.splitlines() if not l.startswith("ok ")), end="")
         if status != 0 or ", 0 failed" not in out:
             self.fail("blitcheck failed (status %d):\n%s" % (status, out))

@@ -124,8 +124,17 @@ static void manager_on_acquire(void *userdata)
 	 * FB_VMODE_YWRAP): only once the VT is ours, and from then on
 	 * fbdev_reacquire() puts that mode back after every switch. */
 	if (!m->scroller) {
+		struct backend_config bc = {
+		    .name = m->opts.backend,
+		    /* The test suite's fault switch (consoled(8), ENVIRONMENT). */
+		    .test_flags =
+			getenv("CONSOLED_TEST_BACKEND_HANG") ? CONSOLED_BACKEND_TEST_HANG : 0,
+		};
+		if (backend_load(m->fb, &bc, &m->backend) < 0)
+			log_warning("Going on without a blitter");
 		struct scroller_config sc = {
 		    .mode = m->opts.scroll_mode,
+		    .backend = m->backend,
 		    .calibrate = m->opts.calibrate,
 		    .font_height = m->font->height,
 		    .text_rows = render_rows(m->render),

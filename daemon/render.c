@@ -14,6 +14,9 @@
  * (glyph, fg, bg) triples than this at a time. */
 #define GLYPH_CACHE_SLOTS 2048u
 
+/* Shorter blank stretches are cheaper to draw than to hand to a blitter. */
+#define FILL_MIN_CELLS 8u
+
 struct glyph_slot {
 	bool used;
 	struct cell key;
@@ -84,7 +87,9 @@ int render_new(struct fbdev *fb, const struct font *font, const struct palette *
 	r->prev_hash = xcalloc(r->rows, sizeof(uint64_t));
 	r->cur_hash = xcalloc(r->rows, sizeof(uint64_t));
 	r->runs = xcalloc(r->cols / 2 + 1, sizeof(struct damage_run));
-	r->fills = xcalloc((size_t)r->rows * (r->cols / 2 + 1), sizeof(struct fill_job));
+	/* at most one fill per FILL_MIN_CELLS cells */
+	r->fills =
+	    xcalloc((size_t)r->rows * (r->cols / FILL_MIN_CELLS + 1), sizeof(struct fill_job));
 	r->blank_glyph = font_lookup(font, ' ');
 	for (unsigned i = 0; i < font->glyph_size; i++)
 		if (font_glyph(font, r->blank_glyph)[i])
@@ -460,19 +465,40 @@ static enum scroll_mode render_scroll(struct render *r)
 	return base;
 }
 
-/* With a blitter, a run of blank cells of one background is left to the
- * engine (after the CPU has drawn the rest of the frame). */
-static bool render_queue_fill(struct render *r, unsigned row, const struct damage_run *run)
+/* With a blitter, stretches of at least FILL_MIN_CELLS blank cells of one
+ * background are left to the engine (filled after the CPU has drawn the rest
+ * of the frame); the CPU draws everything else of the run. */
+
+static bool cell_blank(const struct render *r, const struct cell *c, uint32_t bg)
+{
+	return c->glyph == r->blank_glyph && c->bg == bg;
+}
+
+static void render_run_or_fill(struct render *r, unsigned row, const struct damage_run *run,
+			       struct scroll_counters *c)
 {
 	const struct cell *cells = r->cur + (size_t)row * r->cols;
+	unsigned x = run->start, drawn = run->start;
 
-	if (!render_backend(r) || run->end - run->start < 4)
-		return false;
-	for (unsigned x = run->start; x < run->end; x++)
-		if (cells[x].glyph != r->blank_glyph || cells[x].bg != cells[run->start].bg)
-			return false;
-	r->fills[r->n_fills++] = (struct fill_job){row, *run};
-	return true;
+	if (!render_backend(r)) {
+		render_run(r, row, run, c);
+		return;
+	}
+	while (x < run->end) {
+		unsigned end = x;
+
+		while (end < run->end && cell_blank(r, &cells[end], cells[x].bg))
+			end++;
+		if (end - x >= FILL_MIN_CELLS) {
+			if (x > drawn)
+				render_run(r, row, &(struct damage_run){drawn, x}, c);
+			r->fills[r->n_fills++] = (struct fill_job){row, {x, end}};
+			drawn = end;
+		}
+		x = end > x ? end : x + 1;
+	}
+	if (run->end > drawn)
+		render_run(r, row, &(struct damage_run){drawn, run->end}, c);
 }
 
 static void render_do_fills(struct render *r, struct scroll_counters *c)
@@ -529,8 +555,7 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 			n = 1;
 		}
 		for (unsigned i = 0; i < n; i++)
-			if (!render_queue_fill(r, y, &r->runs[i]))
-				render_run(r, y, &r->runs[i], c);
+			render_run_or_fill(r, y, &r->runs[i], c);
 	}
 	render_do_fills(r, c);
 	if (!r->prev_valid)

@@ -37,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "vm"))
 import screen  # noqa: E402
 import vmlib  # noqa: E402
+import vmtest  # noqa: E402
 
 CARDS = ["cirrus", "ati", "rv100", "bochs", "vfb"]
 ALL_MODES = ["auto", "pan", "wrap", "copy", "redraw", "shadow"]
@@ -208,7 +209,8 @@ class CardBench:
     def list_backends(self):
         if not self.caps["list_backends"]:
             return None
-        out, status = self.vm.run("consoled --list-backends 2>&1", timeout=60)
+        out, status = self.vm.run("CONSOLED_BACKEND_DIR=%s consoled --list-backends --fbdev=/dev/fb0 2>&1"
+                                  % vmtest.GUEST_BACKEND_DIR, timeout=60)
         return out if status == 0 else None
 
     def copy_plugin(self, backends):
@@ -243,7 +245,7 @@ class CardBench:
             G_SESSION, G_LINES, phases, self.args.ticks, 1 if snapshots else 0,
             G_LOG, G_RESULT)
         # The log is opened O_APPEND: session.sh appends its markers to it.
-        vm.check("(consoled %s --login -- %s </dev/null >>%s 2>&1; echo $? >%s)"
+        vm.check("(CONSOLED_BACKEND_DIR=" + vmtest.GUEST_BACKEND_DIR + " consoled %s --login -- %s </dev/null >>%s 2>&1; echo $? >%s)"
                  " </dev/null >/dev/null 2>&1 &"
                  % (" ".join(self.consoled_flags(mode)), session, G_LOG, G_STATUS))
         lines = self.args.lines if "cat" in phases else 0
@@ -512,8 +514,11 @@ def bench_card(card, args, caps, lines_path, out_dir):
              G_FBCON: os.path.join(HERE, "fbcon.sh")}
     t0 = time.monotonic()
     try:
+        # The blitter plugins built next to consoled, where vmtest puts them.
+        plugins = {vmtest.GUEST_BACKEND_DIR + "/" + n + ".so": p
+                   for n, p in vmtest.find_plugins(args.consoled).items()}
         with vmlib.VM(card, consoled=os.path.abspath(args.consoled), initramfs_extra=extra,
-                      out_dir=card_dir) as vm:
+                      extra_elves=plugins, out_dir=card_dir) as vm:
             print("# %s booted in %.1fs, fb0 %s" % (card, vm.boot_seconds, vm.fb_info), flush=True)
             b = CardBench(vm, card, args, caps, print)
             result["geometry"] = {"fb0": "%s, virtual %s" % (b.fb_name, b.virtual_size),

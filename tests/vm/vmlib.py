@@ -300,7 +300,9 @@ class VM:
                    % os.path.join(self.sockdir, "serial"),
                    "-serial", "chardev:ser1",
                    "-qmp", "unix:%s,server=on,wait=off" % os.path.join(self.sockdir, "qmp"),
-                   "-monitor", "none"]
+                   "-monitor", "none",
+                   # a USB controller, for keyboards plugged in by tests
+                   "-device", "qemu-xhci,id=xhci"]
                 + self.qemu_args)
 
     def start(self):

@@ -599,6 +599,36 @@ class Runner:
         if "must be owned by root and not writable by group or others" not in out:
             self.fail("a world-writable plugin was not refused:\n" + out)
 
+    def check_hotplug(self):
+        """A USB keyboard plugged in while consoled runs is found by the
+        hotplug monitor and types into the session; unplugged, it is dropped."""
+        font = KEYBOARD_FONT
+        self.start_shell(font)
+        self.vm.qmp.cmd("device_add", driver="usb-kbd", id="usbkbd", bus="xhci.0")
+        deadline = time.monotonic() + 20
+        while "USB Keyboard" not in self.sh("cat %s" % CONSOLED_LOG):
+            if time.monotonic() > deadline:
+                self.fail("consoled did not pick up the plugged-in USB keyboard; log:\n"
+                          + self.sh("cat %s" % CONSOLED_LOG))
+            time.sleep(0.3)
+        # QEMU sends keys to the keyboard plugged in last; a reader on its
+        # event node shows that they went that way.
+        node = re.search(r"Keyboard (/dev/input/event\d+): QEMU QEMU USB Keyboard",
+                         self.sh("cat %s" % CONSOLED_LOG)).group(1)
+        self.sh("(cat %s > /tmp/usb.ev &) ; sleep 0.3" % node)
+        self.vm.send_text("echo usb\n")
+        self.wait_output(font, "echo usb", "usb", "keys from the USB keyboard did not arrive")
+        if int(self.sh("wc -c < /tmp/usb.ev").strip() or 0) == 0:
+            self.fail("the keys did not come from the USB keyboard")
+        self.sh("pkill -x cat || true")
+        self.vm.qmp.cmd("device_del", id="usbkbd")
+        deadline = time.monotonic() + 20
+        while "removed" not in self.sh("cat %s" % CONSOLED_LOG):
+            if time.monotonic() > deadline:
+                self.fail("consoled did not notice the USB keyboard going away")
+            time.sleep(0.3)
+        self.stop_consoled()
+
     def check_vt_switch(self):
         font = KEYBOARD_FONT
         text2 = b"\033[0m\033[?25l\033[H\033[2J\033[36mthis is tty2, drawn by fbcon\033[0m\n"
@@ -695,8 +725,8 @@ def main():
                   + ["scroll-" + m for m in SCROLL_MODES["vfb"]] + ["refusal"])
     else:
         checks = (["oracle-" + f for f in ORACLE_FONTS]
-                  + ["keyboard", "session", "keys", "frames", "vt-switch", "exit-sigterm",
-                     "exit-sigsegv"]
+                  + ["keyboard", "session", "keys", "hotplug", "frames", "vt-switch",
+                     "exit-sigterm", "exit-sigsegv"]
                   + ["scroll-" + m for m in scroll_modes(args.card, plugins)])
         if CARD_PLUGIN.get(args.card) in plugins:
             checks += ["backend", "scroll-copy-hang"]
@@ -728,6 +758,8 @@ def main():
                 r.check(name, r.check_keyboard)
             elif name == "session":
                 r.check(name, r.check_session)
+            elif name == "hotplug":
+                r.check(name, r.check_hotplug)
             elif name == "keys":
                 r.check(name, r.check_keys)
             elif name == "frames":

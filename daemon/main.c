@@ -364,7 +364,7 @@ int main(int argc, char **argv)
 	struct manager m = {.exit_status = EXIT_SUCCESS};
 	int r;
 
-	if (options_parse(argc, argv, &m.opts) < 0)
+	if (options_parse(argc, argv, &options_system_files, &m.opts) < 0)
 		return 2;
 	switch (m.opts.action) {
 	case OPTIONS_HELP:

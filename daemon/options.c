@@ -1,63 +1,79 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "options.h"
 #include "scroll.h"
 #include "util/util.h"
 
+/* getopt codes besides the keys, which all come as ARG_KEY with their name
+ * in the long option table. */
 enum {
-	ARG_VT = 0x100,
-	ARG_SWITCHVT,
-	ARG_FBDEV,
+	ARG_KEY = 0x100,
 	ARG_LOGIN,
-	ARG_TERM,
-	ARG_PALETTE,
-	ARG_FONT_FILE,
-	ARG_XKB_MODEL,
-	ARG_XKB_LAYOUT,
-	ARG_XKB_VARIANT,
-	ARG_XKB_OPTIONS,
-	ARG_XKB_REPEAT_DELAY,
-	ARG_XKB_REPEAT_RATE,
-	ARG_SB_SIZE,
-	ARG_SCROLL_MODE,
-	ARG_NO_CALIBRATE,
-	ARG_STATS,
-	ARG_BACKEND,
+	ARG_CONFIG,
 	ARG_LIST_BACKENDS,
-	ARG_VERBOSE,
 	ARG_HELP,
 	ARG_VERSION,
 };
 
-static const struct option long_options[] = {
-    {"vt", required_argument, NULL, ARG_VT},
-    {"switchvt", no_argument, NULL, ARG_SWITCHVT},
-    {"fbdev", required_argument, NULL, ARG_FBDEV},
-    {"login", no_argument, NULL, ARG_LOGIN},
-    {"term", required_argument, NULL, ARG_TERM},
-    {"palette", required_argument, NULL, ARG_PALETTE},
-    {"font-file", required_argument, NULL, ARG_FONT_FILE},
-    {"xkb-model", required_argument, NULL, ARG_XKB_MODEL},
-    {"xkb-layout", required_argument, NULL, ARG_XKB_LAYOUT},
-    {"xkb-variant", required_argument, NULL, ARG_XKB_VARIANT},
-    {"xkb-options", required_argument, NULL, ARG_XKB_OPTIONS},
-    {"xkb-repeat-delay", required_argument, NULL, ARG_XKB_REPEAT_DELAY},
-    {"xkb-repeat-rate", required_argument, NULL, ARG_XKB_REPEAT_RATE},
-    {"sb-size", required_argument, NULL, ARG_SB_SIZE},
-    {"scroll-mode", required_argument, NULL, ARG_SCROLL_MODE},
-    {"no-calibrate", no_argument, NULL, ARG_NO_CALIBRATE},
-    {"stats", no_argument, NULL, ARG_STATS},
-    {"backend", required_argument, NULL, ARG_BACKEND},
-    {"list-backends", no_argument, NULL, ARG_LIST_BACKENDS},
-    {"verbose", no_argument, NULL, ARG_VERBOSE},
-    {"help", no_argument, NULL, ARG_HELP},
-    {"version", no_argument, NULL, ARG_VERSION},
-    {}};
+enum key_type {
+	KEY_BOOL,     /* bool; given alone means yes */
+	KEY_NOT_BOOL, /* bool, inverted: no-calibrate=yes clears calibrate */
+	KEY_STRING,   /* char *, any value */
+	KEY_PATH,     /* char *, not empty */
+	KEY_NAME,     /* char *, not empty, no '/' */
+	KEY_UINT,     /* unsigned in [min, max] */
+	KEY_VT,	      /* unsigned, options_parse_vt() */
+	KEY_PALETTE,  /* enum palette_kind */
+	KEY_SCROLL_MODE,
+	KEY_LOGIN, /* login_argv, split on whitespace */
+};
+
+/* Every setting, once: its name on the command line and in the files, where
+ * it goes in struct options and what it accepts. */
+static const struct key {
+	const char *name;
+	enum key_type type;
+	size_t offset;
+	unsigned min, max;
+	const char *expected; /* for the error message; KEY_UINT builds its own */
+} keys[] = {
+#define FIELD(f) offsetof(struct options, f)
+    {"vt", KEY_VT, FIELD(vt), 0, 0, "expected N, ttyN or /dev/ttyN with N from 1 to 63"},
+    {"switchvt", KEY_BOOL, FIELD(switchvt), 0, 0, NULL},
+    {"fbdev", KEY_PATH, FIELD(fbdev), 0, 0, "expected a device path"},
+    {"login", KEY_LOGIN, FIELD(login_argv), 0, 0, "expected a command"},
+    {"term", KEY_NAME, FIELD(term), 0, 0, "expected a terminal name"},
+    {"palette", KEY_PALETTE, FIELD(palette), 0, 0, "expected linux or xterm"},
+    {"font-file", KEY_STRING, FIELD(font_file), 0, 0, NULL},
+    {"xkb-model", KEY_STRING, FIELD(xkb_model), 0, 0, NULL},
+    {"xkb-layout", KEY_STRING, FIELD(xkb_layout), 0, 0, NULL},
+    {"xkb-variant", KEY_STRING, FIELD(xkb_variant), 0, 0, NULL},
+    {"xkb-options", KEY_STRING, FIELD(xkb_options), 0, 0, NULL},
+    {"xkb-repeat-delay", KEY_UINT, FIELD(repeat_delay_ms), 1, 10000, NULL},
+    {"xkb-repeat-rate", KEY_UINT, FIELD(repeat_rate_hz), 0, 1000, NULL},
+    {"sb-size", KEY_UINT, FIELD(sb_size), 0, 1000000, NULL},
+    {"scroll-mode", KEY_SCROLL_MODE, FIELD(scroll_mode), 0, 0,
+     "expected auto, pan, wrap, copy, redraw or shadow"},
+    {"calibrate", KEY_BOOL, FIELD(calibrate), 0, 0, NULL},
+    {"no-calibrate", KEY_NOT_BOOL, FIELD(calibrate), 0, 0, NULL},
+    {"stats", KEY_BOOL, FIELD(stats), 0, 0, NULL},
+    {"backend", KEY_NAME, FIELD(backend), 0, 0, "expected auto, none or a plugin name"},
+    {"verbose", KEY_BOOL, FIELD(verbose), 0, 0, NULL},
+#undef FIELD
+};
+
+const struct options_files options_system_files = {
+    .config = "/etc/consoled/consoled.conf",
+    .vconsole = "/etc/vconsole.conf",
+    .default_keyboard = "/etc/default/keyboard",
+};
 
 void options_help(FILE *f)
 {
@@ -67,6 +83,8 @@ void options_help(FILE *f)
 	      "session on a pty.\n"
 	      "\n"
 	      "  --vt=N|ttyN|/dev/ttyN   VT to run on (default: the first free VT)\n"
+	      "      --config=FILE       settings file (default: /etc/consoled/consoled.conf,\n"
+	      "                          then its .d/*.conf; see consoled.conf(5))\n"
 	      "      --switchvt          switch to that VT at start\n"
 	      "      --fbdev=/dev/fbN    framebuffer (default: the first one found)\n"
 	      "      --login -- CMD ...  session to run (default: /bin/login -p)\n"
@@ -74,19 +92,23 @@ void options_help(FILE *f)
 	      "      --palette=linux|xterm  the 16 colours (default: linux)\n"
 	      "      --font-file=FILE    PSF1/PSF2 font, may be gzip'ed (default: built in)\n"
 	      "      --xkb-model=M --xkb-layout=L --xkb-variant=V --xkb-options=O\n"
-	      "                          keymap (default: the system's xkb defaults)\n"
+	      "                          keymap (default: /etc/vconsole.conf, else\n"
+	      "                          /etc/default/keyboard, else layout us)\n"
 	      "      --xkb-repeat-delay=MS  key repeat delay (default: 250)\n"
 	      "      --xkb-repeat-rate=HZ   key repeat rate, 0 = off (default: 30)\n"
 	      "      --sb-size=LINES     scrollback lines (default: 1000)\n"
 	      "      --scroll-mode=auto|pan|wrap|copy|redraw|shadow\n"
 	      "                          how scrolls reach the screen (default: auto)\n"
 	      "      --no-calibrate      trust the device's capabilities, measure nothing\n"
+	      "      --calibrate         measure them (the default)\n"
 	      "      --stats             log drawing statistics at exit (always on SIGUSR1)\n"
 	      "      --backend=auto|none|NAME  blitter plugin (default: auto)\n"
 	      "      --list-backends     list the blitter plugins and exit\n"
 	      "      --verbose           debug messages\n"
 	      "  -h, --help              show this help\n"
-	      "      --version           show the version\n",
+	      "      --version           show the version\n"
+	      "\n"
+	      "Flags without a value also take =yes|no (true|false, on|off, 1|0).\n",
 	      f);
 }
 
@@ -99,10 +121,140 @@ int options_parse_vt(const char *s, unsigned *ret)
 	return parse_uint(s, 1, 63, ret);
 }
 
-static void replace_string(char **dst, const char *src)
+static const struct key *key_find(const char *name)
 {
-	free(*dst);
-	*dst = xstrdup(src);
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+static int parse_bool(const char *s, bool *ret)
+{
+	static const char *const yes[] = {"yes", "true", "on", "1"};
+	static const char *const no[] = {"no", "false", "off", "0"};
+
+	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+		if (strcmp(s, yes[i]) == 0) {
+			*ret = true;
+			return 0;
+		}
+		if (strcmp(s, no[i]) == 0) {
+			*ret = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void free_strv(char **v)
+{
+	if (v)
+		for (char **a = v; *a; a++)
+			free(*a);
+	free(v);
+}
+
+static void options_set_login(struct options *o, char *const *argv, size_t n)
+{
+	free_strv(o->login_argv);
+	o->login_argv = xcalloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		o->login_argv[i] = xstrdup(argv[i]);
+}
+
+/* "login=/bin/login -p": words separated by blanks, no quoting, as kmscon. */
+static int options_set_login_line(struct options *o, const char *value)
+{
+	_cleanup_(freep) char *copy = xstrdup(value);
+	_cleanup_(freep) char **words = xcalloc(strlen(value) / 2 + 1, sizeof(char *));
+	size_t n = 0;
+	char *save = NULL;
+
+	for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+		words[n++] = w;
+	if (n == 0)
+		return -EINVAL;
+	options_set_login(o, words, n);
+	return 0;
+}
+
+int options_set(struct options *o, const char *key, const char *value, char *err, size_t err_size)
+{
+	const struct key *k = key_find(key);
+	void *field;
+	unsigned u;
+	bool b;
+	int m;
+
+	if (!k) {
+		snprintf(err, err_size, "unknown key '%s'", key);
+		return -ENOENT;
+	}
+	field = (char *)o + k->offset;
+	if (!value && k->type != KEY_BOOL && k->type != KEY_NOT_BOOL) {
+		snprintf(err, err_size, "%s: needs a value", key);
+		return -EINVAL;
+	}
+
+	switch (k->type) {
+	case KEY_BOOL:
+	case KEY_NOT_BOOL:
+		b = true;
+		if (value && parse_bool(value, &b) < 0)
+			goto invalid;
+		*(bool *)field = k->type == KEY_BOOL ? b : !b;
+		return 0;
+	case KEY_STRING:
+	case KEY_PATH:
+	case KEY_NAME:
+		if (k->type != KEY_STRING && value[0] == '\0')
+			goto invalid;
+		if (k->type == KEY_NAME && strchr(value, '/'))
+			goto invalid;
+		free(*(char **)field);
+		*(char **)field = xstrdup(value);
+		return 0;
+	case KEY_UINT:
+		if (parse_uint(value, k->min, k->max, &u) < 0)
+			goto invalid;
+		*(unsigned *)field = u;
+		return 0;
+	case KEY_VT:
+		if (options_parse_vt(value, &u) < 0)
+			goto invalid;
+		*(unsigned *)field = u;
+		return 0;
+	case KEY_PALETTE:
+		if (strcmp(value, "linux") == 0)
+			*(enum palette_kind *)field = PALETTE_LINUX;
+		else if (strcmp(value, "xterm") == 0)
+			*(enum palette_kind *)field = PALETTE_XTERM;
+		else
+			goto invalid;
+		return 0;
+	case KEY_SCROLL_MODE:
+		m = scroll_mode_from_string(value);
+		if (m < 0)
+			goto invalid;
+		*(int *)field = m;
+		return 0;
+	case KEY_LOGIN:
+		if (options_set_login_line(o, value) < 0)
+			goto invalid;
+		return 0;
+	}
+
+invalid:
+	if (k->type == KEY_UINT)
+		snprintf(err, err_size,
+			 "%s: invalid value '%s': expected a whole number from %u to %u", key,
+			 value, k->min, k->max);
+	else
+		snprintf(err, err_size, "%s: invalid value '%s': %s", key, value,
+			 k->expected ? k->expected
+				     : "expected yes, no, true, false, on, off, 1 or 0");
+	return -EINVAL;
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -118,14 +270,17 @@ static int usage_error(const char *fmt, ...)
 	return -EINVAL;
 }
 
-static int parse_uint_option(const char *name, const char *value, unsigned min, unsigned max,
-			     unsigned *ret)
+static void options_init(struct options *o, enum options_action action)
 {
-	if (parse_uint(value, min, max, ret) < 0)
-		return usage_error("invalid value '%s' for --%s: expected a whole number from %u "
-				   "to %u",
-				   value, name, min, max);
-	return 0;
+	*o = (struct options){
+	    .action = action,
+	    .palette = PALETTE_LINUX,
+	    .repeat_delay_ms = 250,
+	    .repeat_rate_hz = 30,
+	    .sb_size = 1000,
+	    .scroll_mode = SCROLL_MODE_AUTO,
+	    .calibrate = true,
+	};
 }
 
 void options_fini(struct options *o)
@@ -138,134 +293,78 @@ void options_fini(struct options *o)
 	free(o->xkb_layout);
 	free(o->xkb_variant);
 	free(o->xkb_options);
-	if (o->login_argv)
-		for (char **a = o->login_argv; *a; a++)
-			free(*a);
-	free(o->login_argv);
+	free_strv(o->login_argv);
 	memset(o, 0, sizeof(*o));
 }
 
-int options_parse(int argc, char **argv, struct options *ret)
+/* The getopt table: every key, then the flags that are not settings. */
+#define N_LONG_OPTIONS (ELEMENTSOF(keys) + 5)
+static void options_fill_getopt(struct option lo[static N_LONG_OPTIONS])
 {
-	struct options o = {
-	    .action = OPTIONS_RUN,
-	    .palette = PALETTE_LINUX,
-	    .repeat_delay_ms = 250,
-	    .repeat_rate_hz = 30,
-	    .sb_size = 1000,
-	    .scroll_mode = SCROLL_MODE_AUTO,
-	    .calibrate = true,
-	};
-	bool login = false;
-	int c, r;
+	size_t n = 0;
 
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+		bool is_bool = keys[i].type == KEY_BOOL || keys[i].type == KEY_NOT_BOOL;
+		if (keys[i].type == KEY_LOGIN)
+			/* --login -- COMMAND ARGS: the command is the rest of argv. */
+			lo[n++] = (struct option){keys[i].name, no_argument, NULL, ARG_LOGIN};
+		else
+			lo[n++] = (struct option){keys[i].name,
+						  is_bool ? optional_argument : required_argument,
+						  NULL, ARG_KEY};
+	}
+	lo[n++] = (struct option){"config", required_argument, NULL, ARG_CONFIG};
+	lo[n++] = (struct option){"list-backends", no_argument, NULL, ARG_LIST_BACKENDS};
+	lo[n++] = (struct option){"help", no_argument, NULL, ARG_HELP};
+	lo[n++] = (struct option){"version", no_argument, NULL, ARG_VERSION};
+	lo[n] = (struct option){};
+}
+
+/* A setting given on the command line, applied again over the files. */
+struct setting {
+	const char *key, *value;
+};
+
+int options_parse(int argc, char **argv, const struct options_files *files, struct options *ret)
+{
+	struct option lo[N_LONG_OPTIONS];
+	struct options o;
+	_cleanup_(freep) struct setting *cmdline = xcalloc((size_t)argc + 1, sizeof(*cmdline));
+	const char *config = files ? files->config : NULL;
+	size_t n_cmdline = 0;
+	bool login = false;
+	char err[256];
+	int c, li, r;
+
+	options_init(&o, OPTIONS_RUN);
+	options_fill_getopt(lo);
 	/* getopt keeps state between calls; tests call us more than once. */
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", long_options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "+:h", lo, &li)) >= 0) {
 		switch (c) {
-		case ARG_VT:
-			if (options_parse_vt(optarg, &o.vt) < 0) {
-				r = usage_error("invalid value '%s' for --vt: expected N, ttyN or "
-						"/dev/ttyN with N from 1 to 63",
-						optarg);
+		case ARG_KEY:
+			/* Applied now to check it, so that a usage error comes
+			 * before any file is read. */
+			r = options_set(&o, lo[li].name, optarg, err, sizeof(err));
+			if (r < 0) {
+				r = usage_error("--%s", err);
 				goto fail;
 			}
-			break;
-		case ARG_SWITCHVT:
-			o.switchvt = true;
-			break;
-		case ARG_FBDEV:
-			if (optarg[0] == '\0') {
-				r = usage_error("--fbdev needs a device path");
-				goto fail;
-			}
-			replace_string(&o.fbdev, optarg);
+			cmdline[n_cmdline++] = (struct setting){lo[li].name, optarg};
 			break;
 		case ARG_LOGIN:
 			login = true;
 			break;
-		case ARG_TERM:
-			if (optarg[0] == '\0' || strchr(optarg, '/')) {
-				r = usage_error("invalid value '%s' for --term", optarg);
+		case ARG_CONFIG:
+			if (optarg[0] == '\0') {
+				r = usage_error("--config needs a file name");
 				goto fail;
 			}
-			replace_string(&o.term, optarg);
-			break;
-		case ARG_PALETTE:
-			if (strcmp(optarg, "linux") == 0)
-				o.palette = PALETTE_LINUX;
-			else if (strcmp(optarg, "xterm") == 0)
-				o.palette = PALETTE_XTERM;
-			else {
-				r = usage_error("invalid value '%s' for --palette: expected linux "
-						"or xterm",
-						optarg);
-				goto fail;
-			}
-			break;
-		case ARG_FONT_FILE:
-			replace_string(&o.font_file, optarg);
-			break;
-		case ARG_XKB_MODEL:
-			replace_string(&o.xkb_model, optarg);
-			break;
-		case ARG_XKB_LAYOUT:
-			replace_string(&o.xkb_layout, optarg);
-			break;
-		case ARG_XKB_VARIANT:
-			replace_string(&o.xkb_variant, optarg);
-			break;
-		case ARG_XKB_OPTIONS:
-			replace_string(&o.xkb_options, optarg);
-			break;
-		case ARG_XKB_REPEAT_DELAY:
-			r = parse_uint_option("xkb-repeat-delay", optarg, 1, 10000,
-					      &o.repeat_delay_ms);
-			if (r < 0)
-				goto fail;
-			break;
-		case ARG_XKB_REPEAT_RATE:
-			r = parse_uint_option("xkb-repeat-rate", optarg, 0, 1000,
-					      &o.repeat_rate_hz);
-			if (r < 0)
-				goto fail;
-			break;
-		case ARG_SB_SIZE:
-			r = parse_uint_option("sb-size", optarg, 0, 1000000, &o.sb_size);
-			if (r < 0)
-				goto fail;
-			break;
-		case ARG_SCROLL_MODE:
-			o.scroll_mode = scroll_mode_from_string(optarg);
-			if (o.scroll_mode < 0) {
-				r = usage_error(
-				    "invalid value '%s' for --scroll-mode: expected auto, "
-				    "pan, wrap, copy, redraw or shadow",
-				    optarg);
-				goto fail;
-			}
-			break;
-		case ARG_NO_CALIBRATE:
-			o.calibrate = false;
-			break;
-		case ARG_STATS:
-			o.stats = true;
-			break;
-		case ARG_BACKEND:
-			if (optarg[0] == '\0' || strchr(optarg, '/')) {
-				r = usage_error("invalid value '%s' for --backend: expected auto, "
-						"none or a plugin name",
-						optarg);
-				goto fail;
-			}
-			replace_string(&o.backend, optarg);
+			config = optarg;
 			break;
 		case ARG_LIST_BACKENDS:
 			o.action = OPTIONS_LIST_BACKENDS;
-			break;
-		case ARG_VERBOSE:
-			o.verbose = true;
 			break;
 		case 'h':
 		case ARG_HELP:
@@ -291,19 +390,38 @@ int options_parse(int argc, char **argv, struct options *ret)
 					argv[optind]);
 			goto fail;
 		}
-		o.login_argv = xcalloc((size_t)(argc - optind + 1), sizeof(char *));
-		for (int i = optind; i < argc; i++)
-			o.login_argv[i - optind] = xstrdup(argv[i]);
 	} else if (login) {
 		r = usage_error("--login needs a command after '--'");
 		goto fail;
 	}
 
-	if (!o.login_argv) {
-		o.login_argv = xcalloc(3, sizeof(char *));
-		o.login_argv[0] = xstrdup("/bin/login");
-		o.login_argv[1] = xstrdup("-p");
+	if (o.action == OPTIONS_HELP || o.action == OPTIONS_VERSION) {
+		*ret = o;
+		return 0;
 	}
+
+	if (config) {
+		struct options merged;
+
+		/* Files first, then the command line over them. Every setting
+		 * was checked above and none depends on another, so none fails
+		 * now. */
+		options_init(&merged, o.action);
+		config_load(&merged, config);
+		for (size_t i = 0; i < n_cmdline; i++)
+			(void)options_set(&merged, cmdline[i].key, cmdline[i].value, err,
+					  sizeof(err));
+		options_fini(&o);
+		o = merged;
+	}
+	if (optind < argc)
+		options_set_login(&o, argv + optind, (size_t)(argc - optind));
+	if (files && o.action == OPTIONS_RUN && !o.xkb_model && !o.xkb_layout && !o.xkb_variant &&
+	    !o.xkb_options)
+		config_load_keyboard(&o, files->vconsole, files->default_keyboard);
+
+	if (!o.login_argv)
+		options_set_login(&o, (char *[]){"/bin/login", "-p"}, 2);
 	if (!o.term)
 		o.term = xstrdup("xterm-256color");
 

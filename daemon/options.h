@@ -1,10 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 /*
- * Command line. options_parse() fills a struct options from argv and says
- * what to do (run, print help, print version). A bad flag or value is a usage
- * error: the message names the flag and the problem, and the caller exits
- * with status 2. Parsing touches no device, so it is unit-tested directly.
+ * Options: the command line, the configuration files and the system's
+ * keyboard settings, merged into one struct options.
+ *
+ * Every setting has one long name ("vt", "xkb-layout", ...) and one parser,
+ * options_set(): getopt calls it for --name=value and config.c for a
+ * name=value line, so a key means the same thing in both places. Precedence,
+ * lowest first: built-in defaults, the configuration file, its drop-ins in
+ * lexical order, the command line. The keymap names (xkb-model, -layout,
+ * -variant, -options) come from the system's keyboard settings only when
+ * none of them is set by either.
+ *
+ * A bad flag or value on the command line is a usage error: the message
+ * names the flag and the problem, and the caller exits with status 2. A bad
+ * line in a file is logged with file:line and skipped; the rest still apply,
+ * so a typo in a drop-in does not leave the VT without a console. Parsing
+ * touches no device and takes every path as a parameter, so it is
+ * unit-tested directly.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -41,11 +54,36 @@ struct options {
 	bool verbose;
 };
 
-/* Returns 0, or -EINVAL after printing the problem to stderr. Strings in
- * *ret are allocated; release them with options_fini(). */
-int options_parse(int argc, char **argv, struct options *ret);
+/* The files options_parse() reads. A NULL path is not read. */
+struct options_files {
+	const char *config;	      /* key=value lines; drop-ins: config + ".d", *.conf files */
+	const char *vconsole;	      /* systemd's vconsole.conf (XKBLAYOUT=...) */
+	const char *default_keyboard; /* Debian's /etc/default/keyboard, same syntax */
+};
+
+/* What the daemon reads: /etc/consoled/consoled.conf, /etc/vconsole.conf and
+ * /etc/default/keyboard. */
+extern const struct options_files options_system_files;
+
+/* Returns 0, or -EINVAL after printing a command line problem to stderr.
+ * --config=PATH replaces files->config; files == NULL reads no other file
+ * (no configuration without --config, no system keyboard settings). No file
+ * is read for --help and --version, and the keyboard settings only to run.
+ * Problems in files are logged, never fatal. Strings in *ret are allocated;
+ * release them with options_fini(). */
+int options_parse(int argc, char **argv, const struct options_files *files, struct options *ret);
 void options_fini(struct options *o);
 void options_help(FILE *f);
+
+/* Sets the option called key (a long option's name without "--") from value,
+ * as written after "=". value NULL means the key was given alone: "yes" for
+ * a boolean, a missing value for anything else. Booleans also take
+ * yes/no, true/false, on/off and 1/0. Returns 0, -ENOENT for an unknown key
+ * or -EINVAL for a bad value, with a message in err (err_size bytes, at
+ * least 1) that the caller prefixes with where the setting came from:
+ * "vt: invalid value 'x': expected ...", "unknown key 'x'". On failure *o is
+ * unchanged. */
+int options_set(struct options *o, const char *key, const char *value, char *err, size_t err_size);
 
 /* Accepts "N", "ttyN" and "/dev/ttyN" with 1 <= N <= 63. */
 int options_parse_vt(const char *s, unsigned *ret);

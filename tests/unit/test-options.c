@@ -14,7 +14,7 @@ static int parse(struct options *o, const char *const *args)
 	for (; *args; args++)
 		argv[argc++] = (char *)*args;
 	argv[argc] = NULL;
-	return options_parse(argc, argv, o);
+	return options_parse(argc, argv, NULL, o);
 }
 
 static void test_defaults(void)
@@ -101,6 +101,11 @@ static void test_errors(void)
 	    {"--login", NULL},
 	    {"stray", NULL},
 	    {"-x", NULL},
+	    {"--switchvt=maybe", NULL},
+	    {"--no-calibrate=2", NULL},
+	    {"--config=", NULL},
+	    {"--config", NULL},
+	    {"--backend=../evil", NULL},
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -125,7 +130,8 @@ static void test_scroll_mode(void)
 	for (unsigned i = 0; i < 6; i++) {
 		char arg[64];
 		snprintf(arg, sizeof(arg), "--scroll-mode=%s", names[i]);
-		CHECK(parse(&o, (const char *const[]){arg, "--no-calibrate", "--stats", NULL}) == 0);
+		CHECK(parse(&o, (const char *const[]){arg, "--no-calibrate", "--stats", NULL}) ==
+		      0);
 		CHECK(strcmp(scroll_mode_to_string(o.scroll_mode), names[i]) == 0);
 		CHECK(!o.calibrate);
 		CHECK(o.stats);
@@ -160,6 +166,58 @@ static void test_command_without_login_flag(void)
 	options_fini(&o);
 }
 
+static void test_boolean_flags(void)
+{
+	struct options o;
+
+	CHECK(parse(&o, (const char *const[]){"--switchvt=yes", "--stats=on", "--verbose=1",
+					      "--no-calibrate=true", NULL}) == 0);
+	CHECK(o.switchvt && o.stats && o.verbose && !o.calibrate);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--switchvt", "--switchvt=no", "--stats=off",
+					      "--verbose=0", "--no-calibrate=false", NULL}) == 0);
+	CHECK(!o.switchvt && !o.stats && !o.verbose && o.calibrate);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--no-calibrate", "--calibrate", NULL}) == 0);
+	CHECK(o.calibrate);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--calibrate=no", NULL}) == 0);
+	CHECK(!o.calibrate);
+	options_fini(&o);
+}
+
+/* options_set() is what both the command line and the files go through: its
+ * messages are what users read after "--" or "FILE:LINE: ". */
+static void test_set_messages(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	CHECK(options_set(&o, "foo", "1", err, sizeof(err)) == -ENOENT);
+	CHECK(strcmp(err, "unknown key 'foo'") == 0);
+	CHECK(options_set(&o, "vt", NULL, err, sizeof(err)) == -EINVAL);
+	CHECK(strcmp(err, "vt: needs a value") == 0);
+	CHECK(options_set(&o, "vt", "99", err, sizeof(err)) == -EINVAL);
+	CHECK(strcmp(err, "vt: invalid value '99': expected N, ttyN or /dev/ttyN with N from 1 "
+			  "to 63") == 0);
+	CHECK(options_set(&o, "sb-size", "-3", err, sizeof(err)) == -EINVAL);
+	CHECK(strcmp(err, "sb-size: invalid value '-3': expected a whole number from 0 to "
+			  "1000000") == 0);
+	CHECK(options_set(&o, "stats", "maybe", err, sizeof(err)) == -EINVAL);
+	CHECK(strstr(err, "stats: invalid value 'maybe': expected yes, no") == err);
+	CHECK(options_set(&o, "login", " \t ", err, sizeof(err)) == -EINVAL);
+	CHECK(strcmp(err, "login: invalid value ' \t ': expected a command") == 0);
+	/* A failed set changes nothing. */
+	CHECK(o.vt == 0 && o.sb_size == 1000 && !o.stats);
+	CHECK(strcmp(o.login_argv[0], "/bin/login") == 0);
+	/* Settings that are not keys: actions and --config. */
+	CHECK(options_set(&o, "help", NULL, err, sizeof(err)) == -ENOENT);
+	CHECK(options_set(&o, "config", "/x", err, sizeof(err)) == -ENOENT);
+	CHECK(options_set(&o, "list-backends", NULL, err, sizeof(err)) == -ENOENT);
+	options_fini(&o);
+}
+
 int main(void)
 {
 	RUN(test_defaults);
@@ -169,5 +227,7 @@ int main(void)
 	RUN(test_scroll_mode);
 	RUN(test_help_version);
 	RUN(test_command_without_login_flag);
+	RUN(test_boolean_flags);
+	RUN(test_set_messages);
 	return TESTS_RESULT();
 }

@@ -35,6 +35,12 @@
 
 #define FRAME_INTERVAL_USEC (16 * USEC_PER_MSEC)
 
+/* Exit statuses (consoled(8)): permanent errors that a restart cannot mend,
+ * listed in consoled@.service's RestartPreventExitStatus= so that getty takes
+ * the VT over at once. 2 is a usage error (options.c). */
+#define EXIT_NO_FRAMEBUFFER 3
+#define EXIT_NO_VT 4
+
 struct manager {
 	sd_event *event;
 	struct options opts;
@@ -48,6 +54,9 @@ struct manager {
 	struct scroller *scroller;
 	struct backend *backend;
 	sd_event_source *frame_source;
+	sd_event_source *respawn_source;
+	uint64_t exits[5]; /* times of the last RESPAWN_BURST session exits */
+	unsigned n_exits;
 	uint64_t last_frame_usec;
 	int exit_status;
 };
@@ -87,12 +96,55 @@ static void manager_on_damage(void *userdata)
 	manager_schedule_frame(userdata);
 }
 
-static void manager_on_exited(int status, void *userdata)
+static int manager_on_respawn(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct manager *m = userdata;
 
-	m->exit_status = status == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-	sd_event_exit(m->event, 0);
+	(void)s;
+	(void)usec;
+	if (term_restart(m->term) < 0) {
+		m->exit_status = EXIT_FAILURE;
+		sd_event_exit(m->event, 0);
+		return 0;
+	}
+	sd_notify(0, "STATUS=Session running");
+	return 0;
+}
+
+/* The session ended (a logout): a new login comes at once, unless sessions
+ * keep dying (RESPAWN_BURST within RESPAWN_INTERVAL), then after a pause, so a
+ * broken login command does not spin. */
+#define RESPAWN_BURST 5
+#define RESPAWN_INTERVAL_USEC (10 * USEC_PER_SEC)
+
+static void manager_on_exited(int status, void *userdata)
+{
+	struct manager *m = userdata;
+	uint64_t now = now_usec(), oldest = m->exits[m->n_exits % RESPAWN_BURST];
+	uint64_t when = now;
+	int r;
+
+	m->exits[m->n_exits++ % RESPAWN_BURST] = now;
+	if (m->n_exits >= RESPAWN_BURST && now - oldest < RESPAWN_INTERVAL_USEC) {
+		when = oldest + RESPAWN_INTERVAL_USEC;
+		log_warning("The session exited %d times within %llu s (last status %d); waiting "
+			    "%llu ms before starting it again",
+			    RESPAWN_BURST, (unsigned long long)(RESPAWN_INTERVAL_USEC / USEC_PER_SEC),
+			    status, (unsigned long long)((when - now) / USEC_PER_MSEC));
+		sd_notify(0, "STATUS=Session keeps exiting, waiting before a new login");
+	}
+	if (!m->respawn_source) {
+		r = sd_event_add_time(m->event, &m->respawn_source, CLOCK_MONOTONIC, when, 0,
+				      manager_on_respawn, m);
+		if (r < 0) {
+			log_error_errno(r, "Failed to schedule a new session: %m");
+			m->exit_status = EXIT_FAILURE;
+			sd_event_exit(m->event, 0);
+			return;
+		}
+	} else
+		sd_event_source_set_time(m->respawn_source, when);
+	sd_event_source_set_enabled(m->respawn_source, SD_EVENT_ONESHOT);
 }
 
 static void manager_on_release(void *userdata)
@@ -265,12 +317,16 @@ static int manager_start(struct manager *m)
 		fbpath = xstrdup(m->opts.fbdev);
 	else {
 		r = fbdev_find_default(&fbpath);
-		if (r < 0)
+		if (r < 0) {
+			m->exit_status = EXIT_NO_FRAMEBUFFER;
 			return r;
+		}
 	}
 	r = fbdev_open(fbpath, &m->palette, &m->fb);
-	if (r < 0)
+	if (r < 0) {
+		m->exit_status = EXIT_NO_FRAMEBUFFER;
 		return r;
+	}
 	r = render_new(m->fb, m->font, &m->palette, &m->render);
 	if (r < 0)
 		return r;
@@ -278,6 +334,10 @@ static int manager_start(struct manager *m)
 	r = sd_event_default(&m->event);
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the event loop: %m");
+	/* Under systemd with WatchdogSec=, the loop pings the watchdog. */
+	r = sd_event_set_watchdog(m->event, true);
+	if (r < 0)
+		log_warning_errno(r, "Failed to set up the watchdog, ignoring: %m");
 
 	sigemptyset(&mask);
 	for (unsigned i = 0; i < ELEMENTSOF(exit_signals); i++)
@@ -303,8 +363,10 @@ static int manager_start(struct manager *m)
 
 	r = vt_open(m->event, m->opts.vt, m->opts.switchvt,
 		    &(struct vt_callbacks){manager_on_release, manager_on_acquire}, m, &m->vt);
-	if (r < 0)
+	if (r < 0) {
+		m->exit_status = EXIT_NO_VT;
 		return r;
+	}
 	crash_set_active(vt_is_active(m->vt));
 
 	struct term_config tc = {
@@ -315,6 +377,8 @@ static int manager_start(struct manager *m)
 	    .argv = m->opts.login_argv,
 	    .term = m->opts.term,
 	    .sb_size = m->opts.sb_size,
+	    .vt = vt_number(m->vt),
+	    .truecolor = !m->fb->format.indexed,
 	};
 	r = term_new(m->event, &tc, &(struct term_callbacks){manager_on_damage, manager_on_exited},
 		     m, &m->term);
@@ -356,6 +420,7 @@ static void manager_stop(struct manager *m)
 	fbdev_free(m->fb);
 	font_free(m->font);
 	sd_event_source_unref(m->frame_source);
+	sd_event_source_unref(m->respawn_source);
 	sd_event_unref(m->event);
 }
 
@@ -400,7 +465,10 @@ int main(int argc, char **argv)
 
 	r = manager_start(&m);
 	if (r >= 0) {
-		sd_notify(0, "READY=1");
+		/* Ready whether or not the VT is in front: VT, framebuffer, pty
+		 * and session are set up. */
+		sd_notifyf(0, "READY=1\nSTATUS=Running on tty%u, %s (%s)", vt_number(m.vt),
+			   m.fb->path, m.fb->fix.id);
 		r = sd_event_loop(m.event);
 		if (r < 0)
 			log_error_errno(r, "Event loop failed: %m");
@@ -409,6 +477,6 @@ int main(int argc, char **argv)
 	manager_stop(&m);
 	options_fini(&m.opts);
 	if (r < 0)
-		return EXIT_FAILURE;
+		return m.exit_status != EXIT_SUCCESS ? m.exit_status : EXIT_FAILURE;
 	return m.exit_status;
 }

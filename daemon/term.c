@@ -21,6 +21,8 @@
 #define TERM_READ_SIZE (64 * 1024)
 
 struct term {
+	sd_event *event;
+	struct term_config cfg;
 	struct tsm_screen *screen;
 	struct tsm_vte *vte;
 	int master;
@@ -159,7 +161,20 @@ static void term_exec_child(const char *slave_name, const struct term_config *cf
 	child_close_fds();
 
 	setenv("TERM", cfg->term, 1);
-	setenv("COLORTERM", "truecolor", 1);
+	/* 24-bit colours are shown as they are only at 15 bpp and deeper; at
+	 * 8 bpp they take the nearest colour map entry, so do not promise them. */
+	if (cfg->truecolor)
+		setenv("COLORTERM", "truecolor", 1);
+	else
+		unsetenv("COLORTERM");
+	/* pam_systemd registers a local seat session from these. */
+	if (cfg->vt) {
+		char vtnr[16];
+
+		snprintf(vtnr, sizeof(vtnr), "%u", cfg->vt);
+		setenv("XDG_SEAT", "seat0", 1);
+		setenv("XDG_VTNR", vtnr, 1);
+	}
 	execvp(cfg->argv[0], cfg->argv);
 	fprintf(stderr, "consoled: failed to run %s: %s\n", cfg->argv[0], strerror(errno));
 	_exit(127);
@@ -202,6 +217,40 @@ static int term_spawn(struct term *t, const struct term_config *cfg)
 	return 0;
 }
 
+/* Starts the session on a new pty and watches both. */
+static int term_start_session(struct term *t)
+{
+	int r;
+
+	r = term_spawn(t, &t->cfg);
+	if (r < 0)
+		return r;
+	r = sd_event_add_io(t->event, &t->io_source, t->master, EPOLLIN, term_on_io, t);
+	if (r < 0)
+		return log_error_errno(r, "Failed to watch the pty: %m");
+	r = sd_event_add_child(t->event, &t->child_source, t->child, WEXITED, term_on_child, t);
+	if (r < 0)
+		return log_error_errno(r, "Failed to watch the session process: %m");
+	return 0;
+}
+
+/* Forgets the session: its pty, its watches, what it left to write. */
+static void term_end_session(struct term *t)
+{
+	t->io_source = sd_event_source_disable_unref(t->io_source);
+	t->child_source = sd_event_source_disable_unref(t->child_source);
+	if (t->child > 0) {
+		/* Like a hangup on a real terminal: the session gets SIGHUP. */
+		kill(-t->child, SIGHUP);
+		kill(t->child, SIGHUP);
+		t->child = 0;
+	}
+	if (t->master >= 0)
+		close(t->master);
+	t->master = -1;
+	t->out_len = 0;
+}
+
 int term_new(sd_event *event, const struct term_config *cfg, const struct term_callbacks *cb,
 	     void *userdata, struct term **ret)
 {
@@ -209,6 +258,8 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	int r;
 
 	t = xcalloc(1, sizeof(*t));
+	t->event = sd_event_ref(event);
+	t->cfg = *cfg;
 	t->master = -1;
 	t->cb = *cb;
 	t->userdata = userdata;
@@ -231,20 +282,9 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 		goto fail;
 	}
 
-	r = term_spawn(t, cfg);
+	r = term_start_session(t);
 	if (r < 0)
 		goto fail;
-
-	r = sd_event_add_io(event, &t->io_source, t->master, EPOLLIN, term_on_io, t);
-	if (r < 0) {
-		log_error_errno(r, "Failed to watch the pty: %m");
-		goto fail;
-	}
-	r = sd_event_add_child(event, &t->child_source, t->child, WEXITED, term_on_child, t);
-	if (r < 0) {
-		log_error_errno(r, "Failed to watch the session process: %m");
-		goto fail;
-	}
 
 	*ret = t;
 	return 0;
@@ -254,21 +294,28 @@ fail:
 	return r;
 }
 
+int term_restart(struct term *t)
+{
+	term_end_session(t);
+	/* Nothing the previous user saw stays readable: the screen, the
+	 * scrollback and every mode go back to a fresh terminal's. */
+	tsm_vte_hard_reset(t->vte);
+	tsm_screen_clear_sb(t->screen);
+	tsm_screen_erase_screen(t->screen, false);
+	tsm_screen_move_to(t->screen, 0, 0);
+	if (t->cb.damage)
+		t->cb.damage(t->userdata);
+	return term_start_session(t);
+}
+
 void term_free(struct term *t)
 {
 	if (!t)
 		return;
-	sd_event_source_unref(t->io_source);
-	sd_event_source_unref(t->child_source);
-	if (t->child > 0) {
-		/* Like a hangup on a real terminal: the session gets SIGHUP. */
-		kill(-t->child, SIGHUP);
-		kill(t->child, SIGHUP);
-	}
-	if (t->master >= 0)
-		close(t->master);
+	term_end_session(t);
 	tsm_vte_unref(t->vte);
 	tsm_screen_unref(t->screen);
+	sd_event_unref(t->event);
 	free(t->out);
 	free(t);
 }

@@ -8,10 +8,12 @@
  * back to the pty. When the session's process exits, `exited` is called.
  *
  * The child is started in its own session with the pty as controlling tty,
- * the window size set from the grid, TERM set, default signal dispositions
- * and no daemon fd open other than 0-2.
+ * the window size set from the grid, TERM, COLORTERM (at 15 bpp and deeper),
+ * XDG_SEAT and XDG_VTNR set, default signal dispositions and no daemon fd
+ * open other than 0-2.
  */
 #include <libtsm.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
@@ -28,11 +30,17 @@ struct term_config {
 	char **argv;
 	const char *term;
 	unsigned sb_size;
+	unsigned vt;	/* XDG_VTNR for the session; 0 = not set */
+	bool truecolor; /* COLORTERM=truecolor (15 bpp and deeper) */
 };
 
 int term_new(sd_event *event, const struct term_config *cfg, const struct term_callbacks *cb,
 	     void *userdata, struct term **ret);
 void term_free(struct term *t);
+
+/* After the session exited: clears the screen and the scrollback, resets the
+ * terminal and starts the session command again on a new pty. */
+int term_restart(struct term *t);
 
 struct tsm_screen *term_screen(struct term *t);
 

@@ -599,6 +599,26 @@ class Runner:
         if "must be owned by root and not writable by group or others" not in out:
             self.fail("a world-writable plugin was not refused:\n" + out)
 
+    def check_respawn(self):
+        """The session exits (a logout): the screen and scrollback are wiped
+        and a new session starts."""
+        font = KEYBOARD_FONT
+        self.start_shell(font)
+        self.vm.send_text("echo private-words\n")
+        self.wait_output(font, "echo private-words", "private-words", "typing failed")
+        self.vm.send_text("exit\n")
+        self.wait_text(font, lambda s: any(l.startswith("$ ") for l in s.lines)
+                       and "private-words" not in s and "exit" not in s,
+                       "no fresh session after the shell exited")
+        self.vm.send_keys(["shift", "pgup"])
+        time.sleep(1)
+        img, decoded = self.wait_text(font, lambda s: True, "")
+        if "private-words" in decoded:
+            self.fail("the previous session is readable in the scrollback")
+        if "Session process" not in self.sh("cat %s" % CONSOLED_LOG):
+            self.fail("the session's exit was not logged")
+        self.stop_consoled()
+
     def check_hotplug(self):
         """A USB keyboard plugged in while consoled runs is found by the
         hotplug monitor and types into the session; unplugged, it is dropped."""
@@ -684,8 +704,8 @@ class Runner:
     def check_refusal(self):
         self.set_depth(1)
         out, status = self.vm.run("consoled --vt=1 --fbdev=/dev/fb0 2>&1", timeout=30)
-        if status != 1:
-            self.fail("consoled on a 1 bpp framebuffer exited with %d, expected 1:\n%s" % (status, out))
+        if status != 3:
+            self.fail("consoled on a 1 bpp framebuffer exited with %d, expected 3:\n%s" % (status, out))
         for needle in ("Unsupported framebuffer /dev/fb0", "fix.visual=", "bits_per_pixel=1",
                        "fix.type=0 (packed-pixels)"):
             if needle not in out:
@@ -696,8 +716,8 @@ class Runner:
             self.fail("active VT changed to %s" % mode)
 
         for args, want, needle in (
-                ("--fbdev=/dev/null", 1, "is not a framebuffer device"),
-                ("--fbdev=/dev/nonexistent", 1, "Failed to open framebuffer /dev/nonexistent"),
+                ("--fbdev=/dev/null", 3, "is not a framebuffer device"),
+                ("--fbdev=/dev/nonexistent", 3, "Failed to open framebuffer /dev/nonexistent"),
                 ("--bogus-flag", 2, "unknown option '--bogus-flag'"),
                 ("--vt=0", 2, "invalid value '0' for --vt"),
                 ("--palette=pink", 2, "invalid value 'pink' for --palette"),
@@ -725,7 +745,7 @@ def main():
                   + ["scroll-" + m for m in SCROLL_MODES["vfb"]] + ["refusal"])
     else:
         checks = (["oracle-" + f for f in ORACLE_FONTS]
-                  + ["keyboard", "session", "keys", "hotplug", "frames", "vt-switch",
+                  + ["keyboard", "session", "keys", "respawn", "hotplug", "frames", "vt-switch",
                      "exit-sigterm", "exit-sigsegv"]
                   + ["scroll-" + m for m in scroll_modes(args.card, plugins)])
         if CARD_PLUGIN.get(args.card) in plugins:
@@ -758,6 +778,8 @@ def main():
                 r.check(name, r.check_keyboard)
             elif name == "session":
                 r.check(name, r.check_session)
+            elif name == "respawn":
+                r.check(name, r.check_respawn)
             elif name == "hotplug":
                 r.check(name, r.check_hotplug)
             elif name == "keys":

@@ -619,6 +619,48 @@ class Runner:
             self.fail("the session's exit was not logged")
         self.stop_consoled()
 
+    def check_bad_font(self):
+        """A file that is no font: a warning, and the built-in font draws
+        (it is Lat15-Fixed16, so the screen reader's font reads it)."""
+        self.sh("rm -f %s %s" % (CONSOLED_LOG, CONSOLED_STATUS))
+        self.sh("(CONSOLED_BACKEND_DIR=%s consoled --vt=1 --fbdev=/dev/fb0 --font-file=/etc/passwd"
+                " --login -- /bin/sh -c 'printf \"\\033[?25lbuilt-in font\"; exec sleep 100000'"
+                " >%s 2>&1; echo $? >%s) </dev/null >/dev/null 2>&1 &"
+                % (GUEST_BACKEND_DIR, CONSOLED_LOG, CONSOLED_STATUS))
+        self.wait_text(KEYBOARD_FONT, lambda s: "built-in font" in s, "nothing drawn with the built-in font")
+        log = self.sh("cat %s" % CONSOLED_LOG)
+        if "Cannot use font /etc/passwd: not a PSF1 or PSF2 font; falling back to the built-in font" not in log:
+            self.fail("no warning about the bad font:\n" + log)
+        self.stop_consoled()
+
+    def check_ctrl_alt_del(self):
+        """Ctrl+Alt+Del does what the kernel console does: with
+        kernel.ctrl-alt-del = 0, SIGINT to kernel.cad_pid. The stand-in for
+        init is consoled's own session (its signals start at their defaults,
+        unlike a background job's), which records the signal."""
+        font = KEYBOARD_FONT
+        self.sh("rm -f /tmp/cad")
+        self.start_consoled(font, "/bin/sh -c 'trap \"echo SIGINT > /tmp/cad\" INT;"
+                            " printf \"\\033[?25lcad ready\"; while :; do sleep 0.2; done'")
+        self.wait_text(font, lambda s: "cad ready" in s, "the session did not start")
+        pid = self.session_pid()
+        old_cad = self.sh("cat /proc/sys/kernel/ctrl-alt-del").strip()
+        self.sh("echo 0 > /proc/sys/kernel/ctrl-alt-del; echo %s > /proc/sys/kernel/cad_pid" % pid)
+        try:
+            self.vm.send_combo(["ctrl", "alt", "delete"])
+            deadline = time.monotonic() + 10
+            while "SIGINT" not in self.vm.run("cat /tmp/cad 2>/dev/null")[0]:
+                if time.monotonic() > deadline:
+                    self.fail("Ctrl+Alt+Del did not send SIGINT to cad_pid; log:\n"
+                              + self.sh("cat %s" % CONSOLED_LOG))
+                time.sleep(0.3)
+            if "Ctrl+Alt+Del: sending SIGINT to process %s" % pid not in self.sh("cat %s" % CONSOLED_LOG):
+                self.fail("Ctrl+Alt+Del was not logged")
+        finally:
+            self.vm.run("echo 1 > /proc/sys/kernel/cad_pid; echo %s > /proc/sys/kernel/ctrl-alt-del"
+                        % old_cad)
+        self.stop_consoled()
+
     def check_hotplug(self):
         """A USB keyboard plugged in while consoled runs is found by the
         hotplug monitor and types into the session; unplugged, it is dropped."""
@@ -745,7 +787,8 @@ def main():
                   + ["scroll-" + m for m in SCROLL_MODES["vfb"]] + ["refusal"])
     else:
         checks = (["oracle-" + f for f in ORACLE_FONTS]
-                  + ["keyboard", "session", "keys", "respawn", "hotplug", "frames", "vt-switch",
+                  + ["keyboard", "session", "keys", "respawn", "bad-font", "ctrl-alt-del",
+                     "hotplug", "frames", "vt-switch",
                      "exit-sigterm", "exit-sigsegv"]
                   + ["scroll-" + m for m in scroll_modes(args.card, plugins)])
         if CARD_PLUGIN.get(args.card) in plugins:
@@ -770,43 +813,37 @@ def main():
         r = Runner(vm, args.card, out_dir)
         if vm.fb_info and vm.fb_info[0].isdigit():
             r.vm_xres, r.vm_yres = (int(v) for v in vm.fb_info.split(",")[:2])
+        simple = {
+            "keyboard": r.check_keyboard,
+            "session": r.check_session,
+            "keys": r.check_keys,
+            "respawn": r.check_respawn,
+            "bad-font": r.check_bad_font,
+            "ctrl-alt-del": r.check_ctrl_alt_del,
+            "hotplug": r.check_hotplug,
+            "frames": r.check_frames,
+            "vt-switch": r.check_vt_switch,
+            "exit-sigterm": lambda: r.check_exit("TERM", 0),
+            "exit-sigsegv": lambda: r.check_exit("SEGV", 139),
+            "backend": r.check_backend,
+            # The fault switch: the engine hangs, consoled drops the plugin
+            # and the screen still ends right.
+            "scroll-copy-hang": lambda: r.check_scroll("copy", None, "copy",
+                                                       env="CONSOLED_TEST_BACKEND_HANG=1"),
+            "refusal": r.check_refusal,
+        }
         for name in checks:
-            if name.startswith("oracle-"):
+            if name in simple:
+                r.check(name, simple[name])
+            elif name.startswith("oracle-"):
                 font = ORACLE_FONTS[name[len("oracle-"):]]
                 r.check(name, lambda f=font: r.check_oracle(f))
-            elif name == "keyboard":
-                r.check(name, r.check_keyboard)
-            elif name == "session":
-                r.check(name, r.check_session)
-            elif name == "respawn":
-                r.check(name, r.check_respawn)
-            elif name == "hotplug":
-                r.check(name, r.check_hotplug)
-            elif name == "keys":
-                r.check(name, r.check_keys)
-            elif name == "frames":
-                r.check(name, r.check_frames)
-            elif name == "vt-switch":
-                r.check(name, r.check_vt_switch)
-            elif name == "exit-sigterm":
-                r.check(name, lambda: r.check_exit("TERM", 0))
-            elif name == "exit-sigsegv":
-                r.check(name, lambda: r.check_exit("SEGV", 139))
-            elif name == "backend":
-                r.check(name, r.check_backend)
-            elif name == "scroll-copy-hang":
-                # The fault switch: the engine hangs, consoled drops the
-                # plugin and the screen still ends right.
-                r.check(name, lambda: r.check_scroll("copy", None, "copy",
-                                                     env="CONSOLED_TEST_BACKEND_HANG=1"))
             elif name.startswith("scroll-"):
                 mode = name[len("scroll-"):]
                 warn, full = scroll_modes(args.card, plugins)[mode]
                 r.check(name, lambda m=mode, w=warn, f=full: r.check_scroll(m, w, f))
             elif name.startswith("depth-"):
                 r.check(name, lambda b=int(name[6:-3]): r.check_depth(b))
-            elif name == "refusal":
-                r.check(name, r.check_refusal)
             else:
                 ap.error("unknown check " + name)
     print("# %s: %d passed, %d failed%s" % (args.card, r.n - len(r.failed), len(r.failed),

@@ -72,7 +72,8 @@ def start_script(font, extra, login):
     return ("#!/bin/sh\n"
             "# Written by tests/vm/run-demo.\n"
             "echo 'run-demo: starting %s'\n"
-            "%s >/tmp/consoled.log 2>&1 </dev/null &\n"
+            # the plugins built in the tree, copied there by find_backends()
+            "CONSOLED_BACKEND_DIR=/usr/lib/consoled/backends %s >/tmp/consoled.log 2>&1 </dev/null &\n"
             % (" ".join(argv).replace("'", ""), " ".join(shlex.quote(a) for a in argv)))
 
 

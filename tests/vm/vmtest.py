@@ -761,9 +761,9 @@ class Runner:
                 ("--fbdev=/dev/null", 3, "is not a framebuffer device"),
                 ("--fbdev=/dev/nonexistent", 3, "Failed to open framebuffer /dev/nonexistent"),
                 ("--bogus-flag", 2, "unknown option '--bogus-flag'"),
-                ("--vt=0", 2, "invalid value '0' for --vt"),
-                ("--palette=pink", 2, "invalid value 'pink' for --palette"),
-                ("--xkb-repeat-rate=fast", 2, "invalid value 'fast' for --xkb-repeat-rate")):
+                ("--vt=0", 2, "--vt: invalid value '0': expected N, ttyN or /dev/ttyN"),
+                ("--palette=pink", 2, "--palette: invalid value 'pink': expected linux or xterm"),
+                ("--xkb-repeat-rate=fast", 2, "--xkb-repeat-rate: invalid value 'fast'")):
             out, status = self.vm.run("consoled --vt=1 %s 2>&1" % args, timeout=30)
             if status != want or needle not in out:
                 self.fail("consoled %s: status %d (want %d), output:\n%s" % (args, status, want, out))

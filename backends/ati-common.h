@@ -202,6 +202,30 @@ static inline int ati_wait_idle(struct ati_engine *e, uint64_t deadline, bool ha
 	}
 }
 
+/* Idle as the drivers define it: FIFO drained, busy bit clear (the status
+ * register is named status_name in the log), then the chip's cache written
+ * back by flush(), all within one deadline of timeout_usec. */
+static inline int ati_wait_done(struct ati_engine *e, uint32_t timeout_usec, bool hang,
+				const char *status_name, const char *cache_name,
+				int (*flush)(struct ati_engine *e, uint64_t deadline))
+{
+	uint64_t deadline = ati_now_usec() + timeout_usec;
+	int ret;
+
+	ret = ati_wait_idle(e, deadline, hang);
+	if (ret < 0) {
+		ati_log(e, LOG_ERR, "The engine is still busy after %u ms (%s %#x)%s",
+			timeout_usec / 1000, status_name, ati_read(e, e->status_reg),
+			hang ? " (test switch: simulated hang)" : "");
+		return ret;
+	}
+	ret = flush(e, deadline);
+	if (ret < 0)
+		ati_log(e, LOG_ERR, "The %s did not flush within %u ms", cache_name,
+			timeout_usec / 1000);
+	return ret;
+}
+
 /* Waits until `bit` of `reg` reads 0 (a cache flush to finish). */
 static inline int ati_wait_clear(struct ati_engine *e, uint32_t reg, uint32_t bit,
 				 uint64_t deadline)

@@ -363,15 +363,6 @@ bool backend_ok(const struct backend *b)
 	return b && !b->broken;
 }
 
-bool backend_has_expand(const struct backend *b)
-{
-	const struct consoled_backend_ops *o = b->impl->ops;
-
-	return o->struct_size >=
-		   offsetof(struct consoled_backend_ops, expand) + sizeof(o->expand) &&
-	       o->expand;
-}
-
 /* Drops the backend after an error: resets the engine where it can. */
 static int backend_fail(struct backend *b, int r, const char *what)
 {

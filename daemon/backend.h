@@ -39,7 +39,6 @@ void backend_free(struct backend *b);
 void backend_list(struct fbdev *fb, FILE *out);
 
 const char *backend_name(const struct backend *b);
-bool backend_has_expand(const struct backend *b);
 
 /* The operations; any failure marks the backend broken (backend_ok()
  * false afterwards) and returns the error. */

@@ -129,8 +129,9 @@ static void manager_on_exited(int status, void *userdata)
 		when = oldest + RESPAWN_INTERVAL_USEC;
 		log_warning("The session exited %d times within %llu s (last status %d); waiting "
 			    "%llu ms before starting it again",
-			    RESPAWN_BURST, (unsigned long long)(RESPAWN_INTERVAL_USEC / USEC_PER_SEC),
-			    status, (unsigned long long)((when - now) / USEC_PER_MSEC));
+			    RESPAWN_BURST,
+			    (unsigned long long)(RESPAWN_INTERVAL_USEC / USEC_PER_SEC), status,
+			    (unsigned long long)((when - now) / USEC_PER_MSEC));
 		sd_notify(0, "STATUS=Session keeps exiting, waiting before a new login");
 	}
 	if (!m->respawn_source) {
@@ -190,8 +191,6 @@ static void manager_on_acquire(void *userdata)
 		    .calibrate = m->opts.calibrate,
 		    .font_height = m->font->height,
 		    .text_rows = render_rows(m->render),
-		    .text_row_bytes =
-			m->fb->var.xres * m->fb->format.bytes_per_pixel * m->font->height,
 		};
 		if (scroller_new(m->fb, &sc, &m->scroller) < 0 ||
 		    render_set_scroller(m->render, m->scroller) < 0) {

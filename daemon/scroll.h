@@ -66,7 +66,6 @@ struct scroller_config {
 	bool calibrate;
 	unsigned font_height;
 	unsigned text_rows;
-	unsigned text_row_bytes; /* bytes of one text row of pixels, for calibration */
 };
 
 /* Probes the device, sets up the virtual screen the chosen strategy needs

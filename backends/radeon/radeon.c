@@ -304,21 +304,8 @@ static int radeon_fill(struct consoled_backend *b, uint32_t x, uint32_t y, uint3
  * bit 31 clear, then the destination cache flushed, within one deadline. */
 static int radeon_wait_done(struct ati_engine *e, uint32_t timeout_usec, bool hang)
 {
-	uint64_t deadline = ati_now_usec() + timeout_usec;
-	int ret;
-
-	ret = ati_wait_idle(e, deadline, hang);
-	if (ret < 0) {
-		ati_log(e, LOG_ERR, "The engine is still busy after %u ms (RBBM_STATUS %#x)%s",
-			timeout_usec / 1000, ati_read(e, RADEON_RBBM_STATUS),
-			hang ? " (test switch: simulated hang)" : "");
-		return ret;
-	}
-	ret = radeon_flush_cache(e, deadline);
-	if (ret < 0)
-		ati_log(e, LOG_ERR, "The destination cache did not flush within %u ms",
-			timeout_usec / 1000);
-	return ret;
+	return ati_wait_done(e, timeout_usec, hang, "RBBM_STATUS", "destination cache",
+			     radeon_flush_cache);
 }
 
 static int radeon_sync(struct consoled_backend *b, uint32_t timeout_usec)

@@ -293,21 +293,8 @@ static int rage128_fill(struct consoled_backend *b, uint32_t x, uint32_t y, uint
  * then the pixel cache written back, all within one deadline. */
 static int rage128_wait_done(struct ati_engine *e, uint32_t timeout_usec, bool hang)
 {
-	uint64_t deadline = ati_now_usec() + timeout_usec;
-	int ret;
-
-	ret = ati_wait_idle(e, deadline, hang);
-	if (ret < 0) {
-		ati_log(e, LOG_ERR, "The engine is still busy after %u ms (GUI_STAT %#x)%s",
-			timeout_usec / 1000, ati_read(e, R128_GUI_STAT),
-			hang ? " (test switch: simulated hang)" : "");
-		return ret;
-	}
-	ret = rage128_flush_pixel_cache(e, deadline);
-	if (ret < 0)
-		ati_log(e, LOG_ERR, "The pixel cache did not flush within %u ms",
-			timeout_usec / 1000);
-	return ret;
+	return ati_wait_done(e, timeout_usec, hang, "GUI_STAT", "pixel cache",
+			     rage128_flush_pixel_cache);
 }
 
 static int rage128_sync(struct consoled_backend *b, uint32_t timeout_usec)

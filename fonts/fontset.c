@@ -16,6 +16,10 @@
  *    per character. Answers, negative ones included, are remembered in a
  *    small direct-mapped table; at most FALLBACK_FACES faces are open, the
  *    least recently used one is closed for a new one.
+ *  - A combining mark comes from the font that drew its base if that font
+ *    has it, else from the main font, else from a fallback; a mark no font
+ *    has is dropped, never boxed. The base's advance (for marks without
+ *    one) is advance.x >> 6, whole pixels for hinted glyphs.
  *  - A fallback face under a FreeType main font is set to the main font's
  *    size and draws on its baseline. Under a PSF main font (no size, no
  *    baseline) it gets the largest pixel size whose ascent + descent fits
@@ -303,7 +307,7 @@ static int ft_draw(struct fontset *fs, struct canvas *cv, const struct glyph_src
 	x = slot->advance.x == 0 ? zero_adv_x : 0;
 	if (src->embolden)
 		FT_GlyphSlot_Embolden(slot);
-	adv = (int)((slot->advance.x + 32) >> 6);
+	adv = (int)(slot->advance.x >> 6); /* whole pixels when hinted */
 	if (slot->format != FT_GLYPH_FORMAT_BITMAP && FT_Render_Glyph(slot, fs->render_mode) != 0)
 		return -1;
 	canvas_blit(fs->ft, cv, &slot->bitmap, x + slot->bitmap_left,
@@ -1041,9 +1045,16 @@ static void render_cluster(struct fontset *fs, struct canvas *cv, const uint32_t
 		draw_box(cv);
 		goto marks_done;
 	}
-	for (size_t i = 1; i < len; i++)
-		if (glyph_find(fs, ch[i], style, &src))
-			glyph_draw(fs, cv, &src, adv);
+	/* a mark comes from the base's font if it has it, else the usual search */
+	for (size_t i = 1; i < len; i++) {
+		struct glyph_src mark = src;
+
+		if (src.psf || !(mark.index = FT_Get_Char_Index(src.face, ch[i]))) {
+			if (!glyph_find(fs, ch[i], style, &mark))
+				continue;
+		}
+		glyph_draw(fs, cv, &mark, adv);
+	}
 marks_done:
 	if (style & FONT_STYLE_UNDERLINE)
 		draw_underline(fs, cv);

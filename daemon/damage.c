@@ -38,6 +38,7 @@ void damage_hash_rows(const struct cell *cells, unsigned cols, unsigned rows, ui
 
 		for (unsigned x = 0; x < cols; x++) {
 			h = (h ^ c[x].glyph) * 0x100000001b3ull;
+			h = (h ^ c[x].attr) * 0x100000001b3ull;
 			h = (h ^ c[x].fg) * 0x100000001b3ull;
 			h = (h ^ c[x].bg) * 0x100000001b3ull;
 		}

@@ -23,7 +23,8 @@
 #include <stdint.h>
 
 struct cell {
-	uint32_t glyph;	 /* index into the font */
+	uint32_t glyph;	 /* what is drawn: a code point or a cluster's id */
+	uint32_t attr;	 /* how: the renderer's style and cell-half bits */
 	uint32_t fg, bg; /* pixel values in the framebuffer's format */
 };
 
@@ -33,7 +34,7 @@ struct damage_run {
 
 static inline bool cell_equal(const struct cell *a, const struct cell *b)
 {
-	return a->glyph == b->glyph && a->fg == b->fg && a->bg == b->bg;
+	return a->glyph == b->glyph && a->attr == b->attr && a->fg == b->fg && a->bg == b->bg;
 }
 
 /* Marks a cell whose pixels are unknown (rows a scroll exposed): it differs

@@ -52,6 +52,31 @@ struct input {
 	uint32_t repeat_key; /* xkb keycode, 0 = none */
 };
 
+bool input_zoom_key(uint32_t keysym, unsigned mods, int *ret_step)
+{
+	/* Ctrl alone (Shift allowed: '+' is Shift+'=' on many layouts). */
+	if ((mods & (TSM_CONTROL_MASK | TSM_ALT_MASK | TSM_LOGO_MASK)) != TSM_CONTROL_MASK)
+		return false;
+	switch (keysym) {
+	case XKB_KEY_plus:
+	case XKB_KEY_equal:
+	case XKB_KEY_KP_Add:
+		*ret_step = 1;
+		return true;
+	case XKB_KEY_minus:
+	case XKB_KEY_KP_Subtract:
+		*ret_step = -1;
+		return true;
+	case XKB_KEY_0:
+	case XKB_KEY_KP_0:
+	case XKB_KEY_KP_Insert:
+		*ret_step = 0;
+		return true;
+	default:
+		return false;
+	}
+}
+
 unsigned input_vt_switch_target(uint32_t keysym, unsigned mods)
 {
 	if (keysym >= XKB_KEY_XF86Switch_VT_1 && keysym <= XKB_KEY_XF86Switch_VT_12)
@@ -146,6 +171,7 @@ static void input_dispatch_key(struct input *in, uint32_t key)
 	unsigned mods = input_mods(in);
 	uint32_t unicode, ascii;
 	unsigned vt;
+	int step;
 
 	if (sym == XKB_KEY_NoSymbol)
 		return;
@@ -154,6 +180,11 @@ static void input_dispatch_key(struct input *in, uint32_t key)
 	if (vt) {
 		if (in->cb.switch_vt)
 			in->cb.switch_vt(vt, in->userdata);
+		return;
+	}
+	if (input_zoom_key(sym, mods, &step)) {
+		if (in->cb.zoom)
+			in->cb.zoom(step, in->userdata);
 		return;
 	}
 	if ((mods & TSM_SHIFT_MASK) && (sym == XKB_KEY_Prior || sym == XKB_KEY_Next)) {

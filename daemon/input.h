@@ -34,6 +34,8 @@ struct input_callbacks {
 		    void *userdata);
 	void (*switch_vt)(unsigned vt, void *userdata);
 	void (*scroll_page)(int dir, void *userdata);
+	/* Ctrl+Plus (1), Ctrl+Minus (-1), Ctrl+0 (0: the configured size) */
+	void (*zoom)(int step, void *userdata);
 };
 
 int input_new(sd_event *event, const struct input_config *cfg, const struct input_callbacks *cb,
@@ -41,6 +43,10 @@ int input_new(sd_event *event, const struct input_config *cfg, const struct inpu
 void input_free(struct input *in);
 
 void input_set_active(struct input *in, bool active);
+
+/* Pure helper, unit-tested: whether keysym + modifiers is a zoom key, and
+ * which (see input_callbacks.zoom). */
+bool input_zoom_key(uint32_t keysym, unsigned mods, int *ret_step);
 
 /* Pure helper, unit-tested: keysym + modifiers -> the VT to switch to, or 0. */
 unsigned input_vt_switch_target(uint32_t keysym, unsigned mods);

@@ -45,7 +45,7 @@ struct manager {
 	sd_event *event;
 	struct options opts;
 	struct palette palette;
-	struct font *font;
+	struct fontset *fonts;
 	struct fbdev *fb;
 	struct vt *vt;
 	struct input *input;
@@ -158,6 +158,26 @@ static void manager_on_release(void *userdata)
 	sd_event_source_set_enabled(m->frame_source, SD_EVENT_OFF);
 }
 
+/* The scroller fits the cell height: set up once the VT is ours, and again
+ * after a zoom. */
+static int manager_setup_scroller(struct manager *m)
+{
+	struct scroller_config sc = {
+	    .mode = m->opts.scroll_mode,
+	    .backend = m->backend && backend_ok(m->backend) ? m->backend : NULL,
+	    .calibrate = m->opts.calibrate,
+	    .font_height = fontset_cell_height(m->fonts),
+	    .text_rows = render_rows(m->render),
+	};
+
+	render_set_scroller(m->render, NULL);
+	scroller_free(m->scroller);
+	m->scroller = NULL;
+	if (scroller_new(m->fb, &sc, &m->scroller) < 0)
+		return -ENOMEM;
+	return render_set_scroller(m->render, m->scroller);
+}
+
 static void manager_on_acquire(void *userdata)
 {
 	struct manager *m = userdata;
@@ -185,15 +205,7 @@ static void manager_on_acquire(void *userdata)
 		};
 		if (backend_load(m->fb, &bc, &m->backend) < 0)
 			log_warning("Going on without a blitter");
-		struct scroller_config sc = {
-		    .mode = m->opts.scroll_mode,
-		    .backend = m->backend,
-		    .calibrate = m->opts.calibrate,
-		    .font_height = m->font->height,
-		    .text_rows = render_rows(m->render),
-		};
-		if (scroller_new(m->fb, &sc, &m->scroller) < 0 ||
-		    render_set_scroller(m->render, m->scroller) < 0) {
+		if (manager_setup_scroller(m) < 0) {
 			m->exit_status = EXIT_FAILURE;
 			sd_event_exit(m->event, 0);
 			return;
@@ -219,6 +231,46 @@ static void manager_on_switch_vt(unsigned target, void *userdata)
 	struct manager *m = userdata;
 
 	vt_activate(m->vt, target);
+}
+
+/* Ctrl+Plus/Minus/0: a point bigger, smaller, or the configured size. The
+ * grid follows the cell, libtsm keeps what fits and the session gets
+ * SIGWINCH. */
+static void manager_on_zoom(int step, void *userdata)
+{
+	struct manager *m = userdata;
+	double size = step == 0 ? m->opts.font_size : fontset_size(m->fonts) + step;
+	double old = fontset_size(m->fonts);
+	int r;
+
+	if (!fontset_scalable(m->fonts)) {
+		log_info("Zoom needs a scalable (TTF/OTF) font; the bitmap font has one size");
+		return;
+	}
+	if (size == old)
+		return;
+	r = fontset_set_size(m->fonts, size);
+	if (r < 0) {
+		log_info("Font size %.0f points is out of range, staying at %.0f", size, old);
+		return;
+	}
+	r = render_font_changed(m->render);
+	if (r < 0) {
+		/* the cell does not fit the screen: back to the old size */
+		fontset_set_size(m->fonts, old);
+		render_font_changed(m->render);
+	}
+	if (manager_setup_scroller(m) < 0) {
+		m->exit_status = EXIT_FAILURE;
+		sd_event_exit(m->event, 0);
+		return;
+	}
+	term_resize(m->term, render_cols(m->render), render_rows(m->render), m->fb->var.xres,
+		    m->fb->var.yres);
+	log_info("Font size %.0f points: %ux%u cells of %ux%u", fontset_size(m->fonts),
+		 render_cols(m->render), render_rows(m->render), fontset_cell_width(m->fonts),
+		 fontset_cell_height(m->fonts));
+	manager_schedule_frame(m);
 }
 
 static void manager_on_scroll_page(int dir, void *userdata)
@@ -271,30 +323,33 @@ static int manager_on_sigusr1(sd_event_source *s, const struct signalfd_siginfo 
 	return 0;
 }
 
-static int manager_load_font(struct manager *m)
+/* The screen's resolution in dpi from its size in millimetres, when the
+ * driver reports one (most fbdev drivers do not: 0 or -1). */
+static double manager_screen_dpi(const struct fbdev *fb)
 {
-	const char *reason = NULL;
+	unsigned mm = fb->var.height;
+
+	if (mm == 0 || mm == UINT32_MAX || mm > 10000)
+		return 96;
+	return fb->var.yres * 25.4 / mm;
+}
+
+static int manager_load_fonts(struct manager *m)
+{
+	struct fontset_config fc = {
+	    .file = m->opts.font_file,
+	    .name = m->opts.font_name,
+	    .size = m->opts.font_size,
+	    .dpi = m->opts.font_dpi ? m->opts.font_dpi : manager_screen_dpi(m->fb),
+	    /* 8 bpp has no colours between two palette entries: no
+	     * anti-aliasing, monochrome hinting. */
+	    .mono = m->fb->format.indexed,
+	};
 	int r;
 
-	if (m->opts.font_file) {
-		r = font_load_psf_file(m->opts.font_file, &m->font, &reason);
-		if (r >= 0) {
-			log_info("Font %s: %u glyphs of %ux%u", m->opts.font_file,
-				 m->font->glyph_count, m->font->width, m->font->height);
-			return 0;
-		}
-		if (reason)
-			log_warning("Cannot use font %s: %s; falling back to the built-in font",
-				    m->opts.font_file, reason);
-		else
-			log_warning_errno(r,
-					  "Cannot read font %s: %m; falling back to the "
-					  "built-in font",
-					  m->opts.font_file);
-	}
-	r = font_load_builtin(&m->font);
+	r = fontset_new(&fc, &m->fonts);
 	if (r < 0)
-		return log_error_errno(r, "The built-in font is broken: %m");
+		return log_error_errno(r, "Failed to set up fonts: %m");
 	return 0;
 }
 
@@ -307,10 +362,6 @@ static int manager_start(struct manager *m)
 
 	if (palette_init(&m->palette, m->opts.palette, "/sys/module/vt/parameters"))
 		log_debug("Console colours from /sys/module/vt/parameters");
-
-	r = manager_load_font(m);
-	if (r < 0)
-		return r;
 
 	if (m->opts.fbdev)
 		fbpath = xstrdup(m->opts.fbdev);
@@ -326,7 +377,10 @@ static int manager_start(struct manager *m)
 		m->exit_status = EXIT_NO_FRAMEBUFFER;
 		return r;
 	}
-	r = render_new(m->fb, m->font, &m->palette, &m->render);
+	r = manager_load_fonts(m);
+	if (r < 0)
+		return r;
+	r = render_new(m->fb, m->fonts, &m->palette, &m->render);
 	if (r < 0)
 		return r;
 
@@ -383,6 +437,7 @@ static int manager_start(struct manager *m)
 		     m, &m->term);
 	if (r < 0)
 		return r;
+	render_set_clusters(m->render, term_clusters(m->term));
 
 	struct input_config ic = {
 	    .model = m->opts.xkb_model,
@@ -392,10 +447,10 @@ static int manager_start(struct manager *m)
 	    .repeat_delay_ms = m->opts.repeat_delay_ms,
 	    .repeat_rate_hz = m->opts.repeat_rate_hz,
 	};
-	r = input_new(
-	    m->event, &ic,
-	    &(struct input_callbacks){manager_on_key, manager_on_switch_vt, manager_on_scroll_page},
-	    m, &m->input);
+	r = input_new(m->event, &ic,
+		      &(struct input_callbacks){manager_on_key, manager_on_switch_vt,
+						manager_on_scroll_page, manager_on_zoom},
+		      m, &m->input);
 	if (r < 0)
 		return r;
 
@@ -417,7 +472,7 @@ static void manager_stop(struct manager *m)
 	scroller_free(m->scroller);
 	backend_free(m->backend);
 	fbdev_free(m->fb);
-	font_free(m->font);
+	fontset_free(m->fonts);
 	sd_event_source_unref(m->frame_source);
 	sd_event_source_unref(m->respawn_source);
 	sd_event_unref(m->event);

@@ -52,6 +52,9 @@ static const struct key {
     {"term", KEY_NAME, FIELD(term), 0, 0, "expected a terminal name"},
     {"palette", KEY_PALETTE, FIELD(palette), 0, 0, "expected linux or xterm"},
     {"font-file", KEY_STRING, FIELD(font_file), 0, 0, NULL},
+    {"font-name", KEY_STRING, FIELD(font_name), 0, 0, NULL},
+    {"font-size", KEY_UINT, FIELD(font_size), 1, 500, NULL},
+    {"font-dpi", KEY_UINT, FIELD(font_dpi), 0, 2400, NULL},
     {"xkb-model", KEY_STRING, FIELD(xkb_model), 0, 0, NULL},
     {"xkb-layout", KEY_STRING, FIELD(xkb_layout), 0, 0, NULL},
     {"xkb-variant", KEY_STRING, FIELD(xkb_variant), 0, 0, NULL},
@@ -90,7 +93,13 @@ void options_help(FILE *f)
 	      "      --login -- CMD ...  session to run (default: /bin/login -p)\n"
 	      "      --term=NAME         TERM for the session (default: xterm-256color)\n"
 	      "      --palette=linux|xterm  the 16 colours (default: linux)\n"
-	      "      --font-file=FILE    PSF1/PSF2 font, may be gzip'ed (default: built in)\n"
+	      "      --font-file=FILE    PSF1/PSF2 font (may be gzip'ed) or TTF/OTF font\n"
+	      "                          (default: found by --font-name)\n"
+	      "      --font-name=PATTERN fontconfig pattern (default: monospace; without\n"
+	      "                          fonts: the built-in font)\n"
+	      "      --font-size=POINTS  size of TTF/OTF fonts (default: 12)\n"
+	      "      --font-dpi=DPI      their resolution, 0 = from the screen's size, else\n"
+	      "                          96 (default: 0)\n"
 	      "      --xkb-model=M --xkb-layout=L --xkb-variant=V --xkb-options=O\n"
 	      "                          keymap (default: /etc/vconsole.conf, else\n"
 	      "                          /etc/default/keyboard, else layout us)\n"
@@ -278,6 +287,7 @@ static void options_init(struct options *o, enum options_action action)
 	    .repeat_delay_ms = 250,
 	    .repeat_rate_hz = 30,
 	    .sb_size = 1000,
+	    .font_size = 12,
 	    .scroll_mode = SCROLL_MODE_AUTO,
 	    .calibrate = true,
 	};
@@ -288,6 +298,7 @@ void options_fini(struct options *o)
 	free(o->fbdev);
 	free(o->term);
 	free(o->font_file);
+	free(o->font_name);
 	free(o->backend);
 	free(o->xkb_model);
 	free(o->xkb_layout);

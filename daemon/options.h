@@ -42,7 +42,10 @@ struct options {
 	char **login_argv; /* NULL-terminated; default /bin/login -p */
 	char *term;
 	enum palette_kind palette;
-	char *font_file; /* NULL = built-in font */
+	char *font_file;    /* NULL = by font_name */
+	char *font_name;    /* fontconfig pattern; NULL = "monospace" */
+	unsigned font_size; /* points */
+	unsigned font_dpi;  /* 0 = from the framebuffer's physical size, else 96 */
 	char *xkb_model, *xkb_layout, *xkb_variant, *xkb_options;
 	unsigned repeat_delay_ms;
 	unsigned repeat_rate_hz;

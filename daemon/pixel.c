@@ -191,6 +191,41 @@ uint32_t pixel_pack_rgb(const struct pixel_format *pf, struct rgb c)
 	       pack_channel(c.b, &pf->blue);
 }
 
+/* The channel widened back to 8 bits, its top bits repeated below (a 5-bit
+ * 31 becomes 255, not 248). */
+static unsigned unpack_channel(uint32_t v, const struct fb_bitfield *f)
+{
+	unsigned x = (v >> f->offset) & ((1u << f->length) - 1);
+	unsigned out = 0;
+
+	if (f->length == 0)
+		return 0;
+	for (int shift = 8 - (int)f->length; shift > -(int)f->length; shift -= (int)f->length)
+		out |= shift >= 0 ? x << shift : x >> -shift;
+	return out & 0xff;
+}
+
+static uint8_t blend_channel(unsigned fg, unsigned bg, unsigned a)
+{
+	return (uint8_t)((bg * (255 - a) + fg * a + 127) / 255);
+}
+
+uint32_t pixel_blend(const struct pixel_format *pf, uint32_t fg, uint32_t bg, uint8_t a)
+{
+	if (a == 0)
+		return bg;
+	if (a == 255)
+		return fg;
+	if (pf->indexed)
+		return a >= 128 ? fg : bg;
+	return pixel_pack_rgb(
+	    pf,
+	    (struct rgb){
+		blend_channel(unpack_channel(fg, &pf->red), unpack_channel(bg, &pf->red), a),
+		blend_channel(unpack_channel(fg, &pf->green), unpack_channel(bg, &pf->green), a),
+		blend_channel(unpack_channel(fg, &pf->blue), unpack_channel(bg, &pf->blue), a)});
+}
+
 unsigned palette_cmap_slot(unsigned index)
 {
 	/* drivers/tty/vt/vt.c color_table[]: ANSI order -> VGA order. */

@@ -52,6 +52,11 @@ int pixel_format_from_fb(const struct fb_fix_screeninfo *fix, const struct fb_va
 
 uint32_t pixel_pack_rgb(const struct pixel_format *pf, struct rgb c);
 
+/* Coverage `a` of fg over bg (0 gives bg, 255 fg), mixed per 8-bit channel
+ * as (bg * (255 - a) + fg * a + 127) / 255 and packed again. Indexed formats
+ * have no colours between entries: fg from a = 128 on. */
+uint32_t pixel_blend(const struct pixel_format *pf, uint32_t fg, uint32_t bg, uint8_t a);
+
 /* The colour map slot of palette entry `index` at 8 bpp pseudocolour. */
 unsigned palette_cmap_slot(unsigned index);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "cluster.h"
 #include "log.h"
 #include "render.h"
 #include "scroll.h"
@@ -17,6 +18,18 @@
 /* Shorter blank stretches are cheaper to draw than to hand to a blitter. */
 #define FILL_MIN_CELLS 8u
 
+/*
+ * A cell's attr: the font style (enum font_style bits, only for scalable
+ * fonts: a PSF font keeps fbcon's look) and how the cell shows its cluster.
+ * A wide cluster covers two cells: the first is CELL_WIDE, the second
+ * CELL_RIGHT, both with the cluster's glyph and colours, each drawing its
+ * half. A glyph that is a stand-in for a base character with combining
+ * marks (cluster.h) is drawn as that sequence.
+ */
+#define CELL_STYLE_MASK 0xffu
+#define CELL_WIDE (1u << 8)
+#define CELL_RIGHT (1u << 9)
+
 struct glyph_slot {
 	bool used;
 	struct cell key;
@@ -24,11 +37,15 @@ struct glyph_slot {
 
 struct render {
 	struct fbdev *fb;
-	const struct font *font;
+	struct fontset *fonts;
 	const struct palette *palette;
 	struct scroller *scroller; /* NULL: redraw only */
 	unsigned cols, rows;
-	unsigned cell_bytes; /* bytes of one glyph line: font width * bytes per pixel */
+	unsigned cell_w, cell_h; /* pixels */
+	unsigned cell_bytes;	 /* bytes of one glyph line: cell_w * bytes per pixel */
+	bool scalable;		 /* FreeType: styles are drawn by the font */
+	bool space_blank;	 /* a space draws no pixel: blank runs can be filled */
+	const struct cluster_table *clusters; /* NULL: no stand-ins */
 
 	/* What is on the glass (prev) and what should be (cur). */
 	struct cell *prev, *cur;
@@ -58,30 +75,53 @@ struct render {
 		struct damage_run run;
 	} * fills;
 	size_t n_fills;
-	uint32_t blank_glyph;
 	bool redraw_next; /* the blitter failed: what it touched is unknown */
 
 	struct render_stats stats;
 	struct scroll_counters counters[_SCROLL_MODE_MAX];
 };
 
-int render_new(struct fbdev *fb, const struct font *font, const struct palette *palette,
-	       struct render **ret)
+/* Frees what depends on the cell size. */
+static void render_free_grid(struct render *r)
 {
-	struct render *r;
+	free(r->prev);
+	free(r->cur);
+	free(r->prev_hash);
+	free(r->cur_hash);
+	free(r->runs);
+	free(r->fills);
+	free(r->dirty);
+	free(r->slots);
+	free(r->glyph_pixels);
+	free(r->rowbuf);
+	r->prev = r->cur = NULL;
+	r->prev_hash = r->cur_hash = NULL;
+	r->runs = NULL;
+	r->fills = NULL;
+	r->dirty = NULL;
+	r->slots = NULL;
+	r->glyph_pixels = r->rowbuf = NULL;
+}
+
+/* Lays the text grid out for the fontset's current cell size. */
+static int render_setup_grid(struct render *r)
+{
+	struct fbdev *fb = r->fb;
+	unsigned w = fontset_cell_width(r->fonts), h = fontset_cell_height(r->fonts);
+	const uint8_t *space;
 	size_t block;
 
-	if (fb->var.xres < font->width || fb->var.yres < font->height)
-		return log_error_errno(EINVAL, "The font (%ux%u) is larger than the screen (%ux%u)",
-				       font->width, font->height, fb->var.xres, fb->var.yres);
-
-	r = xcalloc(1, sizeof(*r));
-	r->fb = fb;
-	r->font = font;
-	r->palette = palette;
-	r->cols = fb->var.xres / font->width;
-	r->rows = fb->var.yres / font->height;
-	r->cell_bytes = font->width * fb->format.bytes_per_pixel;
+	if (fb->var.xres < w || fb->var.yres < h)
+		return log_error_errno(EINVAL,
+				       "The font's cell (%ux%u) is larger than the screen (%ux%u)",
+				       w, h, fb->var.xres, fb->var.yres);
+	render_free_grid(r);
+	r->cell_w = w;
+	r->cell_h = h;
+	r->cols = fb->var.xres / w;
+	r->rows = fb->var.yres / h;
+	r->cell_bytes = w * fb->format.bytes_per_pixel;
+	r->scalable = fontset_scalable(r->fonts);
 	r->prev = xcalloc((size_t)r->cols * r->rows, sizeof(struct cell));
 	r->cur = xcalloc((size_t)r->cols * r->rows, sizeof(struct cell));
 	r->prev_hash = xcalloc(r->rows, sizeof(uint64_t));
@@ -90,22 +130,58 @@ int render_new(struct fbdev *fb, const struct font *font, const struct palette *
 	/* at most one fill per FILL_MIN_CELLS cells */
 	r->fills =
 	    xcalloc((size_t)r->rows * (r->cols / FILL_MIN_CELLS + 1), sizeof(struct fill_job));
-	r->blank_glyph = font_lookup(font, ' ');
-	for (unsigned i = 0; i < font->glyph_size; i++)
-		if (font_glyph(font, r->blank_glyph)[i])
-			r->blank_glyph = CELL_GLYPH_UNKNOWN; /* a font with a visible space */
+	r->n_fills = 0;
+	if (r->shadow)
+		r->dirty = xcalloc(r->rows, sizeof(bool));
+	space = fontset_render(r->fonts, (const uint32_t[]){' '}, 1, 1, 0);
+	r->space_blank = true;
+	for (size_t i = 0; i < (size_t)w * h; i++)
+		if (space[i])
+			r->space_blank = false; /* a font with a visible space */
 	r->slots = xcalloc(GLYPH_CACHE_SLOTS, sizeof(struct glyph_slot));
-	block = (size_t)r->cell_bytes * font->height;
+	block = (size_t)r->cell_bytes * h;
 	r->glyph_pixels = malloc(GLYPH_CACHE_SLOTS * block);
-	r->line = malloc((size_t)fb->line_length);
-	r->rowbuf = malloc((size_t)r->cols * r->cell_bytes * font->height);
-	if (!r->glyph_pixels || !r->line || !r->rowbuf) {
-		render_free(r);
+	r->rowbuf = malloc((size_t)r->cols * r->cell_bytes * h);
+	if (!r->glyph_pixels || !r->rowbuf)
 		return log_error_errno(ENOMEM, "Failed to allocate the glyph cache: %m");
+	r->prev_valid = false;
+	log_info("Text grid %ux%u with a %ux%u cell", r->cols, r->rows, w, h);
+	return 0;
+}
+
+int render_new(struct fbdev *fb, struct fontset *fonts, const struct palette *palette,
+	       struct render **ret)
+{
+	struct render *r;
+	int err;
+
+	r = xcalloc(1, sizeof(*r));
+	r->fb = fb;
+	r->fonts = fonts;
+	r->palette = palette;
+	r->line = malloc((size_t)fb->line_length);
+	if (!r->line) {
+		render_free(r);
+		return log_error_errno(ENOMEM, "Failed to allocate a pixel line: %m");
 	}
-	log_info("Text grid %ux%u with a %ux%u font", r->cols, r->rows, font->width, font->height);
+	err = render_setup_grid(r);
+	if (err < 0) {
+		render_free(r);
+		return err;
+	}
 	*ret = r;
 	return 0;
+}
+
+void render_set_clusters(struct render *r, const struct cluster_table *clusters)
+{
+	r->clusters = clusters;
+	r->prev_valid = false;
+}
+
+int render_font_changed(struct render *r)
+{
+	return render_setup_grid(r);
 }
 
 int render_set_scroller(struct render *r, struct scroller *s)
@@ -130,18 +206,9 @@ void render_free(struct render *r)
 {
 	if (!r)
 		return;
-	free(r->prev);
-	free(r->cur);
-	free(r->prev_hash);
-	free(r->cur_hash);
-	free(r->runs);
-	free(r->fills);
+	render_free_grid(r);
 	free(r->shadow);
-	free(r->dirty);
-	free(r->slots);
-	free(r->glyph_pixels);
 	free(r->line);
-	free(r->rowbuf);
 	free(r);
 }
 
@@ -210,12 +277,28 @@ static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint3
 
 	(void)con;
 	(void)id;
-	(void)width;
 	(void)age;
 	if (posx >= r->cols || posy >= r->rows)
 		return 0;
 	c = &r->cur[(size_t)posy * r->cols + posx];
-	c->glyph = font_lookup(r->font, len > 0 ? ch[0] : ' ');
+
+	/* The second cell of a wide cluster (libtsm gives it width 0) shows
+	 * the right half of the cell before it. */
+	if (width == 0 && posx > 0 && (c[-1].attr & CELL_WIDE)) {
+		*c = c[-1];
+		c->attr = (c->attr & ~CELL_WIDE) | CELL_RIGHT;
+		return 0;
+	}
+	c->glyph = len > 0 ? ch[0] : ' ';
+	c->attr = 0;
+	/* A wide cluster in the last column has no room for its right half:
+	 * it is drawn clipped to one cell. */
+	if (width == 2 && posx + 1 < r->cols)
+		c->attr |= CELL_WIDE;
+	if (r->scalable)
+		c->attr |= (attr->bold ? FONT_STYLE_BOLD : 0) |
+			   (attr->italic ? FONT_STYLE_ITALIC : 0) |
+			   (attr->underline ? FONT_STYLE_UNDERLINE : 0);
 	render_resolve_colors(&r->fb->format, r->palette, attr, &c->fg, &c->bg);
 	return 0;
 }
@@ -223,32 +306,44 @@ static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint3
 static uint32_t glyph_hash(const struct cell *c)
 {
 	uint32_t h = c->glyph * 0x9e3779b1u;
+	h ^= c->attr * 0x27d4eb2fu;
 	h ^= c->fg * 0x85ebca6bu;
 	h ^= c->bg * 0xc2b2ae35u;
 	return (h ^ (h >> 15)) % GLYPH_CACHE_SLOTS;
 }
 
-/* Returns the glyph expanded to pixels: height lines of cell_bytes. */
+/* Returns the cell's pixels: cell_h lines of cell_bytes, the font's coverage
+ * blended from the cell's background to its foreground. */
 static const uint8_t *render_glyph(struct render *r, const struct cell *c)
 {
 	uint32_t slot = glyph_hash(c);
-	size_t block = (size_t)r->cell_bytes * r->font->height;
+	size_t block = (size_t)r->cell_bytes * r->cell_h;
 	uint8_t *px = r->glyph_pixels + slot * block;
-	const uint8_t *bits;
-	unsigned bpp = r->fb->format.bytes_per_pixel;
+	const struct pixel_format *pf = &r->fb->format;
+	unsigned bpp = pf->bytes_per_pixel;
+	unsigned cells = c->attr & (CELL_WIDE | CELL_RIGHT) ? 2 : 1;
+	unsigned stride = cells * r->cell_w, xoff = c->attr & CELL_RIGHT ? r->cell_w : 0;
+	const uint32_t *seq = &c->glyph;
+	size_t len = 1;
+	const uint8_t *cov;
 
 	if (r->slots[slot].used && cell_equal(&r->slots[slot].key, c))
 		return px;
 
-	bits = font_glyph(r->font, c->glyph);
-	for (unsigned y = 0; y < r->font->height; y++) {
-		const uint8_t *row = bits + (size_t)y * r->font->stride;
+	if (r->clusters && c->glyph >= CLUSTER_FIRST) {
+		const uint32_t *joined = cluster_lookup(r->clusters, c->glyph, &len);
+
+		seq = joined ? joined : seq;
+		len = joined ? len : 1;
+	}
+	cov = fontset_render(r->fonts, seq, len, cells, c->attr & CELL_STYLE_MASK);
+	for (unsigned y = 0; y < r->cell_h; y++) {
+		const uint8_t *a = cov + (size_t)y * stride + xoff;
 		uint8_t *dst = px + (size_t)y * r->cell_bytes;
 
-		for (unsigned x = 0; x < r->font->width; x++) {
-			bool on = row[x / 8] & (0x80 >> (x % 8));
-			pixel_store(dst + (size_t)x * bpp, bpp, on ? c->fg : c->bg);
-		}
+		for (unsigned x = 0; x < r->cell_w; x++)
+			pixel_store(dst + (size_t)x * bpp, bpp,
+				    pixel_blend(pf, c->fg, c->bg, a[x]));
 	}
 	r->slots[slot].used = true;
 	r->slots[slot].key = *c;
@@ -260,7 +355,7 @@ static const uint8_t *render_glyph(struct render *r, const struct cell *c)
 static uint8_t *render_target_line(struct render *r, unsigned y)
 {
 	if (r->shadow) {
-		r->dirty[MIN(y / r->font->height, r->rows - 1)] = true;
+		r->dirty[MIN(y / r->cell_h, r->rows - 1)] = true;
 		return r->shadow + (size_t)y * r->shadow_stride;
 	}
 	return fbdev_line(r->fb, y);
@@ -278,17 +373,17 @@ static void render_run(struct render *r, unsigned row, const struct damage_run *
 		const uint8_t *g = render_glyph(r, &cells[x]);
 		uint8_t *dst = r->rowbuf + (size_t)(x - run->start) * r->cell_bytes;
 
-		for (unsigned y = 0; y < r->font->height; y++)
+		for (unsigned y = 0; y < r->cell_h; y++)
 			memcpy(dst + y * bytes, g + (size_t)y * r->cell_bytes, r->cell_bytes);
 	}
-	for (unsigned y = 0; y < r->font->height; y++) {
-		uint8_t *dst = render_target_line(r, row * r->font->height + y) +
-			       (size_t)run->start * r->cell_bytes;
+	for (unsigned y = 0; y < r->cell_h; y++) {
+		uint8_t *dst =
+		    render_target_line(r, row * r->cell_h + y) + (size_t)run->start * r->cell_bytes;
 		memcpy(dst, r->rowbuf + y * bytes, bytes);
 	}
 	r->stats.cells_drawn += run->end - run->start;
 	if (!r->shadow)
-		c->vram_bytes_written += bytes * r->font->height;
+		c->vram_bytes_written += bytes * r->cell_h;
 }
 
 static void fill_rect(struct render *r, unsigned x, unsigned y, unsigned w, unsigned h,
@@ -311,8 +406,8 @@ static void fill_rect(struct render *r, unsigned x, unsigned y, unsigned w, unsi
 static void render_clear_margins(struct render *r, unsigned top, unsigned bottom, bool bottom_strip,
 				 struct scroll_counters *c)
 {
-	unsigned fh = r->font->height;
-	unsigned tw = r->cols * r->font->width, th = r->rows * fh;
+	unsigned fh = r->cell_h;
+	unsigned tw = r->cols * r->cell_w, th = r->rows * fh;
 	uint32_t bg = pixel_from_index(&r->fb->format, r->palette, 0);
 
 	fill_rect(r, tw, top * fh, r->fb->var.xres - tw, (bottom - top) * fh, bg, c);
@@ -323,7 +418,7 @@ static void render_clear_margins(struct render *r, unsigned top, unsigned bottom
 /* shadow: writes the dirty text rows to VRAM. */
 static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 {
-	unsigned fh = r->font->height, last = r->fb->var.yres;
+	unsigned fh = r->cell_h, last = r->fb->var.yres;
 
 	for (unsigned row = 0; row < r->rows; row++) {
 		if (!r->dirty[row])
@@ -341,7 +436,7 @@ static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 /* shadow: moves the pixel rows of text rows [top, bottom) by shift. */
 static void render_shadow_move(struct render *r, unsigned top, unsigned bottom, int shift)
 {
-	unsigned fh = r->font->height, k = (unsigned)abs(shift);
+	unsigned fh = r->cell_h, k = (unsigned)abs(shift);
 	size_t stride = r->shadow_stride * fh;
 
 	if (shift > 0)
@@ -378,7 +473,7 @@ static bool render_copy_rows(struct render *r, unsigned top, unsigned bottom, in
 			     struct scroll_counters *c)
 {
 	struct backend *b = render_backend(r);
-	unsigned fh = r->font->height, k = (unsigned)abs(shift), y0 = r->fb->var.yoffset;
+	unsigned fh = r->cell_h, k = (unsigned)abs(shift), y0 = r->fb->var.yoffset;
 	unsigned src = shift > 0 ? top + k : top, dst = shift > 0 ? top : top + k;
 
 	if (!b)
@@ -471,7 +566,8 @@ static enum scroll_mode render_scroll(struct render *r)
 
 static bool cell_blank(const struct render *r, const struct cell *c, uint32_t bg)
 {
-	return c->glyph == r->blank_glyph && c->bg == bg;
+	return c->glyph == ' ' && r->space_blank && !(c->attr & FONT_STYLE_UNDERLINE) &&
+	       c->bg == bg;
 }
 
 static void render_run_or_fill(struct render *r, unsigned row, const struct damage_run *run,
@@ -504,7 +600,7 @@ static void render_run_or_fill(struct render *r, unsigned row, const struct dama
 static void render_do_fills(struct render *r, struct scroll_counters *c)
 {
 	struct backend *b = render_backend(r);
-	unsigned fw = r->font->width, fh = r->font->height, y0 = r->fb->var.yoffset;
+	unsigned fw = r->cell_w, fh = r->cell_h, y0 = r->fb->var.yoffset;
 	size_t i = 0;
 
 	for (; b && i < r->n_fills; i++) {

@@ -10,6 +10,11 @@
  * expanded to the framebuffer's pixel format, and a run is composed in RAM
  * and written one pixel line at a time: the framebuffer is never read.
  *
+ * The fontset gives each cluster as coverage, which is blended from the
+ * cell's background to its foreground (pixel_blend()); a wide cluster is
+ * drawn as two cells that each show one half of it, so damage tracking and
+ * scrolling stay cell by cell.
+ *
  * Colours follow the kernel console where it and xterm agree: the default
  * colours are palette 7 on 0, bold brightens colours 0-7 (also the default
  * foreground), reverse swaps foreground and background.
@@ -20,9 +25,10 @@
 #include "damage.h"
 #include "fbdev.h"
 #include "scroll.h"
-#include "../fonts/font.h"
+#include "../fonts/fontset.h"
 
 struct render;
+struct cluster_table;
 
 /* Totals over all strategies; the per-strategy figures are in
  * render_get_counters(). */
@@ -32,9 +38,20 @@ struct render_stats {
 	uint64_t render_usec;
 };
 
-int render_new(struct fbdev *fb, const struct font *font, const struct palette *palette,
+/* The renderer draws with `fonts` (which the caller keeps) in its current
+ * cell size. */
+int render_new(struct fbdev *fb, struct fontset *fonts, const struct palette *palette,
 	       struct render **ret);
 void render_free(struct render *r);
+
+/* Stand-ins for combining sequences are drawn as the sequences the table
+ * (the terminal's, which outlives the renderer's use of it) says. */
+void render_set_clusters(struct render *r, const struct cluster_table *clusters);
+
+/* The fontset's cell size changed (zoom): lays the grid out again and
+ * forgets the screen. The scroller, which depends on the cell height, must
+ * be set again. */
+int render_font_changed(struct render *r);
 
 /* Moves are done through the scroller's strategies (NULL: redraw only);
  * in shadow mode this sets up the RAM copy. Invalidates the screen. */

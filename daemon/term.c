@@ -14,6 +14,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "log.h"
 #include "term.h"
 #include "util/util.h"
@@ -30,6 +31,9 @@ struct term {
 	sd_event_source *io_source, *child_source;
 	struct term_callbacks cb;
 	void *userdata;
+
+	/* Combining marks joined to their base before libtsm (cluster.h). */
+	struct cluster_filter filter;
 
 	/* Bytes for the pty that did not fit (the session is not reading). */
 	char *out;
@@ -94,7 +98,7 @@ static void term_write_cb(struct tsm_vte *vte, const char *u8, size_t len, void 
 static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct term *t = userdata;
-	char buf[TERM_READ_SIZE];
+	char buf[TERM_READ_SIZE], joined[2 * TERM_READ_SIZE];
 
 	(void)s;
 	if (revents & EPOLLOUT)
@@ -102,7 +106,9 @@ static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	if (revents & (EPOLLIN | EPOLLHUP)) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n > 0) {
-			tsm_vte_input(t->vte, buf, (size_t)n);
+			size_t m = cluster_filter_feed(&t->filter, buf, (size_t)n, joined);
+
+			tsm_vte_input(t->vte, joined, m);
 			if (t->cb.damage)
 				t->cb.damage(t->userdata);
 		} else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -263,6 +269,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	t->master = -1;
 	t->cb = *cb;
 	t->userdata = userdata;
+	t->filter.table = cluster_table_new();
 
 	r = tsm_screen_new(&t->screen, term_tsm_log, NULL);
 	if (r < 0) {
@@ -294,6 +301,29 @@ fail:
 	return r;
 }
 
+int term_resize(struct term *t, unsigned cols, unsigned rows, unsigned width_px, unsigned height_px)
+{
+	struct winsize ws = {
+	    .ws_col = (unsigned short)cols,
+	    .ws_row = (unsigned short)rows,
+	    .ws_xpixel = (unsigned short)width_px,
+	    .ws_ypixel = (unsigned short)height_px,
+	};
+	int r;
+
+	r = tsm_screen_resize(t->screen, cols, rows);
+	if (r < 0)
+		return log_error_errno(r, "Failed to size the terminal to %ux%u: %m", cols, rows);
+	t->cfg.cols = cols;
+	t->cfg.rows = rows;
+	t->cfg.width_px = width_px;
+	t->cfg.height_px = height_px;
+	/* The kernel sends SIGWINCH to the session's foreground group. */
+	if (t->master >= 0 && ioctl(t->master, TIOCSWINSZ, &ws) < 0)
+		log_warning_errno(errno, "Failed to set the pty's window size: %m");
+	return 0;
+}
+
 int term_restart(struct term *t)
 {
 	term_end_session(t);
@@ -315,9 +345,15 @@ void term_free(struct term *t)
 	term_end_session(t);
 	tsm_vte_unref(t->vte);
 	tsm_screen_unref(t->screen);
+	cluster_table_free(t->filter.table);
 	sd_event_unref(t->event);
 	free(t->out);
 	free(t);
+}
+
+const struct cluster_table *term_clusters(struct term *t)
+{
+	return t->filter.table;
 }
 
 struct tsm_screen *term_screen(struct term *t)

@@ -18,6 +18,7 @@
 #include <systemd/sd-event.h>
 
 struct term;
+struct cluster_table;
 
 struct term_callbacks {
 	void (*damage)(void *userdata);
@@ -42,7 +43,15 @@ void term_free(struct term *t);
  * terminal and starts the session command again on a new pty. */
 int term_restart(struct term *t);
 
+/* A new grid (zoom): the screen keeps its content as libtsm resizes it and
+ * the session gets SIGWINCH. */
+int term_resize(struct term *t, unsigned cols, unsigned rows, unsigned width_px,
+		unsigned height_px);
+
 struct tsm_screen *term_screen(struct term *t);
+
+/* What the stand-ins for combining sequences on the screen mean. */
+const struct cluster_table *term_clusters(struct term *t);
 
 /* A key press (or repeat): keysym and unicode from xkbcommon, TSM_*_MASK mods. */
 void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned mods,

@@ -177,6 +177,9 @@ static void test_every_key(void)
 	    {"term", "linux"},
 	    {"palette", "xterm"},
 	    {"font-file", "/usr/share/consolefonts/x.psf.gz"},
+	    {"font-name", "DejaVu Sans Mono:bold"},
+	    {"font-size", "14"},
+	    {"font-dpi", "120"},
 	    {"xkb-model", "pc104"},
 	    {"xkb-layout", "de"},
 	    {"xkb-variant", "nodeadkeys"},
@@ -229,6 +232,9 @@ static void test_every_key(void)
 		check_str(o->term, "linux");
 		CHECK(o->palette == PALETTE_XTERM);
 		check_str(o->font_file, "/usr/share/consolefonts/x.psf.gz");
+		check_str(o->font_name, "DejaVu Sans Mono:bold");
+		CHECK_EQ_U(o->font_size, 14);
+		CHECK_EQ_U(o->font_dpi, 120);
 		check_keymap(o, "pc104", "de", "nodeadkeys", "ctrl:nocaps");
 		CHECK_EQ_U(o->repeat_delay_ms, 400);
 		CHECK_EQ_U(o->repeat_rate_hz, 0);

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 
+#include <libtsm.h>
+#include <xkbcommon/xkbcommon-keysyms.h>
+
+#include "../../daemon/input.h"
 #include "../../daemon/options.h"
 #include "../../daemon/scroll.h"
 #include "tests.h"
@@ -32,6 +36,9 @@ static void test_defaults(void)
 	CHECK(strcmp(o.term, "xterm-256color") == 0);
 	CHECK(o.palette == PALETTE_LINUX);
 	CHECK(o.font_file == NULL);
+	CHECK(o.font_name == NULL);
+	CHECK_EQ_U(o.font_size, 12);
+	CHECK_EQ_U(o.font_dpi, 0);
 	CHECK_EQ_U(o.repeat_delay_ms, 250);
 	CHECK_EQ_U(o.repeat_rate_hz, 30);
 	CHECK_EQ_U(o.sb_size, 1000);
@@ -67,6 +74,23 @@ static void test_all_flags(void)
 	CHECK(strcmp(o.login_argv[1], "-l") == 0);
 	CHECK(o.login_argv[2] == NULL);
 	options_fini(&o);
+}
+
+static void test_zoom_keys(void)
+{
+	int step = 42;
+
+	CHECK(input_zoom_key(XKB_KEY_plus, TSM_CONTROL_MASK | TSM_SHIFT_MASK, &step) && step == 1);
+	CHECK(input_zoom_key(XKB_KEY_equal, TSM_CONTROL_MASK, &step) && step == 1);
+	CHECK(input_zoom_key(XKB_KEY_KP_Add, TSM_CONTROL_MASK, &step) && step == 1);
+	CHECK(input_zoom_key(XKB_KEY_minus, TSM_CONTROL_MASK, &step) && step == -1);
+	CHECK(input_zoom_key(XKB_KEY_KP_Subtract, TSM_CONTROL_MASK, &step) && step == -1);
+	CHECK(input_zoom_key(XKB_KEY_0, TSM_CONTROL_MASK, &step) && step == 0);
+	step = 42;
+	CHECK(!input_zoom_key(XKB_KEY_plus, 0, &step));
+	CHECK(!input_zoom_key(XKB_KEY_minus, TSM_CONTROL_MASK | TSM_ALT_MASK, &step));
+	CHECK(!input_zoom_key(XKB_KEY_a, TSM_CONTROL_MASK, &step));
+	CHECK(step == 42);
 }
 
 static void test_vt_forms(void)
@@ -223,6 +247,7 @@ int main(void)
 	RUN(test_defaults);
 	RUN(test_all_flags);
 	RUN(test_vt_forms);
+	RUN(test_zoom_keys);
 	RUN(test_errors);
 	RUN(test_scroll_mode);
 	RUN(test_help_version);

@@ -62,6 +62,38 @@ static void test_formats(void)
 	CHECK_EQ_U(pixel_pack_rgb(&pf, orange), 0xff8010);
 }
 
+static void test_blend(void)
+{
+	struct fb_fix_screeninfo fix = {.type = FB_TYPE_PACKED_PIXELS,
+					.visual = FB_VISUAL_TRUECOLOR};
+	struct fb_var_screeninfo v = var_rgb(32, 16, 8, 8, 8, 0, 8);
+	struct pixel_format pf;
+
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
+	CHECK_EQ_U(pixel_blend(&pf, 0xffffff, 0, 0), 0);
+	CHECK_EQ_U(pixel_blend(&pf, 0xffffff, 0, 255), 0xffffff);
+	/* (0 * 127 + 255 * 128 + 127) / 255 = 128 */
+	CHECK_EQ_U(pixel_blend(&pf, 0xffffff, 0, 128), 0x808080);
+	/* per channel: red 0xaa over 0x10 at 64 -> (16*191 + 170*64 + 127) / 255 = 55 */
+	CHECK_EQ_U(pixel_blend(&pf, 0xaa0000, 0x100000, 64), 0x370000);
+	/* blending towards a darker foreground */
+	CHECK_EQ_U(pixel_blend(&pf, 0x000000, 0x0000ff, 51), 0x0000cc);
+
+	/* RGB565: 5- and 6-bit channels widen with their top bits repeated */
+	v = var_rgb(16, 11, 5, 5, 6, 0, 5);
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
+	CHECK_EQ_U(pixel_blend(&pf, 0xffff, 0, 255), 0xffff);
+	CHECK_EQ_U(pixel_blend(&pf, 0xffff, 0, 128),
+		   pixel_pack_rgb(&pf, (struct rgb){128, 128, 128}));
+
+	/* 8 bpp: no colours between entries */
+	fix.visual = FB_VISUAL_PSEUDOCOLOR;
+	v = (struct fb_var_screeninfo){.bits_per_pixel = 8};
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
+	CHECK_EQ_U(pixel_blend(&pf, 7, 1, 127), 1);
+	CHECK_EQ_U(pixel_blend(&pf, 7, 1, 128), 7);
+}
+
 static void test_refused(void)
 {
 	struct fb_fix_screeninfo fix = {.type = FB_TYPE_PACKED_PIXELS,
@@ -194,6 +226,7 @@ static void test_palette_sysfs(void)
 int main(void)
 {
 	RUN(test_formats);
+	RUN(test_blend);
 	RUN(test_refused);
 	RUN(test_store);
 	RUN(test_palette);

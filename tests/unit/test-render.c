@@ -6,13 +6,20 @@
  */
 #include <libtsm.h>
 
+#include <unistd.h>
+
+#include "../../daemon/cluster.h"
 #include "../../daemon/render.h"
+#include "../../fonts/font.h"
 #include "tests.h"
 
 struct fake {
 	struct fbdev fb;
-	struct font *font;
+	struct font *font;     /* the built-in font, for the expected pixels */
+	struct fontset *fonts; /* the same font as the renderer reads it */
+	char font_path[64];
 	struct palette palette;
+	struct cluster_filter filter; /* as term.c joins combining marks */
 	struct tsm_screen *screen;
 	struct tsm_vte *vte;
 	struct render *render;
@@ -51,10 +58,21 @@ static void fake_init(struct fake *f, unsigned bpp, unsigned xres, unsigned yres
 	memset(f->fb.map, 0x5a, f->fb.map_size);
 	palette_init(&f->palette, PALETTE_LINUX, NULL);
 	CHECK(font_load_builtin(&f->font) == 0);
+	/* The built-in font through a file: what --font-file does. */
+	strcpy(f->font_path, "/tmp/test-render-XXXXXX");
+	int fd = mkstemp(f->font_path);
+	CHECK(fd >= 0);
+	CHECK(write(fd, font_builtin_psf, font_builtin_psf_size) == (ssize_t)font_builtin_psf_size);
+	close(fd);
+	CHECK(fontset_new(&(struct fontset_config){.file = f->font_path, .mono = bpp == 8},
+			  &f->fonts) == 0);
+	CHECK(fontset_cell_width(f->fonts) == 8 && fontset_cell_height(f->fonts) == 16);
 	CHECK(tsm_screen_new(&f->screen, NULL, NULL) == 0);
 	CHECK(tsm_screen_resize(f->screen, xres / 8, yres / 16) == 0);
 	CHECK(tsm_vte_new(&f->vte, f->screen, vte_write, NULL, NULL, NULL) == 0);
-	CHECK(render_new(&f->fb, f->font, &f->palette, &f->render) == 0);
+	CHECK(render_new(&f->fb, f->fonts, &f->palette, &f->render) == 0);
+	f->filter.table = cluster_table_new();
+	render_set_clusters(f->render, f->filter.table);
 }
 
 static void fake_fini(struct fake *f)
@@ -62,13 +80,19 @@ static void fake_fini(struct fake *f)
 	render_free(f->render);
 	tsm_vte_unref(f->vte);
 	tsm_screen_unref(f->screen);
+	cluster_table_free(f->filter.table);
+	fontset_free(f->fonts);
+	unlink(f->font_path);
 	font_free(f->font);
 	free(f->fb.map);
 }
 
 static void feed(struct fake *f, const char *s)
 {
-	tsm_vte_input(f->vte, s, strlen(s));
+	char joined[1024];
+	size_t n = cluster_filter_feed(&f->filter, s, strlen(s), joined);
+
+	tsm_vte_input(f->vte, joined, n);
 }
 
 static uint32_t pixel_at(struct fake *f, unsigned x, unsigned y)
@@ -202,6 +226,64 @@ static void test_16bpp(void)
 	fake_fini(&f);
 }
 
+/* Checks cells [cx, cx + cells) of row cy at 32 bpp against the fontset's
+ * coverage for the cluster, blended by the formula pixel.h promises. */
+static int cells_show_cluster(struct fake *f, unsigned cx, unsigned cy, const uint32_t *ch,
+			      size_t len, unsigned cells, uint32_t fg, uint32_t bg)
+{
+	unsigned w = 8 * cells;
+	const uint8_t *cov = fontset_render(f->fonts, ch, len, cells, 0);
+	unsigned inked = 0;
+
+	for (unsigned y = 0; y < 16; y++)
+		for (unsigned x = 0; x < w; x++) {
+			unsigned a = cov[y * w + x], want = 0;
+
+			for (unsigned sh = 0; sh < 24; sh += 8) {
+				unsigned cf = (fg >> sh) & 0xff, cb = (bg >> sh) & 0xff;
+				want |= ((cb * (255 - a) + cf * a + 127) / 255) << sh;
+			}
+			inked += a != 0;
+			if (pixel_at(f, cx * 8 + x, cy * 16 + y) != want) {
+				fprintf(stderr, "cluster U+%04X at %u,%u pixel %u,%u: %#x != %#x\n",
+					ch[0], cx, cy, x, y, pixel_at(f, cx * 8 + x, cy * 16 + y),
+					want);
+				return 0;
+			}
+		}
+	return inked > 0;
+}
+
+/* A wide character covers exactly two cells, a combining mark joins its base
+ * cell, and the cells beside them keep their own pixels. */
+static void test_wide_and_combining(void)
+{
+	struct fake f;
+
+	fake_init(&f, 32, 320, 64, 0); /* 40x4 */
+	tsm_screen_set_flags(f.screen, TSM_SCREEN_HIDE_CURSOR);
+	feed(&f, "a\xe4\xb8\xad\xe6\x96\x87" "b\r\ne\xcc\x81x\r\n\033[1;31m\xe4\xb8\xad");
+	render_frame(f.render, f.screen);
+	CHECK(cell_shows(&f, 0, 0, 'a', 0xaaaaaa, 0));
+	CHECK(cells_show_cluster(&f, 1, 0, (const uint32_t[]){0x4e2d}, 1, 2, 0xaaaaaa, 0));
+	CHECK(cells_show_cluster(&f, 3, 0, (const uint32_t[]){0x6587}, 1, 2, 0xaaaaaa, 0));
+	CHECK(cell_shows(&f, 5, 0, 'b', 0xaaaaaa, 0));
+	CHECK(cells_show_cluster(&f, 0, 1, (const uint32_t[]){'e', 0x301}, 2, 1, 0xaaaaaa, 0));
+	CHECK(cell_shows(&f, 1, 1, 'x', 0xaaaaaa, 0));
+	/* both halves take the cluster's colours (bold red: bright red) */
+	CHECK(cells_show_cluster(&f, 0, 2, (const uint32_t[]){0x4e2d}, 1, 2, 0xff5555, 0));
+	CHECK(cell_shows(&f, 2, 2, ' ', 0xaaaaaa, 0));
+
+	/* overwriting the right half's neighbour redraws only that cell */
+	uint64_t drawn = render_get_stats(f.render)->cells_drawn;
+	feed(&f, "\033[0m\033[1;6HB");
+	render_frame(f.render, f.screen);
+	CHECK_EQ_U(render_get_stats(f.render)->cells_drawn, drawn + 1);
+	CHECK(cells_show_cluster(&f, 3, 0, (const uint32_t[]){0x6587}, 1, 2, 0xaaaaaa, 0));
+	CHECK(cell_shows(&f, 5, 0, 'B', 0xaaaaaa, 0));
+	fake_fini(&f);
+}
+
 /* Shadow mode (rows moved in RAM, changed rows written out) must leave the
  * very same pixels as redrawing, frame after frame, through scrolls of the
  * screen and of regions, inserts, deletes and edits. */
@@ -261,6 +343,7 @@ int main(void)
 	RUN(test_colors_8bpp);
 	RUN(test_damage_only);
 	RUN(test_16bpp);
+	RUN(test_wide_and_combining);
 	RUN(test_shadow_equals_redraw);
 	return TESTS_RESULT();
 }

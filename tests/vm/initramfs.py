@@ -61,6 +61,25 @@ DEFAULT_FONTS = [
     "Uni2-Terminus32x16.psf.gz",
 ]
 
+# TrueType/OpenType fonts for the FreeType checks (fonttest.py), at
+# /fonts/ttf/<name>. Not under /usr/share/fonts: that is the directory
+# fontconfig scans when it has no configuration (the guest has no
+# /etc/fonts), so only a process started with FONTCONFIG_FILE=FONTS_CONF
+# sees them, and everywhere else consoled's default stays the built-in font.
+TTF_FONTS = {
+    "DejaVuSansMono.ttf": "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf",  # fonts-dejavu-core
+    "unifont.otf": "/usr/share/fonts/opentype/unifont/unifont.otf",  # fonts-unifont
+}
+TTF_DIR = "/fonts/ttf"
+FONTS_CONF = "/etc/vm/fonts-test.conf"
+FONTS_CONF_TEXT = """<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig>
+  <dir>%s</dir>
+  <cachedir>/tmp/fontconfig</cachedir>
+</fontconfig>
+""" % TTF_DIR
+
 ETC_FILES = {
     "etc/passwd": "root::0:0:root:/root:/bin/sh\n",
     "etc/shadow": "root::19000:0:99999:7:::\n",
@@ -296,6 +315,9 @@ def build_base(kernel, fonts=DEFAULT_FONTS, busybox="/bin/busybox"):
     for font in fonts:
         cpio.add_file("fonts/" + os.path.basename(font),
                       font if os.path.isabs(font) else os.path.join(CONSOLEFONTS, font), 0o644)
+    for name, host in TTF_FONTS.items():
+        cpio.add_file(TTF_DIR + "/" + name, host, 0o644)
+    cpio.add_data(FONTS_CONF, FONTS_CONF_TEXT)
     cpio.add_tree("usr/share/X11/xkb", "/usr/share/X11/xkb")
     return cpio.to_bytes()
 
@@ -309,6 +331,9 @@ def _base_key(kernel, fonts, busybox):
             h.update(hashlib.sha256(f.read()).digest())
     for font in fonts:
         h.update(font.encode())
+    for host in TTF_FONTS.values():
+        st = os.stat(host)
+        h.update(("%s %d %d" % (host, st.st_size, st.st_mtime_ns)).encode())
     st = os.stat("/usr/share/X11/xkb/symbols")
     h.update(str(st.st_mtime_ns).encode())
     return h.hexdigest()[:16]

@@ -45,6 +45,8 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
   refusal         (vfb at 1 bpp) consoled refuses the framebuffer with a
                   message naming type, visual and depth, exit status 1, and
                   bad flags, devices and fonts give clear errors or fallbacks.
+  font-*          (cirrus, bochs) TrueType fonts against ftref, a reference
+                  renderer on the host: see fonttest.py.
 
 Pictures of failures (expected, actual, diff) go to --out.
 """
@@ -57,6 +59,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fonttest  # noqa: E402
 import screen  # noqa: E402
 import vmlib  # noqa: E402
 
@@ -253,12 +256,18 @@ class Runner:
 
     def start_consoled(self, font, session, extra="", env=""):
         """Start consoled on tty1 in the background; its exit status lands in a file.
-        Plugins come from the build tree, copied to GUEST_BACKEND_DIR."""
+        `font` is a file under /fonts, or None for no --font-file. Plugins come
+        from the build tree, copied to GUEST_BACKEND_DIR."""
         self.sh("rm -f %s %s" % (CONSOLED_LOG, CONSOLED_STATUS))
-        cmd = ("%s CONSOLED_BACKEND_DIR=%s consoled --vt=1 --fbdev=/dev/fb0 --font-file=/fonts/%s"
-               " --palette=linux %s --login -- %s" % (env, GUEST_BACKEND_DIR, font, extra, session))
+        cmd = ("%s CONSOLED_BACKEND_DIR=%s consoled --vt=1 --fbdev=/dev/fb0 %s"
+               " --palette=linux %s --login -- %s"
+               % (env, GUEST_BACKEND_DIR, "--font-file=/fonts/" + font if font else "", extra,
+                  session))
         self.sh("(%s >%s 2>&1; echo $? >%s) </dev/null >/dev/null 2>&1 &"
                 % (cmd, CONSOLED_LOG, CONSOLED_STATUS))
+
+    def consoled_log(self):
+        return self.sh("cat %s" % CONSOLED_LOG)
 
     def consoled_pid(self):
         out, status = self.vm.run("pidof consoled")
@@ -776,7 +785,10 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated checks (default: all for the card)")
     ap.add_argument("--append", default="", help="extra kernel command line")
     ap.add_argument("--out", default=None, help="directory for logs and failure pictures")
+    ap.add_argument("--ftref", default=None,
+                    help="the host's reference renderer (default: BUILD/tests/vm/ftref)")
     args = ap.parse_args()
+    ftref = args.ftref or fonttest.find_ftref(args.consoled)
 
     out_dir = os.path.abspath(args.out or os.path.join(os.getcwd(), "vm-" + args.card))
     os.makedirs(out_dir, exist_ok=True)
@@ -793,6 +805,8 @@ def main():
                   + ["scroll-" + m for m in scroll_modes(args.card, plugins)])
         if CARD_PLUGIN.get(args.card) in plugins:
             checks += ["backend", "scroll-copy-hang"]
+        if args.card in fonttest.CARDS:
+            checks += fonttest.CHECKS
     if args.only:
         checks = [c for c in args.only.split(",") if c]
 
@@ -832,6 +846,11 @@ def main():
                                                        env="CONSOLED_TEST_BACKEND_HANG=1"),
             "refusal": r.check_refusal,
         }
+        if args.card in fonttest.CARDS and ftref:
+            simple.update(fonttest.FontChecks(r, ftref).checks)
+        elif args.card in fonttest.CARDS:
+            simple.update({c: lambda: r.fail("no ftref (build it, or pass --ftref)")
+                           for c in fonttest.CHECKS})
         for name in checks:
             if name in simple:
                 r.check(name, simple[name])

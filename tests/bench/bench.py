@@ -2,7 +2,7 @@
 """consoled's scrolling benchmark: consoled's scroll strategies against the kernel's fbcon.
 
     bench.py [--lines N] [--ticks M] [--cards cirrus,ati,...] [--modes pan,redraw,...]
-             [--out DIR] [--consoled PATH]
+             [--ttf-modes auto,...] [--out DIR] [--consoled PATH] [--ftref PATH]
 
 One QEMU boot per card (tests/vm/vmlib.py).  In it:
 
@@ -15,6 +15,11 @@ One QEMU boot per card (tests/vm/vmlib.py).  In it:
             (one scrolled row per frame).  consoled's counters (SIGUSR1 and
             exit dumps of --stats) give frames, VRAM bytes written and read,
             blits and pans of each phase.
+  MODE ttf  the same run with a TrueType font, DejaVu Sans Mono, at the
+            point size whose cell is nearest the PSF font's (8x16): ftref,
+            the host's FreeType reference renderer (tests/vm/ftref.c),
+            measures the cells of candidate sizes.  By default only for
+            auto (--ttf-modes).
 
 Figures are printed as a table per card and written to OUT/bench-results.txt
 and OUT/bench-results.json.  Speed targets are reported (PASS/MISS), never
@@ -35,6 +40,8 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "vm"))
+import fonttest  # noqa: E402
+import initramfs  # noqa: E402
 import screen  # noqa: E402
 import vmlib  # noqa: E402
 import vmtest  # noqa: E402
@@ -66,6 +73,10 @@ COPY_PLUGINS = {
 FONT_NAME = "Lat15-Fixed16.psf.gz"
 GUEST_FONT = "/fonts/" + FONT_NAME
 HOST_FONT = "/usr/share/consolefonts/" + FONT_NAME
+# The TrueType rows: this font at the size whose cell is nearest the PSF's.
+TTF_NAME = "DejaVuSansMono.ttf"
+TTF_DPI = 96
+TTF_SIZES = [s / 4 for s in range(6 * 4, 16 * 4 + 1)]  # 6 to 16 points, in quarters
 
 G_LINES = "/bench/lines"
 G_SESSION = "/bench/session.sh"
@@ -105,6 +116,7 @@ def probe_consoled(path):
         "stats": "--stats" in text,
         "no_calibrate": "--no-calibrate" in text,
         "list_backends": "--list-backends" in text,
+        "font_size": "--font-size" in text,
     }
     m = re.search(r"--scroll-mode=([a-z-]+(?:\|[a-z-]+)+)", text)
     if m:
@@ -187,6 +199,7 @@ class CardBench:
         # setfont, then consoled's pty): sysfs has no visible resolution.
         self.rows = self.cols = None
         self.row_bytes = None
+        self.ttf = None  # {"size", "cell": (w, h)} when the TrueType rows run
 
     def set_grid(self, rows, cols):
         self.rows, self.cols = rows, cols
@@ -222,8 +235,14 @@ class CardBench:
                 return name
         return None
 
-    def consoled_flags(self, mode):
-        flags = ["--vt=1", "--fbdev=/dev/fb0", "--font-file=" + GUEST_FONT]
+    def font_flags(self, ttf):
+        if not ttf:
+            return ["--font-file=" + GUEST_FONT]
+        return ["--font-file=%s/%s" % (initramfs.TTF_DIR, TTF_NAME),
+                "--font-size=%g" % self.ttf["size"], "--font-dpi=%d" % TTF_DPI]
+
+    def consoled_flags(self, mode, ttf=False):
+        flags = ["--vt=1", "--fbdev=/dev/fb0"] + self.font_flags(ttf)
         if mode != "default":
             flags.append("--scroll-mode=" + mode)
         if self.caps["no_calibrate"]:
@@ -237,7 +256,7 @@ class CardBench:
         except Exception:  # noqa: BLE001 -- best effort after a failure
             pass
 
-    def run_consoled(self, mode, phases, snapshots):
+    def run_consoled(self, mode, phases, snapshots, ttf=False):
         """One consoled run; returns (results by step, consoled log excerpt)."""
         vm = self.vm
         vm.check("rm -f %s %s %s %s.done" % (G_LOG, G_STATUS, G_RESULT, G_RESULT))
@@ -247,7 +266,7 @@ class CardBench:
         # The log is opened O_APPEND: session.sh appends its markers to it.
         vm.check("(CONSOLED_BACKEND_DIR=" + vmtest.GUEST_BACKEND_DIR + " consoled %s --login -- %s </dev/null >>%s 2>&1; echo $? >%s)"
                  " </dev/null >/dev/null 2>&1 &"
-                 % (" ".join(self.consoled_flags(mode)), session, G_LOG, G_STATUS))
+                 % (" ".join(self.consoled_flags(mode, ttf)), session, G_LOG, G_STATUS))
         lines = self.args.lines if "cat" in phases else 0
         ticks = self.args.ticks if "tick" in phases else 0
         limit = int(self.timeout_for(lines, ticks))
@@ -300,11 +319,13 @@ class CardBench:
             raise RunError("consoled did not answer the cursor position request after %s" % phase)
         return float(f[1]) - float(f[0]), f[2]
 
-    def mode(self, mode):
-        """Measure one mode; returns a dict of figures (see README.md)."""
-        r = {"mode": mode}
+    def mode(self, mode, ttf=False):
+        """Measure one mode (with the PSF font, or the TrueType one); returns
+        a dict of figures (see README.md)."""
+        r = {"mode": mode, "font": "ttf %dx%d" % self.ttf["cell"] if ttf else
+             "psf %dx%d" % (self.font_w, self.font_h)}
         if self.caps["stats"]:
-            results, log, notes = self.run_consoled(mode, "cat,tick", snapshots=True)
+            results, log, notes = self.run_consoled(mode, "cat,tick", snapshots=True, ttf=ttf)
             groups = parse_stats(log)
             for step in ("prefill", "cat", "tick", "final"):
                 if not groups.get(step, {}).get("strategies"):
@@ -323,8 +344,8 @@ class CardBench:
             # Before --stats: the --verbose exit line, one run per phase; the
             # prefill is included and rows scrolled are taken as lines written.
             r["approximate"] = True
-            res_cat, log_cat, notes = self.run_consoled(mode, "cat", snapshots=False)
-            res_tick, log_tick, notes_tick = self.run_consoled(mode, "tick", snapshots=False)
+            res_cat, log_cat, notes = self.run_consoled(mode, "cat", snapshots=False, ttf=ttf)
+            res_tick, log_tick, notes_tick = self.run_consoled(mode, "tick", snapshots=False, ttf=ttf)
             notes += notes_tick
             r["cat_stats"] = self.drew_stats(log_cat, self.args.lines)
             r["tick_stats"] = self.drew_stats(log_tick, self.args.ticks)
@@ -335,7 +356,14 @@ class CardBench:
             results["tick"] = res_tick.get("tick")
         r["notes"] = notes
         size = results.get("size")
-        if size and [int(v) for v in size] != [self.rows, self.cols]:
+        if ttf:
+            # One text row of the TrueType grid (the session's window size).
+            if not size:
+                raise RunError("the session recorded no window size")
+            w, h = self.ttf["cell"]
+            r["row_bytes"] = int(size[1]) * w * h * ((self.bpp + 7) // 8)
+            r["grid"] = "%sx%s" % (size[1], size[0])
+        elif size and [int(v) for v in size] != [self.rows, self.cols]:
             r["notes"].append("consoled's grid is %sx%s rows x cols, fbcon's %dx%d"
                               % (size[0], size[1], self.rows, self.cols))
         r["cat_s"], r["cat_reply"] = self.phase_time(results, "cat")
@@ -392,6 +420,7 @@ def derive(r, fbcon_s, row_bytes, lines, ticks):
 
 COLUMNS = [
     ("mode", "mode", "%s"),
+    ("font", "font", "%s"),
     ("cat s", "cat_s", "%.3f"),
     ("vs fbcon", "speedup", "%.1fx"),
     ("frames", "frames", "%d"),
@@ -430,6 +459,13 @@ def format_card(card):
     if card.get("fbcon_s") is not None:
         out.append("   fbcon: cat of %d lines to /dev/tty1 in %.3f s"
                    % (card["lines"], card["fbcon_s"]))
+    ttf = g.get("ttf")
+    if ttf:
+        grids = sorted({r["grid"] for r in card["modes"] if r.get("grid")})
+        out.append("   ttf: %s %g pt at %d dpi (%s), cells of %dx%d%s"
+                   % (TTF_NAME, ttf["size"], TTF_DPI, "mono" if g["bpp"] == 8 else "8-bit coverage",
+                      ttf["cell"][0], ttf["cell"][1],
+                      "; grid " + ", ".join(grids) if grids else ""))
     rows = []
     for r in card["modes"]:
         if "error" in r:
@@ -528,19 +564,28 @@ def bench_card(card, args, caps, lines_path, out_dir):
             result["geometry"].update(cols=b.cols, rows=b.rows, row_bytes=b.row_bytes)
             print("# %s fbcon: %.3f s" % (card, result["fbcon_s"]), flush=True)
 
-            for mode in card_modes(card, args, caps, b, result["notes"]):
+            modes = card_modes(card, args, caps, b, result["notes"])
+            runs = [(m, False) for m in modes]
+            ttf = ttf_setup(b, args, caps, result["notes"])
+            if ttf:
+                result["geometry"]["ttf"] = ttf
+                runs += [(m, True) for m in modes if m in args.ttf_modes.split(",")]
+            for mode, with_ttf in runs:
                 t1 = time.monotonic()
                 try:
-                    r = b.mode(mode)
-                    derive(r, result["fbcon_s"], b.row_bytes, args.lines, args.ticks)
-                    print("# %s %s: cat %.3f s (%.1fx fbcon) in %.1fs" %
-                          (card, mode, r["cat_s"], r["speedup"] or 0, time.monotonic() - t1),
-                          flush=True)
+                    r = b.mode(mode, with_ttf)
+                    derive(r, result["fbcon_s"], r.get("row_bytes", b.row_bytes), args.lines,
+                           args.ticks)
+                    print("# %s %s %s: cat %.3f s (%.1fx fbcon) in %.1fs" %
+                          (card, mode, r["font"], r["cat_s"], r["speedup"] or 0,
+                           time.monotonic() - t1), flush=True)
                 except Exception as e:  # noqa: BLE001 -- the next mode still runs
                     if not isinstance(e, (RunError, vmlib.VMError)):
                         traceback.print_exc()
-                    print("# %s %s: FAILED: %s" % (card, mode, e), flush=True)
-                    r = {"mode": mode, "error": "%s: %s" % (type(e).__name__, e)}
+                    print("# %s %s%s: FAILED: %s" % (card, mode, " ttf" if with_ttf else "", e),
+                          flush=True)
+                    r = {"mode": mode, "font": "ttf" if with_ttf else "psf",
+                         "error": "%s: %s" % (type(e).__name__, e)}
                     if vm.proc.poll() is not None:
                         result["modes"].append(r)
                         raise RunError("QEMU exited (status %s); see %s"
@@ -552,6 +597,44 @@ def bench_card(card, args, caps, lines_path, out_dir):
         result["error"] = "%s: %s" % (type(e).__name__, e)
     result["seconds"] = time.monotonic() - t0
     return result
+
+
+_ttf_sizes = {}
+
+
+def ttf_size(ftref, mono):
+    """The TTF_SIZES size whose cell is nearest the PSF font's (8x16), by
+    ftref's metrics: the least |dw| + |dh|, then the bigger cell (it must not
+    flatter the TrueType rows), then whole points, then the smaller size.
+    Returns {"size": points, "cell": (w, h)}."""
+    if mono not in _ttf_sizes:
+        font = screen.load_font(HOST_FONT)
+        best = None
+        for size in TTF_SIZES:
+            out = subprocess.run([ftref, "--font=" + initramfs.TTF_FONTS[TTF_NAME],
+                                  "--size=%g" % size, "--dpi=%d" % TTF_DPI, "--metrics"]
+                                 + (["--mono"] if mono else []),
+                                 capture_output=True, text=True, check=True).stdout
+            w, h = (int(v) for v in re.match(r"cell (\d+) (\d+)", out).groups())
+            key = (abs(w - font.width) + abs(h - font.height), -w * h, size != int(size), size)
+            if best is None or key < best[0]:
+                best = (key, {"size": size, "cell": (w, h)})
+        _ttf_sizes[mono] = best[1]
+    return _ttf_sizes[mono]
+
+
+def ttf_setup(b, args, caps, notes):
+    """The TrueType font's size and cell for this card, or None (with a note)."""
+    if not args.ttf_modes:
+        return None
+    if not caps["font_size"]:
+        notes.append("ttf skipped: this consoled has no --font-size")
+        return None
+    if not args.ftref:
+        notes.append("ttf skipped: no ftref (build tests/vm/ftref, or pass --ftref)")
+        return None
+    b.ttf = ttf_size(args.ftref, b.bpp == 8)
+    return b.ttf
 
 
 def card_modes(card, args, caps, b, notes):
@@ -594,8 +677,13 @@ def main():
                     help="comma-separated subset of auto,pan,wrap,copy,redraw,shadow "
                          "(default: each card's supported modes plus auto)")
     ap.add_argument("--out", default="bench-out", help="directory for results and logs")
+    ap.add_argument("--ttf-modes", default="auto",
+                    help="modes also measured with the TrueType font (default auto; '' for none)")
     ap.add_argument("--consoled", default="build/daemon/consoled")
+    ap.add_argument("--ftref", default=None,
+                    help="the host's FreeType reference renderer (default: next to consoled)")
     args = ap.parse_args()
+    args.ftref = args.ftref or fonttest.find_ftref(args.consoled)
     # meson's timeout sends SIGTERM: unwind, so every VM context kills its QEMU.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.ticks is None:
@@ -618,9 +706,11 @@ def main():
         subprocess.run([sys.executable, os.path.join(HERE, "gen-lines.py"), "--lines",
                         str(args.lines)], stdout=f, check=True)
 
-    head = ("consoled scrolling benchmark: %d lines, %d one-row ticks, font %s, consoled %s\n"
+    head = ("consoled scrolling benchmark: %d lines, %d one-row ticks, font %s (and %s in %s),"
+            " consoled %s\n"
             "consoled offers: %s\n"
-            % (args.lines, args.ticks, FONT_NAME, os.path.abspath(args.consoled),
+            % (args.lines, args.ticks, FONT_NAME, TTF_NAME, args.ttf_modes or "no mode",
+               os.path.abspath(args.consoled),
                ", ".join(sorted(k for k, v in caps.items() if v is True))
                + ("; modes " + ",".join(caps["modes"]) if caps["modes"] else "")))
     print(head, flush=True)

@@ -628,23 +628,26 @@ static int open_by_name(struct fontset *fs, const char *name, bool size_given)
 	FcChar8 *file, *fam;
 	const char *reason;
 	int index = 0, r;
+	/* the default name's failure is followed by the built-in font's line */
+	const char *next =
+	    strcmp(name, DEFAULT_NAME) != 0 ? "; falling back to '" DEFAULT_NAME "'" : "";
 
-	if (fc_ensure(fs) < 0)
+	if (fc_ensure(fs) < 0) {
+		log_warning("Cannot look font '%s' up without fontconfig%s.", name, next);
 		return -ENOENT;
-	if (strcmp(name, DEFAULT_NAME) != 0 && fc_family_missing(fs, name)) {
-		log_warning("Font '%s' is not installed; falling back to '%s'.", name,
-			    DEFAULT_NAME);
+	}
+	if (*next && fc_family_missing(fs, name)) {
+		log_warning("Font '%s' is not installed%s.", name, next);
 		return -ENOENT;
 	}
 	p = fc_pattern(fs, name, size_given);
 	if (!p) {
-		log_warning("Cannot parse the font name '%s'; falling back to '%s'.", name,
-			    DEFAULT_NAME);
+		log_warning("Cannot parse the font name '%s'%s.", name, next);
 		return -EINVAL;
 	}
 	match = FcFontMatch(fs->fc, p, &res);
 	if (!match || FcPatternGetString(match, FC_FILE, 0, &file) != FcResultMatch) {
-		log_warning("No font matches '%s'.", name);
+		log_warning("No font matches '%s'%s.", name, next);
 		if (match)
 			FcPatternDestroy(match);
 		FcPatternDestroy(p);
@@ -655,7 +658,8 @@ static int open_by_name(struct fontset *fs, const char *name, bool size_given)
 		fs->family = xstrdup((const char *)fam);
 	r = ft_open_main(fs, (const char *)file, index, &reason);
 	if (r < 0) {
-		log_warning("Cannot use font %s (matched by '%s'): %s.", file, name, reason);
+		log_warning("Cannot use font %s (matched by '%s'): %s%s.", file, name, reason,
+			    next);
 		free(fs->family);
 		fs->family = NULL;
 		FcPatternDestroy(match);

@@ -74,6 +74,11 @@
 #define FALLBACK_FACES 8
 #define CHAR_CACHE_SIZE 1024u /* power of two */
 
+/* A cluster's glyphs can open fallback faces while its base's face is in
+ * use; eviction is LRU, so the base's face stays open if the cluster cannot
+ * bring in FALLBACK_FACES others. */
+_Static_assert(CLUSTER_MAX < FALLBACK_FACES, "a cluster could evict its own base's face");
+
 enum provider {
 	PROVIDER_PSF,
 	PROVIDER_FREETYPE,
@@ -177,8 +182,11 @@ static const char *ft_strerror(FT_Error e)
 
 /* ---- PSF ---------------------------------------------------------------- */
 
-/* Like font_lookup(), but only for code points the font's table really
- * lists; one that is listed with U+FFFD's glyph counts as missing. */
+/* Like font_lookup(), but only for code points the font's Unicode table
+ * lists (any glyph, even the one U+FFFD shares, as U+2666 does in
+ * console-setup's fonts): what font_lookup() answers with the fallback
+ * glyph is missing and goes to a fallback font. Without a table, the code
+ * points below the glyph count. */
 static bool psf_lookup_exact(const struct font *f, uint32_t c, unsigned *ret)
 {
 	unsigned g;
@@ -207,8 +215,6 @@ static bool psf_lookup_exact(const struct font *f, uint32_t c, unsigned *ret)
 			return false;
 		g = f->astral[lo - 1].glyph;
 	}
-	if (c != 0xfffd && f->bmp_map[0xfffd] != UINT16_MAX && g == f->bmp_map[0xfffd])
-		return false;
 	*ret = g;
 	return true;
 }

@@ -403,6 +403,9 @@ static void test_psf(void)
 	CHECK(fontset_has_glyph(fs, 'A'));
 	CHECK(fontset_has_glyph(fs, 0xe9));
 	CHECK(!fontset_has_glyph(fs, 0x4e2d));
+	/* listed in the table with the glyph U+FFFD shares: the font has it */
+	CHECK(fontset_has_glyph(fs, 0x2666));
+	CHECK(!fontset_has_glyph(fs, 0x2603));
 	CHECK(fontset_set_size(fs, 20) == -EOPNOTSUPP);
 	CHECK_EQ_U(fontset_cell_height(fs), 16);
 	/* fbcon's underline: the bottom two rows */

@@ -16,6 +16,15 @@
  *    per character. Answers, negative ones included, are remembered in a
  *    small direct-mapped table; at most FALLBACK_FACES faces are open, the
  *    least recently used one is closed for a new one.
+ *  - A name whose family no installed font has falls back to "monospace"
+ *    (fontconfig would answer with its default, often proportional, font);
+ *    a size in the name ("Mono-14") counts when none is configured.
+ *  - Bold and italic: fontconfig is asked for the main family at bold
+ *    weight or italic slant, and the answer is judged by the font's own
+ *    weight and slant (FcFontList), since fontconfig's 90-synthetic.conf
+ *    labels a regular face bold or oblique when it means to fake it. No
+ *    bold face: FT_GlyphSlot_Embolden on the regular one (also for fallback
+ *    glyphs in bold); no italic face: upright.
  *  - A combining mark comes from the font that drew its base if that font
  *    has it, else from the main font, else from a fallback; a mark no font
  *    has is dropped, never boxed. The base's advance (for marks without

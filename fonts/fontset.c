@@ -1060,6 +1060,12 @@ static void render_cluster(struct fontset *fs, struct canvas *cv, const uint32_t
 		goto marks_done; /* an empty cell */
 	if (glyph_find(fs, ch[0], style, &src))
 		adv = glyph_draw(fs, cv, &src, 0);
+	if (adv < 0 && fs->psf) {
+		/* No font has it: a PSF font shows its own substitute (U+FFFD's
+		 * glyph, else '?'), as the kernel console does. */
+		psf_draw(fs->psf, cv, font_lookup(fs->psf, ch[0]));
+		goto marks_done;
+	}
 	if (adv < 0) {
 		draw_box(cv);
 		goto marks_done;

@@ -16,9 +16,10 @@
  * A font file is recognised by its content (PSF magic, else FreeType), never
  * by its name. A cluster whose base character the main font lacks comes from
  * a fallback font that fontconfig finds by charset, rendered at the main
- * font's pixel size on the main font's baseline; with no font for it, a
- * replacement box (a 1-pixel rectangle inset 1 pixel from the cluster's
- * cells) is drawn: never a blank.
+ * font's pixel size on the main font's baseline; with no font for it, a PSF
+ * main font shows its own substitute glyph (U+FFFD's, else '?'), as the
+ * kernel console does, and a FreeType one a replacement box (a 1-pixel
+ * rectangle inset 1 pixel from the cluster's cells): never a blank.
  *
  * Geometry of a FreeType font (test references depend on it):
  *  - FT_Set_Char_Size(face, 0, round(size * 64), dpi, dpi);

@@ -388,7 +388,9 @@ class FontChecks:
                   + "while :; do stty size > /tmp/sz.new && mv /tmp/sz.new /tmp/sz; sleep 0.2; done\n")
         r.put_file("/tmp/zoom.sh", script.encode())
         r.sh("rm -f /tmp/sz")
-        self.start("/bin/sh /tmp/zoom.sh", "", font=GUEST_MAIN_NAME)
+        # The default size; the resolution is given, as bochs reports a
+        # physical screen size (consoled then computes its own dpi).
+        self.start("/bin/sh /tmp/zoom.sh", "--font-dpi=%d" % DEFAULT_DPI, font=GUEST_MAIN_NAME)
 
         def wait_size(size, what):
             cw, ch, cols, rows = self.grid(size)
@@ -410,7 +412,8 @@ class FontChecks:
                 if at is not None or time.monotonic() > deadline:
                     break
                 time.sleep(0.3)
-            self.save(img, "zoom-%gpt" % size)
+            self.save(img, "zoom-%d-%gpt" % (len(shots), size))
+            shots.append(size)
             if at is None:
                 path = self.vm.save_png(img, "%s-zoom-%gpt-screen.png" % (self.card, size))
                 r.fail("%s: the lines written before are not on screen at %g points (%dx%d cells);"
@@ -419,7 +422,8 @@ class FontChecks:
                   % (what, size, cols, rows, at), flush=True)
             return cols, rows
 
-        cols0, rows0 = wait_size(DEFAULT_SIZE, "at start (defaults: 12 points, 96 dpi)")
+        shots = []
+        cols0, rows0 = wait_size(DEFAULT_SIZE, "at start (the default size, 12 points)")
         for keys, size in ZOOM_STEPS:
             what = "after %s" % "+".join(keys)
             self.vm.send_combo(keys)
@@ -457,25 +461,28 @@ class FontChecks:
                  ("an unknown font name", "--font-name=NoSuchFontXYZ", "NoSuchFontXYZ")]
         for what, flags, needle in cases:
             log = self.builtin_console(flags, "", what)
-            lines = [l for l in log.splitlines() if needle in l and "built-in" in l]
-            if not lines:
-                r.fail("%s (%s): no log line naming %s and the built-in font:\n%s"
-                       % (what, flags, needle, log))
-            print("# %s: %s" % (what, lines[0].strip()), flush=True)
+            # fontset.h: a line naming the file or name and the fallback
+            # taken (the default font by name, then the built-in font).
+            named = [l.strip() for l in log.splitlines() if needle in l and "falling back" in l]
+            builtin = [l.strip() for l in log.splitlines() if "falling back to the built-in font" in l]
+            if not named or not builtin:
+                r.fail("%s (%s): no log line naming %s and its fallback, or none saying the"
+                       " built-in font is used:\n%s" % (what, flags, needle, log))
+            print("# %s: %s" % (what, " / ".join(named + builtin)), flush=True)
         # With fonts to choose from, fontconfig answers any name with its
         # closest match: a console, and a line naming what was asked for.
+        r.sh("printf '\\033[H\\033[2J' > /dev/tty1")
         self.start("/bin/sh -c 'printf \"\\033[?25lconsole up\"; exec sleep 100000'",
                    "--font-name=NoSuchFontXYZ", FC_ENV)
         deadline = time.monotonic() + 60
-        while True:
-            img = self.vm.grab()
-            drawn = len(img.crop(0, 0, self.xres, 48).colors()) > 1
-            if drawn or time.monotonic() > deadline:
-                break
+        while "Started session" not in self.log():
+            if time.monotonic() > deadline or not r.consoled_pid():
+                r.fail("--font-name=NoSuchFontXYZ with fonts: no session; log:\n" + self.log())
             time.sleep(0.5)
+        img = r.stable_grab()
         log = self.log()
         r.stop_consoled()
-        if not drawn:
+        if len(img.crop(0, 0, self.xres, 48).colors()) < 2:
             r.fail("--font-name=NoSuchFontXYZ with fonts: nothing drawn; log:\n" + log)
         if "NoSuchFontXYZ" not in log:
             r.fail("--font-name=NoSuchFontXYZ with fonts: the log does not name it:\n" + log)

@@ -344,6 +344,9 @@ void term_free(struct term *t)
 		return;
 	term_end_session(t);
 	tsm_vte_unref(t->vte);
+	/* libtsm 4.0.2 frees the scrollback's lines only when asked to */
+	if (t->screen)
+		tsm_screen_clear_sb(t->screen);
 	tsm_screen_unref(t->screen);
 	cluster_table_free(t->filter.table);
 	sd_event_unref(t->event);

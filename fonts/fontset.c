@@ -921,7 +921,6 @@ static int fallback_open(struct fontset *fs, int i)
 static void fallback_sort(struct fontset *fs)
 {
 	FcPattern *p = fs->pattern;
-	FcCharSet *coverage = NULL;
 	FcResult res;
 
 	fs->sorted_tried = true;
@@ -931,11 +930,7 @@ static void fallback_sort(struct fontset *fs)
 		p = fc_pattern(fs, DEFAULT_NAME, true);
 	if (!p)
 		return;
-	/* fontconfig 2.14.1 leaks the trimmed list's charset unless it is
-	 * asked for (csp): take it and drop it. */
-	fs->sorted = FcFontSort(fs->fc, p, FcTrue, &coverage, &res);
-	if (coverage)
-		FcCharSetDestroy(coverage);
+	fs->sorted = FcFontSort(fs->fc, p, FcTrue, NULL, &res);
 	if (p != fs->pattern)
 		FcPatternDestroy(p);
 	if (!fs->sorted)

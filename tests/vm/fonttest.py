@@ -15,8 +15,9 @@ need the fallback.
   font-wide       wide characters (中文, from the fallback font) take
                   exactly two cells each; the cells beside them are pure
                   background; the row equals ftref's.
-  font-combining  e + U+0301 and other marks: drawn in the base's cell, no
-                  cell of their own; the row equals ftref's.
+  font-combining  e + U+0301 and other marks (and a zero-advance mark of the
+                  fallback font on a fallback base): drawn in the base's
+                  cell, no cell of their own; the row equals ftref's.
   font-fallback   characters DejaVu Sans Mono lacks (Thai, Hebrew, Tibetan)
                   come from unifont via fontconfig, a character no font has
                   is the replacement box; the row equals ftref's.
@@ -69,7 +70,9 @@ FG, BG = 7, 0
 
 PRINTABLE = "".join(chr(c) for c in range(0x20, 0x7f))
 WIDE_ROW = "wide:  中文  end"
-COMBINING_ROW = "combining: e\u0301 a\u0300 o\u0308 n\u0303 u\u0301x"
+# DejaVu Sans Mono's marks advance a full cell (drawn at the base's origin);
+# unifont's advance zero (drawn at the base's advance): Thai SARA I on KO KAI.
+COMBINING_ROW = "combining: e\u0301 a\u0300 o\u0308 n\u0303 u\u0301x \u0e01\u0e34 end"
 FALLBACK_ROW = "fallback: \u0e01 \u05d0 \u0f00 box: \ue000 end"
 FALLBACK_CHARS = {0x0e01: "fallback1", 0x05d0: "fallback1", 0x0f00: "fallback1",
                   0x4e2d: "fallback1", 0x6587: "fallback1", 0xe000: "box"}

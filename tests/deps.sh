@@ -7,10 +7,11 @@ BUILD="meson ninja-build pkg-config gcc clang libtsm-dev libxkbcommon-dev libude
 libsystemd-dev zlib1g-dev libfreetype-dev libfontconfig-dev fonts-dejavu-core fonts-unifont
 libclang-rt-14-dev"
 # The QEMU test bed: QEMU, the guest's busybox, kbd's setfont for the fbcon
-# oracle, xkb data for libxkbcommon, console fonts, and the tools that fetch
-# and unpack the Debian kernel and build the initramfs.
+# oracle, xkb data for libxkbcommon, console fonts, the tools that fetch
+# and unpack the Debian kernel and build the initramfs, and those that make
+# the systemd test's Debian root file system (debootstrap, mke2fs -d).
 TESTBED="qemu-system-x86 busybox-static kbd xkb-data console-setup-linux python3 cpio
-zstd xz-utils apt dpkg"
+zstd xz-utils apt dpkg debootstrap e2fsprogs"
 
 missing=""
 for p in $BUILD $TESTBED; do

@@ -305,12 +305,16 @@ class VM:
                    "-device", "qemu-xhci,id=xhci"]
                 + self.qemu_args)
 
+    def build_initrd(self, path):
+        """Write the guest's initramfs to `path`; return the kernel.Kernel it is for.
+        (rootfs.DebianVM boots a disk image with a smaller one.)"""
+        return initramfs_mod.build(path, consoled=self.consoled, extra_files=self.initramfs_extra,
+                                   extra_elves=self.extra_elves)
+
     def start(self):
         """Build the initramfs, start QEMU paused, attach, resume and wait for the shell."""
         initrd = os.path.join(self.sockdir, "initramfs.cpio")
-        kernel = initramfs_mod.build(initrd, consoled=self.consoled,
-                                     extra_files=self.initramfs_extra,
-                                     extra_elves=self.extra_elves)
+        kernel = self.build_initrd(initrd)
         cmd = self.qemu_command(kernel, initrd)
         self.qemu_log = os.path.join(self.out_dir, "qemu-%s.log" % self.card)
         with open(self.qemu_log, "wb") as log:

@@ -1,0 +1,438 @@
+#!/usr/bin/python3
+"""consoled under systemd: one boot of a Debian 12 guest with consoled@tty1
+in place of getty@tty1, as README and consoled(8) tell users to set it up.
+
+    systemdtest.py --build BUILD [--only CHECK,...] [--out DIR]
+
+The guest (tests/vm/rootfs.py) is a cached debootstrap tree plus, per run,
+the project installed with `meson install --destdir` from BUILD, the test
+kernel's modules, a test user, the DRM `cirrus` driver blacklisted and
+`cirrusfb` in modules-load.d, getty@tty1 disabled and consoled@tty1 enabled
+(with `systemctl` of the guest, run in a chroot), and a consoled.conf naming
+Lat15-Fixed16, the font the screen reader knows.  QEMU shows the Cirrus
+GD5446; the harness reads the screen with screendump and types with send-key.
+
+Checks (TAP, in this order; a failed check restarts consoled@tty1 and the
+next one runs):
+
+  fbdev        fb0 is cirrusfb ("CL Picasso4"): the blacklist kept the DRM
+               driver, which is installed, from taking the card.
+  units        consoled@tty1 is active (Type=notify: it said READY) and
+               enabled, getty@tty1 inactive and disabled; the login prompt
+               is on screen.
+  login        The test user logs in on tty1 with keys, runs a command
+               (MARKER-42 on screen), has a logind session on seat0, VT 1,
+               is in utmp (who) while logged in and in wtmp (last) after,
+               and has a scrollback (Shift+PageUp); after `exit`, a fresh
+               login prompt shows nothing of the session, and neither does
+               Shift+PageUp.
+  config       A drop-in sets palette=xterm and has a bad line: after a
+               restart the journal has the error (priority err) with
+               file:line, consoled runs, and the prompt is drawn in xterm's
+               white; without the drop-in, the Linux console's again.
+  kill         kill -9 of consoled: systemd restarts it, the prompt is back
+               (not the half-typed login) and keys work (a full login).
+  stop         `systemctl stop` leaves tty1 in KD_TEXT with a keyboard mode
+               other than K_OFF, fbcon draws text written to /dev/tty1, no
+               getty is started (a stop is no failure); start brings the
+               prompt back.
+  no-fb        A drop-in names /dev/fb9: consoled exits with status 3, is not
+               restarted, and getty@tty1 runs within seconds (OnFailure=).
+
+Logs, the guest's console and pictures of failures go to --out.
+"""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernel as kernel_mod  # noqa: E402
+import rootfs  # noqa: E402
+import screen  # noqa: E402
+import vmtest  # noqa: E402
+
+HOSTNAME = "consoled-sd"
+USER, PASSWORD = "tester", "Cons0led-sd-test"
+PROMPT = HOSTNAME + " login:"
+SHELL_PROMPT = "%s@%s:~$" % (USER, HOSTNAME)
+UNIT = "consoled@tty1.service"
+GETTY = "getty@tty1.service"
+
+FONT = "Lat15-Fixed16.psf.gz"                # in vmtest.FONT_DIR on the host
+GUEST_FONT = "/usr/local/share/consolefonts/" + FONT
+DROPIN = "/etc/consoled/consoled.conf.d/50-systemdtest.conf"
+
+# Modules the guest may load: the card's fbdev driver and the DRM driver
+# the blacklist must keep out, keyboards (evdev), autofs4 (systemd asks).
+GUEST_MODULES = ["cirrusfb", "cirrus", "evdev", "autofs4"]
+
+# xterm's 16 colours (daemon/pixel.c); index 7 is the default foreground.
+XTERM_PALETTE = [
+    (0x00, 0x00, 0x00), (0xcd, 0x00, 0x00), (0x00, 0xcd, 0x00), (0xcd, 0xcd, 0x00),
+    (0x00, 0x00, 0xee), (0xcd, 0x00, 0xcd), (0x00, 0xcd, 0xcd), (0xe5, 0xe5, 0xe5),
+    (0x7f, 0x7f, 0x7f), (0xff, 0x00, 0x00), (0x00, 0xff, 0x00), (0xff, 0xff, 0x00),
+    (0x5c, 0x5c, 0xff), (0xff, 0x00, 0xff), (0x00, 0xff, 0xff), (0xff, 0xff, 0xff),
+]
+
+# linux/kd.h
+KDGETMODE, KDGKBMODE = 0x4B3B, 0x4B44
+KD_TEXT, KD_GRAPHICS, K_OFF = 0, 1, 4
+
+
+def log(msg):
+    print("# " + msg, flush=True)
+
+
+# --- the guest's file system ----------------------------------------------------
+
+def check_libraries(build, root):
+    """Every library the built consoled loads must be in the tree; a new
+    dependency names the package to add to rootfs.PACKAGES."""
+    binary = os.path.join(build, "daemon", "consoled")
+    for lib in rootfs.initramfs_mod.ldd_paths(binary):
+        if not os.path.exists(os.path.join(root, lib.lstrip("/"))):
+            owner = subprocess.run(["dpkg", "-S", lib], capture_output=True, text=True).stdout
+            raise RuntimeError("the guest lacks %s (%s): add its package to rootfs.PACKAGES"
+                               % (lib, owner.split(":")[0] or "package unknown"))
+
+
+def setup_guest(root, build):
+    """Install consoled from the build tree and configure the guest as a user would."""
+    rootfs._run(["meson", "install", "-C", build, "--destdir", root, "--no-rebuild", "--quiet"])
+    check_libraries(build, root)
+    font_dir = os.path.join(root, os.path.dirname(GUEST_FONT).lstrip("/"))
+    os.makedirs(font_dir, exist_ok=True)
+    shutil.copy2(os.path.join(vmtest.FONT_DIR, FONT), font_dir)
+    rootfs.write(root, "/etc/consoled/consoled.conf",
+                 "# The font the harness's screen reader decodes.\nfont-file=%s\n" % GUEST_FONT)
+    # The fbdev driver, not DRM's cirrus, must own the card (DESIGN.md section 3).
+    # Debian's kmod blacklists every fbdev driver in /lib/modprobe.d/
+    # fbdev-blacklist.conf, which modules-load.d honours: a file of the same
+    # name in /etc replaces it (modprobe.d(5)); keep all but cirrusfb.
+    with open(os.path.join(root, "lib/modprobe.d/fbdev-blacklist.conf")) as f:
+        blacklist = "".join(l for l in f if l.split() != ["blacklist", "cirrusfb"])
+    rootfs.write(root, "/etc/modprobe.d/fbdev-blacklist.conf", blacklist)
+    rootfs.write(root, "/etc/modprobe.d/consoled-test.conf", "blacklist cirrus\n")
+    rootfs.write(root, "/etc/modules-load.d/consoled-test.conf", "cirrusfb\n")
+    rootfs.chroot(root, "useradd", "--create-home", "--shell", "/bin/bash", USER)
+    rootfs.chroot(root, "chpasswd", stdin="%s:%s\n" % (USER, PASSWORD))
+    # README: systemctl disable getty@tty1.service; systemctl enable consoled@tty1.service
+    rootfs.chroot(root, "systemctl", "--quiet", "disable", GETTY)
+    rootfs.chroot(root, "systemctl", "--quiet", "enable", UNIT)
+
+
+# --- the checks -------------------------------------------------------------------
+
+class Runner(vmtest.Runner):
+    """vmtest's runner (TAP lines, screen waits, pictures of failures) with
+    the journal as the log and systemd restoring the state after a failure."""
+
+    def dump_log(self):
+        try:
+            out, _ = self.vm.run("journalctl -b --no-pager -o short-monotonic -n 40"
+                                 " -u consoled@tty1 -u getty@tty1", timeout=30)
+            print("# journal:\n" + "".join("#   " + l + "\n" for l in out.splitlines()), flush=True)
+        except Exception:  # noqa: BLE001 -- best effort only
+            pass
+
+    def cleanup(self):
+        try:
+            self.vm.run("rm -f %s; systemctl reset-failed %s; systemctl start %s"
+                        % (DROPIN, UNIT, UNIT), timeout=60)
+        except Exception:  # noqa: BLE001 -- best effort only
+            pass
+
+    # -- guest helpers --
+
+    def unit(self, unit, *props):
+        """{property: value} of a unit (systemctl show)."""
+        out = self.sh("systemctl show --property=%s %s" % (",".join(props), unit))
+        return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+    def wait_unit(self, unit, what, predicate, timeout=30):
+        """Poll the unit's properties until predicate(props) holds."""
+        props = ("ActiveState", "SubState", "Result", "MainPID", "ExecMainStatus", "NRestarts")
+        deadline = time.monotonic() + timeout
+        while True:
+            state = self.unit(unit, *props)
+            if predicate(state):
+                return state
+            if time.monotonic() > deadline:
+                self.fail("%s: %s did not happen within %ds; %r" % (unit, what, timeout, state))
+            time.sleep(0.5)
+
+    def journal_cursor(self):
+        out = self.sh("journalctl -n 0 --show-cursor --no-pager")
+        return re.search(r"-- cursor: (\S+)", out).group(1)
+
+    def journal_since(self, cursor, args="-o cat"):
+        return self.sh("journalctl --no-pager --after-cursor='%s' %s" % (cursor, args))
+
+    def wait_journal(self, cursor, needle, what, timeout=15):
+        """Wait for a message of consoled@tty1 with `needle` at priority err
+        or higher after the cursor: journald takes a service's stderr
+        asynchronously, so it may come after systemd's own messages.  (The
+        priority is checked here: journalctl 252 with both --after-cursor
+        and -p shows nothing.)"""
+        query = "_SYSTEMD_UNIT=%s -o json --output-fields=PRIORITY,MESSAGE" % UNIT
+        deadline = time.monotonic() + timeout
+        while True:
+            entries = [json.loads(line)
+                       for line in self.journal_since(cursor, query).splitlines() if line]
+            if any(needle in str(e.get("MESSAGE")) and int(e.get("PRIORITY", 6)) <= 3
+                   for e in entries):
+                return
+            if time.monotonic() > deadline:
+                got = "\n".join("<%s>%s" % (e.get("PRIORITY"), e.get("MESSAGE")) for e in entries)
+                self.fail("%s: no error %r in the journal; consoled logged:\n%s"
+                          % (what, needle, got))
+            time.sleep(0.5)
+
+    def vt_modes(self):
+        """(KDGETMODE, KDGKBMODE) of tty1, through perl (minbase has perl-base)."""
+        out = self.sh("perl -e 'open(my $t, \"<\", \"/dev/tty1\") or die \"$!\";"
+                      " for my $req (%d, %d) { my $v = pack(\"L\", 99);"
+                      " ioctl($t, $req, $v) or die \"$!\"; print unpack(\"L\", $v), \" \"; }'"
+                      % (KDGETMODE, KDGKBMODE))
+        mode, kbmode = (int(v) for v in out.split())
+        return mode, kbmode
+
+    def wait_prompt(self, what, extra=lambda s: True, palette=screen.LINUX_PALETTE, timeout=30):
+        """Wait for the login prompt (and extra(screen)); return the decoded screen."""
+        font = vmtest.load_font(FONT)
+
+        def shown(s):
+            return any(l.rstrip() == PROMPT for l in s.lines) and extra(s)
+        img, decoded = self.vm.wait_screen(font, shown, timeout=timeout)
+        if not shown(decoded):
+            path = self.vm.save_png(img, "systemd-%d-screen.png" % self.n)
+            self.fail("%s; screen shows:\n%s\n(picture: %s)" % (what, decoded.text(), path))
+        return screen.read_screen(img, font, palette)
+
+    def prompt_colours(self, decoded):
+        """Palette indices of the prompt's glyphs (-1: not a palette colour)."""
+        row, col = decoded.find(PROMPT)
+        return {decoded.fg[row][c] for c in range(col, col + len(PROMPT)) if PROMPT[c - col] != " "}
+
+    def login(self, command, output):
+        """Log in on tty1 with keys, type `command`, wait for the line `output`."""
+        self.vm.send_text(USER + "\n")
+        self.wait_text(FONT, lambda s: any(l.rstrip() == "Password:" for l in s.lines),
+                       "no password prompt after the user name")
+        self.vm.send_text(PASSWORD + "\n")
+        self.wait_text(FONT, lambda s: any(l.startswith(SHELL_PROMPT) for l in s.lines),
+                       "no shell prompt after the password")
+        self.vm.send_text(command + "\n")
+        return self.wait_text(FONT, lambda s: any(l.rstrip() == output for l in s.lines),
+                              "%r did not print %r" % (command, output))
+
+    # -- checks --
+
+    def check_fbdev(self):
+        name = self.sh("cat /sys/class/graphics/fb0/name").strip()
+        if name != "CL Picasso4":
+            self.fail("fb0 is %r, expected cirrusfb's 'CL Picasso4'" % name)
+        if self.vm.run("test -e /sys/module/cirrus")[1] == 0:
+            self.fail("the DRM cirrus driver is loaded")
+        if self.sh("ls /sys/class/graphics").split() != ["fb0", "fbcon"]:
+            self.fail("framebuffers: %r" % self.sh("ls /sys/class/graphics"))
+        path, status = self.vm.run("modinfo -n cirrus")
+        if status != 0 or not path.strip().endswith("/cirrus.ko"):
+            self.fail("the DRM cirrus module is not installed, so the blacklist proves nothing: "
+                      + path)
+
+    def check_units(self):
+        active = self.vm.run("systemctl is-active %s %s" % (UNIT, GETTY))[0].split()
+        enabled = self.vm.run("systemctl is-enabled %s %s" % (UNIT, GETTY))[0].split()
+        if active != ["active", "inactive"] or enabled != ["enabled", "disabled"]:
+            self.fail("%s, %s are %r and %r; expected active+enabled, inactive+disabled"
+                      % (UNIT, GETTY, active, enabled))
+        pid = self.unit(UNIT, "MainPID")["MainPID"]
+        comm = self.sh("cat /proc/%s/comm" % pid).strip()
+        if comm != "consoled":
+            self.fail("the main process of %s is %r" % (UNIT, comm))
+        decoded = self.wait_prompt("no login prompt on tty1")
+        if self.prompt_colours(decoded) != {7}:
+            self.fail("the prompt is drawn in colours %r, expected the Linux console's white"
+                      % self.prompt_colours(decoded))
+
+    def check_login(self):
+        self.wait_prompt("no login prompt before logging in")
+        self.login("seq -f 'secret-%g' 1 60; echo MARKER-$((6*7))", "MARKER-42")
+        # XDG_SEAT and XDG_VTNR from consoled: pam_systemd registers a seat session.
+        sessions = [l.split() for l in self.sh("loginctl list-sessions --no-legend").splitlines()]
+        ids = [f[0] for f in sessions if len(f) > 2 and f[2] == USER]
+        if len(ids) != 1:
+            self.fail("logind has %d sessions of %s: %r" % (len(ids), USER, sessions))
+        props = self.sh("loginctl show-session %s --property=Seat --property=VTNr" % ids[0])
+        if sorted(props.split()) != ["Seat=seat0", "VTNr=1"]:
+            self.fail("the logind session is not on seat0, VT 1:\n" + props)
+        who = self.sh("who")
+        if not re.search(r"^%s\s+pts/\d+" % USER, who, re.M):
+            self.fail("%s is not in utmp while logged in; who says:\n%s" % (USER, who))
+        # The session has a scrollback, so the check after the logout means something.
+        self.vm.send_keys(["shift", "pgup"])
+        self.wait_text(FONT, lambda s: "secret-" in s and "MARKER-42" not in s,
+                       "Shift+PageUp did not show the session's earlier lines")
+        self.vm.send_keys(["shift", "pgdn"])
+        self.wait_text(FONT, lambda s: "MARKER-42" in s, "Shift+PageDown did not come back")
+
+        self.vm.send_text("exit\n")
+        leftovers = ("secret-", "MARKER", SHELL_PROMPT, "Password", "exit", "Debian")
+        self.wait_prompt("no clean login prompt after the logout",
+                         lambda s: not any(w in s for w in leftovers))
+        self.vm.send_keys(["shift", "pgup"])
+        time.sleep(1)
+        decoded = screen.read_screen(self.vm.screendump(), vmtest.load_font(FONT))
+        shown = [w for w in leftovers if w in decoded]
+        if shown:
+            self.fail("after the logout Shift+PageUp shows %r:\n%s" % (shown, decoded.text()))
+        self.vm.send_keys(["shift", "pgdn"])
+        last = self.sh("last --fullnames %s" % USER)
+        if not re.search(r"^%s\s+pts/\d+" % USER, last, re.M):
+            self.fail("the session is not in wtmp; last says:\n" + last)
+
+    def restart_with(self, dropin, check=True):
+        """Write (or, with None, remove) the drop-in and restart consoled@tty1;
+        return the journal cursor from before the restart."""
+        if dropin is None:
+            self.sh("rm -f " + DROPIN)
+        else:
+            self.sh("mkdir -p %s && printf '%%s\\n' %s > %s"
+                    % (os.path.dirname(DROPIN), " ".join(shlex.quote(l) for l in dropin), DROPIN))
+        cursor = self.journal_cursor()
+        self.vm.run("systemctl restart " + UNIT, timeout=60, check=check)
+        return cursor
+
+    def check_config(self):
+        cursor = self.restart_with(["# consoled's systemd test", "palette=xterm", "no-such-key=1"])
+        self.wait_journal(cursor, "%s:3: unknown key 'no-such-key', ignoring." % DROPIN,
+                          "the bad line")
+        self.wait_unit(UNIT, "running", lambda p: p["ActiveState"] == "active", timeout=10)
+        decoded = self.wait_prompt("no login prompt with the drop-in", palette=XTERM_PALETTE)
+        if self.prompt_colours(decoded) != {7}:
+            self.fail("the prompt is not in xterm's white (0xe5e5e5); colours %r"
+                      % self.prompt_colours(decoded))
+        self.restart_with(None)
+        decoded = self.wait_prompt("no login prompt without the drop-in")
+        if self.prompt_colours(decoded) != {7}:
+            self.fail("without the drop-in the prompt is not in the Linux console's white")
+
+    def check_kill(self):
+        self.vm.send_text(USER + "\n")
+        self.wait_text(FONT, lambda s: "Password:" in s, "no password prompt")
+        before = self.unit(UNIT, "MainPID", "NRestarts")
+        self.sh("kill -9 " + before["MainPID"])
+        after = self.wait_unit(UNIT, "a restart",
+                               lambda p: p["ActiveState"] == "active" and p["MainPID"] != "0"
+                               and p["MainPID"] != before["MainPID"])
+        if int(after["NRestarts"]) != int(before["NRestarts"]) + 1:
+            self.fail("NRestarts went from %s to %s" % (before["NRestarts"], after["NRestarts"]))
+        self.wait_prompt("no fresh login prompt after the restart",
+                         lambda s: "Password" not in s and USER not in s)
+        self.login("echo ALIVE-$((6*7+1))", "ALIVE-43")
+        self.vm.send_text("exit\n")
+        self.wait_prompt("no login prompt after the logout", lambda s: "ALIVE" not in s)
+
+    def check_stop(self):
+        self.sh("systemctl stop " + UNIT, timeout=60)
+        state = self.unit(UNIT, "ActiveState", "Result")
+        if state != {"ActiveState": "inactive", "Result": "success"}:
+            self.fail("after systemctl stop the unit is %r" % state)
+        mode, kbmode = self.vt_modes()
+        if mode != KD_TEXT or kbmode == K_OFF:
+            self.fail("after stop tty1 has KDGETMODE %d (want KD_TEXT) and KDGKBMODE %d "
+                      "(K_OFF is %d)" % (mode, kbmode, K_OFF))
+        self.sh("setfont -C /dev/tty1 %s" % GUEST_FONT)
+        self.sh("printf '\\033[H\\033[2JFBCON-%d\\n' $((6*7)) > /dev/tty1")
+        self.wait_text(FONT, lambda s: any(l.rstrip() == "FBCON-42" for l in s.lines),
+                       "fbcon does not draw on tty1 after the stop")
+        # A clean stop is no failure: OnFailure= must not start getty.
+        if self.vm.run("systemctl is-active " + GETTY)[0].strip() != "inactive":
+            self.fail("getty@tty1 started after a clean stop")
+
+        self.sh("systemctl start " + UNIT, timeout=60)
+        self.wait_prompt("no login prompt after systemctl start", lambda s: "FBCON" not in s)
+        mode, _ = self.vt_modes()
+        if mode != KD_GRAPHICS:
+            self.fail("consoled runs but tty1 is in mode %d, not KD_GRAPHICS" % mode)
+
+    def check_no_fb(self):
+        before = self.unit(UNIT, "NRestarts")
+        t0 = time.monotonic()
+        # The start job fails (the unit never gets READY): ignore the status.
+        cursor = self.restart_with(["fbdev=/dev/fb9"], check=False)
+        state = self.wait_unit(UNIT, "the failure", lambda p: p["ActiveState"] == "failed")
+        if state["Result"] != "exit-code" or state["ExecMainStatus"] != "3":
+            self.fail("consoled failed with %r, expected exit status 3" % state)
+        if state["NRestarts"] != before["NRestarts"]:
+            self.fail("consoled was restarted despite RestartPreventExitStatus=3")
+        self.wait_unit(GETTY, "the fail-over to getty", lambda p: p["SubState"] == "running",
+                       timeout=10)
+        log("getty@tty1 ran %.1fs after the restart" % (time.monotonic() - t0))
+        self.wait_journal(cursor, "Failed to open framebuffer /dev/fb9", "the missing framebuffer")
+        # Back to consoled: starting it stops getty (Conflicts=).
+        self.sh("rm -f %s; systemctl reset-failed %s; systemctl start %s" % (DROPIN, UNIT, UNIT),
+                timeout=60)
+        self.wait_prompt("no login prompt after going back to consoled")
+        if self.vm.run("systemctl is-active " + GETTY)[0].strip() != "inactive":
+            self.fail("getty@tty1 still runs beside consoled")
+
+
+CHECKS = ["fbdev", "units", "login", "config", "kill", "stop", "no-fb"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", required=True, help="the meson build directory to install from")
+    ap.add_argument("--only", default="", help="comma-separated checks (default: all)")
+    ap.add_argument("--out", default=None, help="directory for logs and failure pictures")
+    args = ap.parse_args()
+    checks = [c for c in args.only.split(",") if c] or CHECKS
+    for name in checks:
+        if name not in CHECKS:
+            ap.error("unknown check %r (one of %s)" % (name, ", ".join(CHECKS)))
+
+    out_dir = os.path.abspath(args.out or os.path.join(os.getcwd(), "vm-systemd"))
+    os.makedirs(out_dir, exist_ok=True)
+    print("1..%d" % len(checks), flush=True)
+    work = tempfile.mkdtemp(prefix="consoled-sd-")
+    try:
+        t0 = time.monotonic()
+        try:
+            kernel = kernel_mod.fetch_kernel()
+            root = rootfs.prepare(work, kernel, GUEST_MODULES, hostname=HOSTNAME, log=log)
+            setup_guest(root, os.path.abspath(args.build))
+            image = rootfs.make_image(root, os.path.join(work, "root.img"))
+        except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+            print("Bail out! cannot make the guest: %s" % str(e).replace("\n", " | "), flush=True)
+            return 1
+        shutil.rmtree(root)
+        log("guest image ready in %.1fs" % (time.monotonic() - t0))
+        with rootfs.DebianVM(image, kernel, out_dir=out_dir) as vm:
+            t1 = time.monotonic()
+            state = vm.wait_booted()
+            log("harness shell after %.1fs, systemd %s after %.1fs"
+                % (vm.boot_seconds, state, vm.boot_seconds + time.monotonic() - t1))
+            if state != "running":
+                log("failed units:\n" + vm.run("systemctl --failed --no-pager")[0])
+            r = Runner(vm, "systemd", out_dir)
+            for name in checks:
+                r.check(name, getattr(r, "check_" + name.replace("-", "_")))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("# systemd: %d passed, %d failed%s" % (r.n - len(r.failed), len(r.failed),
+                                               (": " + ", ".join(r.failed)) if r.failed else ""))
+    return 1 if r.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

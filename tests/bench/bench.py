@@ -498,17 +498,18 @@ def format_card(card):
         else:
             out.append("   %s  %s" % (row[0].ljust(widths[0]), row[1]))
     for r in card["modes"]:
+        label = r["mode"] + (" ttf" if r.get("font", "").startswith("ttf") else "")
         if r.get("auto_choice") and r["mode"] == "auto":
-            out.append("   auto chose: " + r["auto_choice"])
+            out.append("   %s chose: %s" % (label, r["auto_choice"]))
         if "tick_s" in r:
             out.append("   %s 1-row: %d lines in %.2f s (%.0f ms a line), %s frames"
-                       % (r["mode"], card["ticks"], r["tick_s"], 1000 * r["tick_s"] / card["ticks"],
+                       % (label, card["ticks"], r["tick_s"], 1000 * r["tick_s"] / card["ticks"],
                           r["tick_stats"].get("frames")))
         if r.get("approximate"):
             out.append("   %s: approximate (no --stats: totals of the --verbose exit line, prefill"
-                       " included, rows scrolled = lines written)" % r["mode"])
+                       " included, rows scrolled = lines written)" % label)
         for n in r.get("notes", []):
-            out.append("   %s: log: %s" % (r["mode"], n))
+            out.append("   %s: log: %s" % (label, n))
     for n in card.get("notes", []):
         out.append("   note: " + n)
     if card.get("error"):

@@ -125,12 +125,14 @@ class FontChecks:
         self.vm = runner.vm
         self.card = runner.card
         self.ftref = ftref
-        self.bpp = int(self.vm.fb_info.split(",")[2])
+        # fb0 at boot: "xres,yres,bpp" (virtual size, which is the visible
+        # one until consoled changes it).
+        m = re.match(r"(\d+),(\d+),(\d+)$", self.vm.fb_info or "")
+        self.xres, self.yres, self.bpp = (int(v) for v in m.groups()) if m else (0, 0, None)
         self.mono = self.bpp == 8
-        self.xres, self.yres = runner.vm_xres, runner.vm_yres
         self.shots = os.path.join(os.path.dirname(os.path.abspath(runner.out_dir)), "vm-fonts")
         self._text = None
-        self.checks = {
+        checks = {
             "font-ascii": lambda: self.check_rows("font-ascii"),
             "font-wide": self.check_wide,
             "font-combining": self.check_combining,
@@ -140,6 +142,14 @@ class FontChecks:
             "font-default": self.check_default,
             "font-bad-input": self.check_bad_input,
         }
+        self.checks = {name: self.guarded(fn) for name, fn in checks.items()}
+
+    def guarded(self, fn):
+        def run():
+            if self.bpp is None:
+                self.r.fail("no framebuffer geometry from the guest (fb0=%r)" % self.vm.fb_info)
+            fn()
+        return run
 
     # -- the reference --
 

@@ -34,7 +34,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import initramfs as initramfs_mod  # noqa: E402
 import screen  # noqa: E402
 
-READY_RE = re.compile(rb"CONSOLED-TEST-READY card=(\S+) fb0=(\S*)")
+# Up to the end of the line: a match on a buffer that ends inside the marker
+# would cut fb0's geometry short (the reader thread appends in chunks).
+READY_RE = re.compile(rb"CONSOLED-TEST-READY card=(\S+) fb0=(\S*)\r?\n")
 
 # QEMU device arguments per card name (see DESIGN.md section 3 for the drivers).
 CARD_QEMU_ARGS = {

@@ -144,6 +144,22 @@ static size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *ret)
 	return n;
 }
 
+/* Whether s[0..len) is the start of a UTF-8 sequence that needs more bytes. */
+static bool utf8_cut(const unsigned char *s, size_t len)
+{
+	size_t need = s[0] >= 0xf0 && s[0] <= 0xf4   ? 4
+		      : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+		      : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+						     : 0;
+
+	if (len >= need)
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return false;
+	return true;
+}
+
 static size_t utf8_encode(uint32_t cp, char *out)
 {
 	/* only stand-ins are encoded here: 4 bytes */
@@ -216,6 +232,17 @@ size_t cluster_filter_feed(struct cluster_filter *f, const char *in, size_t len,
 	const unsigned char *s = (const unsigned char *)in;
 	size_t i = 0, o = 0;
 
+	if (f->n_pending) {
+		if (f->n_pending + len > f->scratch_cap) {
+			f->scratch_cap = f->n_pending + len;
+			f->scratch = xrealloc(f->scratch, f->scratch_cap);
+		}
+		memcpy(f->scratch, f->pending, f->n_pending);
+		memcpy(f->scratch + f->n_pending, in, len);
+		s = (const unsigned char *)f->scratch;
+		len += f->n_pending;
+		f->n_pending = 0;
+	}
 	while (i < len) {
 		uint32_t seq[CLUSTER_MAX_LEN], cp;
 		size_t n, nseq = 1, j;
@@ -230,6 +257,11 @@ size_t cluster_filter_feed(struct cluster_filter *f, const char *in, size_t len,
 			}
 		}
 		n = utf8_decode(s + i, len - i, &cp);
+		if (n == 0 && utf8_cut(s + i, len - i)) {
+			f->n_pending = len - i;
+			memcpy(f->pending, s + i, f->n_pending);
+			break;
+		}
 		if (n == 0 || !(is_base(cp) || cp >= CLUSTER_FIRST)) {
 			/* not a base: cut off, malformed, wide or a lone mark */
 			n = n ? n : 1;
@@ -270,4 +302,12 @@ size_t cluster_filter_feed(struct cluster_filter *f, const char *in, size_t len,
 		i = j;
 	}
 	return o;
+}
+
+void cluster_filter_fini(struct cluster_filter *f)
+{
+	free(f->scratch);
+	f->scratch = NULL;
+	f->scratch_cap = 0;
+	f->n_pending = 0;
 }

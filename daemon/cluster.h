@@ -17,7 +17,8 @@
  *
  * Only clusters whose base and marks arrive in one read from the pty are
  * joined (programs write a character with its marks in one go); a mark that
- * comes in a later read is dropped, as libtsm would. A wide base keeps its
+ * comes in a later read is dropped, as libtsm would. A UTF-8 sequence cut
+ * by the end of a read is held back until the rest arrives. A wide base keeps its
  * width and loses its marks: a stand-in is narrow.
  */
 #include <stdbool.h>
@@ -41,8 +42,17 @@ const uint32_t *cluster_lookup(const struct cluster_table *t, uint32_t cp, size_
 struct cluster_filter {
 	struct cluster_table *table;
 	int state; /* where in an escape sequence the stream is */
+	/* A UTF-8 sequence cut by the end of a read waits for its rest, so
+	 * that no code point reaches libtsm unseen. */
+	char pending[4];
+	size_t n_pending;
+	char *scratch; /* pending + the next read */
+	size_t scratch_cap;
 };
 
-/* Rewrites in[0..len) into out (room for 2 * len bytes: a 3-byte cluster
- * becomes a 4-byte stand-in); returns the bytes written. */
+/* Rewrites in[0..len) into out (room for CLUSTER_FILTER_OUT(len) bytes: a
+ * 3-byte cluster becomes a 4-byte stand-in, and up to 3 bytes held back from
+ * the last call come first); returns the bytes written. */
+#define CLUSTER_FILTER_OUT(len) (2 * (len) + 8)
 size_t cluster_filter_feed(struct cluster_filter *f, const char *in, size_t len, char *out);
+void cluster_filter_fini(struct cluster_filter *f);

@@ -98,7 +98,7 @@ static void term_write_cb(struct tsm_vte *vte, const char *u8, size_t len, void 
 static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct term *t = userdata;
-	char buf[TERM_READ_SIZE], joined[2 * TERM_READ_SIZE];
+	char buf[TERM_READ_SIZE], joined[CLUSTER_FILTER_OUT(TERM_READ_SIZE)];
 
 	(void)s;
 	if (revents & EPOLLOUT)
@@ -348,6 +348,7 @@ void term_free(struct term *t)
 	if (t->screen)
 		tsm_screen_clear_sb(t->screen);
 	tsm_screen_unref(t->screen);
+	cluster_filter_fini(&t->filter);
 	cluster_table_free(t->filter.table);
 	sd_event_unref(t->event);
 	free(t->out);

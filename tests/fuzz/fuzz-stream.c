@@ -57,15 +57,15 @@ static int check_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch, s
 	return 0;
 }
 
-static struct target t;
+static struct target target;
 
 /* fontconfig keeps offsets, not pointers, to what its patterns hold: what
  * is alive at exit looks leaked unless the fontset is freed first. */
 static void target_free(void)
 {
-	render_free(t.render);
-	fontset_free(t.fonts);
-	free(t.fb.map);
+	render_free(target.render);
+	fontset_free(target.fonts);
+	free(target.fb.map);
 }
 
 /* Set up once: the font file and fontconfig are the slow part. */
@@ -76,34 +76,34 @@ static struct target *target_get(void)
 	int fd;
 
 	if (ready)
-		return &t;
+		return &target;
 	log_set_max_level(LOG_ERR);
-	t.fb.fix.type = FB_TYPE_PACKED_PIXELS;
-	t.fb.fix.visual = FB_VISUAL_TRUECOLOR;
-	t.fb.var.xres = t.fb.var.xres_virtual = 320;
-	t.fb.var.yres = t.fb.var.yres_virtual = 96;
-	t.fb.var.bits_per_pixel = 32;
-	t.fb.var.red = (struct fb_bitfield){16, 8, 0};
-	t.fb.var.green = (struct fb_bitfield){8, 8, 0};
-	t.fb.var.blue = (struct fb_bitfield){0, 8, 0};
-	if (pixel_format_from_fb(&t.fb.fix, &t.fb.var, &t.fb.format) < 0)
+	target.fb.fix.type = FB_TYPE_PACKED_PIXELS;
+	target.fb.fix.visual = FB_VISUAL_TRUECOLOR;
+	target.fb.var.xres = target.fb.var.xres_virtual = 320;
+	target.fb.var.yres = target.fb.var.yres_virtual = 96;
+	target.fb.var.bits_per_pixel = 32;
+	target.fb.var.red = (struct fb_bitfield){16, 8, 0};
+	target.fb.var.green = (struct fb_bitfield){8, 8, 0};
+	target.fb.var.blue = (struct fb_bitfield){0, 8, 0};
+	if (pixel_format_from_fb(&target.fb.fix, &target.fb.var, &target.fb.format) < 0)
 		abort();
-	t.fb.line_length = 320 * 4;
-	t.fb.map_size = (size_t)t.fb.line_length * 96;
-	t.fb.map = calloc(1, t.fb.map_size);
-	palette_init(&t.palette, PALETTE_LINUX, NULL);
+	target.fb.line_length = 320 * 4;
+	target.fb.map_size = (size_t)target.fb.line_length * 96;
+	target.fb.map = calloc(1, target.fb.map_size);
+	palette_init(&target.palette, PALETTE_LINUX, NULL);
 	fd = mkstemp(path);
 	if (fd < 0 || write(fd, font_builtin_psf, font_builtin_psf_size) < 0)
 		abort();
 	close(fd);
-	if (fontset_new(&(struct fontset_config){.file = path}, &t.fonts) < 0)
+	if (fontset_new(&(struct fontset_config){.file = path}, &target.fonts) < 0)
 		abort();
 	unlink(path);
-	if (render_new(&t.fb, t.fonts, &t.palette, &t.render) < 0)
+	if (render_new(&target.fb, target.fonts, &target.palette, &target.render) < 0)
 		abort();
 	atexit(target_free);
 	ready = true;
-	return &t;
+	return &target;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -126,12 +126,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	tsm_screen_set_max_sb(t->screen, 50);
 	render_set_clusters(t->render, t->filter.table);
-	out = malloc(2 * chunk);
+	out = malloc(CLUSTER_FILTER_OUT(chunk));
 	while (i < size) {
 		size_t n = size - i < chunk ? size - i : chunk;
 		size_t m = cluster_filter_feed(&t->filter, (const char *)data + i, n, out);
 
-		if (m > 2 * n)
+		if (m > CLUSTER_FILTER_OUT(n))
 			__builtin_trap();
 		tsm_vte_input(t->vte, out, m);
 		i += n;
@@ -146,6 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tsm_vte_unref(t->vte);
 	tsm_screen_clear_sb(t->screen); /* libtsm leaks the scrollback otherwise */
 	tsm_screen_unref(t->screen);
+	cluster_filter_fini(&t->filter);
 	cluster_table_free(t->filter.table);
 	return 0;
 }

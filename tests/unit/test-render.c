@@ -80,6 +80,7 @@ static void fake_fini(struct fake *f)
 	render_free(f->render);
 	tsm_vte_unref(f->vte);
 	tsm_screen_unref(f->screen);
+	cluster_filter_fini(&f->filter);
 	cluster_table_free(f->filter.table);
 	fontset_free(f->fonts);
 	unlink(f->font_path);
@@ -262,7 +263,8 @@ static void test_wide_and_combining(void)
 
 	fake_init(&f, 32, 320, 64, 0); /* 40x4 */
 	tsm_screen_set_flags(f.screen, TSM_SCREEN_HIDE_CURSOR);
-	feed(&f, "a\xe4\xb8\xad\xe6\x96\x87" "b\r\ne\xcc\x81x\r\n\033[1;31m\xe4\xb8\xad");
+	feed(&f, "a\xe4\xb8\xad\xe6\x96\x87"
+		 "b\r\ne\xcc\x81x\r\n\033[1;31m\xe4\xb8\xad");
 	render_frame(f.render, f.screen);
 	CHECK(cell_shows(&f, 0, 0, 'a', 0xaaaaaa, 0));
 	CHECK(cells_show_cluster(&f, 1, 0, (const uint32_t[]){0x4e2d}, 1, 2, 0xaaaaaa, 0));

@@ -97,7 +97,7 @@ WantedBy=multi-user.target
 """
 
 
-def _run(argv, timeout=600, **kw):
+def run_host(argv, timeout=600, **kw):
     """Run a host command; raise with its output when it fails."""
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
     if proc.returncode != 0:
@@ -111,7 +111,7 @@ def _run(argv, timeout=600, **kw):
 def debian_mirror(release=RELEASE):
     """The Debian archive apt uses for `release` main (from `apt-cache policy`),
     so the test reaches the same mirror whatever sources format the host has."""
-    out = _run(["apt-cache", "policy"])
+    out = run_host(["apt-cache", "policy"])
     match = re.search(r"^\s*\d+\s+(\S+)\s+%s/main amd64 Packages" % re.escape(release), out, re.M)
     if not match:
         raise RuntimeError("apt has no %s/main source (apt-cache policy):\n%s" % (release, out))
@@ -137,7 +137,7 @@ def cached_tree(release=RELEASE, packages=PACKAGES, log=None):
     work = tempfile.mkdtemp(dir=cdir, prefix=".debootstrap-")
     try:
         root = os.path.join(work, "root")
-        _run(["debootstrap", "--variant=minbase", "--include=" + ",".join(packages),
+        run_host(["debootstrap", "--variant=minbase", "--include=" + ",".join(packages),
               release, root, mirror], timeout=3600)
         # Downloaded packages and indexes are dead weight in every image.
         for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
@@ -165,7 +165,7 @@ def cached_tree(release=RELEASE, packages=PACKAGES, log=None):
 
 def chroot(root, *argv, stdin=None):
     """Run a command of the guest's own (depmod, systemctl, useradd) in the tree."""
-    return _run(["chroot", root] + list(argv), input=stdin)
+    return run_host(["chroot", root] + list(argv), input=stdin)
 
 
 def install_modules(root, kernel, names):
@@ -200,9 +200,11 @@ def prepare(workdir, kernel, modules, card="cirrus", hostname="consoled-test", l
     Returns the path of the tree; the caller adds its own files, then
     calls make_image().
     """
+    if os.geteuid() != 0:
+        raise RuntimeError("the Debian guest is made as root (debootstrap, chroot, file owners)")
     tree = cached_tree(log=log)
     root = os.path.join(workdir, "root")
-    _run(["cp", "-a", tree, root])
+    run_host(["cp", "-a", tree, root])
     os.unlink(os.path.join(root, ".complete"))
     install_modules(root, kernel, ROOT_MODULES + list(modules))
     write(root, "/etc/hostname", hostname + "\n")
@@ -217,10 +219,10 @@ def prepare(workdir, kernel, modules, card="cirrus", hostname="consoled-test", l
 
 def make_image(root, image):
     """Pack the tree into an ext4 image file with room to spare for the guest."""
-    used = int(_run(["du", "-s", "--block-size=1M", root]).split()[0])
+    used = int(run_host(["du", "-s", "--block-size=1M", root]).split()[0])
     if os.path.exists(image):
         os.unlink(image)
-    _run(["mke2fs", "-q", "-F", "-t", "ext4", "-L", "root", "-d", root, image,
+    run_host(["mke2fs", "-q", "-F", "-t", "ext4", "-L", "root", "-d", root, image,
           "%dM" % (used + used // 2 + 256)])
     return image
 

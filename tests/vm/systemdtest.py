@@ -17,15 +17,15 @@ next one runs):
 
   fbdev        fb0 is cirrusfb ("CL Picasso4"): the blacklist kept the DRM
                driver, which is installed, from taking the card.
-  units        consoled@tty1 is active (Type=notify: it said READY) and
-               enabled, getty@tty1 inactive and disabled; the login prompt
-               is on screen.
+  units        consoled@tty1 is active (Type=notify: it said READY, and its
+               STATUS= names tty1) and enabled, getty@tty1 inactive and
+               disabled; the login prompt is on screen.
   login        The test user logs in on tty1 with keys, runs a command
                (MARKER-42 on screen), has a logind session on seat0, VT 1,
-               is in utmp (who) while logged in and in wtmp (last) after,
-               and has a scrollback (Shift+PageUp); after `exit`, a fresh
-               login prompt shows nothing of the session, and neither does
-               Shift+PageUp.
+               is in utmp (who) and has a scrollback (Shift+PageUp); after
+               `exit`, a fresh login prompt shows nothing of the session,
+               neither does Shift+PageUp, utmp no longer lists the user
+               and wtmp (last) has the session.
   config       A drop-in sets palette=xterm and has a bad line: after a
                restart the journal has the error (priority err) with
                file:line, consoled runs, and the prompt is drawn in xterm's
@@ -54,6 +54,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import initramfs  # noqa: E402
 import kernel as kernel_mod  # noqa: E402
 import rootfs  # noqa: E402
 import screen  # noqa: E402
@@ -88,7 +89,8 @@ KD_TEXT, KD_GRAPHICS, K_OFF = 0, 1, 4
 
 
 def log(msg):
-    print("# " + msg, flush=True)
+    """TAP comment lines."""
+    print("".join("# %s\n" % line for line in msg.rstrip("\n").split("\n")), end="", flush=True)
 
 
 # --- the guest's file system ----------------------------------------------------
@@ -97,7 +99,7 @@ def check_libraries(build, root):
     """Every library the built consoled loads must be in the tree; a new
     dependency names the package to add to rootfs.PACKAGES."""
     binary = os.path.join(build, "daemon", "consoled")
-    for lib in rootfs.initramfs_mod.ldd_paths(binary):
+    for lib in initramfs.ldd_paths(binary):
         if not os.path.exists(os.path.join(root, lib.lstrip("/"))):
             owner = subprocess.run(["dpkg", "-S", lib], capture_output=True, text=True).stdout
             raise RuntimeError("the guest lacks %s (%s): add its package to rootfs.PACKAGES"
@@ -106,7 +108,7 @@ def check_libraries(build, root):
 
 def setup_guest(root, build):
     """Install consoled from the build tree and configure the guest as a user would."""
-    rootfs._run(["meson", "install", "-C", build, "--destdir", root, "--no-rebuild", "--quiet"])
+    rootfs.run_host(["meson", "install", "-C", build, "--destdir", root, "--no-rebuild", "--quiet"])
     check_libraries(build, root)
     font_dir = os.path.join(root, os.path.dirname(GUEST_FONT).lstrip("/"))
     os.makedirs(font_dir, exist_ok=True)
@@ -135,6 +137,12 @@ class Runner(vmtest.Runner):
     """vmtest's runner (TAP lines, screen waits, pictures of failures) with
     the journal as the log and systemd restoring the state after a failure."""
 
+    def check(self, name, fn):
+        # The test restarts consoled@tty1 more often than StartLimitBurst=
+        # allows any user to; every check starts with a fresh count.
+        self.vm.run("systemctl reset-failed " + UNIT)
+        super().check(name, fn)
+
     def dump_log(self):
         try:
             out, _ = self.vm.run("journalctl -b --no-pager -o short-monotonic -n 40"
@@ -145,7 +153,7 @@ class Runner(vmtest.Runner):
 
     def cleanup(self):
         try:
-            self.vm.run("rm -f %s; systemctl reset-failed %s; systemctl start %s"
+            self.vm.run("rm -f %s; systemctl reset-failed %s; systemctl restart %s"
                         % (DROPIN, UNIT, UNIT), timeout=60)
         except Exception:  # noqa: BLE001 -- best effort only
             pass
@@ -255,10 +263,12 @@ class Runner(vmtest.Runner):
         if active != ["active", "inactive"] or enabled != ["enabled", "disabled"]:
             self.fail("%s, %s are %r and %r; expected active+enabled, inactive+disabled"
                       % (UNIT, GETTY, active, enabled))
-        pid = self.unit(UNIT, "MainPID")["MainPID"]
-        comm = self.sh("cat /proc/%s/comm" % pid).strip()
+        props = self.unit(UNIT, "MainPID", "StatusText")
+        comm = self.sh("cat /proc/%s/comm" % props["MainPID"]).strip()
         if comm != "consoled":
             self.fail("the main process of %s is %r" % (UNIT, comm))
+        if not props["StatusText"].startswith("Running on tty1"):
+            self.fail("consoled's STATUS= is %r" % props["StatusText"])
         decoded = self.wait_prompt("no login prompt on tty1")
         if self.prompt_colours(decoded) != {7}:
             self.fail("the prompt is drawn in colours %r, expected the Linux console's white"
@@ -296,6 +306,9 @@ class Runner(vmtest.Runner):
         if shown:
             self.fail("after the logout Shift+PageUp shows %r:\n%s" % (shown, decoded.text()))
         self.vm.send_keys(["shift", "pgdn"])
+        who = self.sh("who")
+        if USER in who:
+            self.fail("%s is still in utmp after the logout:\n%s" % (USER, who))
         last = self.sh("last --fullnames %s" % USER)
         if not re.search(r"^%s\s+pts/\d+" % USER, last, re.M):
             self.fail("the session is not in wtmp; last says:\n" + last)
@@ -380,8 +393,7 @@ class Runner(vmtest.Runner):
         log("getty@tty1 ran %.1fs after the restart" % (time.monotonic() - t0))
         self.wait_journal(cursor, "Failed to open framebuffer /dev/fb9", "the missing framebuffer")
         # Back to consoled: starting it stops getty (Conflicts=).
-        self.sh("rm -f %s; systemctl reset-failed %s; systemctl start %s" % (DROPIN, UNIT, UNIT),
-                timeout=60)
+        self.restart_with(None)
         self.wait_prompt("no login prompt after going back to consoled")
         if self.vm.run("systemctl is-active " + GETTY)[0].strip() != "inactive":
             self.fail("getty@tty1 still runs beside consoled")

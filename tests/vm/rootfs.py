@@ -6,15 +6,16 @@ initramfs; the systemd test needs what a user's machine has: systemd, udev,
 login and PAM, journald, the unit file.  This module makes that machine.
 
 * The tree: `debootstrap --variant=minbase` of Debian 12 with PACKAGES, from
-  the archive apt on the host already uses.  It takes minutes, so it is made
-  once and cached outside the source tree:
+  the archive apt on the host already uses.  It takes a minute or more, so
+  it is made once and cached outside the source tree:
 
       ${CONSOLED_TEST_CACHE:-/var/cache/consoled-test}/rootfs/<release>-<key>/
 
   The key hashes what debootstrap is given (release, PACKAGES, RECIPE), so a
-  change there builds a new tree; a `.complete` stamp, written last, marks a
-  finished one, so an interrupted debootstrap never poisons the cache.  The
-  per-run setup below is not part of the key: changing it costs nothing.
+  change there builds a new tree; a finished tree is renamed into place with
+  a `.complete` stamp, so an interrupted debootstrap never poisons the
+  cache.  The per-run setup below is not part of the key: changing it costs
+  nothing.
 * Per run, `prepare()` copies the tree, installs the modules of the test
   kernel (only those a test names, plus their dependencies, then depmod) and
   the harness's shell service, and a test adds its own files; `make_image()`
@@ -119,12 +120,19 @@ def debian_mirror(release=RELEASE):
 
 
 def tree_key(release=RELEASE, packages=PACKAGES):
+    """What the cached tree is made from, hashed."""
     h = hashlib.sha256(("%s %d %s" % (release, RECIPE, " ".join(sorted(packages)))).encode())
     return h.hexdigest()[:16]
 
 
 def cached_tree(release=RELEASE, packages=PACKAGES, log=None):
-    """Path of the cached debootstrap tree, made on first use."""
+    """Path of the cached debootstrap tree, made on first use.
+
+    The tree is made in a temporary directory and renamed into place with
+    its `.complete` stamp already inside, so a reader never sees half a
+    tree; when two runs race, the first rename wins and the other run's
+    tree is thrown away.
+    """
     cdir = os.path.join(kernel_mod.cache_root(), "rootfs")
     dest = os.path.join(cdir, "%s-%s" % (release, tree_key(release, packages)))
     if os.path.exists(os.path.join(dest, ".complete")):
@@ -138,20 +146,21 @@ def cached_tree(release=RELEASE, packages=PACKAGES, log=None):
     try:
         root = os.path.join(work, "root")
         run_host(["debootstrap", "--variant=minbase", "--include=" + ",".join(packages),
-              release, root, mirror], timeout=3600)
+                  release, root, mirror], timeout=3600)
         # Downloaded packages and indexes are dead weight in every image.
         for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
             for name in os.listdir(os.path.join(root, junk)):
                 path = os.path.join(root, junk, name)
                 if os.path.isfile(path) and not os.path.islink(path):
                     os.unlink(path)
-        if os.path.exists(dest):
-            shutil.rmtree(dest)
-        os.rename(root, dest)
+        with open(os.path.join(root, ".complete"), "w") as stamp:
+            stamp.write("%s %s %.0fs\n" % (release, mirror, time.monotonic() - t0))
+        if not os.path.exists(os.path.join(dest, ".complete")):
+            # A leftover without a stamp is from an interrupted run.
+            shutil.rmtree(dest, ignore_errors=True)
+            os.rename(root, dest)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    with open(os.path.join(dest, ".complete"), "w") as stamp:
-        stamp.write("%s %s %.0fs\n" % (release, mirror, time.monotonic() - t0))
     # Other keys for this release are older package lists: dead weight.
     for old in os.listdir(cdir):
         if old.startswith(release + "-") and old != os.path.basename(dest):

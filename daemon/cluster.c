@@ -247,14 +247,14 @@ size_t cluster_filter_feed(struct cluster_filter *f, const char *in, size_t len,
 		uint32_t seq[CLUSTER_MAX_LEN], cp;
 		size_t n, nseq = 1, j;
 
-		if (f->state != STREAM_GROUND || s[i] < 0x80) {
-			/* an ASCII base is joined below like any other */
-			if (f->state != STREAM_GROUND || !is_base(s[i]) || i + 1 == len ||
-			    s[i + 1] < 0x80) {
-				stream_step(f, s[i]);
-				out[o++] = (char)s[i++];
-				continue;
-			}
+		bool text = f->state == STREAM_GROUND;
+
+		/* ASCII: an escape sequence's byte, or a base (joined below like
+		 * any other when a non-ASCII code point follows) */
+		if (s[i] < 0x80 && (!text || !is_base(s[i]) || i + 1 == len || s[i + 1] < 0x80)) {
+			stream_step(f, s[i]);
+			out[o++] = (char)s[i++];
+			continue;
 		}
 		n = utf8_decode(s + i, len - i, &cp);
 		if (n == 0 && utf8_cut(s + i, len - i)) {
@@ -262,8 +262,11 @@ size_t cluster_filter_feed(struct cluster_filter *f, const char *in, size_t len,
 			memcpy(f->pending, s + i, f->n_pending);
 			break;
 		}
-		if (n == 0 || !(is_base(cp) || cp >= CLUSTER_FIRST)) {
-			/* not a base: cut off, malformed, wide or a lone mark */
+		/* Code points of the area get a stand-in wherever they are (the
+		 * escape sequence this filter follows may not be the one libtsm
+		 * sees); marks are only joined in text. */
+		if (n == 0 || !((text && is_base(cp)) || cp >= CLUSTER_FIRST)) {
+			/* not a base: malformed, wide, a lone mark, or in a sequence */
 			n = n ? n : 1;
 			memcpy(out + o, s + i, n);
 			o += n;
@@ -272,7 +275,7 @@ size_t cluster_filter_feed(struct cluster_filter *f, const char *in, size_t len,
 		}
 		seq[0] = cp;
 		j = i + n;
-		while (j < len) {
+		while (text && j < len) {
 			uint32_t mark;
 			size_t m = utf8_decode(s + j, len - j, &mark);
 

@@ -114,7 +114,7 @@ static void test_private_area(void)
 	/* ... also inside an escape sequence: which bytes libtsm takes for text
 	 * cannot depend on this filter following its parser exactly */
 	n = feed(&f, "\033]0;\xf4\x80\x80\x80\007", out);
-	CHECK(n == 9 && utf8_4(out + 4) == CLUSTER_FIRST + 2);
+	CHECK(n == 9 && utf8_4(out + 4) == CLUSTER_FIRST + 1); /* the same as above */
 
 	/* ... also when a read ends inside it */
 	n = feed(&f, "ab\xf4\x8f", out);

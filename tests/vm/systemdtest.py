@@ -58,6 +58,7 @@ import initramfs  # noqa: E402
 import kernel as kernel_mod  # noqa: E402
 import rootfs  # noqa: E402
 import screen  # noqa: E402
+import vmlib  # noqa: E402
 import vmtest  # noqa: E402
 
 HOSTNAME = "consoled-sd"
@@ -418,17 +419,26 @@ def main():
     print("1..%d" % len(checks), flush=True)
     work = tempfile.mkdtemp(prefix="consoled-sd-")
     try:
-        t0 = time.monotonic()
-        try:
-            kernel = kernel_mod.fetch_kernel()
-            root = rootfs.prepare(work, kernel, GUEST_MODULES, hostname=HOSTNAME, log=log)
-            setup_guest(root, os.path.abspath(args.build))
-            image = rootfs.make_image(root, os.path.join(work, "root.img"))
-        except (RuntimeError, OSError, subprocess.SubprocessError) as e:
-            print("Bail out! cannot make the guest: %s" % str(e).replace("\n", " | "), flush=True)
-            return 1
+        return run(checks, os.path.abspath(args.build), out_dir, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(checks, build, out_dir, work):
+    """Make the guest, boot it, run the checks; the exit status."""
+    t0 = time.monotonic()
+    try:
+        kernel = kernel_mod.fetch_kernel()
+        root = rootfs.prepare(work, kernel, GUEST_MODULES, hostname=HOSTNAME, log=log)
+        setup_guest(root, build)
+        image = rootfs.make_image(root, os.path.join(work, "root.img"))
         shutil.rmtree(root)
-        log("guest image ready in %.1fs" % (time.monotonic() - t0))
+    except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+        print("Bail out! cannot make the guest: %s" % str(e).splitlines()[0], flush=True)
+        log(str(e))
+        return 1
+    log("guest image ready in %.1fs" % (time.monotonic() - t0))
+    try:
         with rootfs.DebianVM(image, kernel, out_dir=out_dir) as vm:
             t1 = time.monotonic()
             state = vm.wait_booted()
@@ -439,10 +449,12 @@ def main():
             r = Runner(vm, "systemd", out_dir)
             for name in checks:
                 r.check(name, getattr(r, "check_" + name.replace("-", "_")))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print("# systemd: %d passed, %d failed%s" % (r.n - len(r.failed), len(r.failed),
-                                               (": " + ", ".join(r.failed)) if r.failed else ""))
+    except vmlib.VMError as e:
+        print("Bail out! the guest did not come up: %s" % str(e).splitlines()[0], flush=True)
+        log(str(e))
+        return 1
+    log("systemd: %d passed, %d failed%s" % (r.n - len(r.failed), len(r.failed),
+                                           (": " + ", ".join(r.failed)) if r.failed else ""))
     return 1 if r.failed else 0
 
 

@@ -28,7 +28,8 @@ login and PAM, journald, the unit file.  This module makes that machine.
   (not a getty: tty1 belongs to the test) serves a root shell.
 
 Needs on the host: debootstrap, e2fsprogs (mke2fs), busybox-static, and root
-(debootstrap and chroot).
+(debootstrap and chroot).  Run as a script, it makes the cached tree (if
+missing) and prints its path.
 """
 
 import hashlib
@@ -232,7 +233,7 @@ def make_image(root, image):
     if os.path.exists(image):
         os.unlink(image)
     run_host(["mke2fs", "-q", "-F", "-t", "ext4", "-L", "root", "-d", root, image,
-          "%dM" % (used + used // 2 + 256)])
+              "%dM" % (used + used // 2 + 256)])
     return image
 
 

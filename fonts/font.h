@@ -14,6 +14,7 @@
  * Loading never logs; it returns a negative errno and, for a malformed file,
  * a short reason in *ret_reason for the caller's message.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,11 @@ void font_free(struct font *f);
 
 /* Returns the glyph index for a code point (never fails; see above). */
 unsigned font_lookup(const struct font *f, uint32_t ucs4);
+
+/* Only the font's own answer: the glyph its Unicode table lists for ucs4
+ * (whatever glyph, even one it shares with U+FFFD), or without a table the
+ * code points below the glyph count; false for anything else. */
+bool font_find_glyph(const struct font *f, uint32_t ucs4, unsigned *ret);
 
 static inline const uint8_t *font_glyph(const struct font *f, unsigned index)
 {

@@ -191,43 +191,6 @@ static const char *ft_strerror(FT_Error e)
 
 /* ---- PSF ---------------------------------------------------------------- */
 
-/* Like font_lookup(), but only for code points the font's Unicode table
- * lists (any glyph, even the one U+FFFD shares, as U+2666 does in
- * console-setup's fonts): what font_lookup() answers with the fallback
- * glyph is missing and goes to a fallback font. Without a table, the code
- * points below the glyph count. */
-static bool psf_lookup_exact(const struct font *f, uint32_t c, unsigned *ret)
-{
-	unsigned g;
-
-	if (!f->bmp_map) {
-		if (c >= f->glyph_count)
-			return false;
-		*ret = c;
-		return true;
-	}
-	if (c <= 0xffff) {
-		if (f->bmp_map[c] == UINT16_MAX)
-			return false;
-		g = f->bmp_map[c];
-	} else {
-		size_t lo = 0, hi = f->astral_count;
-
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (f->astral[mid].ucs4 <= c)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == 0 || f->astral[lo - 1].ucs4 != c)
-			return false;
-		g = f->astral[lo - 1].glyph;
-	}
-	*ret = g;
-	return true;
-}
-
 static void psf_draw(const struct font *f, struct canvas *cv, unsigned glyph)
 {
 	const uint8_t *bits = font_glyph(f, glyph);
@@ -1000,7 +963,7 @@ static bool glyph_find(struct fontset *fs, uint32_t c, unsigned style, struct gl
 	FT_UInt index;
 
 	if (fs->provider == PROVIDER_PSF) {
-		if (psf_lookup_exact(fs->psf, c, &ret->psf_glyph)) {
+		if (font_find_glyph(fs->psf, c, &ret->psf_glyph)) {
 			ret->psf = true;
 			return true;
 		}
@@ -1320,7 +1283,7 @@ bool fontset_has_glyph(const struct fontset *fs, uint32_t ucs4)
 	unsigned g;
 
 	if (fs->provider == PROVIDER_PSF)
-		return psf_lookup_exact(fs->psf, ucs4, &g);
+		return font_find_glyph(fs->psf, ucs4, &g);
 	return FT_Get_Char_Index(fs->styles[0].face, ucs4) != 0;
 }
 

@@ -299,17 +299,22 @@ int font_load_builtin(struct font **ret)
 	return font_load_psf_buffer(font_builtin_psf, font_builtin_psf_size, ret, NULL);
 }
 
-unsigned font_lookup(const struct font *f, uint32_t ucs4)
+bool font_find_glyph(const struct font *f, uint32_t ucs4, unsigned *ret)
 {
-	if (!f->bmp_map)
-		return ucs4 < f->glyph_count ? ucs4 : f->fallback_glyph;
-
-	if (ucs4 <= 0xffff) {
-		uint16_t g = f->bmp_map[ucs4];
-		return g != UINT16_MAX ? g : f->fallback_glyph;
-	}
-
 	size_t lo = 0, hi = f->astral_count;
+
+	if (!f->bmp_map) {
+		if (ucs4 >= f->glyph_count)
+			return false;
+		*ret = ucs4;
+		return true;
+	}
+	if (ucs4 <= 0xffff) {
+		if (f->bmp_map[ucs4] == UINT16_MAX)
+			return false;
+		*ret = f->bmp_map[ucs4];
+		return true;
+	}
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		if (f->astral[mid].ucs4 <= ucs4)
@@ -318,7 +323,15 @@ unsigned font_lookup(const struct font *f, uint32_t ucs4)
 			hi = mid;
 	}
 	/* lo is past the last entry <= ucs4 */
-	if (lo > 0 && f->astral[lo - 1].ucs4 == ucs4)
-		return f->astral[lo - 1].glyph;
-	return f->fallback_glyph;
+	if (lo == 0 || f->astral[lo - 1].ucs4 != ucs4)
+		return false;
+	*ret = f->astral[lo - 1].glyph;
+	return true;
+}
+
+unsigned font_lookup(const struct font *f, uint32_t ucs4)
+{
+	unsigned g;
+
+	return font_find_glyph(f, ucs4, &g) ? g : f->fallback_glyph;
 }

@@ -307,6 +307,12 @@ size_t cluster_filter_feed(struct cluster_filter *f, const char *in, size_t len,
 	return o;
 }
 
+void cluster_filter_reset(struct cluster_filter *f)
+{
+	f->state = STREAM_GROUND;
+	f->n_pending = 0;
+}
+
 void cluster_filter_fini(struct cluster_filter *f)
 {
 	free(f->scratch);

@@ -55,4 +55,7 @@ struct cluster_filter {
  * the last call come first); returns the bytes written. */
 #define CLUSTER_FILTER_OUT(len) (2 * (len) + 8)
 size_t cluster_filter_feed(struct cluster_filter *f, const char *in, size_t len, char *out);
+/* A new session: text again, and nothing held back from the last one (the
+ * table stays: stand-ins are never reused). */
+void cluster_filter_reset(struct cluster_filter *f);
 void cluster_filter_fini(struct cluster_filter *f);

@@ -182,11 +182,8 @@ static void input_dispatch_key(struct input *in, uint32_t key)
 			in->cb.switch_vt(vt, in->userdata);
 		return;
 	}
-	if (input_zoom_key(sym, mods, &step)) {
-		if (in->cb.zoom)
-			in->cb.zoom(step, in->userdata);
+	if (input_zoom_key(sym, mods, &step) && in->cb.zoom && in->cb.zoom(step, in->userdata))
 		return;
-	}
 	if ((mods & TSM_SHIFT_MASK) && (sym == XKB_KEY_Prior || sym == XKB_KEY_Next)) {
 		if (in->cb.scroll_page)
 			in->cb.scroll_page(sym == XKB_KEY_Prior ? -1 : 1, in->userdata);

@@ -34,8 +34,10 @@ struct input_callbacks {
 		    void *userdata);
 	void (*switch_vt)(unsigned vt, void *userdata);
 	void (*scroll_page)(int dir, void *userdata);
-	/* Ctrl+Plus (1), Ctrl+Minus (-1), Ctrl+0 (0: the configured size) */
-	void (*zoom)(int step, void *userdata);
+	/* Ctrl+Plus (1), Ctrl+Minus (-1), Ctrl+0 (0: the configured size);
+	 * returns whether it zoomed, else the key goes to the session (a
+	 * bitmap font has one size, and Ctrl+Minus is ^_ to programs) */
+	bool (*zoom)(int step, void *userdata);
 };
 
 int input_new(sd_event *event, const struct input_config *cfg, const struct input_callbacks *cb,

@@ -236,23 +236,21 @@ static void manager_on_switch_vt(unsigned target, void *userdata)
 /* Ctrl+Plus/Minus/0: a point bigger, smaller, or the configured size. The
  * grid follows the cell, libtsm keeps what fits and the session gets
  * SIGWINCH. */
-static void manager_on_zoom(int step, void *userdata)
+static bool manager_on_zoom(int step, void *userdata)
 {
 	struct manager *m = userdata;
 	double size = step == 0 ? m->opts.font_size : fontset_size(m->fonts) + step;
 	double old = fontset_size(m->fonts);
 	int r;
 
-	if (!fontset_scalable(m->fonts)) {
-		log_info("Zoom needs a scalable (TTF/OTF) font; the bitmap font has one size");
-		return;
-	}
+	if (!fontset_scalable(m->fonts))
+		return false;
 	if (size == old)
-		return;
+		return true;
 	r = fontset_set_size(m->fonts, size);
 	if (r < 0) {
 		log_info("Font size %.0f points is out of range, staying at %.0f", size, old);
-		return;
+		return true;
 	}
 	r = render_font_changed(m->render);
 	if (r < 0) {
@@ -263,7 +261,7 @@ static void manager_on_zoom(int step, void *userdata)
 	if (manager_setup_scroller(m) < 0) {
 		m->exit_status = EXIT_FAILURE;
 		sd_event_exit(m->event, 0);
-		return;
+		return true;
 	}
 	term_resize(m->term, render_cols(m->render), render_rows(m->render), m->fb->var.xres,
 		    m->fb->var.yres);
@@ -271,6 +269,7 @@ static void manager_on_zoom(int step, void *userdata)
 		 render_cols(m->render), render_rows(m->render), fontset_cell_width(m->fonts),
 		 fontset_cell_height(m->fonts));
 	manager_schedule_frame(m);
+	return true;
 }
 
 static void manager_on_scroll_page(int dir, void *userdata)

@@ -330,6 +330,7 @@ int term_restart(struct term *t)
 	/* Nothing the previous user saw stays readable: the screen, the
 	 * scrollback and every mode go back to a fresh terminal's. */
 	tsm_vte_hard_reset(t->vte);
+	cluster_filter_reset(&t->filter);
 	tsm_screen_clear_sb(t->screen);
 	tsm_screen_erase_screen(t->screen, false);
 	tsm_screen_move_to(t->screen, 0, 0);

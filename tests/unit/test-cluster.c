@@ -88,6 +88,14 @@ static void test_not_joined(void)
 	/* malformed UTF-8 passes as bytes */
 	n = feed(&f, "e\xff\xcc\x81", out);
 	CHECK(n == 4 && memcmp(out, "e\xff\xcc\x81", 4) == 0);
+	/* a session that ends inside a string or a cut sequence leaves
+	 * nothing behind for the next one */
+	n = feed(&f, "\033Pq\xe4\xb8", out);
+	CHECK_EQ_U(n, 3);
+	cluster_filter_reset(&f);
+	n = feed(&f, "o\xcc\x83", out);
+	CHECK(n == 4 && utf8_4(out) == CLUSTER_FIRST);
+
 	/* ... and after all that, text is joined again */
 	n = feed(&f, "\033[1;31mo\xcc\x83", out);
 	CHECK(n == 7 + 4 && memcmp(out, "\033[1;31m", 7) == 0);

@@ -12,6 +12,9 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
+#if defined(__i386__) || defined(__x86_64__)
+#include <sys/io.h>
+#endif
 #include <unistd.h>
 
 #include "cluster.h"
@@ -143,9 +146,77 @@ static void child_close_fds(void)
 		close(fd);
 }
 
+/* The daemon's I/O port access (the cirrus plugin's ioperm(), taken after the
+ * first session was forked) survives fork and exec: the session must start
+ * with none. Lowering needs no privilege; failing to is fatal for the child. */
+static int child_drop_io_permissions(void)
+{
+#if defined(__i386__) || defined(__x86_64__)
+	if (iopl(0) < 0 && errno != ENOSYS)
+		return -errno;
+	if (ioperm(0, 65536, 0) < 0 && errno != ENOSYS)
+		return -errno;
+#endif
+	return 0;
+}
+
+/* Locale and time zone settings pass from the daemon's environment (systemd
+ * gives services the system locale); nothing else of it does. */
+static bool term_env_passes(const char *entry)
+{
+	static const char *const names[] = {"LANG=", "LANGUAGE=", "TZ="};
+
+	if (strncmp(entry, "LC_", 3) == 0 && strchr(entry, '='))
+		return true;
+	for (size_t i = 0; i < ELEMENTSOF(names); i++)
+		if (strncmp(entry, names[i], strlen(names[i])) == 0)
+			return true;
+	return false;
+}
+
+/* The session's environment, built from nothing (consoled(8), ENVIRONMENT):
+ * TERM, COLORTERM at 15 bpp and deeper, XDG_SEAT and XDG_VTNR for
+ * pam_systemd, a fixed PATH, and the daemon's locale and time zone. Nothing
+ * of the daemon's own (NOTIFY_SOCKET, WATCHDOG_*, JOURNAL_STREAM,
+ * CONSOLED_*, ...) reaches `login -p` and so the user. */
+size_t term_session_env(const struct term_config *cfg, char *const *daemon_env, char **ret,
+			size_t max, char *scratch, size_t scratch_size)
+{
+	size_t n = 0, used = 0;
+
+#define ADD(...)                                                                                   \
+	do {                                                                                       \
+		int len_ = snprintf(scratch + used, scratch_size - used, __VA_ARGS__);             \
+		if (len_ >= 0 && (size_t)len_ < scratch_size - used && n + 1 < max) {             \
+			ret[n++] = scratch + used;                                                 \
+			used += (size_t)len_ + 1;                                                  \
+		}                                                                                  \
+	} while (0)
+
+	ADD("TERM=%s", cfg->term);
+	/* 24-bit colours are shown as they are only at 15 bpp and deeper; at
+	 * 8 bpp they take the nearest colour map entry, so do not promise them. */
+	if (cfg->truecolor)
+		ADD("COLORTERM=truecolor");
+	ADD("PATH=%s", TERM_SESSION_PATH);
+	/* pam_systemd registers a local seat session from these. */
+	if (cfg->vt) {
+		ADD("XDG_SEAT=seat0");
+		ADD("XDG_VTNR=%u", cfg->vt);
+	}
+	for (char *const *e = daemon_env; e && *e; e++)
+		if (term_env_passes(*e))
+			ADD("%s", *e);
+#undef ADD
+	ret[n] = NULL;
+	return n;
+}
+
 /* Runs in the forked child; never returns. */
 static void term_exec_child(const char *slave_name, const struct term_config *cfg)
 {
+	static char scratch[8192];
+	char *envp[64];
 	sigset_t none;
 	int fd;
 
@@ -153,6 +224,8 @@ static void term_exec_child(const char *slave_name, const struct term_config *cf
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
+	if (child_drop_io_permissions() < 0)
+		_exit(127);
 
 	if (setsid() < 0)
 		_exit(127);
@@ -166,22 +239,8 @@ static void term_exec_child(const char *slave_name, const struct term_config *cf
 		_exit(127);
 	child_close_fds();
 
-	setenv("TERM", cfg->term, 1);
-	/* 24-bit colours are shown as they are only at 15 bpp and deeper; at
-	 * 8 bpp they take the nearest colour map entry, so do not promise them. */
-	if (cfg->truecolor)
-		setenv("COLORTERM", "truecolor", 1);
-	else
-		unsetenv("COLORTERM");
-	/* pam_systemd registers a local seat session from these. */
-	if (cfg->vt) {
-		char vtnr[16];
-
-		snprintf(vtnr, sizeof(vtnr), "%u", cfg->vt);
-		setenv("XDG_SEAT", "seat0", 1);
-		setenv("XDG_VTNR", vtnr, 1);
-	}
-	execvp(cfg->argv[0], cfg->argv);
+	term_session_env(cfg, environ, envp, ELEMENTSOF(envp), scratch, sizeof(scratch));
+	execvpe(cfg->argv[0], cfg->argv, envp);
 	fprintf(stderr, "consoled: failed to run %s: %s\n", cfg->argv[0], strerror(errno));
 	_exit(127);
 }

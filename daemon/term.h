@@ -8,9 +8,9 @@
  * back to the pty. When the session's process exits, `exited` is called.
  *
  * The child is started in its own session with the pty as controlling tty,
- * the window size set from the grid, TERM, COLORTERM (at 15 bpp and deeper),
- * XDG_SEAT and XDG_VTNR set, default signal dispositions and no daemon fd
- * open other than 0-2.
+ * the window size set from the grid, default signal dispositions, no daemon
+ * fd open other than 0-2, no I/O port permission, and an environment built
+ * from nothing (term_session_env()).
  */
 #include <libtsm.h>
 #include <stdbool.h>
@@ -34,6 +34,17 @@ struct term_config {
 	unsigned vt;	/* XDG_VTNR for the session; 0 = not set */
 	bool truecolor; /* COLORTERM=truecolor (15 bpp and deeper) */
 };
+
+/* The session's PATH (that of systemd's services, and so of getty's login). */
+#define TERM_SESSION_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* Fills ret (max entries, NULL-terminated; the strings live in scratch) with
+ * the session's environment: TERM, COLORTERM=truecolor when cfg->truecolor,
+ * PATH, XDG_SEAT=seat0 and XDG_VTNR when cfg->vt, and the LANG, LANGUAGE,
+ * LC_* and TZ entries of daemon_env; nothing else. Returns the count.
+ * Async-signal-safe enough for a forked child (no allocation). */
+size_t term_session_env(const struct term_config *cfg, char *const *daemon_env, char **ret,
+			size_t max, char *scratch, size_t scratch_size);
 
 int term_new(sd_event *event, const struct term_config *cfg, const struct term_callbacks *cb,
 	     void *userdata, struct term **ret);

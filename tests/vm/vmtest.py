@@ -121,6 +121,8 @@ def scroll_modes(card, plugins):
 
 
 CONSOLED_LOG = "/tmp/consoled.log"
+# The session's PATH (daemon/term.h TERM_SESSION_PATH).
+SESSION_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 CONSOLED_STATUS = "/tmp/consoled.status"
 
 
@@ -400,7 +402,9 @@ class Runner:
 
     def check_session(self):
         font = KEYBOARD_FONT
-        self.start_consoled(font, "/bin/sh -c 'printf \"\\033[?25lsession up\"; exec sleep 100000'")
+        self.start_consoled(font, "/bin/sh -c 'printf \"\\033[?25lsession up\"; exec sleep 100000'",
+                            env="NOTIFY_SOCKET=/run/nothing WATCHDOG_USEC=1 JOURNAL_STREAM=1:2"
+                                " CONSOLED_SECRET=1 LD_LIBRARY_PATH=/tmp LANG=C.UTF-8")
         self.wait_text(font, lambda s: "session up" in s, "the session did not start")
         pid = self.session_pid()
         fds = self.sh("ls /proc/%s/fd" % pid).split()
@@ -418,8 +422,13 @@ class Runner:
         if int(fields[4]) != (136 << 8 | pts):
             self.fail("the controlling tty of the session is %s, expected %s" % (fields[4], links[0]))
         env = self.sh("tr '\\0' '\\n' < /proc/%s/environ" % pid).split("\n")
-        if "TERM=xterm-256color" not in env:
-            self.fail("TERM is not xterm-256color in the session: %r" % env)
+        env = sorted(e for e in env if e)
+        # Built from nothing: the daemon's notify socket, watchdog, journal
+        # stream and test switches stay behind; the locale passes.
+        want = sorted(["TERM=xterm-256color", "PATH=" + SESSION_PATH, "XDG_SEAT=seat0",
+                       "XDG_VTNR=1", "LANG=C.UTF-8"] + (["COLORTERM=truecolor"] if self.vm_bpp > 8 else []))
+        if env != want:
+            self.fail("the session's environment is %r, expected %r" % (env, want))
         size = self.sh("stty -F %s size" % links[0]).split()
         font_obj = load_font(font)
         want = [str(self.vm_yres // font_obj.height), str(self.vm_xres // font_obj.width)]
@@ -628,6 +637,27 @@ class Runner:
             self.fail("the session's exit was not logged")
         self.stop_consoled()
 
+    def check_session_ioports(self):
+        """The cirrus plugin takes the VGA ports (ioperm) once the VT is ours,
+        after the first session started; the session that follows a logout
+        must not inherit them: a program reading a port without asking dies
+        of SIGSEGV."""
+        font = KEYBOARD_FONT
+        self.start_shell(font)
+        if "GD54xx BitBLT through VGA ports 0x3ce/0x3cf" not in self.sh("cat %s" % CONSOLED_LOG):
+            self.fail("the plugin did not take the VGA ports; the check would prove nothing:\n"
+                      + self.sh("cat %s" % CONSOLED_LOG))
+        self.vm.send_text("exit\n")
+        self.wait_text(font, lambda s: any(l.startswith("$ ") for l in s.lines) and "exit" not in s,
+                       "no fresh session after the shell exited")
+        self.vm.send_text("inb; echo inb-status=$?\n")
+        self.wait_text(font, lambda s: "inb-status=" in s, "inb did not run")
+        img, decoded = self.wait_text(font, lambda s: "inb-status=139" in s,
+                                      "the new session could read the VGA ports (inb did not die of SIGSEGV)")
+        if "port 0x3cc =" in decoded:
+            self.fail("the new session read a VGA port:\n" + decoded.text())
+        self.stop_consoled()
+
     def check_bad_font(self):
         """A file that is no font: a warning, and the built-in font draws
         (it is Lat15-Fixed16, so the screen reader's font reads it)."""
@@ -810,6 +840,8 @@ def main():
                   + ["scroll-" + m for m in scroll_modes(args.card, plugins)])
         if CARD_PLUGIN.get(args.card) in plugins:
             checks += ["backend", "scroll-copy-hang"]
+        if args.card == "cirrus" and "cirrus" in plugins:
+            checks += ["session-ioports"]
         if args.card in fonttest.CARDS:
             checks += fonttest.CHECKS
     if args.only:
@@ -823,6 +855,9 @@ def main():
                              "blitcheck")
     if os.path.exists(blitcheck):
         elves["/usr/bin/blitcheck"] = os.path.normpath(blitcheck)
+    inb = os.path.join(os.path.dirname(blitcheck), "inb")
+    if os.path.exists(inb):
+        elves["/usr/bin/inb"] = os.path.normpath(inb)
     bad = os.path.join(os.path.dirname(blitcheck), "bad-abi-plugin.so")
     if os.path.exists(bad):
         elves["/usr/lib/bad-abi-plugin.so"] = os.path.normpath(bad)
@@ -832,9 +867,11 @@ def main():
         r = Runner(vm, args.card, out_dir)
         if vm.fb_info and vm.fb_info[0].isdigit():
             r.vm_xres, r.vm_yres = (int(v) for v in vm.fb_info.split(",")[:2])
+            r.vm_bpp = int(vm.fb_info.split(",")[2]) if vm.fb_info.count(",") >= 2 else 8
         simple = {
             "keyboard": r.check_keyboard,
             "session": r.check_session,
+            "session-ioports": r.check_session_ioports,
             "keys": r.check_keys,
             "respawn": r.check_respawn,
             "bad-font": r.check_bad_font,

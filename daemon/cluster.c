@@ -37,6 +37,13 @@ void cluster_table_free(struct cluster_table *t)
 	free(t);
 }
 
+void cluster_table_reset(struct cluster_table *t)
+{
+	free(t->clusters);
+	free(t->index);
+	*t = (struct cluster_table){0};
+}
+
 static uint32_t cluster_hash(const uint32_t *ch, size_t len)
 {
 	uint32_t h = 2166136261u;

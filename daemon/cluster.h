@@ -9,9 +9,11 @@
  * (U+100000..U+10FFFD), which libtsm stores like any narrow character, and
  * the renderer draws the cluster the stand-in means.
  *
- * Stand-ins are handed out once per distinct cluster and never reused, since
- * the scrollback may still show any of them; when the area is used up,
- * further marks are dropped (and that is logged once). Code points of that
+ * Stand-ins are handed out once per distinct cluster and never reused within
+ * a session, since the scrollback may still show any of them; when the area
+ * is used up, further marks are dropped (and that is logged once). A new
+ * session starts with an empty table (cluster_table_reset()), so one user
+ * cannot use the area up for the next, nor learn the clusters shown before. Code points of that
  * area sent by programs themselves are passed through a stand-in of their own,
  * so every code point of the area that libtsm holds is one of ours.
  *
@@ -33,6 +35,10 @@ struct cluster_table;
 
 struct cluster_table *cluster_table_new(void);
 void cluster_table_free(struct cluster_table *t);
+/* Forgets every cluster: for a new session, once nothing on the screen or in
+ * the scrollback holds a stand-in. Whoever draws stand-ins must forget what
+ * it cached of them (render_set_clusters()). */
+void cluster_table_reset(struct cluster_table *t);
 
 /* The code points a stand-in means; NULL for any other code point. */
 const uint32_t *cluster_lookup(const struct cluster_table *t, uint32_t cp, size_t *ret_len);
@@ -56,6 +62,6 @@ struct cluster_filter {
 #define CLUSTER_FILTER_OUT(len) (2 * (len) + 8)
 size_t cluster_filter_feed(struct cluster_filter *f, const char *in, size_t len, char *out);
 /* A new session: text again, and nothing held back from the last one (the
- * table stays: stand-ins are never reused). */
+ * table is reset on its own, cluster_table_reset()). */
 void cluster_filter_reset(struct cluster_filter *f);
 void cluster_filter_fini(struct cluster_filter *f);

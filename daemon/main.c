@@ -107,6 +107,8 @@ static int manager_on_respawn(sd_event_source *s, uint64_t usec, void *userdata)
 		sd_event_exit(m->event, 0);
 		return 0;
 	}
+	/* the cluster table starts empty: stand-ins are handed out again */
+	render_set_clusters(m->render, term_clusters(m->term));
 	sd_notify(0, "STATUS=Session running");
 	return 0;
 }

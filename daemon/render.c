@@ -177,6 +177,9 @@ void render_set_clusters(struct render *r, const struct cluster_table *clusters)
 {
 	r->clusters = clusters;
 	r->prev_valid = false;
+	/* A stand-in may mean another cluster now: cached pixels are stale. */
+	if (r->slots)
+		memset(r->slots, 0, GLYPH_CACHE_SLOTS * sizeof(struct glyph_slot));
 }
 
 int render_font_changed(struct render *r)

@@ -45,7 +45,8 @@ int render_new(struct fbdev *fb, struct fontset *fonts, const struct palette *pa
 void render_free(struct render *r);
 
 /* Stand-ins for combining sequences are drawn as the sequences the table
- * (the terminal's, which outlives the renderer's use of it) says. */
+ * (the terminal's, which outlives the renderer's use of it) says. Call it
+ * again after the table was reset: it forgets what it drew of stand-ins. */
 void render_set_clusters(struct render *r, const struct cluster_table *clusters);
 
 /* The fontset's cell size changed (zoom): lays the grid out again and

@@ -392,6 +392,8 @@ int term_restart(struct term *t)
 	cluster_filter_reset(&t->filter);
 	tsm_screen_clear_sb(t->screen);
 	tsm_screen_erase_screen(t->screen, false);
+	/* no stand-in is left on the screen or in the scrollback */
+	cluster_table_reset(t->filter.table);
 	tsm_screen_move_to(t->screen, 0, 0);
 	if (t->cb.damage)
 		t->cb.damage(t->userdata);

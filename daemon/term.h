@@ -51,7 +51,9 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 void term_free(struct term *t);
 
 /* After the session exited: clears the screen and the scrollback, resets the
- * terminal and starts the session command again on a new pty. */
+ * terminal and the combining-cluster table (the renderer must forget its
+ * cached stand-ins: render_set_clusters()) and starts the session command
+ * again on a new pty. */
 int term_restart(struct term *t);
 
 /* A new grid (zoom): the screen keeps its content as libtsm resizes it and

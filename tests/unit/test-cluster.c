@@ -4,6 +4,7 @@
  * rewritten, escape sequences and strings never are, and every stand-in
  * means exactly the sequence it replaced.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "../../daemon/cluster.h"
@@ -154,11 +155,49 @@ static void test_long_cluster(void)
 	cluster_table_free(f.table);
 }
 
+/* A new session starts with an empty table: what the last one joined is
+ * forgotten, and a table one user filled up joins marks again. */
+static void test_reset(void)
+{
+	struct cluster_filter f = {.table = cluster_table_new()};
+	char in[16], out[64];
+	size_t n, len = 0;
+
+	n = feed(&f, "e\xcc\x81", out);
+	CHECK(n == 4 && utf8_4(out) == CLUSTER_FIRST);
+	cluster_table_reset(f.table);
+	cluster_filter_reset(&f);
+	CHECK(cluster_lookup(f.table, CLUSTER_FIRST, &len) == NULL);
+	n = feed(&f, "a\xcc\x80", out);
+	CHECK(n == 4 && utf8_4(out) == CLUSTER_FIRST);
+	const uint32_t *seq = cluster_lookup(f.table, CLUSTER_FIRST, &len);
+	CHECK(seq && len == 2 && seq[0] == 'a' && seq[1] == 0x300);
+
+	/* fill the whole area with distinct clusters (base + 2 marks) */
+	for (uint32_t i = 1; i <= CLUSTER_LAST - CLUSTER_FIRST; i++) {
+		uint32_t m1 = 0x300 + i % 0x70, m2 = 0x300 + (i / 0x70) % 0x70;
+		uint32_t base = 'A' + (i / (0x70 * 0x70)) % 26;
+
+		snprintf(in, sizeof(in), "%c%c%c%c%c", (char)base, (char)(0xc0 | m1 >> 6),
+			 (char)(0x80 | (m1 & 0x3f)), (char)(0xc0 | m2 >> 6),
+			 (char)(0x80 | (m2 & 0x3f)));
+		feed(&f, in, out);
+	}
+	n = feed(&f, "z\xcc\x81", out);
+	CHECK(n == 1 && out[0] == 'z'); /* used up: the mark is dropped */
+	cluster_table_reset(f.table);
+	n = feed(&f, "z\xcc\x81", out);
+	CHECK(n == 4 && utf8_4(out) == CLUSTER_FIRST);
+	cluster_filter_fini(&f);
+	cluster_table_free(f.table);
+}
+
 int main(void)
 {
 	RUN(test_join);
 	RUN(test_not_joined);
 	RUN(test_private_area);
 	RUN(test_long_cluster);
+	RUN(test_reset);
 	return TESTS_RESULT();
 }

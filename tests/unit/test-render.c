@@ -286,6 +286,32 @@ static void test_wide_and_combining(void)
 	fake_fini(&f);
 }
 
+/* After a new session reset the cluster table, the first stand-in means
+ * another cluster: the renderer must not draw the old one's cached pixels. */
+static void test_cluster_reset(void)
+{
+	struct fake f;
+
+	fake_init(&f, 32, 320, 64, 0);
+	tsm_screen_set_flags(f.screen, TSM_SCREEN_HIDE_CURSOR);
+	feed(&f, "e\xcc\x81");
+	render_frame(f.render, f.screen);
+	CHECK(cells_show_cluster(&f, 0, 0, (const uint32_t[]){'e', 0x301}, 2, 1, 0xaaaaaa, 0));
+
+	/* what term_restart() and the respawn do */
+	tsm_vte_hard_reset(f.vte);
+	tsm_screen_erase_screen(f.screen, false);
+	cluster_table_reset(f.filter.table);
+	cluster_filter_reset(&f.filter);
+	render_set_clusters(f.render, f.filter.table);
+	render_frame(f.render, f.screen);
+	tsm_screen_set_flags(f.screen, TSM_SCREEN_HIDE_CURSOR);
+	feed(&f, "a\xcc\x80");
+	render_frame(f.render, f.screen);
+	CHECK(cells_show_cluster(&f, 0, 0, (const uint32_t[]){'a', 0x300}, 2, 1, 0xaaaaaa, 0));
+	fake_fini(&f);
+}
+
 /* Shadow mode (rows moved in RAM, changed rows written out) must leave the
  * very same pixels as redrawing, frame after frame, through scrolls of the
  * screen and of regions, inserts, deletes and edits. */
@@ -347,5 +373,6 @@ int main(void)
 	RUN(test_16bpp);
 	RUN(test_wide_and_combining);
 	RUN(test_shadow_equals_redraw);
+	RUN(test_cluster_reset);
 	return TESTS_RESULT();
 }

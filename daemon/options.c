@@ -22,6 +22,17 @@ enum {
 	ARG_VERSION,
 };
 
+/*
+ * Scrollback is memory that whoever logs in can make the daemon hold: every
+ * line that scrolls off is kept as a whole row of cells, columns x 24 bytes
+ * (libtsm 4's struct cell: code point, width, attributes, age). A 1920-pixel
+ * wide screen with an 8-pixel font has 240 columns, 5.6 KiB a line, so
+ * 100000 lines are about 550 MiB, and twice that at 3840 pixels: more than a
+ * console should ever keep, and anything larger is a typo that would end
+ * with the OOM killer.
+ */
+#define SB_SIZE_MAX 100000
+
 enum key_type {
 	KEY_BOOL,     /* bool; given alone means yes */
 	KEY_NOT_BOOL, /* bool, inverted: no-calibrate=yes clears calibrate */
@@ -61,7 +72,7 @@ static const struct key {
     {"xkb-options", KEY_STRING, FIELD(xkb_options), 0, 0, NULL},
     {"xkb-repeat-delay", KEY_UINT, FIELD(repeat_delay_ms), 1, 10000, NULL},
     {"xkb-repeat-rate", KEY_UINT, FIELD(repeat_rate_hz), 0, 1000, NULL},
-    {"sb-size", KEY_UINT, FIELD(sb_size), 0, 1000000, NULL},
+    {"sb-size", KEY_UINT, FIELD(sb_size), 0, SB_SIZE_MAX, NULL},
     {"scroll-mode", KEY_SCROLL_MODE, FIELD(scroll_mode), 0, 0,
      "expected auto, pan, wrap, copy, redraw or shadow"},
     {"calibrate", KEY_BOOL, FIELD(calibrate), 0, 0, NULL},
@@ -105,7 +116,7 @@ void options_help(FILE *f)
 	      "                          /etc/default/keyboard, else layout us)\n"
 	      "      --xkb-repeat-delay=MS  key repeat delay (default: 250)\n"
 	      "      --xkb-repeat-rate=HZ   key repeat rate, 0 = off (default: 30)\n"
-	      "      --sb-size=LINES     scrollback lines (default: 1000)\n"
+	      "      --sb-size=LINES     scrollback lines, at most 100000 (default: 1000)\n"
 	      "      --scroll-mode=auto|pan|wrap|copy|redraw|shadow\n"
 	      "                          how scrolls reach the screen (default: auto)\n"
 	      "      --no-calibrate      trust the device's capabilities, measure nothing\n"

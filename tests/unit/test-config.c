@@ -393,7 +393,7 @@ static void test_bad_lines(void)
 	CHECK(logged_at(log, conf_path, ":4: unknown key 'foo'"));
 	CHECK(logged_at(log, conf_path,
 			":5: sb-size: invalid value 'abc': expected a whole "
-			"number from 0 to 1000000"));
+			"number from 0 to 100000"));
 	CHECK(logged_at(log, conf_path, ":7: palette: needs a value"));
 	CHECK(logged_at(log, conf_path, ":10: unknown key ''"));
 	CHECK(logged_at(log, conf_path, ":11: unknown key 'help'"));

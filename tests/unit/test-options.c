@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <unistd.h>
 
 #include <libtsm.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
@@ -120,6 +121,8 @@ static void test_errors(void)
 	    {"--xkb-repeat-delay=abc", NULL},
 	    {"--xkb-repeat-rate=-1", NULL},
 	    {"--sb-size=1e3", NULL},
+	    {"--sb-size=100001", NULL},
+	    {"--sb-size=4294967296", NULL},
 	    {"--term=", NULL},
 	    {"--fbdev=", NULL},
 	    {"--login", NULL},
@@ -227,7 +230,7 @@ static void test_set_messages(void)
 			  "to 63") == 0);
 	CHECK(options_set(&o, "sb-size", "-3", err, sizeof(err)) == -EINVAL);
 	CHECK(strcmp(err, "sb-size: invalid value '-3': expected a whole number from 0 to "
-			  "1000000") == 0);
+			  "100000") == 0);
 	CHECK(options_set(&o, "stats", "maybe", err, sizeof(err)) == -EINVAL);
 	CHECK(strstr(err, "stats: invalid value 'maybe': expected yes, no") == err);
 	CHECK(options_set(&o, "login", " \t ", err, sizeof(err)) == -EINVAL);
@@ -242,6 +245,67 @@ static void test_set_messages(void)
 	options_fini(&o);
 }
 
+/* parse() with what it writes to stderr in log (also echoed to the test's
+ * stderr afterwards). */
+static int parse_logged(struct options *o, const char *const *args, char *log, size_t size)
+{
+	FILE *f = tmpfile();
+	int saved, r;
+	size_t n;
+
+	if (!f)
+		abort();
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	if (saved < 0 || dup2(fileno(f), STDERR_FILENO) < 0)
+		abort();
+	r = parse(o, args);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(f);
+	n = fread(log, 1, size - 1, f);
+	log[n] = '\0';
+	fclose(f);
+	fputs(log, stderr);
+	return r;
+}
+
+/* Scrollback is memory the session can make the daemon hold: the largest
+ * sb-size is taken, one more is a usage error on the command line and a
+ * skipped line (with file:line) in a configuration file. */
+static void test_sb_size_bound(void)
+{
+	static const char text[] = "term=t\nsb-size=100001\n";
+	char conf[] = "/tmp/test-options-XXXXXX", log[4096], config_arg[64];
+	struct options o;
+	int fd;
+
+	CHECK(parse(&o, (const char *const[]){"--sb-size=100000", NULL}) == 0);
+	CHECK_EQ_U(o.sb_size, 100000);
+	options_fini(&o);
+
+	CHECK(parse_logged(&o, (const char *const[]){"--sb-size=100001", NULL}, log, sizeof(log)) ==
+	      -EINVAL);
+	CHECK(strstr(log, "consoled: --sb-size: invalid value '100001': expected a whole number "
+			  "from 0 to 100000\n") != NULL);
+
+	fd = mkstemp(conf);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK(write(fd, text, sizeof(text) - 1) == sizeof(text) - 1);
+	close(fd);
+	snprintf(config_arg, sizeof(config_arg), "--config=%s", conf);
+	CHECK(parse_logged(&o, (const char *const[]){config_arg, NULL}, log, sizeof(log)) == 0);
+	CHECK(strstr(log, ":2: sb-size: invalid value '100001': expected a whole number from 0 "
+			  "to 100000, ignoring.") != NULL);
+	CHECK_EQ_U(o.sb_size, 1000);
+	CHECK(strcmp(o.term, "t") == 0);
+	options_fini(&o);
+	unlink(conf);
+}
+
 int main(void)
 {
 	RUN(test_defaults);
@@ -254,5 +318,6 @@ int main(void)
 	RUN(test_command_without_login_flag);
 	RUN(test_boolean_flags);
 	RUN(test_set_messages);
+	RUN(test_sb_size_bound);
 	return TESTS_RESULT();
 }

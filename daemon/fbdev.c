@@ -229,6 +229,7 @@ int fbdev_open(const char *path, const struct palette *palette, struct fbdev **r
 
 	fb = xcalloc(1, sizeof(*fb));
 	fb->path = xstrdup(path);
+	fb->palette = palette;
 	fb->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fb->fd < 0) {
 		r = log_error_errno(errno, "Failed to open framebuffer %s: %m", path);
@@ -297,6 +298,7 @@ int fbdev_reacquire(struct fbdev *fb)
 {
 	struct fb_var_screeninfo cur;
 	struct fb_fix_screeninfo old_fix = fb->fix;
+	struct pixel_format old_format = fb->format;
 	int r;
 
 	if (ioctl(fb->fd, FBIOGET_VSCREENINFO, &cur) < 0)
@@ -336,6 +338,14 @@ int fbdev_reacquire(struct fbdev *fb)
 	r = fbdev_check(fb);
 	if (r < 0)
 		return r;
+	if (fb->format.indexed != old_format.indexed ||
+	    fb->format.bits_per_pixel != old_format.bits_per_pixel ||
+	    fb->fix.visual != old_fix.visual) {
+		log_warning("%s is now %ux%u at %u bpp %s, not consoled's mode; drawing in it",
+			    fb->path, fb->var.xres, fb->var.yres, fb->var.bits_per_pixel,
+			    visual_name(fb->fix.visual));
+		fbdev_build_cmap(fb, fb->palette);
+	}
 	if (fb->fix.smem_start != old_fix.smem_start || fb->fix.smem_len != old_fix.smem_len ||
 	    !fb->map) {
 		r = fbdev_map(fb);

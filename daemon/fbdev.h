@@ -30,7 +30,9 @@ struct fbdev {
 	size_t map_size;
 	unsigned line_length;
 
-	/* The colour map consoled programs (pseudo/directcolour) and the one it found. */
+	/* The colour map consoled programs (pseudo/directcolour), made from
+	 * `palette` for the current format, and the one it found. */
+	const struct palette *palette;
 	struct fb_cmap cmap;
 	uint16_t cmap_data[4][256];
 	struct fb_cmap saved_cmap;
@@ -49,9 +51,11 @@ int fbdev_open(const char *path, const struct palette *palette, struct fbdev **r
 void fbdev_free(struct fbdev *fb);
 
 /* When our VT becomes the visible one (at start and after every switch back:
- * fbcon has set *its* mode meanwhile). Re-reads
- * fix/var, puts consoled's var (and so pan offset) back, re-maps if the
- * memory moved and re-programs the colour map. */
+ * fbcon has set *its* mode meanwhile). Re-reads fix/var, puts consoled's var
+ * (and so pan offset) back, re-maps if the memory moved and re-programs the
+ * colour map (made again for a new pixel format). The driver may refuse or
+ * adjust consoled's mode: then the device's current one is kept, and the
+ * caller must lay everything out again (render_layout_stale()). */
 int fbdev_reacquire(struct fbdev *fb);
 
 /* Puts back the var (at yoffset 0) and colour map found at start. */

@@ -180,6 +180,26 @@ static int manager_setup_scroller(struct manager *m)
 	return render_set_scroller(m->render, m->scroller);
 }
 
+/* Every change of geometry, pixel format or cell size comes here (zoom, a
+ * mode the driver adjusted when the VT came back; later a handover or a
+ * rotation): the renderer's buffers, the scroller (and with it the virtual
+ * screen) and the pty's size all follow the device and the font. */
+static int manager_relayout(struct manager *m)
+{
+	int r;
+
+	r = render_relayout(m->render);
+	if (r < 0)
+		return r;
+	r = manager_setup_scroller(m);
+	if (r < 0)
+		return r;
+	if (m->term)
+		term_resize(m->term, render_cols(m->render), render_rows(m->render),
+			    m->fb->var.xres, m->fb->var.yres);
+	return 0;
+}
+
 static void manager_on_acquire(void *userdata)
 {
 	struct manager *m = userdata;
@@ -201,13 +221,20 @@ static void manager_on_acquire(void *userdata)
 	if (!m->scroller) {
 		struct backend_config bc = {
 		    .name = m->opts.backend,
-		    /* The test suite's fault switch (consoled(8), ENVIRONMENT). */
-		    .test_flags =
-			getenv("CONSOLED_TEST_BACKEND_HANG") ? CONSOLED_BACKEND_TEST_HANG : 0,
 		};
 		if (backend_load(m->fb, &bc, &m->backend) < 0)
 			log_warning("Going on without a blitter");
-		if (manager_setup_scroller(m) < 0) {
+	}
+	/* The first time, and whenever the device came back in another mode
+	 * than the one everything was laid out for. */
+	if (!m->scroller || render_layout_stale(m->render)) {
+		if (m->scroller)
+			log_info("%s came back as %ux%u at %u bpp: laying the screen out again",
+				 m->fb->path, m->fb->var.xres, m->fb->var.yres,
+				 m->fb->var.bits_per_pixel);
+		if (manager_relayout(m) < 0) {
+			log_error("Cannot lay the screen out for the mode of %s, exiting",
+				  m->fb->path);
 			m->exit_status = EXIT_FAILURE;
 			sd_event_exit(m->event, 0);
 			return;
@@ -254,19 +281,17 @@ static bool manager_on_zoom(int step, void *userdata)
 		log_info("Font size %.0f points is out of range, staying at %.0f", size, old);
 		return true;
 	}
-	r = render_font_changed(m->render);
+	r = manager_relayout(m);
 	if (r < 0) {
 		/* the cell does not fit the screen: back to the old size */
 		fontset_set_size(m->fonts, old);
-		render_font_changed(m->render);
+		r = manager_relayout(m);
 	}
-	if (manager_setup_scroller(m) < 0) {
+	if (r < 0) {
 		m->exit_status = EXIT_FAILURE;
 		sd_event_exit(m->event, 0);
 		return true;
 	}
-	term_resize(m->term, render_cols(m->render), render_rows(m->render), m->fb->var.xres,
-		    m->fb->var.yres);
 	log_info("Font size %.0f points: %ux%u cells of %ux%u", fontset_size(m->fonts),
 		 render_cols(m->render), render_rows(m->render), fontset_cell_width(m->fonts),
 		 fontset_cell_height(m->fonts));

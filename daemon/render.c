@@ -35,8 +35,18 @@ struct glyph_slot {
 	struct cell key;
 };
 
+/* What the renderer's buffers were laid out for: when the device's mode
+ * differs (a driver that adjusted consoled's mode on re-acquire, later a
+ * handover or rotation), everything is laid out again. */
+struct render_layout {
+	unsigned xres, yres, line_length;
+	unsigned cell_w, cell_h;
+	struct pixel_format format;
+};
+
 struct render {
 	struct fbdev *fb;
+	struct render_layout layout;
 	struct fontset *fonts;
 	const struct palette *palette;
 	struct scroller *scroller; /* NULL: redraw only */
@@ -103,19 +113,52 @@ static void render_free_grid(struct render *r)
 	r->glyph_pixels = r->rowbuf = NULL;
 }
 
-/* Lays the text grid out for the fontset's current cell size. */
+static struct render_layout render_layout_of(const struct render *r)
+{
+	return (struct render_layout){
+	    .xres = r->fb->var.xres,
+	    .yres = r->fb->var.yres,
+	    .line_length = r->fb->line_length,
+	    .cell_w = fontset_cell_width(r->fonts),
+	    .cell_h = fontset_cell_height(r->fonts),
+	    .format = r->fb->format,
+	};
+}
+
+static bool render_layout_equal(const struct render_layout *a, const struct render_layout *b)
+{
+	const struct pixel_format *fa = &a->format, *fb = &b->format;
+
+	return a->xres == b->xres && a->yres == b->yres && a->line_length == b->line_length &&
+	       a->cell_w == b->cell_w && a->cell_h == b->cell_h &&
+	       fa->bits_per_pixel == fb->bits_per_pixel &&
+	       fa->bytes_per_pixel == fb->bytes_per_pixel && fa->indexed == fb->indexed &&
+	       memcmp(&fa->red, &fb->red, sizeof(fa->red)) == 0 &&
+	       memcmp(&fa->green, &fb->green, sizeof(fa->green)) == 0 &&
+	       memcmp(&fa->blue, &fb->blue, sizeof(fa->blue)) == 0;
+}
+
+/* Lays the text grid, the glyph cache and the pixel line out for the
+ * device's mode and the fontset's current cell size. On failure the old
+ * layout stays. */
 static int render_setup_grid(struct render *r)
 {
 	struct fbdev *fb = r->fb;
 	unsigned w = fontset_cell_width(r->fonts), h = fontset_cell_height(r->fonts);
 	const uint8_t *space;
+	uint8_t *line;
 	size_t block;
 
 	if (fb->var.xres < w || fb->var.yres < h)
 		return log_error_errno(EINVAL,
 				       "The font's cell (%ux%u) is larger than the screen (%ux%u)",
 				       w, h, fb->var.xres, fb->var.yres);
+	line = realloc(r->line, (size_t)fb->line_length);
+	if (!line)
+		return log_error_errno(ENOMEM, "Failed to allocate a pixel line: %m");
+	r->line = line;
 	render_free_grid(r);
+	r->layout = render_layout_of(r);
 	r->cell_w = w;
 	r->cell_h = h;
 	r->cols = fb->var.xres / w;
@@ -159,11 +202,6 @@ int render_new(struct fbdev *fb, struct fontset *fonts, const struct palette *pa
 	r->fb = fb;
 	r->fonts = fonts;
 	r->palette = palette;
-	r->line = malloc((size_t)fb->line_length);
-	if (!r->line) {
-		render_free(r);
-		return log_error_errno(ENOMEM, "Failed to allocate a pixel line: %m");
-	}
 	err = render_setup_grid(r);
 	if (err < 0) {
 		render_free(r);
@@ -182,8 +220,17 @@ void render_set_clusters(struct render *r, const struct cluster_table *clusters)
 		memset(r->slots, 0, GLYPH_CACHE_SLOTS * sizeof(struct glyph_slot));
 }
 
-int render_font_changed(struct render *r)
+bool render_layout_stale(const struct render *r)
 {
+	struct render_layout now = render_layout_of(r);
+
+	return !render_layout_equal(&r->layout, &now);
+}
+
+int render_relayout(struct render *r)
+{
+	/* the scroller and the shadow copy were made for the old layout */
+	render_set_scroller(r, NULL);
 	return render_setup_grid(r);
 }
 

@@ -20,6 +20,7 @@
  * foreground), reverse swaps foreground and background.
  */
 #include <libtsm.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "damage.h"
@@ -49,10 +50,17 @@ void render_free(struct render *r);
  * again after the table was reset: it forgets what it drew of stand-ins. */
 void render_set_clusters(struct render *r, const struct cluster_table *clusters);
 
-/* The fontset's cell size changed (zoom): lays the grid out again and
- * forgets the screen. The scroller, which depends on the cell height, must
- * be set again. */
-int render_font_changed(struct render *r);
+/* Whether the device's mode (resolution, line length, pixel format) or the
+ * fontset's cell size differs from what the renderer's buffers were laid
+ * out for. */
+bool render_layout_stale(const struct render *r);
+
+/* The one rebuild path for every change of geometry, pixel format or cell
+ * size (zoom, a mode the driver adjusted on re-acquire): lays the grid, the
+ * glyph cache and the pixel line out again and forgets the screen and the
+ * scroller, which must be set again (render_set_scroller()). On failure
+ * (the cell does not fit the screen) the old layout stays. */
+int render_relayout(struct render *r);
 
 /* Moves are done through the scroller's strategies (NULL: redraw only);
  * in shadow mode this sets up the RAM copy. Invalidates the screen. */

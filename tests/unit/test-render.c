@@ -33,9 +33,12 @@ static void vte_write(struct tsm_vte *vte, const char *u8, size_t len, void *dat
 	(void)data;
 }
 
-static void fake_init(struct fake *f, unsigned bpp, unsigned xres, unsigned yres, unsigned pad)
+/* The device's mode: what fbdev_reacquire() leaves when the driver set
+ * another mode than consoled's. */
+static void fake_set_mode(struct fake *f, unsigned bpp, unsigned xres, unsigned yres, unsigned pad)
 {
-	memset(f, 0, sizeof(*f));
+	free(f->fb.map);
+	memset(&f->fb.var, 0, sizeof(f->fb.var));
 	f->fb.fix.type = FB_TYPE_PACKED_PIXELS;
 	f->fb.fix.visual = bpp == 8 ? FB_VISUAL_PSEUDOCOLOR : FB_VISUAL_TRUECOLOR;
 	f->fb.var.xres = f->fb.var.xres_virtual = xres;
@@ -56,6 +59,12 @@ static void fake_init(struct fake *f, unsigned bpp, unsigned xres, unsigned yres
 	f->fb.map_size = (size_t)f->fb.line_length * yres;
 	f->fb.map = calloc(1, f->fb.map_size);
 	memset(f->fb.map, 0x5a, f->fb.map_size);
+}
+
+static void fake_init(struct fake *f, unsigned bpp, unsigned xres, unsigned yres, unsigned pad)
+{
+	memset(f, 0, sizeof(*f));
+	fake_set_mode(f, bpp, xres, yres, pad);
 	palette_init(&f->palette, PALETTE_LINUX, NULL);
 	CHECK(font_load_builtin(&f->font) == 0);
 	/* The built-in font through a file: what --font-file does. */
@@ -286,6 +295,43 @@ static void test_wide_and_combining(void)
 	fake_fini(&f);
 }
 
+/* The VT comes back with the device in another mode (8 bpp 640x480, now 32
+ * bpp 800x600 with padded lines): every buffer follows it (under ASan, a
+ * renderer that kept its old buffers writes past them), and the text is
+ * drawn right in the new format. */
+static void test_relayout(void)
+{
+	struct fake f;
+
+	fake_init(&f, 8, 640, 480, 0);
+	tsm_screen_set_flags(f.screen, TSM_SCREEN_HIDE_CURSOR);
+	feed(&f, "first mode");
+	render_frame(f.render, f.screen);
+	CHECK(!render_layout_stale(f.render));
+	CHECK(cell_shows(&f, 0, 0, 'f', slot(7), slot(0)));
+
+	fake_set_mode(&f, 32, 800, 600, 64);
+	CHECK(render_layout_stale(f.render));
+	CHECK(render_relayout(f.render) == 0);
+	CHECK(!render_layout_stale(f.render));
+	CHECK_EQ_U(render_cols(f.render), 100);
+	CHECK_EQ_U(render_rows(f.render), 37);
+	CHECK(tsm_screen_resize(f.screen, 100, 37) == 0);
+	feed(&f, "\033[36;98Hend");
+	render_invalidate(f.render); /* as after every acquire */
+	render_frame(f.render, f.screen);
+	CHECK(cell_shows(&f, 0, 0, 'f', 0xaaaaaa, 0));
+	CHECK(cell_shows(&f, 97, 35, 'e', 0xaaaaaa, 0));
+	CHECK(cell_shows(&f, 99, 35, 'd', 0xaaaaaa, 0));
+	/* the margin right of the grid and below it are background */
+	CHECK_EQ_U(pixel_at(&f, 799, 599), 0);
+
+	/* a cell that no longer fits: refused, the layout stays */
+	fake_set_mode(&f, 32, 4, 4, 0);
+	CHECK(render_relayout(f.render) < 0);
+	fake_fini(&f);
+}
+
 /* After a new session reset the cluster table, the first stand-in means
  * another cluster: the renderer must not draw the old one's cached pixels. */
 static void test_cluster_reset(void)
@@ -374,5 +420,6 @@ int main(void)
 	RUN(test_wide_and_combining);
 	RUN(test_shadow_equals_redraw);
 	RUN(test_cluster_reset);
+	RUN(test_relayout);
 	return TESTS_RESULT();
 }

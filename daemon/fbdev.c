@@ -366,6 +366,8 @@ void fbdev_restore(struct fbdev *fb)
 		log_warning_errno(errno, "Failed to restore the mode of %s: %m", fb->path);
 	if (fb->saved_cmap_valid && ioctl(fb->fd, FBIOPUTCMAP, &fb->saved_cmap) < 0)
 		log_warning_errno(errno, "Failed to restore the colour map of %s: %m", fb->path);
+	log_info("%s: mode %ux%u (virtual %ux%u) at %u bpp restored", fb->path, v.xres, v.yres,
+		 v.xres_virtual, v.yres_virtual, v.bits_per_pixel);
 }
 
 int fbdev_set_virtual(struct fbdev *fb, unsigned yres_virtual, unsigned vmode)

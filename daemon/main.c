@@ -155,6 +155,9 @@ static void manager_on_release(void *userdata)
 	struct manager *m = userdata;
 
 	crash_set_active(0);
+	/* fbcon (or another VT's owner) may use the engine from now on */
+	if (m->backend && backend_ok(m->backend))
+		backend_sync(m->backend);
 	if (m->input)
 		input_set_active(m->input, false);
 	sd_event_source_set_enabled(m->frame_source, SD_EVENT_OFF);
@@ -485,18 +488,37 @@ static int manager_start(struct manager *m)
 	return 0;
 }
 
+/* The blitter is idle and let go (the plugin's last register writes and
+ * port I/O done) before the device goes back to the kernel: the restored mode
+ * re-enables fbcon's own acceleration, and cirrusfb uses the same VGA index
+ * and data ports. */
+static void manager_release_backend(struct manager *m)
+{
+	if (!m->backend)
+		return;
+	if (backend_ok(m->backend))
+		backend_sync(m->backend);
+	if (m->render)
+		render_set_scroller(m->render, NULL);
+	scroller_free(m->scroller);
+	m->scroller = NULL;
+	log_info("Blitter backend %s released", backend_name(m->backend));
+	backend_free(m->backend);
+	m->backend = NULL;
+}
+
 static void manager_stop(struct manager *m)
 {
 	if (m->opts.stats)
 		manager_log_stats(m);
 	input_free(m->input);
 	term_free(m->term);
+	manager_release_backend(m);
 	if (m->fb && m->vt && vt_is_active(m->vt))
 		fbdev_restore(m->fb);
 	vt_free(m->vt);
 	render_free(m->render);
 	scroller_free(m->scroller);
-	backend_free(m->backend);
 	fbdev_free(m->fb);
 	fontset_free(m->fonts);
 	sd_event_source_unref(m->frame_source);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "bootmode.h"
 #include "crash.h"
 #include "fbdev.h"
 #include "log.h"
@@ -353,6 +354,40 @@ int fbdev_reacquire(struct fbdev *fb)
 			return r;
 	}
 	return fbdev_put_cmap(fb);
+}
+
+void fbdev_use_boot_mode(struct fbdev *fb, const char *dir)
+{
+	struct bootmode_identity ident;
+	struct bootmode cur = {.var = fb->saved_var}, boot;
+	struct stat st;
+	char name[32];
+	int r;
+
+	if (fstat(fb->fd, &st) < 0 || !S_ISCHR(st.st_mode))
+		return;
+	snprintf(name, sizeof(name), "fb%u.mode", minor(st.st_rdev));
+	if (fb->saved_cmap_valid) {
+		cur.cmap_len = fb->saved_cmap.len;
+		for (unsigned c = 0; c < 3; c++)
+			memcpy(cur.cmap[c], fb->saved_cmap_data[c], cur.cmap_len * sizeof(uint16_t));
+	}
+	bootmode_identity_init(&ident, &fb->fix);
+	r = bootmode_load_or_save(dir, name, &ident, &cur, &boot);
+	if (r < 0) {
+		log_warning("%s: restoring the mode found at start on exit", fb->path);
+		return;
+	}
+	if (r == 0)
+		return;
+	fb->saved_var = boot.var;
+	if (fb->saved_cmap_valid && boot.cmap_len == fb->saved_cmap.len)
+		for (unsigned c = 0; c < 3; c++)
+			memcpy(fb->saved_cmap_data[c], boot.cmap[c], boot.cmap_len * sizeof(uint16_t));
+	crash_register_fb(fb->fd, &fb->saved_var, fb->saved_cmap_valid ? &fb->saved_cmap : NULL);
+	log_info("%s: the boot mode saved in %s/%s is %ux%u (virtual %ux%u) at %u bpp", fb->path,
+		 dir, name, boot.var.xres, boot.var.yres, boot.var.xres_virtual,
+		 boot.var.yres_virtual, boot.var.bits_per_pixel);
 }
 
 void fbdev_restore(struct fbdev *fb)

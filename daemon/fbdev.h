@@ -58,7 +58,14 @@ void fbdev_free(struct fbdev *fb);
  * caller must lay everything out again (render_layout_stale()). */
 int fbdev_reacquire(struct fbdev *fb);
 
-/* Puts back the var (at yoffset 0) and colour map found at start. */
+/* Makes the boot mode (bootmode.h: the mode the first consoled found on this
+ * device, saved in dir) the one fbdev_restore() and the crash handler put
+ * back, saving the current one if none is saved. Without a usable directory
+ * the mode found at open stays (logged). */
+void fbdev_use_boot_mode(struct fbdev *fb, const char *dir);
+
+/* Puts back the var (at yoffset 0) and colour map found at start (or the
+ * boot mode, fbdev_use_boot_mode()). */
 void fbdev_restore(struct fbdev *fb);
 
 /* Sets the virtual height and vmode (FB_VMODE_YWRAP or not) at yoffset 0;

@@ -21,6 +21,7 @@
 #include <consoled/backend.h>
 
 #include "backend.h"
+#include "bootmode.h"
 #include "crash.h"
 #include "fbdev.h"
 #include "input.h"
@@ -40,6 +41,10 @@
  * the VT over at once. 2 is a usage error (options.c). */
 #define EXIT_NO_FRAMEBUFFER 3
 #define EXIT_NO_VT 4
+/* With --session-socket: no session could be started through the helper
+ * (consoled-session.socket stopped or missing, the helper refused us). The
+ * socket stays while helpers come and go, so restarting does not mend it. */
+#define EXIT_NO_SESSION_HELPER 5
 
 struct manager {
 	sd_event *event;
@@ -103,7 +108,7 @@ static int manager_on_respawn(sd_event_source *s, uint64_t usec, void *userdata)
 	(void)s;
 	(void)usec;
 	if (term_restart(m->term) < 0) {
-		m->exit_status = EXIT_FAILURE;
+		m->exit_status = m->opts.session_socket ? EXIT_NO_SESSION_HELPER : EXIT_FAILURE;
 		sd_event_exit(m->event, 0);
 		return 0;
 	}
@@ -406,6 +411,9 @@ static int manager_start(struct manager *m)
 		m->exit_status = EXIT_NO_FRAMEBUFFER;
 		return r;
 	}
+	/* What the kernel's console gets back on exit: the mode the first
+	 * consoled found, not one a killed predecessor left. */
+	fbdev_use_boot_mode(m->fb, BOOTMODE_DIR);
 	r = manager_load_fonts(m);
 	if (r < 0)
 		return r;
@@ -458,14 +466,18 @@ static int manager_start(struct manager *m)
 	    .height_px = m->fb->var.yres,
 	    .argv = m->opts.login_argv,
 	    .term = m->opts.term,
+	    .session_socket = m->opts.session_socket,
 	    .sb_size = m->opts.sb_size,
 	    .vt = vt_number(m->vt),
 	    .truecolor = !m->fb->format.indexed,
 	};
 	r = term_new(m->event, &tc, &(struct term_callbacks){manager_on_damage, manager_on_exited},
 		     m, &m->term);
-	if (r < 0)
+	if (r < 0) {
+		if (m->opts.session_socket)
+			m->exit_status = EXIT_NO_SESSION_HELPER;
 		return r;
+	}
 	render_set_clusters(m->render, term_clusters(m->term));
 
 	struct input_config ic = {

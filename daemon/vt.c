@@ -116,6 +116,16 @@ int vt_open(sd_event *event, unsigned num, bool activate, const struct vt_callba
 		r = log_error_errno(errno, "%s is not a virtual terminal: %m", path);
 		goto fail;
 	}
+	if (vt->saved_kbmode == K_OFF) {
+		/* A consoled killed with SIGKILL left its mode: the VT gets the
+		 * kernel's default back (vt.default_utf8), not a dead keyboard. */
+		char utf8[8] = "1";
+
+		read_small_file("/sys/module/vt/parameters/default_utf8", utf8, sizeof(utf8));
+		vt->saved_kbmode = utf8[0] == '0' ? K_XLATE : K_UNICODE;
+		log_info("%s was left with the keyboard off; it gets %s back on exit", path,
+			 vt->saved_kbmode == K_UNICODE ? "K_UNICODE" : "K_XLATE");
+	}
 
 	sigemptyset(&mask);
 	sigaddset(&mask, VT_SIG_RELEASE);

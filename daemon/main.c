@@ -63,6 +63,7 @@ struct manager {
 	uint64_t exits[5]; /* times of the last RESPAWN_BURST session exits */
 	unsigned n_exits;
 	uint64_t last_frame_usec;
+	bool wipe_pending; /* a session ended while another VT was shown */
 	int exit_status;
 };
 
@@ -114,6 +115,13 @@ static int manager_on_respawn(sd_event_source *s, uint64_t usec, void *userdata)
 	}
 	/* the cluster table starts empty: stand-ins are handed out again */
 	render_set_clusters(m->render, term_clusters(m->term));
+	/* Nothing of the last user stays in video memory, the text the pan
+	 * window left behind off the screen included; if another VT is shown,
+	 * when ours comes back. */
+	if (vt_is_active(m->vt))
+		render_wipe_vram(m->render);
+	else
+		m->wipe_pending = true;
 	sd_notify(0, "STATUS=Session running");
 	return 0;
 }
@@ -247,6 +255,10 @@ static void manager_on_acquire(void *userdata)
 			sd_event_exit(m->event, 0);
 			return;
 		}
+	}
+	if (m->wipe_pending) {
+		render_wipe_vram(m->render);
+		m->wipe_pending = false;
 	}
 	if (m->input)
 		input_set_active(m->input, true);
@@ -525,6 +537,9 @@ static void manager_stop(struct manager *m)
 		manager_log_stats(m);
 	input_free(m->input);
 	term_free(m->term);
+	/* the next user may get the device through the kernel's console */
+	if (m->render && m->scroller && m->vt && vt_is_active(m->vt))
+		render_wipe_vram(m->render);
 	manager_release_backend(m);
 	if (m->fb && m->vt && vt_is_active(m->vt))
 		fbdev_restore(m->fb);
@@ -540,7 +555,9 @@ static void manager_stop(struct manager *m)
 
 int main(int argc, char **argv)
 {
-	struct manager m = {.exit_status = EXIT_SUCCESS};
+	/* The first time the VT is ours, video memory is wiped of whatever a
+	 * predecessor (a consoled killed with SIGKILL) left there. */
+	struct manager m = {.exit_status = EXIT_SUCCESS, .wipe_pending = true};
 	int r;
 
 	if (options_parse(argc, argv, &options_system_files, &m.opts) < 0)

@@ -675,6 +675,30 @@ static void render_do_fills(struct render *r, struct scroll_counters *c)
 	r->n_fills = 0;
 }
 
+void render_wipe_vram(struct render *r)
+{
+	struct fbdev *fb = r->fb;
+	struct backend *b = r->scroller ? scroller_backend(r->scroller) : NULL;
+	uint32_t bg = pixel_from_index(&fb->format, r->palette, 0);
+	unsigned bpp = fb->format.bytes_per_pixel;
+	size_t line = fb->line_length, done;
+
+	if (backend_ok(b))
+		backend_sync(b);
+	/* one pixel line of background, then every line of the memory */
+	for (size_t x = 0; x + bpp <= line; x += bpp)
+		pixel_store(r->line + x, bpp, bg);
+	for (size_t x = line / bpp * bpp; x < line; x++)
+		r->line[x] = 0;
+	for (done = 0; done + line <= fb->map_size; done += line)
+		memcpy(fb->map + done, r->line, line);
+	memset(fb->map + done, 0, fb->map_size - done);
+	r->counters[SCROLL_MODE_REDRAW].vram_bytes_written += fb->map_size;
+	r->prev_valid = false;
+	if (r->shadow)
+		memset(r->dirty, 1, r->rows * sizeof(bool));
+}
+
 bool render_frame(struct render *r, struct tsm_screen *screen)
 {
 	uint64_t start = now_usec();

@@ -69,6 +69,11 @@ int render_set_scroller(struct render *r, struct scroller *s);
 unsigned render_cols(const struct render *r);
 unsigned render_rows(const struct render *r);
 
+/* For the next user: every byte of the mapped video memory, the pan and wrap
+ * area off the screen included, becomes the background (the blitter idle
+ * first); the next frame draws everything. Only while the VT is ours. */
+void render_wipe_vram(struct render *r);
+
 /* Forget what is on the screen: the next frame draws everything, margins too. */
 void render_invalidate(struct render *r);
 

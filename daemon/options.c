@@ -61,6 +61,7 @@ static const struct key {
     {"fbdev", KEY_PATH, FIELD(fbdev), 0, 0, "expected a device path"},
     {"login", KEY_LOGIN, FIELD(login_argv), 0, 0, "expected a command"},
     {"term", KEY_NAME, FIELD(term), 0, 0, "expected a terminal name"},
+    {"session-socket", KEY_PATH, FIELD(session_socket), 0, 0, "expected a socket path"},
     {"palette", KEY_PALETTE, FIELD(palette), 0, 0, "expected linux or xterm"},
     {"font-file", KEY_STRING, FIELD(font_file), 0, 0, NULL},
     {"font-name", KEY_STRING, FIELD(font_name), 0, 0, NULL},
@@ -103,6 +104,8 @@ void options_help(FILE *f)
 	      "      --fbdev=/dev/fbN    framebuffer (default: the first one found)\n"
 	      "      --login -- CMD ...  session to run (default: /bin/login -p)\n"
 	      "      --term=NAME         TERM for the session (default: xterm-256color)\n"
+	      "      --session-socket=PATH  start sessions through consoled-session(8)\n"
+	      "                          listening there, not as consoled's children\n"
 	      "      --palette=linux|xterm  the 16 colours (default: linux)\n"
 	      "      --font-file=FILE    PSF1/PSF2 font (may be gzip'ed) or TTF/OTF font\n"
 	      "                          (default: found by --font-name)\n"
@@ -308,6 +311,7 @@ void options_fini(struct options *o)
 {
 	free(o->fbdev);
 	free(o->term);
+	free(o->session_socket);
 	free(o->font_file);
 	free(o->font_name);
 	free(o->backend);

@@ -41,6 +41,7 @@ struct options {
 	char *fbdev;	   /* NULL = first framebuffer found with libudev */
 	char **login_argv; /* NULL-terminated; default /bin/login -p */
 	char *term;
+	char *session_socket; /* consoled-session(8)'s socket; NULL = fork sessions */
 	enum palette_kind palette;
 	char *font_file;    /* NULL = by font_name */
 	char *font_name;    /* fontconfig pattern; NULL = "monospace" */

@@ -8,21 +8,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <termios.h>
-#if defined(__i386__) || defined(__x86_64__)
-#include <sys/io.h>
-#endif
 #include <unistd.h>
 
 #include "cluster.h"
 #include "log.h"
+#include "session.h"
 #include "term.h"
 #include "util/util.h"
 
 #define TERM_READ_SIZE (64 * 1024)
+
+/* How long consoled-session may take to start the session (systemd starts
+ * one helper per connection); below WatchdogSec=, since the loop waits. */
+#define TERM_HELPER_TIMEOUT_MSEC (15 * 1000)
+
+/* linux/tty.h (Linux 4.13): the pty's slave, opened without a path lookup. */
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
 
 struct term {
 	sd_event *event;
@@ -32,6 +41,10 @@ struct term {
 	int master;
 	pid_t child;
 	sd_event_source *io_source, *child_source;
+	/* With cfg.session_socket: the connection to consoled-session, which
+	 * runs the session (then child is 0). */
+	int helper;
+	sd_event_source *helper_source;
 	struct term_callbacks cb;
 	void *userdata;
 
@@ -136,116 +149,39 @@ static int term_on_child(sd_event_source *s, const siginfo_t *si, void *userdata
 	return 0;
 }
 
-static void child_close_fds(void)
-{
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, 3u, ~0u, 0u) == 0)
-		return;
-#endif
-	for (int fd = 3; fd < 65536; fd++)
-		close(fd);
-}
-
-/* The daemon's I/O port access (the cirrus plugin's ioperm(), taken after the
- * first session was forked) survives fork and exec: the session must start
- * with none. Lowering needs no privilege; failing to is fatal for the child. */
-static int child_drop_io_permissions(void)
-{
-#if defined(__i386__) || defined(__x86_64__)
-	if (iopl(0) < 0 && errno != ENOSYS)
-		return -errno;
-	if (ioperm(0, 65536, 0) < 0 && errno != ENOSYS)
-		return -errno;
-#endif
-	return 0;
-}
-
-/* Locale and time zone settings pass from the daemon's environment (systemd
- * gives services the system locale); nothing else of it does. */
-static bool term_env_passes(const char *entry)
-{
-	static const char *const names[] = {"LANG=", "LANGUAGE=", "TZ="};
-
-	if (strncmp(entry, "LC_", 3) == 0 && strchr(entry, '='))
-		return true;
-	for (size_t i = 0; i < ELEMENTSOF(names); i++)
-		if (strncmp(entry, names[i], strlen(names[i])) == 0)
-			return true;
-	return false;
-}
-
-/* The session's environment, built from nothing (consoled(8), ENVIRONMENT):
- * TERM, COLORTERM at 15 bpp and deeper, XDG_SEAT and XDG_VTNR for
- * pam_systemd, a fixed PATH, and the daemon's locale and time zone. Nothing
- * of the daemon's own (NOTIFY_SOCKET, WATCHDOG_*, JOURNAL_STREAM,
- * CONSOLED_*, ...) reaches `login -p` and so the user. */
+/* The session's environment: session_env() with the terminal's settings. */
 size_t term_session_env(const struct term_config *cfg, char *const *daemon_env, char **ret,
 			size_t max, char *scratch, size_t scratch_size)
 {
-	size_t n = 0, used = 0;
+	struct session_env_config c = {
+	    .term = cfg->term, .vt = cfg->vt, .truecolor = cfg->truecolor};
 
-#define ADD(...)                                                                                   \
-	do {                                                                                       \
-		int len_ = snprintf(scratch + used, scratch_size - used, __VA_ARGS__);             \
-		if (len_ >= 0 && (size_t)len_ < scratch_size - used && n + 1 < max) {             \
-			ret[n++] = scratch + used;                                                 \
-			used += (size_t)len_ + 1;                                                  \
-		}                                                                                  \
-	} while (0)
-
-	ADD("TERM=%s", cfg->term);
-	/* 24-bit colours are shown as they are only at 15 bpp and deeper; at
-	 * 8 bpp they take the nearest colour map entry, so do not promise them. */
-	if (cfg->truecolor)
-		ADD("COLORTERM=truecolor");
-	ADD("PATH=%s", TERM_SESSION_PATH);
-	/* pam_systemd registers a local seat session from these. */
-	if (cfg->vt) {
-		ADD("XDG_SEAT=seat0");
-		ADD("XDG_VTNR=%u", cfg->vt);
-	}
-	for (char *const *e = daemon_env; e && *e; e++)
-		if (term_env_passes(*e))
-			ADD("%s", *e);
-#undef ADD
-	ret[n] = NULL;
-	return n;
+	return session_env(&c, daemon_env, ret, max, scratch, scratch_size);
 }
 
 /* Runs in the forked child; never returns. */
 static void term_exec_child(const char *slave_name, const struct term_config *cfg)
 {
-	static char scratch[8192];
-	char *envp[64];
-	sigset_t none;
+	struct session_env_config c = {
+	    .term = cfg->term, .vt = cfg->vt, .truecolor = cfg->truecolor};
 	int fd;
 
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
-	if (child_drop_io_permissions() < 0)
-		_exit(127);
-
-	if (setsid() < 0)
-		_exit(127);
-	/* Opening the slave as a session leader without a controlling tty
-	 * makes it ours; TIOCSCTTY says so explicitly. */
-	fd = open(slave_name, O_RDWR);
+	fd = open(slave_name, O_RDWR | O_NOCTTY);
 	if (fd < 0)
 		_exit(127);
-	ioctl(fd, TIOCSCTTY, 0);
-	if (dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-		_exit(127);
-	child_close_fds();
-
-	term_session_env(cfg, environ, envp, ELEMENTSOF(envp), scratch, sizeof(scratch));
-	execvpe(cfg->argv[0], cfg->argv, envp);
-	fprintf(stderr, "consoled: failed to run %s: %s\n", cfg->argv[0], strerror(errno));
-	_exit(127);
+	session_exec(fd, cfg->argv, &c);
 }
 
-static int term_spawn(struct term *t, const struct term_config *cfg)
+static int close_fd(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* A new pty with the grid's size; returns its slave's name. */
+static int term_open_pty(struct term *t, const struct term_config *cfg, char *slave_name,
+			 size_t size)
 {
 	struct winsize ws = {
 	    .ws_col = (unsigned short)cfg->cols,
@@ -254,14 +190,12 @@ static int term_spawn(struct term *t, const struct term_config *cfg)
 	    .ws_ypixel = (unsigned short)cfg->height_px,
 	};
 	struct termios tio;
-	char slave_name[128];
-	pid_t pid;
 
 	t->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
 	if (t->master < 0)
 		return log_error_errno(errno, "Failed to open a pty: %m");
 	if (grantpt(t->master) < 0 || unlockpt(t->master) < 0 ||
-	    ptsname_r(t->master, slave_name, sizeof(slave_name)) != 0)
+	    ptsname_r(t->master, slave_name, size) != 0)
 		return log_error_errno(errno, "Failed to set up the pty: %m");
 	if (ioctl(t->master, TIOCSWINSZ, &ws) < 0)
 		log_warning_errno(errno, "Failed to set the pty's window size: %m");
@@ -269,6 +203,12 @@ static int term_spawn(struct term *t, const struct term_config *cfg)
 		tio.c_iflag |= IUTF8;
 		tcsetattr(t->master, TCSANOW, &tio);
 	}
+	return 0;
+}
+
+static int term_fork_session(struct term *t, const struct term_config *cfg, const char *slave_name)
+{
+	pid_t pid;
 
 	pid = fork();
 	if (pid < 0)
@@ -282,17 +222,176 @@ static int term_spawn(struct term *t, const struct term_config *cfg)
 	return 0;
 }
 
+static int term_send_slave(int fd, int slave, bool truecolor)
+{
+	struct session_msg msg = {
+	    .magic = SESSION_MSG_MAGIC,
+	    .type = SESSION_MSG_START,
+	    .flags = truecolor ? SESSION_FLAG_TRUECOLOR : 0,
+	};
+	union {
+		struct cmsghdr hdr;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control = {};
+	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
+	struct msghdr mh = {
+	    .msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = control.buf,
+	    .msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&mh);
+
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cmsg), &slave, sizeof(int));
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(msg))
+		return -errno;
+	return 0;
+}
+
+/* Reads one message of the helper's; 0 at the end of the connection, 1 with
+ * a message in *ret (not checked yet), or a negative errno. */
+static int term_helper_recv(int fd, struct session_msg *ret, size_t *ret_len)
+{
+	/* One byte more than a message: a longer one is not cut to size. */
+	char buf[sizeof(struct session_msg) + 1];
+	ssize_t n;
+
+	n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return 0;
+	memset(ret, 0, sizeof(*ret));
+	memcpy(ret, buf, MIN((size_t)n, sizeof(*ret)));
+	*ret_len = (size_t)n;
+	return 1;
+}
+
+/* The session through consoled-session(8): the slave goes to the helper,
+ * which checks who we are, starts the configured command on it and says
+ * STARTED. Waits for that, so that a helper that is not there or refuses
+ * is an error of the start (consoled then exits, and getty takes the VT). */
+static int term_request_session(struct term *t, const struct term_config *cfg,
+				const char *slave_name)
+{
+	const char *path = cfg->session_socket;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	_cleanup_(closep) int slave = -1, fd = -1;
+	struct pollfd pfd;
+	struct session_msg msg;
+	size_t len = 0;
+	int r;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return log_error_errno(ENAMETOOLONG, "Session socket path %s: %m", path);
+	memcpy(sa.sun_path, path, strlen(path));
+
+	slave = ioctl(t->master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (slave < 0)
+		slave = open(slave_name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (slave < 0)
+		return log_error_errno(errno, "Failed to open %s: %m", slave_name);
+
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return log_error_errno(errno, "Failed to create a socket: %m");
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return log_error_errno(errno,
+				       "Cannot reach the session helper at %s: %m "
+				       "(consoled-session.socket not running?)",
+				       path);
+	r = term_send_slave(fd, slave, cfg->truecolor);
+	if (r < 0)
+		return log_error_errno(r, "Failed to pass %s to the session helper: %m",
+				       slave_name);
+	/* Only the session keeps the slave open: its last close is the
+	 * master's hangup. */
+	slave = close_fd(slave);
+
+	pfd = (struct pollfd){.fd = fd, .events = POLLIN};
+	do
+		r = poll(&pfd, 1, TERM_HELPER_TIMEOUT_MSEC);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return log_error_errno(errno, "Failed to wait for the session helper: %m");
+	if (r == 0)
+		return log_error_errno(ETIMEDOUT,
+				       "The session helper did not start the session within %u s",
+				       TERM_HELPER_TIMEOUT_MSEC / 1000);
+	r = term_helper_recv(fd, &msg, &len);
+	if (r < 0)
+		return log_error_errno(r, "Failed to hear from the session helper: %m");
+	if (r == 0 || session_msg_check(&msg, len, SESSION_MSG_STARTED) < 0)
+		return log_error_errno(EPERM,
+				       "The session helper refused the session or could not start "
+				       "it (its log: journalctl -u 'consoled-session@*')");
+
+	t->helper = fd;
+	fd = -1;
+	log_info("Session on %s started by consoled-session as process %d (%ux%u)", slave_name,
+		 (int)msg.value, cfg->cols, cfg->rows);
+	return 0;
+}
+
+/* The helper says how the session ended, or goes away. */
+static int term_on_helper(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct term *t = userdata;
+	struct session_msg msg;
+	size_t len = 0;
+	int r, status = -1;
+
+	(void)s;
+	(void)revents;
+	r = term_helper_recv(fd, &msg, &len);
+	if (r == -EAGAIN || r == -EINTR)
+		return 0;
+	if (r < 0)
+		log_warning_errno(r, "Lost the session helper: %m");
+	else if (r == 0)
+		log_warning("The session helper went away without the session's status");
+	else if (session_msg_check(&msg, len, SESSION_MSG_EXITED) < 0)
+		log_warning("The session helper sent a bad message; ending the session");
+	else
+		status = msg.value;
+	if (status >= 0)
+		log_info("Session exited with status %d", status);
+
+	t->helper_source = sd_event_source_disable_unref(t->helper_source);
+	t->helper = close_fd(t->helper);
+	if (t->cb.exited)
+		t->cb.exited(status, t->userdata);
+	return 0;
+}
+
 /* Starts the session on a new pty and watches both. */
 static int term_start_session(struct term *t)
 {
+	char slave_name[128];
 	int r;
 
-	r = term_spawn(t, &t->cfg);
+	r = term_open_pty(t, &t->cfg, slave_name, sizeof(slave_name));
+	if (r < 0)
+		return r;
+	if (t->cfg.session_socket)
+		r = term_request_session(t, &t->cfg, slave_name);
+	else
+		r = term_fork_session(t, &t->cfg, slave_name);
 	if (r < 0)
 		return r;
 	r = sd_event_add_io(t->event, &t->io_source, t->master, EPOLLIN, term_on_io, t);
 	if (r < 0)
 		return log_error_errno(r, "Failed to watch the pty: %m");
+	if (t->helper >= 0) {
+		r = sd_event_add_io(t->event, &t->helper_source, t->helper, EPOLLIN, term_on_helper,
+				    t);
+		if (r < 0)
+			return log_error_errno(r, "Failed to watch the session helper: %m");
+		return 0;
+	}
 	r = sd_event_add_child(t->event, &t->child_source, t->child, WEXITED, term_on_child, t);
 	if (r < 0)
 		return log_error_errno(r, "Failed to watch the session process: %m");
@@ -304,6 +403,9 @@ static void term_end_session(struct term *t)
 {
 	t->io_source = sd_event_source_disable_unref(t->io_source);
 	t->child_source = sd_event_source_disable_unref(t->child_source);
+	t->helper_source = sd_event_source_disable_unref(t->helper_source);
+	/* The helper hangs the session up when we close the connection. */
+	t->helper = close_fd(t->helper);
 	if (t->child > 0) {
 		/* Like a hangup on a real terminal: the session gets SIGHUP. */
 		kill(-t->child, SIGHUP);
@@ -326,6 +428,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	t->event = sd_event_ref(event);
 	t->cfg = *cfg;
 	t->master = -1;
+	t->helper = -1;
 	t->cb = *cb;
 	t->userdata = userdata;
 	t->filter.table = cluster_table_new();

@@ -10,39 +10,51 @@
  * The child is started in its own session with the pty as controlling tty,
  * the window size set from the grid, default signal dispositions, no daemon
  * fd open other than 0-2, no I/O port permission, and an environment built
- * from nothing (term_session_env()).
+ * from nothing (term_session_env(), session.h).
+ *
+ * With cfg->session_socket (under systemd), consoled never forks: the pty's
+ * slave goes to consoled-session(8) over that socket (session.h has the
+ * protocol), which starts the session outside consoled's sandbox; the
+ * helper's report of the session's end, or the connection's end, is the
+ * session's exit. Starting a session fails when the helper cannot be
+ * reached, refuses or does not answer.
  */
 #include <libtsm.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "session.h"
+
 struct term;
 struct cluster_table;
 
 struct term_callbacks {
 	void (*damage)(void *userdata);
+	/* status: the exit status, 128 + a signal, or -1 when the session
+	 * helper went away without saying */
 	void (*exited)(int status, void *userdata);
 };
 
 struct term_config {
 	unsigned cols, rows;
 	unsigned width_px, height_px; /* for TIOCSWINSZ */
-	char **argv;
+	char **argv;		      /* without session_socket */
 	const char *term;
+	const char *session_socket; /* consoled-session's socket, or NULL: fork */
 	unsigned sb_size;
 	unsigned vt;	/* XDG_VTNR for the session; 0 = not set */
 	bool truecolor; /* COLORTERM=truecolor (15 bpp and deeper) */
 };
 
 /* The session's PATH (that of systemd's services, and so of getty's login). */
-#define TERM_SESSION_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define TERM_SESSION_PATH SESSION_PATH
 
-/* Fills ret (max entries, NULL-terminated; the strings live in scratch) with
- * the session's environment: TERM, COLORTERM=truecolor when cfg->truecolor,
- * PATH, XDG_SEAT=seat0 and XDG_VTNR when cfg->vt, and the LANG, LANGUAGE,
- * LC_* and TZ entries of daemon_env; nothing else. Returns the count.
- * Async-signal-safe enough for a forked child (no allocation). */
+/* session_env() for cfg's term, vt and truecolor: fills ret (max entries,
+ * NULL-terminated; the strings live in scratch) with the session's
+ * environment: TERM, COLORTERM=truecolor when cfg->truecolor, PATH,
+ * XDG_SEAT=seat0 and XDG_VTNR when cfg->vt, and the LANG, LANGUAGE, LC_* and
+ * TZ entries of daemon_env; nothing else. Returns the count. */
 size_t term_session_env(const struct term_config *cfg, char *const *daemon_env, char **ret,
 			size_t max, char *scratch, size_t scratch_size);
 

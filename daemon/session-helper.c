@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * consoled-session: starts the login session of a sandboxed consoled, outside
+ * its sandbox (consoled-session(8)). systemd runs one per connection to
+ * consoled-session.socket (Accept=yes), the connection on fd 0
+ * (StandardInput=socket).
+ *
+ * It trusts consoled with nothing but a pty slave: the peer must be root in
+ * consoled@ttyN.service (SO_PEERCRED, then the cgroup of its pid), the VT
+ * for XDG_VTNR is that unit's N, the fd must be a UNIX 98 pty slave that no
+ * session has as controlling tty yet, and the command and TERM come from
+ * root's consoled.conf, as consoled itself reads them. Then it starts the
+ * command on the slave as consoled would (session_exec()), tells consoled
+ * the pid, waits, and tells it the exit status. consoled closing the
+ * connection hangs the session up.
+ */
+#define LOG_MODULE "consoled-session"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-login.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "options.h"
+#include "session.h"
+#include "util/util.h"
+
+/* consoled sends its request right after connecting. */
+#define REQUEST_TIMEOUT_MSEC (10 * 1000)
+
+/* Exit statuses: 0 the session ran (its own status went to consoled), 1 the
+ * request was refused or the session could not be started. */
+
+static int check_peer(int fd, unsigned *ret_vt)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	_cleanup_(freep) char *unit = NULL;
+	int r;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return log_error_errno(errno, "Failed to get the peer's credentials: %m");
+	if (cred.uid != 0)
+		return log_error_errno(EPERM, "Refusing process %d of uid %u: not root",
+				       (int)cred.pid, (unsigned)cred.uid);
+	r = sd_pid_get_unit(cred.pid, &unit);
+	if (r < 0)
+		return log_error_errno(r, "Refusing process %d: no unit of its own: %m",
+				       (int)cred.pid);
+	if (session_unit_vt(unit, ret_vt) < 0)
+		return log_error_errno(EPERM,
+				       "Refusing process %d of %s: not consoled@ttyN.service",
+				       (int)cred.pid, unit);
+	log_debug("Request of process %d of %s", (int)cred.pid, unit);
+	return 0;
+}
+
+static void close_fds(const int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/* The request: START and exactly one fd, a pty slave open for reading and
+ * writing. */
+static int receive_request(int fd, struct session_msg *ret_msg, int *ret_tty)
+{
+	union {
+		struct cmsghdr hdr;
+		char buf[CMSG_SPACE(sizeof(int) * 8)];
+	} control;
+	char buf[sizeof(struct session_msg) + 1];
+	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+	struct msghdr mh = {
+	    .msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = control.buf,
+	    .msg_controllen = sizeof(control.buf),
+	};
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	int fds[8], n_fds = 0, flags;
+	struct stat st;
+	ssize_t n;
+	int r;
+
+	r = poll(&pfd, 1, REQUEST_TIMEOUT_MSEC);
+	if (r < 0)
+		return log_error_errno(errno, "Failed to wait for the request: %m");
+	if (r == 0)
+		return log_error_errno(ETIMEDOUT, "No request within %d s",
+				       REQUEST_TIMEOUT_MSEC / 1000);
+	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0)
+		return log_error_errno(errno, "Failed to read the request: %m");
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k && n_fds < (int)ELEMENTSOF(fds); i++)
+			memcpy(&fds[n_fds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+	}
+	memset(ret_msg, 0, sizeof(*ret_msg));
+	memcpy(ret_msg, buf, MIN((size_t)n, sizeof(*ret_msg)));
+	if (session_msg_check(ret_msg, (size_t)n, SESSION_MSG_START) < 0 ||
+	    (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		close_fds(fds, (size_t)n_fds);
+		return log_error_errno(EBADMSG, "Refusing a malformed request");
+	}
+	if (n_fds != 1) {
+		close_fds(fds, (size_t)n_fds);
+		return log_error_errno(EBADMSG, "Refusing a request with %d fds, not one", n_fds);
+	}
+	if (fstat(fds[0], &st) < 0 || !session_stat_is_pty_slave(&st) || !isatty(fds[0])) {
+		close(fds[0]);
+		return log_error_errno(EPERM, "Refusing a request whose fd is not a pty slave");
+	}
+	flags = fcntl(fds[0], F_GETFL);
+	if (flags < 0 || (flags & O_ACCMODE) != O_RDWR) {
+		close(fds[0]);
+		return log_error_errno(EPERM,
+				       "Refusing a pty slave not open for reading and writing");
+	}
+	*ret_tty = fds[0];
+	return 0;
+}
+
+static int send_msg(int fd, enum session_msg_type type, int value)
+{
+	struct session_msg msg = {.magic = SESSION_MSG_MAGIC, .type = type, .value = value};
+
+	if (send(fd, &msg, sizeof(msg), MSG_NOSIGNAL) != (ssize_t)sizeof(msg))
+		return -errno;
+	return 0;
+}
+
+/* The command and TERM from root's configuration, as consoled reads them;
+ * only the files (no keyboard settings, no command line of consoled's). */
+static int read_config(struct options *o)
+{
+	static const struct options_files files = {.config = "/etc/consoled/consoled.conf"};
+	char *argv[] = {(char *)"consoled-session", NULL};
+	int saved = log_get_max_level(), r;
+
+	/* Errors in the files are logged, the keymap's choice is not news. */
+	log_set_max_level(MIN(saved, LOG_NOTICE));
+	r = options_parse(1, argv, &files, o);
+	log_set_max_level(saved);
+	return r;
+}
+
+/* Waits for the session or for consoled to hang up; returns the session's
+ * status, or -1 if consoled went first. */
+static int wait_session(int fd, pid_t pid)
+{
+	sigset_t mask;
+	int sfd;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		log_error_errno(errno, "Failed to watch the session: %m");
+		return -1;
+	}
+	for (;;) {
+		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN},
+					{.fd = fd, .events = POLLIN}};
+		int status;
+		pid_t w;
+
+		w = waitpid(pid, &status, WNOHANG);
+		if (w == pid) {
+			close(sfd);
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		}
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			(void)!read(sfd, &si, sizeof(si));
+		}
+		/* consoled sends nothing after the request: any event is its end. */
+		if (pfd[1].revents)
+			break;
+	}
+	close(sfd);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {};
+	struct session_msg req;
+	struct session_env_config ec;
+	sigset_t mask;
+	unsigned vt;
+	int fd = STDIN_FILENO, tty = -1, status;
+	pid_t pid;
+
+	(void)argv;
+	if (argc > 1) {
+		fprintf(stderr, "consoled-session takes no arguments; systemd starts it for "
+				"consoled-session.socket (see consoled-session(8))\n");
+		return 2;
+	}
+	if (sd_is_socket(fd, AF_UNIX, SOCK_SEQPACKET, 0) <= 0) {
+		log_error("Standard input is not a connection to consoled-session.socket");
+		return 1;
+	}
+	if (check_peer(fd, &vt) < 0 || receive_request(fd, &req, &tty) < 0)
+		return 1;
+	if (read_config(&o) < 0)
+		return 1;
+	ec = (struct session_env_config){
+	    .term = o.term,
+	    .vt = vt,
+	    .truecolor = req.flags & SESSION_FLAG_TRUECOLOR,
+	};
+
+	/* SIGCHLD goes to the signalfd; the child resets its mask. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	pid = fork();
+	if (pid < 0) {
+		log_error_errno(errno, "Failed to fork the session: %m");
+		return 1;
+	}
+	if (pid == 0)
+		session_exec(tty, o.login_argv, &ec);
+	close(tty);
+	log_info("Started '%s' on tty%u for consoled as process %d", o.login_argv[0], vt, (int)pid);
+	if (send_msg(fd, SESSION_MSG_STARTED, (int)pid) < 0)
+		log_warning_errno(errno, "Failed to tell consoled that the session started: %m");
+
+	status = wait_session(fd, pid);
+	if (status < 0) {
+		/* Like a hangup on a real terminal. */
+		log_info("consoled closed the connection; hanging up the session");
+		kill(-pid, SIGHUP);
+		kill(pid, SIGHUP);
+	} else {
+		log_info("Session exited with status %d", status);
+		if (send_msg(fd, SESSION_MSG_EXITED, status) < 0)
+			log_warning_errno(errno,
+					  "Failed to tell consoled that the session ended: %m");
+	}
+	options_fini(&o);
+	return 0;
+}

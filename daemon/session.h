@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * Starting a login session, whoever starts it: consoled itself (term.c, when
+ * run by hand) or consoled-session(8), the helper that a sandboxed consoled
+ * under systemd asks for one (session-helper.c). Both give the session the
+ * same start: its own session with the pty slave as controlling tty and as
+ * fds 0-2, no other fd, default signals, no I/O port permission and an
+ * environment built from nothing (session_env()).
+ *
+ * The helper's protocol, on a SOCK_SEQPACKET connection to its socket
+ * (consoled-session.socket, Accept=yes, one helper per connection):
+ *
+ *   consoled -> helper  START, with the pty slave as the only SCM_RIGHTS fd
+ *   helper -> consoled  STARTED (value: the session's pid), once it runs
+ *   helper -> consoled  EXITED (value: its exit status, 128 + signal), then
+ *                       the helper closes the connection and exits
+ *
+ * Every message is one struct session_msg. The helper takes nothing else
+ * from consoled: the command and TERM come from root's consoled.conf, the VT
+ * from the name of consoled's unit (consoled@ttyN.service), checked with
+ * SO_PEERCRED and the peer's cgroup. consoled closing the connection ends the
+ * session (the helper hangs it up); the helper closing it without EXITED
+ * means the session could not be started or the helper refused consoled.
+ *
+ * The checks here are pure functions, unit-tested in test-session.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+/* The session's PATH (that of systemd's services, and so of getty's login). */
+#define SESSION_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+struct session_env_config {
+	const char *term;
+	unsigned vt;	/* XDG_VTNR for the session; 0 = not set */
+	bool truecolor; /* COLORTERM=truecolor (15 bpp and deeper) */
+};
+
+/* Fills ret (max entries, NULL-terminated; the strings live in scratch) with
+ * the session's environment: TERM, COLORTERM=truecolor when c->truecolor,
+ * PATH, XDG_SEAT=seat0 and XDG_VTNR when c->vt, and the LANG, LANGUAGE,
+ * LC_* and TZ entries of parent_env; nothing else. Returns the count.
+ * Async-signal-safe enough for a forked child (no allocation). */
+size_t session_env(const struct session_env_config *c, char *const *parent_env, char **ret,
+		   size_t max, char *scratch, size_t scratch_size);
+
+/* In a forked child: makes tty_fd (a tty opened with O_NOCTTY) the
+ * controlling tty of a new session and fds 0-2, closes every other fd,
+ * drops I/O port permissions, resets signals and runs argv with
+ * session_env(c, environ). Never returns: a failure is reported on the tty
+ * when it can be and ends the child with status 127. */
+_Noreturn void session_exec(int tty_fd, char *const *argv, const struct session_env_config *c);
+
+/* The protocol (see above). */
+#define SESSION_MSG_MAGIC UINT32_C(0x53446c43) /* "ClDS" */
+#define SESSION_FLAG_TRUECOLOR UINT32_C(1)
+#define SESSION_FLAGS_KNOWN SESSION_FLAG_TRUECOLOR
+
+enum session_msg_type {
+	SESSION_MSG_START = 1,
+	SESSION_MSG_STARTED = 2,
+	SESSION_MSG_EXITED = 3,
+};
+
+struct session_msg {
+	uint32_t magic;
+	uint32_t type;	/* enum session_msg_type */
+	uint32_t flags; /* START: SESSION_FLAG_*; else 0 */
+	int32_t value;	/* STARTED: pid; EXITED: status; START: 0 */
+};
+
+/* Returns 0 if the len bytes at msg are one well-formed message of that
+ * type (size, magic, flags and value in range), else -EBADMSG. */
+int session_msg_check(const struct session_msg *msg, size_t len, enum session_msg_type type);
+
+/* The VT of a consoled unit: "consoled@ttyN.service" with N from 1 to 63,
+ * written as the kernel names the VT (no sign, no leading zero). Anything
+ * else, aliases and other instances included, is -EPERM. */
+int session_unit_vt(const char *unit, unsigned *ret);
+
+/* Whether st is that of a UNIX 98 pty slave (/dev/pts/N: a character device
+ * of majors 136 to 143). */
+bool session_stat_is_pty_slave(const struct stat *st);

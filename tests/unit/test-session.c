@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What consoled-session(8) trusts: the name of its peer's unit (the VT comes
+ * from it and only from it), the request's bytes and the fd it was given.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "../../daemon/session.h"
+#include "../../daemon/util/util.h"
+#include "tests.h"
+
+static void test_unit_vt(void)
+{
+	static const char *const refused[] = {
+	    "consoled@tty0.service",
+	    "consoled@tty64.service",
+	    "consoled@tty01.service",
+	    "consoled@tty.service",
+	    "consoled@tty1.service.d",
+	    "consoled@tty1.socket",
+	    "consoled@ttyS1.service",
+	    "consoled@tty1x.service",
+	    "consoled@tty+1.service",
+	    "consoled@tty 1.service",
+	    "consoled@tty100.service",
+	    "consoled.service",
+	    "getty@tty1.service",
+	    "autovt@tty1.service",
+	    "xconsoled@tty1.service",
+	    "consoled@tty-1.service",
+	    "consoled-session@0.service",
+	    "",
+	    "consoled@tty1.serviceconsoled@tty1.service",
+	};
+	unsigned vt = 99;
+
+	CHECK(session_unit_vt("consoled@tty1.service", &vt) == 0);
+	CHECK_EQ_U(vt, 1);
+	CHECK(session_unit_vt("consoled@tty63.service", &vt) == 0);
+	CHECK_EQ_U(vt, 63);
+	CHECK(session_unit_vt("consoled@tty12.service", &vt) == 0);
+	CHECK_EQ_U(vt, 12);
+	for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+		vt = 99;
+		if (session_unit_vt(refused[i], &vt) != -EPERM)
+			fprintf(stderr, "accepted '%s'\n", refused[i]);
+		CHECK(session_unit_vt(refused[i], &vt) == -EPERM);
+		CHECK_EQ_U(vt, 99);
+	}
+	CHECK(session_unit_vt(NULL, &vt) == -EPERM);
+}
+
+static void test_msg_check(void)
+{
+	struct session_msg m = {
+	    .magic = SESSION_MSG_MAGIC, .type = SESSION_MSG_START, .flags = SESSION_FLAG_TRUECOLOR};
+
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_START) == 0);
+	m.flags = 0;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_START) == 0);
+	/* the wrong size, magic, type, unknown flags, a value in START */
+	CHECK(session_msg_check(&m, sizeof(m) - 1, SESSION_MSG_START) == -EBADMSG);
+	CHECK(session_msg_check(&m, sizeof(m) + 1, SESSION_MSG_START) == -EBADMSG);
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_STARTED) == -EBADMSG);
+	m.flags = 2;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_START) == -EBADMSG);
+	m.flags = 0;
+	m.value = 1;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_START) == -EBADMSG);
+	m.value = 0;
+	m.magic ^= 1;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_START) == -EBADMSG);
+
+	/* STARTED: a pid; EXITED: a status from 0 to 255 */
+	m = (struct session_msg){
+	    .magic = SESSION_MSG_MAGIC, .type = SESSION_MSG_STARTED, .value = 42};
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_STARTED) == 0);
+	m.value = 0;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_STARTED) == -EBADMSG);
+	m = (struct session_msg){.magic = SESSION_MSG_MAGIC, .type = SESSION_MSG_EXITED};
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_EXITED) == 0);
+	m.value = 255;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_EXITED) == 0);
+	m.value = 256;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_EXITED) == -EBADMSG);
+	m.value = -1;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_EXITED) == -EBADMSG);
+	m.value = 0;
+	m.flags = SESSION_FLAG_TRUECOLOR;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_EXITED) == -EBADMSG);
+}
+
+/* A real pty's slave is one, its master and other devices are not. */
+static void test_pty_slave(void)
+{
+	struct stat st;
+	char name[64];
+	int master, slave, fd;
+
+	master = posix_openpt(O_RDWR | O_NOCTTY);
+	CHECK(master >= 0);
+	if (master < 0)
+		return;
+	CHECK(grantpt(master) == 0 && unlockpt(master) == 0);
+	CHECK(ptsname_r(master, name, sizeof(name)) == 0);
+	slave = open(name, O_RDWR | O_NOCTTY);
+	CHECK(slave >= 0);
+	CHECK(fstat(slave, &st) == 0 && session_stat_is_pty_slave(&st));
+	CHECK(fstat(master, &st) == 0 && !session_stat_is_pty_slave(&st));
+	fd = open("/dev/null", O_RDWR);
+	CHECK(fstat(fd, &st) == 0 && !session_stat_is_pty_slave(&st));
+	close(fd);
+	CHECK(stat("/", &st) == 0 && !session_stat_is_pty_slave(&st));
+	/* majors 136 to 143 */
+	st = (struct stat){.st_mode = S_IFCHR, .st_rdev = makedev(143, 1)};
+	CHECK(session_stat_is_pty_slave(&st));
+	st.st_rdev = makedev(144, 1);
+	CHECK(!session_stat_is_pty_slave(&st));
+	st.st_rdev = makedev(135, 1);
+	CHECK(!session_stat_is_pty_slave(&st));
+	st = (struct stat){.st_mode = S_IFBLK, .st_rdev = makedev(136, 1)};
+	CHECK(!session_stat_is_pty_slave(&st));
+	close(slave);
+	close(master);
+}
+
+/* The helper's environment (LISTEN_*, INVOCATION_ID, ...) stays out. */
+static void test_env(void)
+{
+	char *parent[] = {"LISTEN_FDS=1", "LISTEN_PID=5", "INVOCATION_ID=x", "LANG=C.UTF-8", NULL};
+	struct session_env_config c = {.term = "linux", .vt = 7};
+	char scratch[1024], *env[16];
+
+	CHECK_EQ_U(session_env(&c, parent, env, ELEMENTSOF(env), scratch, sizeof(scratch)), 5);
+	CHECK(strcmp(env[0], "TERM=linux") == 0);
+	CHECK(strcmp(env[1], "PATH=" SESSION_PATH) == 0);
+	CHECK(strcmp(env[2], "XDG_SEAT=seat0") == 0);
+	CHECK(strcmp(env[3], "XDG_VTNR=7") == 0);
+	CHECK(strcmp(env[4], "LANG=C.UTF-8") == 0);
+	CHECK(env[5] == NULL);
+}
+
+int main(void)
+{
+	RUN(test_unit_vt);
+	RUN(test_msg_check);
+	RUN(test_pty_slave);
+	RUN(test_env);
+	return TESTS_RESULT();
+}

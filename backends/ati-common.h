@@ -97,7 +97,9 @@ struct ati_engine {
 	uint32_t fifo_mask;  /* its free-slots field */
 	uint32_t fifo_free;  /* free slots at the last look, minus what we wrote since */
 
-	/* The mode, from consoled_fb_info */
+	/* The mode, from consoled_fb_info: read by create() and again by
+	 * mode_changed(), which consoled calls after every geometry change
+	 * (the virtual screen grows for panning after create()). */
 	uint32_t bytes_per_pixel;
 	uint32_t datatype;     /* ATI_DATATYPE_* */
 	uint32_t pitch;	       /* bytes per line */

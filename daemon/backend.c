@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -35,9 +36,24 @@ struct backend {
 
 const char *backend_dir(void)
 {
+#ifdef CONSOLED_TEST_HOOKS
+	/* Test builds only (meson -Dtest-hooks=true): plugins from a build tree. */
 	const char *d = getenv("CONSOLED_BACKEND_DIR");
 
-	return d && *d ? d : BACKEND_DIR;
+	if (d && *d)
+		return d;
+#endif
+	return BACKEND_DIR;
+}
+
+/* The test suite's fault switch (consoled(8), ENVIRONMENT); test builds only. */
+static uint32_t backend_env_test_flags(void)
+{
+#ifdef CONSOLED_TEST_HOOKS
+	if (getenv("CONSOLED_TEST_BACKEND_HANG"))
+		return CONSOLED_BACKEND_TEST_HANG;
+#endif
+	return 0;
 }
 
 static unsigned read_sysfs_hex(const struct fbdev *fb, const char *attr)
@@ -132,42 +148,148 @@ static volatile void *host_map_mmio(void *userdata, size_t *ret_len)
 	return (uint8_t *)p + page_off;
 }
 
-/* Opens a plugin file after the ownership and ABI checks; NULL if skipped. */
-static void *backend_open(const char *path, const struct consoled_backend_plugin **ret)
+/* Only root wrote it and only root can change it. */
+static bool backend_root_only(const struct stat *st)
+{
+	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+int backend_open_dir(const char *path)
+{
+	struct stat st;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		if (r == -ENOENT)
+			return log_debug_errno(r, "No backend directory %s: %m", path);
+		/* O_NOFOLLOW | O_DIRECTORY on a symbolic link: ENOTDIR or ELOOP */
+		if ((r == -ENOTDIR || r == -ELOOP) && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+			return log_warning_errno(ELOOP,
+						 "Not loading plugins from %s: it is a symbolic "
+						 "link",
+						 path);
+		return log_warning_errno(r, "Not loading plugins from %s: %m", path);
+	}
+	if (fstat(fd, &st) < 0) {
+		r = log_warning_errno(errno, "Not loading plugins from %s: %m", path);
+		close(fd);
+		return r;
+	}
+	if (!backend_root_only(&st)) {
+		log_warning("Not loading plugins from %s: the directory must be owned by root and "
+			    "not writable by group or others (owner %u, mode %04o)",
+			    path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+int backend_open_file(int dir_fd, const char *dir, const char *name)
+{
+	struct stat st;
+	int fd, r;
+
+	/* O_NONBLOCK: a FIFO must not block the open; it is refused below. */
+	fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		r = -errno;
+		if (r == -ELOOP)
+			return log_warning_errno(r, "Skipping plugin %s/%s: it is a symbolic link",
+						 dir, name);
+		return log_warning_errno(r, "Skipping plugin %s/%s: %m", dir, name);
+	}
+	if (fstat(fd, &st) < 0) {
+		r = log_warning_errno(errno, "Skipping plugin %s/%s: %m", dir, name);
+		close(fd);
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		log_warning("Skipping plugin %s/%s: not a regular file", dir, name);
+		close(fd);
+		return -EPERM;
+	}
+	if (!backend_root_only(&st)) {
+		log_warning("Skipping plugin %s/%s: it must be owned by root and not writable by "
+			    "group or others (owner %u, mode %04o)",
+			    dir, name, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/*
+ * dlopen()s the file open at *fd through /proc/self/fd/N, so the file loaded
+ * is the one checked, whatever happens to its name meanwhile. The dynamic
+ * loader first looks for an object already loaded under the same name and
+ * returns that one: an earlier plugin loaded through the same fd number (one
+ * still open, like the best match so far, or one that cannot be unloaded)
+ * would come back instead of this file. So no number is used twice: the fd
+ * moves to a number above every one used before (they start high, above
+ * the few fds consoled keeps, and a run loads a handful of plugins).
+ */
+static void *backend_dlopen_fd(int *fd)
+{
+	static int next = 100;
+	char path[64];
+	int nfd;
+
+	nfd = fcntl(*fd, F_DUPFD_CLOEXEC, next);
+	if (nfd < 0)
+		return NULL;
+	close(*fd);
+	*fd = nfd;
+	next = nfd + 1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", nfd);
+	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
+/* Loads plugin `name` of the checked directory dir_fd after the file and ABI
+ * checks; NULL if it is skipped (logged). */
+static void *backend_open(int dir_fd, const char *dir, const char *name,
+			  const struct consoled_backend_plugin **ret)
 {
 	const struct consoled_backend_plugin *p;
-	struct stat st;
 	void *dl;
+	int fd;
 
-	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+	fd = backend_open_file(dir_fd, dir, name);
+	if (fd < 0)
 		return NULL;
-	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		log_warning("Skipping plugin %s: it must be owned by root and not writable by "
-			    "group or others (owner %u, mode %04o)",
-			    path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-		return NULL;
-	}
-	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	errno = 0;
+	(void)dlerror();
+	dl = backend_dlopen_fd(&fd);
 	if (!dl) {
-		log_warning("Skipping plugin %s: %s", path, dlerror());
+		const char *e = dlerror();
+
+		if (e)
+			log_warning("Skipping plugin %s/%s: %s", dir, name, e);
+		else
+			log_warning_errno(errno, "Skipping plugin %s/%s: no file descriptor: %m",
+					  dir, name);
+		close(fd);
 		return NULL;
 	}
+	close(fd);
 	p = dlsym(dl, CONSOLED_BACKEND_PLUGIN_SYMBOL);
 	if (!p) {
-		log_warning("Skipping plugin %s: no %s symbol", path,
+		log_warning("Skipping plugin %s/%s: no %s symbol", dir, name,
 			    CONSOLED_BACKEND_PLUGIN_SYMBOL);
 		dlclose(dl);
 		return NULL;
 	}
 	if (p->abi_major != CONSOLED_BACKEND_ABI_MAJOR) {
-		log_warning("Skipping plugin %s: built for backend ABI %u, consoled has ABI %u",
-			    path, p->abi_major, CONSOLED_BACKEND_ABI_MAJOR);
+		log_warning("Skipping plugin %s/%s: built for backend ABI %u, consoled has ABI %u",
+			    dir, name, p->abi_major, CONSOLED_BACKEND_ABI_MAJOR);
 		dlclose(dl);
 		return NULL;
 	}
 	if (p->struct_size < offsetof(struct consoled_backend_plugin, create) + sizeof(p->create) ||
 	    !p->name || !p->probe || !p->create) {
-		log_warning("Skipping plugin %s: incomplete plugin description", path);
+		log_warning("Skipping plugin %s/%s: incomplete plugin description", dir, name);
 		dlclose(dl);
 		return NULL;
 	}
@@ -180,51 +302,68 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The plugin files of the directory, sorted; returns how many. */
-static size_t backend_scan(char ***ret)
+/* The checked plugin directory and its plugin file names, sorted. */
+struct plugin_dir {
+	const char *path;
+	int fd;	   /* -1: no (usable) directory */
+	int error; /* why not */
+	char **names;
+	size_t n;
+};
+
+static void plugin_dir_scan(struct plugin_dir *pd, const char *path)
 {
-	const char *dir = backend_dir();
-	char **names = NULL;
-	size_t n = 0;
 	struct dirent *de;
 	DIR *d;
+	int fd;
 
-	d = opendir(dir);
+	*pd = (struct plugin_dir){.path = path, .fd = -1};
+	fd = backend_open_dir(path);
+	if (fd < 0) {
+		pd->error = fd;
+		return;
+	}
+	pd->fd = fd;
+	/* readdir() on a second fd of the same open directory: the checked
+	 * one, not whatever the path names by now. */
+	fd = fcntl(pd->fd, F_DUPFD_CLOEXEC, 0);
+	d = fd < 0 ? NULL : fdopendir(fd);
 	if (!d) {
-		log_debug_errno(errno, "No backend directory %s: %m", dir);
-		*ret = NULL;
-		return 0;
+		pd->error =
+		    log_warning_errno(errno, "Cannot read the backend directory %s: %m", path);
+		if (fd >= 0)
+			close(fd);
+		return;
 	}
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
-		char *path;
 
 		if (len < 4 || strcmp(de->d_name + len - 3, ".so") != 0)
 			continue;
-		path = xmalloc(strlen(dir) + len + 2);
-		sprintf(path, "%s/%s", dir, de->d_name);
-		names = xrealloc(names, (n + 1) * sizeof(char *));
-		names[n++] = path;
+		pd->names = xrealloc(pd->names, (pd->n + 1) * sizeof(char *));
+		pd->names[pd->n++] = xstrdup(de->d_name);
 	}
 	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(char *), cmp_names);
-	*ret = names;
-	return n;
+	if (pd->n)
+		qsort(pd->names, pd->n, sizeof(char *), cmp_names);
 }
 
-static void free_names(char **names, size_t n)
+static void plugin_dir_done(struct plugin_dir *pd)
 {
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	for (size_t i = 0; i < pd->n; i++)
+		free(pd->names[i]);
+	free(pd->names);
+	if (pd->fd >= 0)
+		close(pd->fd);
+	pd->names = NULL;
+	pd->n = 0;
+	pd->fd = -1;
 }
 
 int backend_load(struct fbdev *fb, const struct backend_config *cfg, struct backend **ret)
 {
 	struct consoled_fb_info info;
-	char **names;
-	size_t n;
+	struct plugin_dir pd;
 	void *best_dl = NULL;
 	const struct consoled_backend_plugin *best = NULL;
 	int best_score = 0, r;
@@ -238,10 +377,10 @@ int backend_load(struct fbdev *fb, const struct backend_config *cfg, struct back
 	}
 
 	backend_fb_info(fb, &info);
-	n = backend_scan(&names);
-	for (size_t i = 0; i < n; i++) {
+	plugin_dir_scan(&pd, cfg->dir ? cfg->dir : backend_dir());
+	for (size_t i = 0; i < pd.n; i++) {
 		const struct consoled_backend_plugin *p;
-		void *dl = backend_open(names[i], &p);
+		void *dl = backend_open(pd.fd, pd.path, pd.names[i], &p);
 		int score;
 
 		if (!dl)
@@ -251,7 +390,8 @@ int backend_load(struct fbdev *fb, const struct backend_config *cfg, struct back
 			continue;
 		}
 		score = p->probe(&info);
-		log_debug("Plugin %s (%s): probe score %d", p->name, names[i], score);
+		log_debug("Plugin %s (%s/%s): probe score %d", p->name, pd.path, pd.names[i],
+			  score);
 		if (score > best_score) {
 			if (best_dl)
 				dlclose(best_dl);
@@ -261,15 +401,14 @@ int backend_load(struct fbdev *fb, const struct backend_config *cfg, struct back
 		} else
 			dlclose(dl);
 	}
-	free_names(names, n);
-
+	plugin_dir_done(&pd);
 	if (!best) {
 		if (named)
 			return log_warning_errno(
 			    ENOENT,
 			    "Backend '%s' not found in %s or it does not drive "
 			    "%s (%s); scrolling without a blitter",
-			    cfg->name, backend_dir(), fb->path, fb->fix.id);
+			    cfg->name, pd.path, fb->path, fb->fix.id);
 		log_info("No blitter backend for %s (%s)", fb->path, fb->fix.id);
 		return 0;
 	}
@@ -282,7 +421,7 @@ int backend_load(struct fbdev *fb, const struct backend_config *cfg, struct back
 	    .struct_size = sizeof(b->host),
 	    .log = host_log,
 	    .map_mmio = host_map_mmio,
-	    .test_flags = cfg->test_flags,
+	    .test_flags = cfg->test_flags | backend_env_test_flags(),
 	    .userdata = b,
 	};
 	r = best->create(&info, &b->host, &b->impl);
@@ -321,36 +460,36 @@ void backend_free(struct backend *b)
 void backend_list(struct fbdev *fb, FILE *out)
 {
 	struct consoled_fb_info info;
-	char **names;
-	size_t n;
+	struct plugin_dir pd;
 
 	if (fb)
 		backend_fb_info(fb, &info);
-	n = backend_scan(&names);
-	fprintf(out, "Backend directory: %s\n", backend_dir());
-	for (size_t i = 0; i < n; i++) {
+	plugin_dir_scan(&pd, backend_dir());
+	fprintf(out, "Backend directory: %s%s\n", pd.path,
+		pd.error && pd.error != -ENOENT ? " (refused, see the log)" : "");
+	for (size_t i = 0; i < pd.n; i++) {
 		const struct consoled_backend_plugin *p;
-		void *dl = backend_open(names[i], &p);
+		void *dl = backend_open(pd.fd, pd.path, pd.names[i], &p);
 		int score;
 
 		if (!dl) {
-			fprintf(out, "%s: skipped (see the log)\n", names[i]);
+			fprintf(out, "%s/%s: skipped (see the log)\n", pd.path, pd.names[i]);
 			continue;
 		}
 		score = fb ? p->probe(&info) : 0;
-		fprintf(out, "%-10s %-8s ABI %u.%u  %s  %s\n", p->name,
+		fprintf(out, "%-10s %-8s ABI %u.%u  %s  %s/%s\n", p->name,
 			p->version ? p->version : "-", p->abi_major, p->abi_minor,
 			!fb	    ? "(no framebuffer)"
 			: score > 0 ? "matches"
 				    : "does not match",
-			names[i]);
+			pd.path, pd.names[i]);
 		if (p->description)
 			fprintf(out, "           %s\n", p->description);
 		dlclose(dl);
 	}
-	if (n == 0)
+	if (pd.n == 0)
 		fprintf(out, "No plugins.\n");
-	free_names(names, n);
+	plugin_dir_done(&pd);
 }
 
 const char *backend_name(const struct backend *b)

@@ -49,6 +49,20 @@ enum scroll_mode scroller_region_mode(const struct scroller *s)
 	return s->region;
 }
 
+/* fbdev_set_virtual(), and the blitter told: it bound-checks against the
+ * virtual height, which a new one makes stale (see backend_mode_changed()). */
+static int scroller_set_virtual(struct scroller *s, unsigned yres_virtual, unsigned vmode)
+{
+	int r = fbdev_set_virtual(s->fb, yres_virtual, vmode);
+
+	if (r < 0)
+		return r;
+	if (s->cfg.backend && backend_ok(s->cfg.backend) &&
+	    backend_mode_changed(s->cfg.backend, s->fb) < 0)
+		scroller_drop_backend(s);
+	return 0;
+}
+
 /* Why the device cannot wrap, or NULL after setting FB_VMODE_YWRAP up. */
 static const char *scroller_setup_wrap(struct scroller *s)
 {
@@ -66,7 +80,7 @@ static const char *scroller_setup_wrap(struct scroller *s)
 	lines = (unsigned)(fb->fix.smem_len / fb->line_length) / fh * fh;
 	if (lines < fb->var.yres + fh)
 		return "too little video memory for a virtual screen";
-	if (fbdev_set_virtual(fb, lines, fb->var.vmode | FB_VMODE_YWRAP) < 0)
+	if (scroller_set_virtual(s, lines, fb->var.vmode | FB_VMODE_YWRAP) < 0)
 		return "the driver refused FB_VMODE_YWRAP with a taller virtual screen";
 	return NULL;
 }
@@ -92,7 +106,7 @@ static const char *scroller_setup_pan(struct scroller *s)
 	if (fb->var.yres_virtual < max || (fb->var.vmode & FB_VMODE_YWRAP))
 		for (want = max; want >= fb->var.yres + fh;
 		     want = fb->var.yres + (want - fb->var.yres) / 2)
-			if (fbdev_set_virtual(fb, want, fb->var.vmode & ~FB_VMODE_YWRAP) == 0)
+			if (scroller_set_virtual(s, want, fb->var.vmode & ~FB_VMODE_YWRAP) == 0)
 				break;
 	if (fb->var.yres_virtual < fb->var.yres + fh || (fb->var.vmode & FB_VMODE_YWRAP))
 		return "the driver refused every taller virtual screen";
@@ -139,7 +153,7 @@ static const char *scroller_try_wrap(struct scroller *s)
 	if (!why && s->cfg.calibrate && !scroller_calibrate(s, "wrap"))
 		why = "calibration measured it slower than redrawing";
 	if (why && (s->fb->var.vmode & FB_VMODE_YWRAP))
-		fbdev_set_virtual(s->fb, s->fb->saved_var.yres_virtual, s->fb->saved_var.vmode);
+		scroller_set_virtual(s, s->fb->saved_var.yres_virtual, s->fb->saved_var.vmode);
 	return why;
 }
 

@@ -35,6 +35,10 @@
  * - MC_FB_LOCATION is read at create() and mode changes, not before every
  *   operation as radeonfb does: only a mode-setting X server moves it, and
  *   consoled gets mode_changed() when its VT comes back.
+ * - The lines the engine may touch follow the virtual screen, which
+ *   consoled grows for panning after create(): mode_changed() re-reads
+ *   them (consoled calls it after every geometry change), or copies below
+ *   the old height would be refused.
  * - 24 bpp is refused (radeonfb does not offer it either).
  */
 #include <consoled/backend.h>

@@ -30,6 +30,10 @@
  *   sees what the engine wrote.
  * - 24 bpp is refused (the engine would have to run at 8 bpp with tripled x,
  *   which cannot fill with a 3-byte colour); consoled then draws in software.
+ * - The lines the engine may touch follow the virtual screen, which
+ *   consoled grows for panning after create(): mode_changed() re-reads
+ *   them (consoled calls it after every geometry change), or copies below
+ *   the old height would be refused.
  *
  * QEMU's ati-vga model (QEMU 7.2) adds CRTC_OFFSET, the display start, to
  * every blit address on this chip; real chips do not. consoled keeps the

@@ -15,8 +15,10 @@
  *
  *     const struct consoled_backend_plugin consoled_backend_plugin;
  *
- * consoled dlopen()s every plugin (files owned by root and not writable by
- * group or others only), checks abi_major == CONSOLED_BACKEND_ABI_MAJOR,
+ * consoled dlopen()s every plugin (regular files, not symbolic links, owned
+ * by root and not writable by group or others, in a directory owned by root
+ * and not writable by group or others), checks
+ * abi_major == CONSOLED_BACKEND_ABI_MAJOR,
  * asks each plugin's probe() whether it drives the framebuffer, and calls
  * create() on the best match. Plugins never call symbols of the daemon: what
  * they need from it comes in struct consoled_host.
@@ -123,8 +125,14 @@ struct consoled_backend_ops {
 	 * after a sync() timeout. */
 	int (*reset)(struct consoled_backend *b);
 
-	/* Optional (NULL). The framebuffer's mode changed (consoled's VT came
-	 * back and the mode was set again): re-read what depends on it.
+	/* Optional (NULL). The framebuffer's geometry changed: consoled calls
+	 * it after every change, i.e. when its VT came back and the mode was
+	 * set again, and whenever it makes the virtual screen taller or
+	 * shorter or switches FB_VMODE_YWRAP (for pan and wrap scrolling,
+	 * right after create() and after a zoom). Re-read what depends on the
+	 * mode, above all yres_virtual where operations are bound-checked
+	 * against it. A plugin without it must not keep yres_virtual from
+	 * create(): operations would be refused below the old height.
 	 * -ENOTSUP if the plugin cannot drive the new mode. */
 	int (*mode_changed)(struct consoled_backend *b, const struct consoled_fb_info *fb);
 

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The plugin loader (daemon/backend.c): its checks of the directory and of
+ * each plugin file, and the ATI plugins once the scroller has grown the
+ * virtual screen. The real plugins are loaded by the real loader, on a fake
+ * device whose registers are RAM (test-backend-fake.h), and the real scroller
+ * drives them; only the two fbdev ioctls the scroller uses are a fake driver
+ * here (fbdev_set_virtual, fbdev_pan: linked in with -Wl,--wrap).
+ *
+ * Runs as root (the loader wants root-owned plugins); skipped otherwise.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../daemon/backend.h"
+#include "../../daemon/scroll.h"
+#include "test-backend-fake.h"
+#include "tests.h"
+
+/* The fake fbdev driver: any virtual height VRAM holds, no wrap (its
+ * ywrapstep is 0), pans within the virtual screen. */
+int __wrap_fbdev_set_virtual(struct fbdev *fb, unsigned yres_virtual, unsigned vmode);
+int __wrap_fbdev_pan(struct fbdev *fb, unsigned yoffset);
+
+int __wrap_fbdev_set_virtual(struct fbdev *fb, unsigned yres_virtual, unsigned vmode)
+{
+	if (yres_virtual < fb->var.yres || yres_virtual > fb->fix.smem_len / fb->line_length ||
+	    (vmode & FB_VMODE_YWRAP))
+		return -EINVAL;
+	fb->var.yres_virtual = yres_virtual;
+	fb->var.vmode = vmode;
+	fb->var.yoffset = 0;
+	return 0;
+}
+
+int __wrap_fbdev_pan(struct fbdev *fb, unsigned yoffset)
+{
+	if (yoffset + fb->var.yres > fb->var.yres_virtual)
+		return -EINVAL;
+	fb->var.yoffset = yoffset;
+	return 0;
+}
+
+static void close_fd(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+static void test_dir_checks(void)
+{
+	char tmpl[] = "/tmp/consoled-test-backendXXXXXX", link[64];
+	const char *d = make_dir(tmpl);
+	int fd;
+
+	fd = backend_open_dir(d);
+	CHECK(fd >= 0);
+	close_fd(fd);
+
+	CHECK(chmod(d, 0775) == 0);
+	fd = backend_open_dir(d);
+	CHECK(fd == -EPERM); /* group-writable */
+	close_fd(fd);
+	CHECK(chmod(d, 0757) == 0);
+	fd = backend_open_dir(d);
+	CHECK(fd == -EPERM); /* writable by others */
+	close_fd(fd);
+	CHECK(chmod(d, 01777) == 0);
+	fd = backend_open_dir(d);
+	CHECK(fd == -EPERM); /* /tmp-like */
+	close_fd(fd);
+	CHECK(chmod(d, 0755) == 0);
+	CHECK(chown(d, 1, 0) == 0);
+	fd = backend_open_dir(d);
+	CHECK(fd == -EPERM); /* not root's */
+	close_fd(fd);
+	CHECK(chown(d, 0, 0) == 0);
+
+	snprintf(link, sizeof(link), "%s.link", tmpl);
+	CHECK(symlink(d, link) == 0);
+	fd = backend_open_dir(link);
+	CHECK(fd == -ELOOP); /* the directory itself is a symbolic link */
+	close_fd(fd);
+	unlink(link);
+
+	fd = backend_open_dir(d);
+	CHECK(fd >= 0);
+	close_fd(fd);
+	remove_dir(d);
+}
+
+static void test_file_checks(void)
+{
+	char tmpl[] = "/tmp/consoled-test-backendXXXXXX", path[128], moved[80];
+	const char *d = make_dir(tmpl);
+	struct stat good, st;
+	int dfd, fd;
+
+	dfd = backend_open_dir(d);
+	CHECK(dfd >= 0);
+	CHECK(install_plugin(d, "rage128", "good.so") == 0);
+	snprintf(path, sizeof(path), "%s/good.so", d);
+
+	fd = backend_open_file(dfd, d, "good.so");
+	CHECK(fd >= 0);
+	close_fd(fd);
+
+	CHECK(chmod(path, 0775) == 0);
+	fd = backend_open_file(dfd, d, "good.so");
+	CHECK(fd == -EPERM);
+	close_fd(fd);
+	CHECK(chmod(path, 0757) == 0);
+	fd = backend_open_file(dfd, d, "good.so");
+	CHECK(fd == -EPERM);
+	close_fd(fd);
+	CHECK(chmod(path, 0755) == 0);
+	CHECK(chown(path, 1, 0) == 0);
+	fd = backend_open_file(dfd, d, "good.so");
+	CHECK(fd == -EPERM); /* not root's */
+	close_fd(fd);
+	CHECK(chown(path, 0, 0) == 0 && chmod(path, 0755) == 0);
+
+	/* A symbolic link, even to a good plugin in the same directory. */
+	CHECK(symlinkat("good.so", dfd, "link.so") == 0);
+	fd = backend_open_file(dfd, d, "link.so");
+	CHECK(fd == -ELOOP);
+	close_fd(fd);
+	/* Not regular files; the FIFO must not block the open. */
+	CHECK(mkfifoat(dfd, "fifo.so", 0644) == 0);
+	fd = backend_open_file(dfd, d, "fifo.so");
+	CHECK(fd == -EPERM);
+	close_fd(fd);
+	CHECK(mkdirat(dfd, "dir.so", 0755) == 0);
+	fd = backend_open_file(dfd, d, "dir.so");
+	CHECK(fd == -EPERM);
+	close_fd(fd);
+
+	/* Plugins open relative to the checked directory: moving it away and
+	 * putting another one (anyone's) at its path changes nothing. */
+	CHECK(stat(path, &good) == 0);
+	snprintf(moved, sizeof(moved), "%s.moved", d);
+	CHECK(rename(d, moved) == 0);
+	CHECK(mkdir(d, 0777) == 0 && chmod(d, 0777) == 0);
+	CHECK(install_plugin(d, "radeon", "good.so") == 0);
+	fd = backend_open_file(dfd, d, "good.so");
+	CHECK(fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == good.st_ino &&
+	      st.st_dev == good.st_dev);
+	close_fd(fd);
+
+	close_fd(dfd);
+	remove_dir(d);
+	remove_dir(moved);
+}
+
+/* backend_load() by name from dir: its name, or NULL if nothing loaded. */
+static const char *load_name(struct fake_fb *f, const char *dir, const char *name)
+{
+	static char loaded[32];
+	struct backend_config cfg = {.name = name, .dir = dir};
+	struct backend *b = NULL;
+
+	(void)backend_load(&f->fb, &cfg, &b);
+	if (!b)
+		return NULL;
+	snprintf(loaded, sizeof(loaded), "%s", backend_name(b));
+	backend_free(b);
+	return loaded;
+}
+
+/* The checks hold in backend_load(): only a good plugin in a good
+ * directory is loaded. */
+static void test_load_checks(void)
+{
+	char tmpl[] = "/tmp/consoled-test-backendXXXXXX";
+	char other_tmpl[] = "/tmp/consoled-test-otherXXXXXX";
+	char path[128], target[128];
+	const char *d = make_dir(tmpl), *other = make_dir(other_tmpl), *name;
+	struct fake_fb f;
+
+	CHECK(fake_fb_init(&f, "ATY Rage128") == 0);
+	CHECK(install_plugin(d, "rage128", "rage128.so") == 0);
+	snprintf(path, sizeof(path), "%s/rage128.so", d);
+
+	name = load_name(&f, d, "rage128");
+	CHECK(name && strcmp(name, "rage128") == 0);
+
+	CHECK(chmod(d, 0775) == 0);
+	CHECK(load_name(&f, d, "rage128") == NULL); /* group-writable directory */
+	CHECK(chmod(d, 0755) == 0);
+	CHECK(chmod(path, 0775) == 0);
+	CHECK(load_name(&f, d, "rage128") == NULL); /* group-writable plugin */
+	CHECK(chmod(path, 0755) == 0 && chown(path, 1, 0) == 0);
+	CHECK(load_name(&f, d, "rage128") == NULL); /* plugin not root's */
+	CHECK(chown(path, 0, 0) == 0 && chmod(path, 0755) == 0);
+
+	/* A symbolic link to a good plugin elsewhere. */
+	snprintf(target, sizeof(target), "%s/rage128.so", other);
+	CHECK(rename(path, target) == 0);
+	CHECK(symlink(target, path) == 0);
+	CHECK(load_name(&f, d, "rage128") == NULL);
+	CHECK(load_name(&f, other, "rage128") != NULL); /* the plugin itself is good */
+
+	fake_fb_done(&f);
+	remove_dir(d);
+	remove_dir(other);
+}
+
+/* Another object already loaded under the /proc/self/fd/N names of the fd
+ * numbers the loader is given next (as an earlier plugin, still loaded,
+ * would be) must not come back in place of the plugin being loaded: the
+ * dynamic loader returns an object loaded under the same name. */
+static void test_fd_names(void)
+{
+	char tmpl[] = "/tmp/consoled-test-backendXXXXXX";
+	char other_tmpl[] = "/tmp/consoled-test-otherXXXXXX";
+	char path[128], proc[32];
+	const char *d = make_dir(tmpl), *other = make_dir(other_tmpl), *name;
+	int fds[8];
+	void *dls[8];
+	struct fake_fb f;
+
+	CHECK(install_plugin(d, "radeon", "radeon.so") == 0);
+	CHECK(install_plugin(other, "rage128", "rage128.so") == 0);
+	snprintf(path, sizeof(path), "%s/rage128.so", other);
+	for (size_t i = 0; i < 8; i++) {
+		fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fds[i]);
+		dls[i] = dlopen(proc, RTLD_NOW | RTLD_LOCAL);
+		CHECK(dls[i] != NULL);
+	}
+	for (size_t i = 0; i < 8; i++)
+		close(fds[i]);
+
+	CHECK(fake_fb_init(&f, "ATI Radeon") == 0);
+	name = load_name(&f, d, "radeon");
+	CHECK(name && strcmp(name, "radeon") == 0);
+
+	for (size_t i = 0; i < 8; i++)
+		if (dls[i])
+			dlclose(dls[i]);
+	fake_fb_done(&f);
+	remove_dir(d);
+	remove_dir(other);
+}
+
+/* Where the last operation's source or destination starts, in lines,
+ * decoded from the registers as each chip encodes it. */
+struct chip {
+	const char *plugin, *id;
+	uint32_t (*line)(const struct fake_fb *f, bool src);
+};
+
+#define ATI_SRC_Y_X 0x1434
+#define ATI_DST_Y_X 0x1438
+#define ATI_DST_HEIGHT_WIDTH 0x143c
+#define ATI_DP_BRUSH_FRGD_CLR 0x147c
+
+static uint32_t rage128_line(const struct fake_fb *f, bool src)
+{
+	/* SRC_OFFSET / DST_OFFSET in bytes, SRC_PITCH / DST_PITCH in 8 pixels */
+	uint32_t offset = fake_reg(f, src ? 0x15ac : 0x1404);
+	uint32_t pitch = fake_reg(f, src ? 0x15b0 : 0x1408) * 8 * FAKE_BPP;
+
+	CHECK_EQ_U(pitch, FAKE_PITCH);
+	return offset / FAKE_PITCH + (fake_reg(f, src ? ATI_SRC_Y_X : ATI_DST_Y_X) >> 16);
+}
+
+static uint32_t radeon_line(const struct fake_fb *f, bool src)
+{
+	/* SRC_/DST_PITCH_OFFSET: pitch / 64 in bits 22-31, offset / 1024
+	 * below (VRAM at 0: MC_FB_LOCATION reads 0) */
+	uint32_t v = fake_reg(f, src ? 0x1428 : 0x142c);
+
+	CHECK_EQ_U((v >> 22) * 64, FAKE_PITCH);
+	return (v & 0x3fffff) * 1024 / FAKE_PITCH +
+	       (fake_reg(f, src ? ATI_SRC_Y_X : ATI_DST_Y_X) >> 16);
+}
+
+/* The scroller grows the virtual screen after the plugin was created; the
+ * plugin must then take copies and fills below the old height (on a real
+ * card: the pan window's return and region scrolls there). */
+static void test_grown_screen(const struct chip *c)
+{
+	char tmpl[] = "/tmp/consoled-test-backendXXXXXX", file[32];
+	const char *d = make_dir(tmpl);
+	struct backend_config cfg = {.name = c->plugin, .dir = d};
+	struct scroller_config sc = {
+	    .mode = SCROLL_MODE_PAN,
+	    .calibrate = false,
+	    .font_height = 16,
+	    .text_rows = FAKE_YRES / 16,
+	};
+	struct scroll_counters cnt = {0};
+	struct scroller *s = NULL;
+	struct backend *b = NULL;
+	unsigned pan_max = (FAKE_LINES - FAKE_YRES) / 16 * 16;
+	struct fake_fb f;
+
+	fprintf(stderr, "-- %s\n", c->plugin);
+	snprintf(file, sizeof(file), "%s.so", c->plugin);
+	CHECK(install_plugin(d, c->plugin, file) == 0);
+	CHECK(fake_fb_init(&f, c->id) == 0);
+	CHECK(backend_load(&f.fb, &cfg, &b) == 0);
+	CHECK(b != NULL);
+	if (!b)
+		goto out;
+
+	sc.backend = b;
+	CHECK(scroller_new(&f.fb, &sc, &s) == 0);
+	CHECK(scroller_full_mode(s) == SCROLL_MODE_PAN);
+	CHECK_EQ_U(f.fb.var.yres_virtual, FAKE_LINES);
+
+	/* Down to the end of the virtual screen, then one row more: the
+	 * window returns to the top, and the rows that stay visible are
+	 * copied there from below the old height first. */
+	for (unsigned i = 0; i < pan_max / 16; i++)
+		CHECK(scroller_move_screen(s, 1, &cnt) == SCROLL_DONE);
+	CHECK_EQ_U(f.fb.var.yoffset, pan_max);
+	CHECK(scroller_move_screen(s, 1, &cnt) == SCROLL_DONE); /* not a redraw */
+	CHECK_EQ_U(f.fb.var.yoffset, 0);
+	CHECK_EQ_U(cnt.blits, 1);
+	CHECK(backend_ok(b));
+	CHECK_EQ_U(c->line(&f, true), pan_max + 16);
+	CHECK_EQ_U(c->line(&f, false), 0);
+	CHECK_EQ_U(fake_reg(&f, ATI_DST_HEIGHT_WIDTH), (FAKE_YRES - 16) << 16 | FAKE_XRES);
+
+	/* A region copy wholly below the old height. */
+	CHECK(backend_copy(b, 0, 1000, 0, 900, FAKE_XRES, 100) == 0);
+	CHECK(backend_sync(b) == 0);
+	CHECK_EQ_U(c->line(&f, true), 1000);
+	CHECK_EQ_U(c->line(&f, false), 900);
+	CHECK_EQ_U(fake_reg(&f, ATI_DST_HEIGHT_WIDTH), 100u << 16 | FAKE_XRES);
+
+	/* A fill of the last lines of the grown screen. */
+	CHECK(backend_fill(b, 0, FAKE_LINES - 10, FAKE_XRES, 10, 0x123456) == 0);
+	CHECK(backend_sync(b) == 0);
+	CHECK_EQ_U(c->line(&f, false), FAKE_LINES - 10);
+	CHECK_EQ_U(fake_reg(&f, ATI_DST_HEIGHT_WIDTH), 10u << 16 | FAKE_XRES);
+	CHECK_EQ_U(fake_reg(&f, ATI_DP_BRUSH_FRGD_CLR), 0x123456);
+
+	/* Beyond the grown screen is still refused (and drops the plugin). */
+	CHECK(backend_copy(b, 0, FAKE_LINES - 5, 0, 0, FAKE_XRES, 10) == -EINVAL);
+	CHECK(!backend_ok(b));
+
+	scroller_free(s);
+	backend_free(b);
+out:
+	fake_fb_done(&f);
+	remove_dir(d);
+}
+
+static const struct chip chips[] = {
+    {"rage128", "ATY Rage128", rage128_line},
+    {"radeon", "ATI Radeon", radeon_line},
+};
+
+static void test_grown_screens(void)
+{
+	for (size_t i = 0; i < sizeof(chips) / sizeof(chips[0]); i++)
+		test_grown_screen(&chips[i]);
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "test-backend: needs root (root-owned plugins); skipped\n");
+		return 77;
+	}
+	/* A test build's fault switch would make every sync time out. */
+	unsetenv("CONSOLED_TEST_BACKEND_HANG");
+	RUN(test_dir_checks);
+	RUN(test_file_checks);
+	RUN(test_load_checks);
+	RUN(test_fd_names);
+	RUN(test_grown_screens);
+	return TESTS_RESULT();
+}

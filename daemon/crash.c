@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#define LOG_MODULE "crash"
+#include <errno.h>
 #include <linux/kd.h>
 #include <linux/vt.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "crash.h"
+#include "log.h"
 
 static struct {
 	int fb_fd;
@@ -16,6 +20,7 @@ static struct {
 	int vt_fd;
 	int kbmode;
 	volatile int active;
+	void *altstack;
 } crash_state = {.fb_fd = -1, .vt_fd = -1};
 
 void crash_register_fb(int fd, const struct fb_var_screeninfo *var, const struct fb_cmap *cmap)
@@ -69,14 +74,53 @@ static void crash_handler(int sig)
 	raise(sig);
 }
 
+/* A stack overflow is a SIGSEGV on the guard page below the stack: the
+ * kernel cannot push a signal frame there, so the handler needs a stack of
+ * its own or the process dies without putting the console back. Allocated
+ * once, never freed (the handlers stay installed until exit). Its size:
+ * the handler's own frame and ioctls need little, but the frame the kernel
+ * pushes grows with the CPU's extended state (AVX-512 and AMX take KiB,
+ * which is why glibc's SIGSTKSZ is a sysconf() value now): 64 KiB, or four
+ * times SIGSTKSZ if that is more. */
+static int crash_setup_altstack(void)
+{
+	size_t size = 64 * 1024;
+	stack_t ss = {};
+
+	if (crash_state.altstack)
+		return 0;
+	if ((size_t)SIGSTKSZ * 4 > size)
+		size = (size_t)SIGSTKSZ * 4;
+	ss.ss_sp = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+			-1, 0);
+	if (ss.ss_sp == MAP_FAILED)
+		return -errno;
+	ss.ss_size = size;
+	if (sigaltstack(&ss, NULL) < 0) {
+		int r = -errno;
+
+		munmap(ss.ss_sp, size);
+		return r;
+	}
+	crash_state.altstack = ss.ss_sp;
+	return 0;
+}
+
 void crash_install_handlers(void)
 {
 	static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 	struct sigaction sa;
+	int r;
+
+	r = crash_setup_altstack();
+	if (r < 0)
+		log_warning_errno(r, "Failed to set up the signal stack, a stack overflow will not "
+				     "restore the console: %m");
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = crash_handler;
-	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	/* SA_ONSTACK: on the alternate stack when there is one. */
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);

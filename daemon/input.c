@@ -20,6 +20,8 @@
 #define BITS_PER_LONG (8 * sizeof(long))
 #define NBITS(n) (((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)
 #define TEST_BIT(bit, arr) (((arr)[(bit) / BITS_PER_LONG] >> ((bit) % BITS_PER_LONG)) & 1UL)
+#define SET_BIT(bit, arr) ((arr)[(bit) / BITS_PER_LONG] |= 1UL << ((bit) % BITS_PER_LONG))
+#define CLEAR_BIT(bit, arr) ((arr)[(bit) / BITS_PER_LONG] &= ~(1UL << ((bit) % BITS_PER_LONG)))
 
 /* evdev key codes are xkb key codes minus 8 (the X11 offset). */
 #define EVDEV_OFFSET 8
@@ -30,6 +32,12 @@ struct input_device {
 	int fd;
 	char *devnode;
 	sd_event_source *source;
+	bool has_leds;
+	/* Since a SYN_DROPPED, until the SYN_REPORT that ends the broken report. */
+	bool dropped;
+	/* The keys this device has pressed into the xkb state: what a resync
+	 * compares with the keys the device reports down. */
+	unsigned long down[NBITS(KEY_MAX + 1)];
 };
 
 struct input {
@@ -238,27 +246,85 @@ static void input_start_repeat(struct input *in, uint32_t key)
 	sd_event_source_set_enabled(in->repeat_source, SD_EVENT_ONESHOT);
 }
 
-static void input_handle_key(struct input *in, unsigned code, int value)
+static void input_handle_key(struct input_device *d, unsigned code, int value)
 {
+	struct input *in = d->in;
 	uint32_t key = code + EVDEV_OFFSET;
-	enum xkb_state_component changed;
+	enum xkb_state_component changed = 0;
 
 	if (value == 2)
 		return; /* the kernel's own autorepeat: we repeat in software */
 	if (!in->active)
 		return; /* dropped: the VT is not ours now; resynced on acquire */
+	if (code > KEY_MAX)
+		return;
 
-	changed = xkb_state_update_key(in->state, key, value ? XKB_KEY_DOWN : XKB_KEY_UP);
+	/* The xkb state takes each key of each device once: a press it already
+	 * has (a resync found the key down) or a release of a key it does not
+	 * have (a resync found it up) would count twice. */
+	if (value && !TEST_BIT(code, d->down)) {
+		SET_BIT(code, d->down);
+		changed = xkb_state_update_key(in->state, key, XKB_KEY_DOWN);
+	} else if (!value && TEST_BIT(code, d->down)) {
+		CLEAR_BIT(code, d->down);
+		changed = xkb_state_update_key(in->state, key, XKB_KEY_UP);
+		if (key == in->repeat_key)
+			input_stop_repeat(in);
+	}
 	if (changed & XKB_STATE_LEDS)
 		input_write_leds(in);
 
-	if (value == 0) {
-		if (key == in->repeat_key)
-			input_stop_repeat(in);
+	if (value == 0)
 		return;
-	}
 	input_dispatch_key(in, key);
 	input_start_repeat(in, key);
+}
+
+/* Brings the xkb state in line with the keys the device reports down now
+ * (EVIOCGKEY), after events from it were lost or while the VT was away. A
+ * key no longer down is released in the xkb state and stops repeating; a
+ * key down now that the state did not have is pressed in it. Both silently:
+ * no character is sent, a key held down only counts as a modifier. The
+ * ioctl also flushes the device's queued key events (kernel 3.12 on): they
+ * are in the state it returns. */
+static enum xkb_state_component input_device_sync_keys(struct input_device *d)
+{
+	struct input *in = d->in;
+	unsigned long keys[NBITS(KEY_MAX + 1)];
+	enum xkb_state_component changed = 0;
+
+	memset(keys, 0, sizeof(keys));
+	/* A device that cannot say (unplugged) has no key down. */
+	if (ioctl(d->fd, EVIOCGKEY(sizeof(keys)), keys) < 0)
+		log_debug_errno(errno, "Failed to read the keys down on %s: %m", d->devnode);
+	for (unsigned k = 0; k <= KEY_MAX; k++) {
+		bool now = TEST_BIT(k, keys);
+
+		if (now == (bool)TEST_BIT(k, d->down))
+			continue;
+		if (now)
+			SET_BIT(k, d->down);
+		else
+			CLEAR_BIT(k, d->down);
+		changed |= xkb_state_update_key(in->state, k + EVDEV_OFFSET,
+						now ? XKB_KEY_DOWN : XKB_KEY_UP);
+		if (!now && k + EVDEV_OFFSET == in->repeat_key)
+			input_stop_repeat(in);
+	}
+	return changed;
+}
+
+/* Reads and drops what the device has queued: keys typed on another VT. */
+static void input_device_drain(struct input_device *d)
+{
+	struct input_event ev[64];
+
+	/* A short read has emptied the queue; bounded for a device that never
+	 * stops sending. */
+	for (unsigned i = 0; i < 64; i++)
+		if (read(d->fd, ev, sizeof(ev)) < (ssize_t)sizeof(ev))
+			break;
+	d->dropped = false;
 }
 
 static void input_device_free(struct input_device *d)
@@ -300,9 +366,31 @@ static int input_on_device(sd_event_source *s, int fd, uint32_t revents, void *u
 		input_remove_device(in, d);
 		return 0;
 	}
-	for (size_t i = 0; i < (size_t)n / sizeof(ev[0]); i++)
-		if (ev[i].type == EV_KEY)
-			input_handle_key(in, ev[i].code, ev[i].value);
+	for (size_t i = 0; i < (size_t)n / sizeof(ev[0]); i++) {
+		if (ev[i].type == EV_SYN && ev[i].code == SYN_DROPPED) {
+			/* The kernel's queue for us overflowed and events were
+			 * lost (a key release among them, maybe). As the evdev
+			 * protocol says, the rest of this report is incomplete:
+			 * drop it up to its SYN_REPORT, then ask the device. */
+			d->dropped = true;
+		} else if (d->dropped) {
+			if (ev[i].type != EV_SYN || ev[i].code != SYN_REPORT)
+				continue;
+			d->dropped = false;
+			if (!in->active)
+				continue; /* resynced on acquire */
+			log_info("Keyboard %s: the kernel dropped input events, reading the keys "
+				 "down back from the device",
+				 d->devnode);
+			if (input_device_sync_keys(d) & XKB_STATE_LEDS)
+				input_write_leds(in);
+			/* What else this read returned is older than the state
+			 * just read, which includes it: applied again, a key
+			 * press whose release the ioctl flushed would stick. */
+			return 0;
+		} else if (ev[i].type == EV_KEY)
+			input_handle_key(d, ev[i].code, ev[i].value);
+	}
 	return 0;
 }
 
@@ -324,6 +412,7 @@ static bool input_is_keyboard(int fd)
 
 static void input_add_device(struct input *in, const char *devnode)
 {
+	unsigned long evbits[NBITS(EV_MAX + 1)] = {0};
 	struct input_device *d;
 	char name[256] = "";
 	int fd, r;
@@ -349,6 +438,8 @@ static void input_add_device(struct input *in, const char *devnode)
 	d->in = in;
 	d->fd = fd;
 	d->devnode = xstrdup(devnode);
+	d->has_leds =
+	    ioctl(fd, EVIOCGBIT(0, sizeof(evbits)), evbits) >= 0 && TEST_BIT(EV_LED, evbits);
 	r = sd_event_add_io(in->event, &d->source, fd, EPOLLIN, input_on_device, d);
 	if (r < 0) {
 		log_warning_errno(r, "Failed to watch %s, ignoring: %m", devnode);
@@ -359,7 +450,10 @@ static void input_add_device(struct input *in, const char *devnode)
 	in->devices = d;
 	ioctl(fd, EVIOCGNAME(sizeof(name) - 1), name);
 	log_info("Keyboard %s: %s", devnode, name);
-	/* A new keyboard shows the lock state the others show. */
+	/* A modifier held on it while it was plugged in counts; a new keyboard
+	 * shows the lock state the others show. */
+	if (in->active)
+		input_device_sync_keys(d);
 	if (in->state)
 		input_write_leds(in);
 }
@@ -467,49 +561,40 @@ static int input_setup_keymap(struct input *in)
 	return 0;
 }
 
-/* Rebuilds the xkb state from what the devices report: keys held down now
- * (a modifier held across a VT switch) and the lock LEDs. */
-static void input_resync(struct input *in)
+/* The lock state another VT left on the keyboards: Caps and Num Lock as
+ * their LEDs show, other locks (a layout group) as they were. Keyboards
+ * without LEDs cannot say, and change nothing. */
+static void input_sync_locks(struct input *in)
 {
-	unsigned long keys[NBITS(KEY_MAX + 1)];
 	unsigned long leds[NBITS(LED_MAX + 1)];
-	bool caps = false, num = false;
-	struct xkb_state *st;
+	bool seen = false, caps = false, num = false;
+	xkb_mod_mask_t locked;
+	xkb_mod_index_t i;
 
-	st = xkb_state_new(in->keymap);
-	if (!st)
-		return;
 	for (struct input_device *d = in->devices; d; d = d->next) {
-		memset(keys, 0, sizeof(keys));
 		memset(leds, 0, sizeof(leds));
-		/* Letters held down change no state; modifiers do. */
-		if (ioctl(d->fd, EVIOCGKEY(sizeof(keys)), keys) >= 0)
-			for (unsigned k = 0; k <= KEY_MAX; k++)
-				if (TEST_BIT(k, keys))
-					xkb_state_update_key(st, k + EVDEV_OFFSET, XKB_KEY_DOWN);
-		if (ioctl(d->fd, EVIOCGLED(sizeof(leds)), leds) >= 0) {
-			caps |= TEST_BIT(LED_CAPSL, leds);
-			num |= TEST_BIT(LED_NUML, leds);
-		}
+		if (!d->has_leds || ioctl(d->fd, EVIOCGLED(sizeof(leds)), leds) < 0)
+			continue;
+		seen = true;
+		caps |= TEST_BIT(LED_CAPSL, leds);
+		num |= TEST_BIT(LED_NUML, leds);
 	}
+	if (!seen)
+		return;
 
-	{
-		xkb_mod_mask_t locked = 0;
-		xkb_mod_index_t i;
-
-		i = xkb_keymap_mod_get_index(in->keymap, XKB_MOD_NAME_CAPS);
-		if (caps && i != XKB_MOD_INVALID)
-			locked |= 1u << i;
-		i = xkb_keymap_mod_get_index(in->keymap, XKB_MOD_NAME_NUM);
-		if (num && i != XKB_MOD_INVALID)
-			locked |= 1u << i;
-		xkb_state_update_mask(st, xkb_state_serialize_mods(st, XKB_STATE_MODS_DEPRESSED),
-				      xkb_state_serialize_mods(st, XKB_STATE_MODS_LATCHED), locked,
-				      0, 0, 0);
-	}
-	xkb_state_unref(in->state);
-	in->state = st;
-	input_write_leds(in);
+	locked = xkb_state_serialize_mods(in->state, XKB_STATE_MODS_LOCKED);
+	i = xkb_keymap_mod_get_index(in->keymap, XKB_MOD_NAME_CAPS);
+	if (i != XKB_MOD_INVALID)
+		locked = caps ? locked | 1u << i : locked & ~(1u << i);
+	i = xkb_keymap_mod_get_index(in->keymap, XKB_MOD_NAME_NUM);
+	if (i != XKB_MOD_INVALID)
+		locked = num ? locked | 1u << i : locked & ~(1u << i);
+	xkb_state_update_mask(in->state,
+			      xkb_state_serialize_mods(in->state, XKB_STATE_MODS_DEPRESSED),
+			      xkb_state_serialize_mods(in->state, XKB_STATE_MODS_LATCHED), locked,
+			      xkb_state_serialize_layout(in->state, XKB_STATE_LAYOUT_DEPRESSED),
+			      xkb_state_serialize_layout(in->state, XKB_STATE_LAYOUT_LATCHED),
+			      xkb_state_serialize_layout(in->state, XKB_STATE_LAYOUT_LOCKED));
 }
 
 int input_new(sd_event *event, const struct input_config *cfg, const struct input_callbacks *cb,
@@ -565,5 +650,12 @@ void input_set_active(struct input *in, bool active)
 		input_stop_repeat(in);
 		return;
 	}
-	input_resync(in);
+	/* What was typed while the VT was away is not ours; what is held down
+	 * now (Ctrl+Alt of the switch back) and the locks are. */
+	for (struct input_device *d = in->devices; d; d = d->next) {
+		input_device_drain(d);
+		input_device_sync_keys(d);
+	}
+	input_sync_locks(in);
+	input_write_leds(in);
 }

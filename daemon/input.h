@@ -12,9 +12,22 @@
  * Ctrl+Alt+F1..F12 switch VTs, Shift+PageUp/PageDown walk the scrollback,
  * Ctrl+Alt+Del does what the kernel console does.
  *
- * While the VT is released (input_set_active(false)) every key is dropped,
- * so nothing typed on another VT reaches consoled's session; on acquire the
- * modifier and lock state is read back from the devices (EVIOCGKEY/EVIOCGLED).
+ * Each device remembers the keys it has pressed into the xkb state. When
+ * that can be wrong, the keys down are read back from the device
+ * (EVIOCGKEY): a key the state has down and the device has up is released
+ * in the state, one down on the device and not in the state is pressed in
+ * it; silently both ways (no character: a held key only counts as a
+ * modifier), and key repeat stops when its key is up. That happens
+ *  - after SYN_DROPPED: the kernel's queue for consoled overflowed (consoled
+ *    was stopped or starved) and events were lost, a release among them
+ *    maybe. As the evdev protocol says, the events up to the next SYN_REPORT
+ *    are dropped, and so is the rest of that read (older than the state read
+ *    back); then the device is asked.
+ *  - on acquire. While the VT is released (input_set_active(false)) every
+ *    key is dropped, so nothing typed on another VT reaches consoled's
+ *    session; input_set_active(true) reads and drops what is still queued,
+ *    reads the keys back, and takes Caps and Num Lock from the LEDs of the
+ *    keyboards that have them (another VT may have changed them).
  */
 #include <stdbool.h>
 #include <stdint.h>

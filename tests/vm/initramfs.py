@@ -48,8 +48,9 @@ CARD_MODULES = {
     "none": [],
 }
 # evdev for consoled's keyboards; xhci + usbhid so tests can plug a USB
-# keyboard in and out (QMP device_add usb-kbd) to check the hotplug monitor.
-COMMON_MODULES = ["evdev", "xhci_pci", "usbhid", "hid_generic"]
+# keyboard in and out (QMP device_add usb-kbd) to check the hotplug monitor;
+# uinput for uinput-kbd, the scripted keyboard.
+COMMON_MODULES = ["evdev", "xhci_pci", "usbhid", "hid_generic", "uinput"]
 
 # Fonts the tests use: 8x16 with 256 and 512 glyphs, and fonts that are not
 # 8 pixels wide (6, 10 and 16 px) to catch packing bugs.

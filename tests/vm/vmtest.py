@@ -23,6 +23,12 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   dies of SIGSEGV.
   keys            Caps Lock (the LED follows, letters come out capital),
                   Shift+PageUp/PageDown walk the scrollback.
+  syn-dropped     Events the kernel drops for consoled (its evdev queue
+                  overflows while consoled is stopped) leave no key stuck: a
+                  uinput keyboard (uinput-kbd) holds Left Ctrl, then a letter,
+                  and releases it under a flood; typed text is plain again and
+                  the letter's repeat stops. Ctrl released while the VT is
+                  away is found up when the VT comes back.
   frames          `cat` of 5000 lines is drawn in far fewer frames than lines
                   (output is coalesced), and the final screen is right.
   vt-switch       consoled on tty1, text on tty2: Ctrl+Alt+F2 shows tty2's
@@ -741,6 +747,107 @@ class Runner:
             time.sleep(0.3)
         self.stop_consoled()
 
+    def check_syn_dropped(self):
+        """A key released while consoled does not read its keyboard, under
+        more events than the kernel queues for a reader (64 for a keyboard):
+        the release is lost and consoled reads SYN_DROPPED, then must read
+        the keys back from the device. uinput-kbd holds the key, stops
+        consoled, releases the key, floods 1200 events and continues it.
+        Last, a key released while the VT is away: the acquire reads the
+        keys back too."""
+        font = KEYBOARD_FONT
+        if self.vm.run("test -x /usr/bin/uinput-kbd")[1] != 0:
+            self.fail("no uinput-kbd in the guest (build tests/vm/uinput-kbd)")
+        self.start_shell(font)
+        pid = self.consoled_pid()
+        log_line = "the kernel dropped input events"
+        tools = []
+
+        def play(steps, until):
+            """Run uinput-kbd with `steps` (PID stands for consoled's) on a new
+            keyboard that stays plugged in; wait until it has done `until`."""
+            tools.append(self.sh("uinput-kbd %s hold </dev/null >/tmp/ukbd.log 2>&1 & echo $!"
+                                 % steps.replace("PID", pid)).strip())
+            deadline = time.monotonic() + 30
+            while "uinput-kbd: " + until not in self.sh("cat /tmp/ukbd.log"):
+                if time.monotonic() > deadline:
+                    self.fail("uinput-kbd did not play its steps:\n" + self.sh("cat /tmp/ukbd.log"))
+                time.sleep(0.3)
+
+        def lose_release(key):
+            play("wait-open PID press %s sleep 1500 stop PID release %s flood 300 cont PID"
+                 % (key, key), "cont")
+
+        def count_x():
+            _, decoded = self.wait_text(font, lambda s: True, "")
+            return sum(l.count("x") for l in decoded.lines)
+
+        try:
+            # (a) Left Ctrl: with its release lost and believed, typed text
+            # would come out as ^E^C^H^O... and never run.
+            lose_release("leftctrl")
+            time.sleep(0.5)
+            self.vm.send_text("echo nostuck\n")
+            self.wait_output(font, "echo nostuck", "nostuck",
+                             "Left Ctrl stuck down after its release was dropped")
+            if self.consoled_log().count(log_line) < 1:
+                self.fail("consoled never saw SYN_DROPPED; the check proves nothing:\n"
+                          + self.consoled_log())
+
+            # (b) A letter: its software repeat must stop once consoled
+            # runs again (at 30 per second it would go on for ever). Once the
+            # letters typed before the stop are all drawn (two counts agree),
+            # no more may come.
+            lose_release("x")
+            first, deadline = count_x(), time.monotonic() + 15
+            while True:
+                time.sleep(0.5)
+                prev, first = first, count_x()
+                if first == prev:
+                    break
+                if time.monotonic() > deadline:
+                    self.fail("the letter kept repeating after its release was dropped: "
+                              "%d x and counting" % first)
+            time.sleep(2)
+            second = count_x()
+            print("# x on screen: %d, 2 s later %d" % (first, second), flush=True)
+            if first < 1:
+                self.fail("the held letter never reached the session; the check proves nothing")
+            if second != first:
+                self.fail("the letter kept repeating after its release was dropped: %d, then %d x"
+                          % (first, second))
+            if self.consoled_log().count(log_line) < 2:
+                self.fail("consoled saw no SYN_DROPPED for the letter's keyboard:\n"
+                          + self.consoled_log())
+            self.vm.send_text("\x15echo fine\n")
+            self.wait_output(font, "echo fine", "fine", "typing after the lost releases failed")
+
+            # (c) Left Ctrl held on consoled's VT, released on tty2: consoled
+            # drops the release (the VT is not its own), and must find the
+            # key up when the VT comes back.
+            self.sh("rm -f /tmp/ukbd.go")
+            play("wait-open PID press leftctrl wait-file /tmp/ukbd.go release leftctrl",
+                 "press leftctrl")
+            time.sleep(0.5)
+            self.sh("chvt 2; touch /tmp/ukbd.go")
+            play_log = ""
+            deadline = time.monotonic() + 30
+            while "uinput-kbd: release leftctrl" not in play_log:
+                if time.monotonic() > deadline:
+                    self.fail("uinput-kbd did not release Ctrl:\n" + play_log)
+                time.sleep(0.3)
+                play_log = self.sh("cat /tmp/ukbd.log")
+            self.sh("chvt 1")
+            # Drawn again: the VT is consoled's and its keyboards are read.
+            self.wait_output(font, "echo fine", "fine", "consoled's screen did not come back")
+            self.vm.send_text("echo back\n")
+            self.wait_output(font, "echo back", "back",
+                             "Left Ctrl stuck down after its release on another VT")
+        finally:
+            for tool in tools:
+                self.vm.run("kill %s" % tool)
+        self.stop_consoled()
+
     def check_vt_switch(self):
         font = KEYBOARD_FONT
         text2 = b"\033[0m\033[?25l\033[H\033[2J\033[36mthis is tty2, drawn by fbcon\033[0m\n"
@@ -840,8 +947,8 @@ def main():
                   + ["scroll-" + m for m in SCROLL_MODES["vfb"]] + ["refusal"])
     else:
         checks = (["oracle-" + f for f in ORACLE_FONTS]
-                  + ["keyboard", "session", "keys", "respawn", "bad-font", "ctrl-alt-del",
-                     "hotplug", "frames", "vt-switch",
+                  + ["keyboard", "session", "keys", "syn-dropped", "respawn", "bad-font",
+                     "ctrl-alt-del", "hotplug", "frames", "vt-switch",
                      "exit-sigterm", "exit-sigsegv"]
                   + ["scroll-" + m for m in scroll_modes(args.card, plugins)])
         if CARD_PLUGIN.get(args.card) in plugins:
@@ -864,6 +971,9 @@ def main():
     inb = os.path.join(os.path.dirname(blitcheck), "inb")
     if os.path.exists(inb):
         elves["/usr/bin/inb"] = os.path.normpath(inb)
+    ukbd = os.path.join(os.path.dirname(blitcheck), "uinput-kbd")
+    if os.path.exists(ukbd):
+        elves["/usr/bin/uinput-kbd"] = os.path.normpath(ukbd)
     bad = os.path.join(os.path.dirname(blitcheck), "bad-abi-plugin.so")
     if os.path.exists(bad):
         elves["/usr/lib/bad-abi-plugin.so"] = os.path.normpath(bad)
@@ -879,6 +989,7 @@ def main():
             "session": r.check_session,
             "session-ioports": r.check_session_ioports,
             "keys": r.check_keys,
+            "syn-dropped": r.check_syn_dropped,
             "respawn": r.check_respawn,
             "bad-font": r.check_bad_font,
             "ctrl-alt-del": r.check_ctrl_alt_del,

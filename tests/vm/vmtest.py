@@ -18,6 +18,11 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   window size of the text grid, and an environment of TERM,
                   PATH, the seat and the locale only, though consoled was
                   started with NOTIFY_SOCKET, WATCHDOG_USEC, CONSOLED_*, ...
+  boot-mode       (cirrus) a second consoled on tty2 (started while the
+                  first runs in its tall virtual screen) and a consoled that
+                  follows one killed with SIGKILL both restore the boot mode
+                  the first one saved in /run/consoled (0700, file 0600); the
+                  kernel keyboard works on tty1 again.
   session-ioports (cirrus) after a logout, the next session cannot read a
                   VGA port (the plugin's ioperm() is not inherited): `inb`
                   dies of SIGSEGV.
@@ -35,7 +40,8 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   fbcon text unchanged; keys typed there reach tty2 and never
                   consoled's session; `chvt 1` shows consoled's screen exactly
                   as before, and typing works again.
-  exit-sigterm    consoled, showing its own screen, gets SIGTERM: it exits 0,
+  exit-sigterm    consoled, showing its own screen, gets SIGTERM: it exits 0
+                  (with a blitter: released before the mode is restored),
   exit-sigsegv    (or dies of SIGSEGV through its crash handler); the mode is
                   as before, fbcon's picture of tty1 is back pixel for pixel
                   (its mode and colour map restored) and fbcon draws new text.
@@ -369,6 +375,13 @@ class Runner:
         log = self.sh("cat %s" % CONSOLED_LOG)
         if sig == "SEGV" and "fatal signal, restoring the console" not in log:
             self.fail("the crash handler did not run; log:\n" + log)
+        if sig == "TERM" and "Blitter backend " in log:
+            # The plugin is idle and gone before the mode (and with it the
+            # kernel's acceleration) and the VGA ports go back to the kernel.
+            released = re.search(r"Blitter backend \S+ released", log)
+            restored = re.search(r"at \d+ bpp restored", log)
+            if not released or not restored or released.start() > restored.start():
+                self.fail("the blitter was not released before the mode was restored; log:\n" + log)
 
         after = self.fb_state()
         if after != before:
@@ -636,15 +649,29 @@ class Runner:
         self.start_shell(font)
         self.vm.send_text("echo private-words\n")
         self.wait_output(font, "echo private-words", "private-words", "typing failed")
+        # scroll it off the screen (into the pan area, where the card pans)
+        self.vm.send_text("seq 1 100\n")
+        self.wait_text(font, lambda s: any(l.strip() == "100" for l in s.lines), "seq did not run")
         self.vm.send_text("exit\n")
         self.wait_text(font, lambda s: any(l.startswith("$ ") for l in s.lines)
-                       and "private-words" not in s and "exit" not in s,
+                       and "private-words" not in s and "exit" not in s and "100" not in s,
                        "no fresh session after the shell exited")
         self.vm.send_keys(["shift", "pgup"])
         time.sleep(1)
         img, decoded = self.wait_text(font, lambda s: True, "")
         if "private-words" in decoded:
             self.fail("the previous session is readable in the scrollback")
+        self.vm.send_keys(["shift", "pgdn"])
+        # Nor in video memory: every byte off the visible window (the pan
+        # area the last session's text scrolled into) is background (0).
+        time.sleep(1)
+        off = self.sh("cd /sys/class/graphics/fb0; y=$(cut -d, -f2 pan); s=$(cat stride);"
+                      " all=$(tr -d '\\000' < /dev/fb0 | wc -c);"
+                      " vis=$(dd if=/dev/fb0 bs=$s skip=$y count=%d 2>/dev/null | tr -d '\\000' | wc -c);"
+                      " echo $((all - vis)) $all $vis $y" % self.vm_yres).split()
+        if off[0] != "0":
+            self.fail("%s bytes of video memory off the screen are not background after the"
+                      " logout (all %s, visible %s, window at line %s)" % tuple(off))
         if "Session process" not in self.sh("cat %s" % CONSOLED_LOG):
             self.fail("the session's exit was not logged")
         self.stop_consoled()
@@ -669,6 +696,81 @@ class Runner:
         if "port 0x3cc =" in decoded:
             self.fail("the new session read a VGA port:\n" + decoded.text())
         self.stop_consoled()
+
+    def wait_log(self, path, text, what, timeout=20):
+        deadline = time.monotonic() + timeout
+        while text not in self.vm.run("cat %s" % path)[0]:
+            if time.monotonic() > deadline:
+                self.fail("%s:\n%s" % (what, self.vm.run("cat %s" % path)[0]))
+            time.sleep(0.3)
+
+    def check_boot_mode(self):
+        """Every consoled gives the kernel's console back the boot mode, which
+        the first one saved in /run/consoled/fb0.mode (root's alone): (1) a
+        second consoled on tty2, started while the first runs on tty1 in its
+        tall virtual screen, restores the boot mode on exit, not the tall one
+        it found; (2) after a consoled killed with SIGKILL (tall screen and
+        K_OFF left), the next one restores the boot mode and the kernel's
+        keyboard works on tty1 again."""
+        font = KEYBOARD_FONT
+        log2, status2 = "/tmp/consoled2.log", "/tmp/consoled2.status"
+        self.sh("rm -rf /run/consoled; rm -f %s %s" % (log2, status2))
+        before = self.fb_state()
+        self.start_shell(font)
+        self.wait_log(CONSOLED_LOG, "Scrolling: ", "the first consoled did not come up")
+        tall = self.fb_state()
+        if tall == before:
+            self.fail("consoled runs in the boot mode; the check would prove nothing")
+        pid1 = self.consoled_pid()
+        self.sh("(CONSOLED_BACKEND_DIR=%s consoled --vt=2 --fbdev=/dev/fb0 --font-file=/fonts/%s"
+                " --login -- /bin/sh -c 'exec sleep 100000' >%s 2>&1; echo $? >%s)"
+                " </dev/null >/dev/null 2>&1 &" % (GUEST_BACKEND_DIR, font, log2, status2))
+        self.wait_log(log2, "Running on VT 2", "the second consoled did not start")
+        self.sh("kill %s" % pid1)
+        self.wait_consoled_exit()
+        self.sh("chvt 2")
+        self.wait_log(log2, "Scrolling: ", "the second consoled did not take its VT")
+        self.sh("kill %s" % self.consoled_pid())
+        self.wait_log(status2, "0", "the second consoled did not exit")
+        after2 = self.fb_state()
+        self.sh("chvt 1")
+
+        # (2) SIGKILL, then a new consoled on tty1
+        self.start_shell(font)
+        self.wait_log(CONSOLED_LOG, "Scrolling: ", "consoled did not come up")
+        self.sh("kill -9 %s" % self.consoled_pid())
+        self.wait_consoled_exit()
+        left = self.fb_state()
+        # (the dead one's prompt is still on the screen: wait for the log)
+        self.start_shell(font)
+        self.wait_log(CONSOLED_LOG, "Scrolling: ", "consoled after SIGKILL did not come up")
+        self.stop_consoled()
+        after = self.fb_state()
+        print("# boot mode %r, while running %r, after the second instance %r; left by SIGKILL %r,"
+              " after the next %r" % (before.split(), tall.split(), after2.split(), left.split(),
+                                      after.split()), flush=True)
+        # What consoled itself put back (fbcon then shows each VT in the
+        # mode it recorded for it, which hides a wrong restore on tty1).
+        vx, vy = before.split()[0].split(",")
+        want = "(virtual %sx%s) at %s bpp restored" % (vx, vy, before.split()[1])
+        if want not in self.sh("cat %s" % log2):
+            self.fail("a second consoled did not restore the boot mode %r (%r); its log:\n%s"
+                      % (before, want, self.sh("cat %s" % log2)))
+        if want not in self.consoled_log() or after != before:
+            self.fail("after a SIGKILL and a restart, consoled restored %r, not the boot mode %r"
+                      " (%r; the killed one left %r); log:\n%s"
+                      % (after, before, want, left, self.consoled_log()))
+        perms = self.vm.run("stat -c '%a %u' /run/consoled /run/consoled/fb0.mode")[0].split()
+        if perms != ["700", "0", "600", "0"]:
+            self.fail("/run/consoled and fb0.mode are %r, expected 700 and 600, root's" % perms)
+        # The kernel's keyboard works on tty1 again (not K_OFF).
+        self.sh("(timeout 10 head -n 1 /dev/tty1 > /tmp/typed 2>&1 &); sleep 0.5")
+        self.vm.send_text("kbdok\n")
+        deadline = time.monotonic() + 10
+        while "kbdok" not in self.vm.run("cat /tmp/typed")[0]:
+            if time.monotonic() > deadline:
+                self.fail("keys typed on tty1 after consoled's exit do not arrive (keyboard off)")
+            time.sleep(0.3)
 
     def check_bad_font(self):
         """A file that is no font: a warning, and the built-in font draws
@@ -954,7 +1056,7 @@ def main():
         if CARD_PLUGIN.get(args.card) in plugins:
             checks += ["backend", "scroll-copy-hang"]
         if args.card == "cirrus" and "cirrus" in plugins:
-            checks += ["session-ioports"]
+            checks += ["session-ioports", "boot-mode"]
         if args.card in fonttest.CARDS:
             checks += fonttest.CHECKS
     if args.only:
@@ -988,6 +1090,7 @@ def main():
             "keyboard": r.check_keyboard,
             "session": r.check_session,
             "session-ioports": r.check_session_ioports,
+            "boot-mode": r.check_boot_mode,
             "keys": r.check_keys,
             "syn-dropped": r.check_syn_dropped,
             "respawn": r.check_respawn,

@@ -166,29 +166,92 @@ static int fbdev_put_cmap(struct fbdev *fb)
 	return 0;
 }
 
-static int fbdev_map(struct fbdev *fb)
+int fbdev_map_layout(uint64_t smem_start, uint32_t smem_len, size_t page_size,
+		     struct fbdev_map_layout *ret)
 {
-	size_t size = fb->fix.smem_len;
-	void *p;
+	uint64_t offset, length;
 
-	if (fb->map)
-		munmap(fb->map, fb->map_size);
-	fb->map = NULL;
-
-	if (size == 0)
-		return log_error_errno(ENODEV, "%s reports no framebuffer memory", fb->path);
-	p = mmap(NULL, size, PROT_WRITE | PROT_READ, MAP_SHARED, fb->fd, 0);
-	if (p == MAP_FAILED)
-		return log_error_errno(errno, "Failed to map %s (%zu bytes): %m", fb->path, size);
-	fb->map = p;
-	fb->map_size = size;
+	if (smem_len == 0 || page_size == 0 || (page_size & (page_size - 1)) != 0)
+		return -EINVAL;
+	offset = smem_start & (page_size - 1);
+	length = (offset + smem_len + page_size - 1) & ~((uint64_t)page_size - 1);
+	if (length > SIZE_MAX)
+		return -EINVAL;
+	*ret = (struct fbdev_map_layout){.offset = (size_t)offset, .length = (size_t)length};
 	return 0;
 }
 
-/* Derives the pixel format and geometry from fix/var and checks that the
- * visible area lies inside the mapping. */
-static int fbdev_check(struct fbdev *fb)
+int fbdev_map(struct fbdev *fb)
 {
+	struct fbdev_map_layout layout;
+	void *p;
+	int r;
+
+	if (fb->map_base)
+		munmap(fb->map_base, fb->map_length);
+	fb->map_base = NULL;
+	fb->map = NULL;
+
+	if (fb->fix.smem_len == 0)
+		return log_error_errno(ENODEV, "%s reports no framebuffer memory", fb->path);
+	r = fbdev_map_layout(fb->fix.smem_start, fb->fix.smem_len, (size_t)sysconf(_SC_PAGESIZE),
+			     &layout);
+	if (r < 0)
+		return log_error_errno(r, "Cannot map %s: %u bytes at 0x%llx: %m", fb->path,
+				       fb->fix.smem_len, (unsigned long long)fb->fix.smem_start);
+	p = mmap(NULL, layout.length, PROT_WRITE | PROT_READ, MAP_SHARED, fb->fd, 0);
+	if (p == MAP_FAILED)
+		return log_error_errno(errno, "Failed to map %s (%zu bytes): %m", fb->path,
+				       layout.length);
+	fb->map_base = p;
+	fb->map_length = layout.length;
+	fb->map = (uint8_t *)p + layout.offset;
+	fb->map_size = fb->fix.smem_len;
+	return 0;
+}
+
+int fbdev_check_geometry(const struct fb_fix_screeninfo *fix, const struct fb_var_screeninfo *var,
+			 unsigned bytes_per_pixel, unsigned *ret_line_length, const char **ret_why)
+{
+	uint64_t line = fix->line_length;
+	const char *why = NULL;
+
+	if (line == 0)
+		line = (uint64_t)var->xres_virtual * bytes_per_pixel;
+	*ret_line_length = line > UINT32_MAX ? 0 : (unsigned)line;
+
+	if (var->xres == 0 || var->yres == 0 || bytes_per_pixel == 0)
+		why = "no visible screen";
+	else if (line == 0 || line > UINT32_MAX)
+		why = "no line length";
+	else if (((uint64_t)var->xoffset + var->xres) * bytes_per_pixel > line)
+		why = "the visible width does not fit in a line";
+	else if (var->yres_virtual < var->yres)
+		why = "the virtual screen is shorter than the visible one";
+	else if (var->yoffset >= var->yres_virtual)
+		why = "the pan offset is past the virtual screen";
+	/* The scroller pans and wraps over the whole virtual screen. No
+	 * driver reports one past its memory at boot (efifb and vesafb derive
+	 * it from smem_len, DRM's fbdev emulation allocates the buffer for
+	 * it; cirrusfb and radeonfb refuse such a mode in check_var): a
+	 * driver bug or someone else's mode, refused rather than clamped. */
+	else if (line * var->yres_virtual > fix->smem_len)
+		why = "the virtual screen does not fit in video memory";
+	/* Without FB_VMODE_YWRAP the window does not wrap. */
+	else if (!(var->vmode & FB_VMODE_YWRAP) &&
+		 line * ((uint64_t)var->yoffset + var->yres) > fix->smem_len)
+		why = "the visible window does not fit in video memory";
+
+	if (why) {
+		*ret_why = why;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int fbdev_check(struct fbdev *fb)
+{
+	const char *why;
 	int r;
 
 	r = pixel_format_from_fb(&fb->fix, &fb->var, &fb->format);
@@ -202,24 +265,19 @@ static int fbdev_check(struct fbdev *fb)
 				       fb->fix.visual, visual_name(fb->fix.visual),
 				       fb->var.bits_per_pixel);
 
-	fb->line_length = fb->fix.line_length;
-	if (fb->line_length == 0)
-		fb->line_length = fb->var.xres_virtual * fb->format.bytes_per_pixel;
-	/* With FB_VMODE_YWRAP the window may wrap: the whole virtual screen
-	 * must be mapped; otherwise the window must lie inside memory. */
-	if (fb->var.xres == 0 || fb->var.yres == 0 || fb->var.yres_virtual < fb->var.yres ||
-	    (uint64_t)fb->line_length * ((fb->var.vmode & FB_VMODE_YWRAP)
-					     ? fb->var.yres_virtual
-					     : (uint64_t)fb->var.yoffset + fb->var.yres) >
-		fb->fix.smem_len ||
-	    fb->var.yoffset >= fb->var.yres_virtual ||
-	    (uint64_t)(fb->var.xoffset + fb->var.xres) * fb->format.bytes_per_pixel >
-		fb->line_length)
-		return log_error_errno(EINVAL,
-				       "Framebuffer %s has an inconsistent geometry: %ux%u at "
-				       "+%u+%u, line length %u, %u bytes of memory",
-				       fb->path, fb->var.xres, fb->var.yres, fb->var.xoffset,
-				       fb->var.yoffset, fb->line_length, fb->fix.smem_len);
+	r = fbdev_check_geometry(&fb->fix, &fb->var, fb->format.bytes_per_pixel, &fb->line_length,
+				 &why);
+	if (r < 0)
+		return log_error_errno(
+		    r,
+		    "Framebuffer %s (%s) has an inconsistent geometry, %s: "
+		    "%ux%u at +%u+%u, virtual %ux%u%s, %u bytes a pixel, line "
+		    "length %u, %u lines need %llu bytes, %u bytes of memory",
+		    fb->path, fb->fix.id, why, fb->var.xres, fb->var.yres, fb->var.xoffset,
+		    fb->var.yoffset, fb->var.xres_virtual, fb->var.yres_virtual,
+		    (fb->var.vmode & FB_VMODE_YWRAP) ? " (ywrap)" : "", fb->format.bytes_per_pixel,
+		    fb->line_length, fb->var.yres_virtual,
+		    (unsigned long long)fb->line_length * fb->var.yres_virtual, fb->fix.smem_len);
 	return 0;
 }
 
@@ -279,8 +337,8 @@ void fbdev_free(struct fbdev *fb)
 	if (!fb)
 		return;
 	crash_register_fb(-1, NULL, NULL);
-	if (fb->map)
-		munmap(fb->map, fb->map_size);
+	if (fb->map_base)
+		munmap(fb->map_base, fb->map_length);
 	if (fb->fd >= 0)
 		close(fb->fd);
 	free(fb->path);

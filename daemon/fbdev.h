@@ -26,9 +26,13 @@ struct fbdev {
 	struct fb_var_screeninfo var;
 	struct fb_var_screeninfo saved_var;
 	struct pixel_format format;
-	uint8_t *map;
-	size_t map_size;
+	uint8_t *map;	 /* the first pixel (fix.smem_start) */
+	size_t map_size; /* bytes from map on: fix.smem_len */
 	unsigned line_length;
+	/* The mapping as mmap() made it (whole pages, from the page that
+	 * holds smem_start): what munmap() gets. */
+	void *map_base;
+	size_t map_length;
 
 	/* The colour map consoled programs (pseudo/directcolour), made from
 	 * `palette` for the current format, and the one it found. */
@@ -39,6 +43,39 @@ struct fbdev {
 	uint16_t saved_cmap_data[4][256];
 	bool saved_cmap_valid;
 };
+
+/* Where mmap() of the device puts the pixels. The kernel maps from the page
+ * that holds fix.smem_start (fb_mmap(): smem_start & PAGE_MASK), so the
+ * first pixel lies smem_start's offset into its page from the start of the
+ * mapping, and smem_len bytes from there need a mapping of that offset plus
+ * smem_len, rounded up to whole pages. */
+struct fbdev_map_layout {
+	size_t offset; /* of the first pixel from the start of the mapping */
+	size_t length; /* of the mapping, whole pages */
+};
+
+/* Returns 0, or -EINVAL for no memory, a page size that is not a power of
+ * two, or a mapping larger than size_t. */
+int fbdev_map_layout(uint64_t smem_start, uint32_t smem_len, size_t page_size,
+		     struct fbdev_map_layout *ret);
+
+/* The geometry consoled draws in, checked without the device: the visible
+ * window (xres x yres at xoffset, yoffset) fits in a line and in memory,
+ * and so does the whole virtual screen (line length x yres_virtual <=
+ * smem_len: the scroller pans and wraps over all of it). *ret_line_length
+ * is fix->line_length, or xres_virtual x bytes_per_pixel for a driver that
+ * reports 0 (set on failure too, for the message). Returns 0, or -EINVAL
+ * with *ret_why saying which check failed. */
+int fbdev_check_geometry(const struct fb_fix_screeninfo *fix, const struct fb_var_screeninfo *var,
+			 unsigned bytes_per_pixel, unsigned *ret_line_length, const char **ret_why);
+
+/* Derives fb->format and fb->line_length from fix/var and checks the
+ * geometry (fbdev_check_geometry()); a problem is logged with the numbers. */
+int fbdev_check(struct fbdev *fb);
+
+/* Maps (again) smem_len bytes of the device's memory through fb->fd as
+ * fbdev_map_layout() says: fb->map is the first pixel. */
+int fbdev_map(struct fbdev *fb);
 
 /* Finds the first framebuffer (lowest fbN) through libudev. */
 int fbdev_find_default(char **ret_path);

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What consoled trusts of a framebuffer driver's numbers: where the pixels
+ * are in a mapping of the device (a smem_start that is not page-aligned),
+ * and which geometries it refuses (a virtual screen larger than video
+ * memory, offsets past the screen or the line). fbdev_map() runs for real
+ * on a memfd standing in for the device: fbdev mmap() maps from the page
+ * that holds smem_start, so file offset 0 is that page.
+ */
+#include <errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../../daemon/fbdev.h"
+#include "../../daemon/log.h"
+#include "../../daemon/util/util.h"
+#include "tests.h"
+
+static void test_layout(void)
+{
+	struct fbdev_map_layout l;
+
+	/* Page-aligned: the pixels start the mapping. */
+	CHECK(fbdev_map_layout(0xe0000000, 3 * 4096, 4096, &l) == 0);
+	CHECK_EQ_U(l.offset, 0);
+	CHECK_EQ_U(l.length, 3 * 4096);
+	CHECK(fbdev_map_layout(0xe0000000, 4097, 4096, &l) == 0);
+	CHECK_EQ_U(l.offset, 0);
+	CHECK_EQ_U(l.length, 2 * 4096);
+
+	/* Not page-aligned: the first pixel is the start's offset into its
+	 * page, and the mapping reaches over the last pixel. */
+	CHECK(fbdev_map_layout(0xe0000123, 3 * 4096, 4096, &l) == 0);
+	CHECK_EQ_U(l.offset, 0x123);
+	CHECK_EQ_U(l.length, 4 * 4096);
+	CHECK(fbdev_map_layout(0xe0000ffc, 4, 4096, &l) == 0);
+	CHECK_EQ_U(l.offset, 0xffc);
+	CHECK_EQ_U(l.length, 4096);
+	CHECK(fbdev_map_layout(0xe0000ffc, 5, 4096, &l) == 0);
+	CHECK_EQ_U(l.length, 2 * 4096);
+	/* Above 4 GiB, and with 64 KiB pages. */
+	CHECK(fbdev_map_layout(0x4000000123ull, 1000, 4096, &l) == 0);
+	CHECK_EQ_U(l.offset, 0x123);
+	CHECK_EQ_U(l.length, 4096);
+	CHECK(fbdev_map_layout(0xe0012345, 0x10000, 0x10000, &l) == 0);
+	CHECK_EQ_U(l.offset, 0x2345);
+	CHECK_EQ_U(l.length, 0x20000);
+	/* The largest smem_len. */
+	CHECK(fbdev_map_layout(0xe0000001, UINT32_MAX, 4096, &l) == 0);
+	CHECK_EQ_U(l.offset, 1);
+	CHECK_EQ_U(l.length, 0x100000000ull);
+
+	/* No memory, a page size that is no power of two: refused, *ret untouched. */
+	l = (struct fbdev_map_layout){7, 7};
+	CHECK(fbdev_map_layout(0xe0000000, 0, 4096, &l) == -EINVAL);
+	CHECK(fbdev_map_layout(0xe0000000, 4096, 0, &l) == -EINVAL);
+	CHECK(fbdev_map_layout(0xe0000000, 4096, 3000, &l) == -EINVAL);
+	CHECK(l.offset == 7 && l.length == 7);
+}
+
+/* 640x480 at 4 bytes a pixel, line length 2560, room for `lines` lines. */
+static void mode(struct fb_fix_screeninfo *fix, struct fb_var_screeninfo *var, unsigned lines)
+{
+	*fix = (struct fb_fix_screeninfo){.line_length = 2560, .smem_len = 2560 * lines};
+	*var = (struct fb_var_screeninfo){
+	    .xres = 640,
+	    .yres = 480,
+	    .xres_virtual = 640,
+	    .yres_virtual = 480,
+	    .bits_per_pixel = 32,
+	};
+}
+
+/* fbdev_check_geometry() on fix/var: 0 or -EINVAL with a reason that
+ * contains `why` (NULL: must pass). */
+static void check_geometry(const struct fb_fix_screeninfo *fix, const struct fb_var_screeninfo *var,
+			   const char *why, unsigned line_length, int line)
+{
+	const char *reason = NULL;
+	unsigned len = 12345;
+	int r = fbdev_check_geometry(fix, var, 4, &len, &reason);
+
+	if (why ? (r != -EINVAL || !reason || !strstr(reason, why)) : r != 0) {
+		fprintf(stderr, "%s:%d: geometry check: %d (%s), expected %s\n", __FILE__, line, r,
+			reason ? reason : "no reason", why ? why : "success");
+		tests_failed = 1;
+	}
+	CHECK_EQ_U(len, line_length);
+}
+
+static void test_geometry(void)
+{
+	struct fb_fix_screeninfo fix;
+	struct fb_var_screeninfo var;
+
+	mode(&fix, &var, 480);
+	check_geometry(&fix, &var, NULL, 2560, __LINE__);
+
+	/* A virtual screen taller than memory: refused, whether it wraps or
+	 * not and wherever the window is. */
+	mode(&fix, &var, 1000);
+	var.yres_virtual = 1000;
+	check_geometry(&fix, &var, NULL, 2560, __LINE__);
+	var.yres_virtual = 1001;
+	check_geometry(&fix, &var, "virtual screen does not fit in video memory", 2560, __LINE__);
+	var.yres_virtual = 4096;
+	var.vmode = FB_VMODE_YWRAP;
+	check_geometry(&fix, &var, "virtual screen does not fit in video memory", 2560, __LINE__);
+	var.yres_virtual = 1000;
+	check_geometry(&fix, &var, NULL, 2560, __LINE__);
+	var.yres_virtual = UINT32_MAX;
+	var.vmode = 0;
+	check_geometry(&fix, &var, "virtual screen does not fit in video memory", 2560, __LINE__);
+
+	/* Pan offsets: the window inside the virtual screen; it wraps only
+	 * with FB_VMODE_YWRAP. */
+	mode(&fix, &var, 1000);
+	var.yres_virtual = 1000;
+	var.yoffset = 520;
+	check_geometry(&fix, &var, NULL, 2560, __LINE__);
+	var.yoffset = 999;
+	check_geometry(&fix, &var, "visible window does not fit", 2560, __LINE__);
+	var.vmode = FB_VMODE_YWRAP;
+	check_geometry(&fix, &var, NULL, 2560, __LINE__);
+	var.yoffset = 1000;
+	check_geometry(&fix, &var, "pan offset is past the virtual screen", 2560, __LINE__);
+	var.yoffset = UINT32_MAX;
+	var.vmode = 0;
+	check_geometry(&fix, &var, "pan offset is past the virtual screen", 2560, __LINE__);
+
+	/* Horizontal: the visible width and its offset inside a line, with
+	 * no wrap-around in 32 bits. */
+	mode(&fix, &var, 480);
+	var.xres_virtual = 800;
+	fix.line_length = 3200;
+	fix.smem_len = 3200 * 480;
+	var.xoffset = 160;
+	check_geometry(&fix, &var, NULL, 3200, __LINE__);
+	var.xoffset = 161;
+	check_geometry(&fix, &var, "visible width does not fit in a line", 3200, __LINE__);
+	var.xoffset = UINT32_MAX - 639;
+	check_geometry(&fix, &var, "visible width does not fit in a line", 3200, __LINE__);
+
+	/* A driver that reports no line length: xres_virtual's pixels. */
+	mode(&fix, &var, 480);
+	fix.line_length = 0;
+	check_geometry(&fix, &var, NULL, 2560, __LINE__);
+	var.yres_virtual = 481;
+	check_geometry(&fix, &var, "virtual screen does not fit in video memory", 2560, __LINE__);
+	var.yres_virtual = 480;
+	var.xres_virtual = 0x40000000; /* x 4 bytes: 2^32, more than any line */
+	check_geometry(&fix, &var, "no line length", 0, __LINE__);
+
+	/* Nothing to show, a virtual screen shorter than the window. */
+	mode(&fix, &var, 480);
+	var.xres = 0;
+	check_geometry(&fix, &var, "no visible screen", 2560, __LINE__);
+	mode(&fix, &var, 480);
+	var.yres_virtual = 479;
+	check_geometry(&fix, &var, "shorter than the visible one", 2560, __LINE__);
+	mode(&fix, &var, 480);
+	fix.smem_len = 2560 * 480 - 1;
+	check_geometry(&fix, &var, "virtual screen does not fit in video memory", 2560, __LINE__);
+}
+
+/* fbdev_check() on a 32 bpp truecolour mode: the format, the line length,
+ * and a refusal that names the numbers. */
+static void test_check(void)
+{
+	struct fbdev fb = {.path = (char *)"/dev/fbX"};
+	char log[2048] = "";
+	FILE *f = tmpfile();
+	int saved;
+	size_t n;
+
+	fb.fix = (struct fb_fix_screeninfo){.id = "testfb",
+					    .type = FB_TYPE_PACKED_PIXELS,
+					    .visual = FB_VISUAL_TRUECOLOR,
+					    .line_length = 2560,
+					    .smem_len = 2560 * 1000};
+	fb.var = (struct fb_var_screeninfo){.xres = 640,
+					    .yres = 480,
+					    .xres_virtual = 640,
+					    .yres_virtual = 1000,
+					    .bits_per_pixel = 32,
+					    .red = {16, 8, 0},
+					    .green = {8, 8, 0},
+					    .blue = {0, 8, 0}};
+	CHECK(fbdev_check(&fb) == 0);
+	CHECK_EQ_U(fb.format.bytes_per_pixel, 4);
+	CHECK_EQ_U(fb.line_length, 2560);
+
+	fb.var.yres_virtual = 1001;
+	if (!f)
+		abort();
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	dup2(fileno(f), STDERR_FILENO);
+	CHECK(fbdev_check(&fb) == -EINVAL);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(f);
+	n = fread(log, 1, sizeof(log) - 1, f);
+	log[n] = '\0';
+	fclose(f);
+	fputs(log, stderr);
+	CHECK(strstr(log, "/dev/fbX (testfb) has an inconsistent geometry, the virtual screen "
+			  "does not fit in video memory: 640x480 at +0+0, virtual 640x1001, 4 "
+			  "bytes a pixel, line length 2560, 1001 lines need 2562560 bytes, "
+			  "2560000 bytes of memory") != NULL);
+}
+
+/* fbdev_map() on a memfd of 4 pages whose byte i is (i * 7) & 0xff. */
+static void check_map(uint64_t smem_start, uint32_t smem_len, size_t want_offset,
+		      size_t want_length)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t size = 4 * (size_t)page;
+	struct fbdev *fb = xcalloc(1, sizeof(*fb));
+	uint8_t *data = xmalloc(size);
+	bool same = true;
+
+	for (size_t i = 0; i < size; i++)
+		data[i] = (uint8_t)(i * 7);
+	fb->path = xstrdup("memfd");
+	fb->fd = memfd_create("test-fbdev", MFD_CLOEXEC);
+	CHECK(fb->fd >= 0 && write(fb->fd, data, size) == (ssize_t)size);
+	fb->fix.smem_start = smem_start;
+	fb->fix.smem_len = smem_len;
+
+	CHECK(fbdev_map(fb) == 0);
+	CHECK(fb->map_base != NULL);
+	CHECK_EQ_U(fb->map_length, want_length);
+	CHECK(fb->map == (uint8_t *)fb->map_base + want_offset);
+	CHECK_EQ_U(fb->map_size, smem_len);
+	/* The pixels are the device's bytes from smem_start on, the last
+	 * one included. */
+	if (fb->map)
+		for (size_t i = 0; i < smem_len; i++)
+			same &= fb->map[i] == data[want_offset + i];
+	CHECK(same);
+
+	/* Mapping again (a mode change that moved memory) replaces it. */
+	CHECK(fbdev_map(fb) == 0);
+	CHECK(fb->map == (uint8_t *)fb->map_base + want_offset);
+	CHECK(fb->map && fb->map[0] == data[want_offset]);
+	fbdev_free(fb);
+	free(data);
+}
+
+static void test_map(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	check_map(0xe0000000, (uint32_t)(2 * page), 0, 2 * page);
+	check_map(0xe0000000 + 0x123, (uint32_t)(2 * page), 0x123, 3 * page);
+	check_map(0xe0000000 + page - 4, (uint32_t)(3 * page + 4), page - 4, 4 * page);
+}
+
+int main(void)
+{
+	log_set_max_level(LOG_DEBUG);
+	RUN(test_layout);
+	RUN(test_geometry);
+	RUN(test_check);
+	RUN(test_map);
+	return TESTS_RESULT();
+}

@@ -18,14 +18,34 @@ next one runs):
   fbdev        fb0 is cirrusfb ("CL Picasso4"): the blacklist kept the DRM
                driver, which is installed, from taking the card.
   units        consoled@tty1 is active (Type=notify: it said READY, and its
-               STATUS= names tty1) and enabled, getty@tty1 inactive and
-               disabled; the login prompt is on screen.
+               STATUS= names tty1) and enabled, so is consoled-session.socket,
+               getty@tty1 is inactive and disabled; the login prompt is on
+               screen.
+  security     `systemd-analyze security consoled@tty1.service` rates the
+               sandbox at an exposure of at most 3.0 (the table's lines that
+               count go to the log).
+  sandbox      consoled runs with NoNewPrivs, seccomp and a bounding set of
+               CAP_SYS_RAWIO and CAP_SYS_TTY_CONFIG only; in its mount
+               namespace (nsenter -m) systemctl reaches neither systemd nor
+               the system bus, /etc is read-only and /home empty, while the
+               notify socket and consoled-session's socket are there.
+  plugin       The cirrus plugin runs in the sandbox: this consoled's journal
+               has "GD54xx BitBLT through VGA ports" (ioperm) and no line of
+               a blitter refused or dropped.
   login        The test user logs in on tty1 with keys, runs a command
                (MARKER-42 on screen), has a logind session on seat0, VT 1,
                is in utmp (who) and has a scrollback (Shift+PageUp); after
                `exit`, a fresh login prompt shows nothing of the session,
                neither does Shift+PageUp, utmp no longer lists the user
                and wtmp (last) has the session.
+  session      The session runs outside consoled's unit and sandbox: login's
+               parent is the consoled-session@ instance that consoled's
+               connection started, login and the shell are in the logind
+               session's scope, consoled@tty1's cgroup holds consoled alone;
+               the shell has NoNewPrivs 0 and PID 1's bounding set; login's
+               environment has only the session's variables (TERM, PATH,
+               XDG_SEAT, XDG_VTNR, locale), none of consoled's or the
+               helper's (NOTIFY_SOCKET, INVOCATION_ID, LISTEN_FDS, ...).
   config       A drop-in sets palette=xterm and has a bad line: after a
                restart the journal has the error (priority err) with
                file:line, consoled runs, and the prompt is drawn in xterm's
@@ -36,6 +56,16 @@ next one runs):
                other than K_OFF, fbcon draws text written to /dev/tty1, no
                getty is started (a stop is no failure); start brings the
                prompt back.
+  hotplug      A USB keyboard plugged in through QMP (usb-kbd on the xhci
+               controller) is picked up from udev through the sandbox and
+               types the user name into the login prompt (its event node saw
+               the keys); unplugged, consoled drops it.
+  helper-refuses  A well-formed request with a pty slave from the harness's
+               root shell (consoled-test-shell.service, not consoled@ttyN)
+               is refused: no session, an error in the helper's journal.
+  no-helper    consoled-session.socket masked and stopped: consoled@tty1
+               exits with status 5 at once, is not restarted, and getty@tty1
+               runs; with the socket back, consoled is back.
   no-fb        A drop-in names /dev/fb9: consoled exits with status 3, is not
                restarted, and getty@tty1 runs within seconds (OnFailure=).
 
@@ -67,14 +97,29 @@ PROMPT = HOSTNAME + " login:"
 SHELL_PROMPT = "%s@%s:~$" % (USER, HOSTNAME)
 UNIT = "consoled@tty1.service"
 GETTY = "getty@tty1.service"
+SOCKET = "consoled-session.socket"
+HELPER_SOCKET = "/run/consoled-session.sock"
+# The test tool asking the helper for a session (tests/vm/session-client.c).
+SESSION_CLIENT = "/usr/local/libexec/consoled-test/session-client"
+# consoled@.service's bounding set: CAP_SYS_RAWIO (17), CAP_SYS_TTY_CONFIG (26).
+CONSOLED_CAPS = (1 << 17) | (1 << 26)
+# What `systemd-analyze security` may rate consoled@.service at most.
+MAX_EXPOSURE = 3.0
+# Variables of consoled's and the helper's own that no session may see.
+SERVICE_ENV = ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "INVOCATION_ID",
+               "JOURNAL_STREAM", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "MANAGERPID",
+               "RUNTIME_DIRECTORY", "SYSTEMD_EXEC_PID", "CONSOLED_")
+# What the helper gives login -p (daemon/session.c, session_env()).
+SESSION_ENV = re.compile(r"^(TERM|COLORTERM|PATH|XDG_SEAT|XDG_VTNR|LANG|LANGUAGE|LC_\w+|TZ)=")
 
 FONT = "Lat15-Fixed16.psf.gz"                # in vmtest.FONT_DIR on the host
 GUEST_FONT = "/usr/local/share/consolefonts/" + FONT
 DROPIN = "/etc/consoled/consoled.conf.d/50-systemdtest.conf"
 
 # Modules the guest may load: the card's fbdev driver and the DRM driver
-# the blacklist must keep out, keyboards (evdev), autofs4 (systemd asks).
-GUEST_MODULES = ["cirrusfb", "cirrus", "evdev", "autofs4"]
+# the blacklist must keep out, keyboards (evdev; xhci and usbhid for the one
+# plugged in through QMP), autofs4 (systemd asks).
+GUEST_MODULES = ["cirrusfb", "cirrus", "evdev", "xhci_pci", "usbhid", "hid_generic", "autofs4"]
 
 # xterm's 16 colours (daemon/pixel.c); index 7 is the default foreground.
 XTERM_PALETTE = [
@@ -99,8 +144,8 @@ def log(msg):
 def check_libraries(build, root):
     """Every library the built consoled loads must be in the tree; a new
     dependency names the package to add to rootfs.PACKAGES."""
-    binary = os.path.join(build, "daemon", "consoled")
-    for lib in initramfs.ldd_paths(binary):
+    binaries = [os.path.join(build, "daemon", name) for name in ("consoled", "consoled-session")]
+    for lib in sorted({lib for binary in binaries for lib in initramfs.ldd_paths(binary)}):
         if not os.path.exists(os.path.join(root, lib.lstrip("/"))):
             owner = subprocess.run(["dpkg", "-S", lib], capture_output=True, text=True).stdout
             raise RuntimeError("the guest lacks %s (%s): add its package to rootfs.PACKAGES"
@@ -114,6 +159,9 @@ def setup_guest(root, build):
     font_dir = os.path.join(root, os.path.dirname(GUEST_FONT).lstrip("/"))
     os.makedirs(font_dir, exist_ok=True)
     shutil.copy2(os.path.join(vmtest.FONT_DIR, FONT), font_dir)
+    client = os.path.join(root, SESSION_CLIENT.lstrip("/"))
+    os.makedirs(os.path.dirname(client), exist_ok=True)
+    shutil.copy2(os.path.join(build, "tests", "vm", "session-client"), client)
     rootfs.write(root, "/etc/consoled/consoled.conf",
                  "# The font the harness's screen reader decodes.\nfont-file=%s\n" % GUEST_FONT)
     # The fbdev driver, not DRM's cirrus, must own the card (DESIGN.md section 3).
@@ -127,9 +175,10 @@ def setup_guest(root, build):
     rootfs.write(root, "/etc/modules-load.d/consoled-test.conf", "cirrusfb\n")
     rootfs.chroot(root, "useradd", "--create-home", "--shell", "/bin/bash", USER)
     rootfs.chroot(root, "chpasswd", stdin="%s:%s\n" % (USER, PASSWORD))
-    # README: systemctl disable getty@tty1.service; systemctl enable consoled@tty1.service
+    # README: systemctl disable getty@tty1.service;
+    # systemctl enable consoled-session.socket consoled@tty1.service
     rootfs.chroot(root, "systemctl", "--quiet", "disable", GETTY)
-    rootfs.chroot(root, "systemctl", "--quiet", "enable", UNIT)
+    rootfs.chroot(root, "systemctl", "--quiet", "enable", SOCKET, UNIT)
 
 
 # --- the checks -------------------------------------------------------------------
@@ -154,8 +203,13 @@ class Runner(vmtest.Runner):
 
     def cleanup(self):
         try:
-            self.vm.run("rm -f %s; systemctl reset-failed %s; systemctl restart %s"
-                        % (DROPIN, UNIT, UNIT), timeout=60)
+            self.vm.qmp.cmd("device_del", id="usbkbd")
+        except Exception:  # noqa: BLE001 -- only there after a failed hotplug
+            pass
+        try:
+            self.vm.run("rm -f %s; systemctl unmask --runtime %s; systemctl start %s;"
+                        " systemctl reset-failed %s; systemctl restart %s"
+                        % (DROPIN, SOCKET, SOCKET, UNIT, UNIT), timeout=60)
         except Exception:  # noqa: BLE001 -- best effort only
             pass
 
@@ -185,13 +239,13 @@ class Runner(vmtest.Runner):
     def journal_since(self, cursor, args="-o cat"):
         return self.sh("journalctl --no-pager --after-cursor='%s' %s" % (cursor, args))
 
-    def wait_journal(self, cursor, needle, what, timeout=15):
-        """Wait for a message of consoled@tty1 with `needle` at priority err
-        or higher after the cursor: journald takes a service's stderr
+    def wait_journal(self, cursor, needle, what, timeout=15, unit=UNIT):
+        """Wait for a message of `unit` (a glob: -u) with `needle` at priority
+        err or higher after the cursor: journald takes a service's stderr
         asynchronously, so it may come after systemd's own messages.  (The
         priority is checked here: journalctl 252 with both --after-cursor
         and -p shows nothing.)"""
-        query = "_SYSTEMD_UNIT=%s -o json --output-fields=PRIORITY,MESSAGE" % UNIT
+        query = "-u '%s' -o json --output-fields=PRIORITY,MESSAGE" % unit
         deadline = time.monotonic() + timeout
         while True:
             entries = [json.loads(line)
@@ -201,9 +255,19 @@ class Runner(vmtest.Runner):
                 return
             if time.monotonic() > deadline:
                 got = "\n".join("<%s>%s" % (e.get("PRIORITY"), e.get("MESSAGE")) for e in entries)
-                self.fail("%s: no error %r in the journal; consoled logged:\n%s"
-                          % (what, needle, got))
+                self.fail("%s: no error %r in the journal; %s logged:\n%s"
+                          % (what, needle, unit, got))
             time.sleep(0.5)
+
+    def invocation_log(self):
+        """What the running consoled@tty1 logged (this invocation only)."""
+        inv = self.unit(UNIT, "InvocationID")["InvocationID"]
+        return self.sh("journalctl --no-pager -o cat _SYSTEMD_INVOCATION_ID=%s" % inv)
+
+    def proc_status(self, pid):
+        """{field: value} of /proc/PID/status."""
+        out = self.sh("cat /proc/%s/status" % pid)
+        return dict(l.split(":\t", 1) for l in out.splitlines() if ":\t" in l)
 
     def vt_modes(self):
         """(KDGETMODE, KDGKBMODE) of tty1, through perl (minbase has perl-base)."""
@@ -259,11 +323,12 @@ class Runner(vmtest.Runner):
                       + path)
 
     def check_units(self):
-        active = self.vm.run("systemctl is-active %s %s" % (UNIT, GETTY))[0].split()
-        enabled = self.vm.run("systemctl is-enabled %s %s" % (UNIT, GETTY))[0].split()
-        if active != ["active", "inactive"] or enabled != ["enabled", "disabled"]:
-            self.fail("%s, %s are %r and %r; expected active+enabled, inactive+disabled"
-                      % (UNIT, GETTY, active, enabled))
+        active = self.vm.run("systemctl is-active %s %s %s" % (UNIT, SOCKET, GETTY))[0].split()
+        enabled = self.vm.run("systemctl is-enabled %s %s %s" % (UNIT, SOCKET, GETTY))[0].split()
+        if active != ["active", "active", "inactive"] or \
+                enabled != ["enabled", "enabled", "disabled"]:
+            self.fail("%s, %s, %s are %r and %r; expected active+enabled twice, then"
+                      " inactive+disabled" % (UNIT, SOCKET, GETTY, active, enabled))
         props = self.unit(UNIT, "MainPID", "StatusText")
         comm = self.sh("cat /proc/%s/comm" % props["MainPID"]).strip()
         if comm != "consoled":
@@ -274,6 +339,109 @@ class Runner(vmtest.Runner):
         if self.prompt_colours(decoded) != {7}:
             self.fail("the prompt is drawn in colours %r, expected the Linux console's white"
                       % self.prompt_colours(decoded))
+
+    def check_security(self):
+        out = self.sh("systemd-analyze security --no-pager %s 2>&1" % UNIT, timeout=60)
+        match = re.search(r"Overall exposure level for %s: (\d+\.\d+) (\S+)"
+                          % re.escape(UNIT), out)
+        if not match:
+            self.fail("no exposure level in systemd-analyze security's output:\n" + out[-2000:])
+        log("exposure %s %s; the lines that count:\n%s" % (match.group(1), match.group(2),
+            "\n".join(re.sub(r"\s{2,}", "  ", l) for l in out.splitlines()
+                      if l.startswith("\u2717"))))
+        if float(match.group(1)) > MAX_EXPOSURE:
+            self.fail("systemd-analyze security rates %s at %s %s, more than %.1f"
+                      % (UNIT, match.group(1), match.group(2), MAX_EXPOSURE))
+
+    def check_sandbox(self):
+        pid = self.unit(UNIT, "MainPID")["MainPID"]
+        status = self.proc_status(pid)
+        if status.get("NoNewPrivs") != "1" or status.get("Seccomp") != "2" or \
+                int(status.get("CapBnd", "0"), 16) != CONSOLED_CAPS:
+            self.fail("consoled runs with NoNewPrivs %s, Seccomp %s, CapBnd %s; expected 1, 2"
+                      " (filter), %016x" % (status.get("NoNewPrivs"), status.get("Seccomp"),
+                                            status.get("CapBnd"), CONSOLED_CAPS))
+        # The harness's shell reaches systemd; in consoled's mount namespace
+        # (nsenter: only the namespace, with all of root's powers), neither
+        # the private socket nor the system bus is there.
+        self.sh("systemctl is-system-running >/dev/null")
+        out, st = self.vm.run("nsenter -t %s -m -- systemctl is-system-running 2>&1" % pid)
+        if st == 0 or "Failed to connect to bus" not in out:
+            self.fail("systemctl in consoled's mount namespace reaches systemd (status %d): %s"
+                      % (st, out))
+        out, st = self.vm.run("nsenter -t %s -m -- busctl --system --no-pager list 2>&1" % pid)
+        if st == 0:
+            self.fail("the system bus answers in consoled's mount namespace:\n" + out[-500:])
+        for path in ("/run/systemd/notify", HELPER_SOCKET):
+            if self.vm.run("nsenter -t %s -m -- test -S %s" % (pid, path))[1] != 0:
+                self.fail("%s is missing in consoled's mount namespace" % path)
+        out, st = self.vm.run("nsenter -t %s -m -- touch /etc/consoled-sandbox 2>&1" % pid)
+        if st == 0 or "Read-only file system" not in out:
+            self.fail("/etc is writable in consoled's mount namespace: %s" % out)
+        if self.sh("nsenter -t %s -m -- ls -A /home" % pid).strip():
+            self.fail("/home is visible in consoled's mount namespace")
+
+    def check_plugin(self):
+        text = self.invocation_log()
+        if not re.search(r"^cirrus: GD54xx BitBLT through VGA ports", text, re.M):
+            self.fail("the cirrus plugin did not take the engine through the VGA ports;"
+                      " consoled logged:\n" + text)
+        bad = [l for l in text.splitlines()
+               if re.search(r"could not take|without a blitter|[Dd]ropp|not permitted", l)]
+        if bad:
+            self.fail("the blitter had trouble:\n" + "\n".join(bad))
+
+    def login_pids(self):
+        """(login, shell) pids of the test user's session on tty1."""
+        shells = self.sh("pgrep -u %s -x bash || true" % USER).split()
+        if len(shells) != 1:
+            self.fail("%d shells of %s: %r" % (len(shells), USER, shells))
+        login = self.sh("ps -o ppid= -p %s" % shells[0]).strip()
+        if self.sh("cat /proc/%s/comm" % login).strip() != "login":
+            self.fail("the shell's parent %s is not login" % login)
+        return login, shells[0]
+
+    def check_session(self):
+        self.wait_prompt("no login prompt before logging in")
+        self.login("echo SESSION-$((6*7))", "SESSION-42")
+        login, shell = self.login_pids()
+        # login's parent: the helper started for consoled's connection, in
+        # the instance systemd names after its peer (N-PID-UID).
+        consoled = self.unit(UNIT, "MainPID")["MainPID"]
+        helper = self.sh("ps -o ppid= -p %s" % login).strip()
+        helper_unit = self.sh("cat /proc/%s/cgroup" % helper).strip().rsplit("/", 1)[-1]
+        if not re.fullmatch(r"consoled-session@\d+-%s-0\.service" % consoled, helper_unit) or \
+                self.unit(helper_unit, "MainPID")["MainPID"] != helper:
+            self.fail("login's parent %s (in %s) is not the main process of the"
+                      " consoled-session@ instance of consoled's (%s) connection"
+                      % (helper, helper_unit, consoled))
+        session = self.sh("loginctl list-sessions --no-legend | awk '$3 == \"%s\" {print $1}'"
+                          % USER).strip()
+        for pid in (login, shell):
+            cgroup = self.sh("cat /proc/%s/cgroup" % pid).strip()
+            if not cgroup.endswith("/session-%s.scope" % session):
+                self.fail("process %s is in %s, not in logind's session-%s.scope"
+                          % (pid, cgroup, session))
+        procs = self.sh("cat /sys/fs/cgroup%s/cgroup.procs"
+                        % self.unit(UNIT, "ControlGroup")["ControlGroup"]).split()
+        if procs != [self.unit(UNIT, "MainPID")["MainPID"]]:
+            self.fail("%s's cgroup holds %r, not consoled alone" % (UNIT, procs))
+        # Outside the sandbox: a user may gain privileges (sudo, su).
+        status, init = self.proc_status(shell), self.proc_status(1)
+        if status.get("NoNewPrivs") != "0" or status.get("CapBnd") != init.get("CapBnd"):
+            self.fail("the shell runs with NoNewPrivs %s and CapBnd %s (PID 1's: %s)"
+                      % (status.get("NoNewPrivs"), status.get("CapBnd"), init.get("CapBnd")))
+        for pid in (login, shell):
+            env = self.sh("tr '\\0' '\\n' < /proc/%s/environ" % pid).split("\n")
+            leaked = [e for e in env if e.startswith(SERVICE_ENV)]
+            if leaked:
+                self.fail("process %s has service variables: %r" % (pid, leaked))
+        env = [e for e in self.sh("tr '\\0' '\\n' < /proc/%s/environ" % login).split("\n") if e]
+        foreign = [e for e in env if not SESSION_ENV.match(e)]
+        if foreign or "XDG_VTNR=1" not in env or "XDG_SEAT=seat0" not in env:
+            self.fail("login got %r (foreign: %r)" % (env, foreign))
+        self.vm.send_text("exit\n")
+        self.wait_prompt("no login prompt after the logout", lambda s: "SESSION" not in s)
 
     def check_login(self):
         self.wait_prompt("no login prompt before logging in")
@@ -379,6 +547,71 @@ class Runner(vmtest.Runner):
         if mode != KD_GRAPHICS:
             self.fail("consoled runs but tty1 is in mode %d, not KD_GRAPHICS" % mode)
 
+    def check_hotplug(self):
+        self.wait_prompt("no login prompt before the hotplug")
+        cursor = self.journal_cursor()
+        self.vm.qmp.cmd("device_add", driver="usb-kbd", id="usbkbd", bus="xhci.0")
+        deadline = time.monotonic() + 20
+        while True:
+            found = re.search(r"Keyboard (/dev/input/event\d+): QEMU QEMU USB Keyboard",
+                              self.journal_since(cursor, "-o cat -u " + UNIT))
+            if found:
+                break
+            if time.monotonic() > deadline:
+                self.fail("consoled did not pick up the USB keyboard; it logged:\n"
+                          + self.journal_since(cursor, "-o cat -u " + UNIT))
+            time.sleep(0.5)
+        # QEMU sends keys to the keyboard plugged in last; a reader on its
+        # event node shows that they went that way.
+        self.sh("rm -f /tmp/usb.ev; (cat %s > /tmp/usb.ev &) ; sleep 0.3" % found.group(1))
+        self.vm.send_text(USER + "\n")
+        self.wait_text(FONT, lambda s: any(l.rstrip() == "Password:" for l in s.lines),
+                       "the user name typed on the USB keyboard did not reach login")
+        if int(self.sh("wc -c < /tmp/usb.ev").strip() or 0) == 0:
+            self.fail("the keys did not come from the USB keyboard")
+        self.sh("pkill -x -f 'cat %s' || true" % found.group(1))
+        self.vm.qmp.cmd("device_del", id="usbkbd")
+        deadline = time.monotonic() + 20
+        gone = "Keyboard %s removed" % found.group(1)
+        while gone not in self.journal_since(cursor, "-o cat -u " + UNIT):
+            if time.monotonic() > deadline:
+                self.fail("consoled did not notice the USB keyboard going away; it logged:\n"
+                          + self.journal_since(cursor, "-o cat -u " + UNIT))
+            time.sleep(0.5)
+        # Away from the password prompt: a fresh consoled, a fresh login.
+        self.restart_with(None)
+        self.wait_prompt("no login prompt after the hotplug", lambda s: "Password" not in s)
+
+    def check_helper_refuses(self):
+        cursor = self.journal_cursor()
+        out = self.sh("%s %s" % (SESSION_CLIENT, HELPER_SOCKET), timeout=60).strip()
+        if out != "refused":
+            self.fail("consoled-session answered %r to the harness's shell, not 'refused'" % out)
+        self.wait_journal(cursor, "not consoled@ttyN.service", "the refusal",
+                          unit="consoled-session@*")
+        if "consoled-test-shell.service" not in self.journal_since(
+                cursor, "-o cat -u 'consoled-session@*'"):
+            self.fail("the refusal does not name the peer's unit")
+
+    def check_no_helper(self):
+        before = self.unit(UNIT, "NRestarts")
+        self.sh("systemctl mask --runtime %s && systemctl stop %s" % (SOCKET, SOCKET))
+        cursor = self.restart_with(None, check=False)
+        state = self.wait_unit(UNIT, "the failure", lambda p: p["ActiveState"] == "failed")
+        if state["Result"] != "exit-code" or state["ExecMainStatus"] != "5":
+            self.fail("consoled failed with %r, expected exit status 5" % state)
+        if state["NRestarts"] != before["NRestarts"]:
+            self.fail("consoled was restarted despite RestartPreventExitStatus=5")
+        self.wait_unit(GETTY, "the fail-over to getty", lambda p: p["SubState"] == "running",
+                       timeout=10)
+        self.wait_journal(cursor, "Cannot reach the session helper at " + HELPER_SOCKET,
+                          "the missing helper")
+        self.sh("systemctl unmask --runtime %s && systemctl start %s" % (SOCKET, SOCKET))
+        self.restart_with(None)
+        self.wait_prompt("no login prompt with the helper back")
+        if self.vm.run("systemctl is-active " + GETTY)[0].strip() != "inactive":
+            self.fail("getty@tty1 still runs beside consoled")
+
     def check_no_fb(self):
         before = self.unit(UNIT, "NRestarts")
         t0 = time.monotonic()
@@ -400,7 +633,8 @@ class Runner(vmtest.Runner):
             self.fail("getty@tty1 still runs beside consoled")
 
 
-CHECKS = ["fbdev", "units", "login", "config", "kill", "stop", "no-fb"]
+CHECKS = ["fbdev", "units", "security", "sandbox", "plugin", "login", "session", "config",
+          "kill", "stop", "hotplug", "helper-refuses", "no-helper", "no-fb"]
 
 
 def main():

@@ -341,7 +341,9 @@ class Runner(vmtest.Runner):
                       % self.prompt_colours(decoded))
 
     def check_security(self):
-        out = self.sh("systemd-analyze security --no-pager %s 2>&1" % UNIT, timeout=60)
+        # COLUMNS: the table's names and descriptions uncut in the log.
+        out = self.sh("COLUMNS=250 systemd-analyze security --no-pager %s 2>&1" % UNIT,
+                      timeout=60)
         match = re.search(r"Overall exposure level for %s: (\d+\.\d+) (\S+)"
                           % re.escape(UNIT), out)
         if not match:

@@ -78,7 +78,9 @@ static int bootmode_read(int dfd, const char *dir, const char *name,
 
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : log_warning_errno(errno, "Cannot open %s/%s: %m", dir, name);
+		return errno == ENOENT
+			   ? 0
+			   : log_warning_errno(errno, "Cannot open %s/%s: %m", dir, name);
 	if (fstat(fd, &st) < 0 || check_private(&st, S_IFREG, "Saved mode", name) < 0) {
 		close(fd);
 		return 0;
@@ -91,8 +93,8 @@ static int bootmode_read(int dfd, const char *dir, const char *name,
 		return 0;
 	}
 	if (memcmp(&f.ident, ident, sizeof(*ident)) != 0) {
-		log_info("%s/%s describes another device or boot (%.16s), replacing it", dir,
-			 name, f.ident.id);
+		log_info("%s/%s describes another device or boot (%.16s), replacing it", dir, name,
+			 f.ident.id);
 		return 0;
 	}
 	*ret = f.mode;
@@ -102,9 +104,8 @@ static int bootmode_read(int dfd, const char *dir, const char *name,
 int bootmode_load_or_save(const char *dir, const char *name, const struct bootmode_identity *ident,
 			  const struct bootmode *current, struct bootmode *ret)
 {
-	struct bootmode_file f = {.magic = BOOTMODE_MAGIC,
-				  .version = BOOTMODE_VERSION,
-				  .size = sizeof(f)};
+	struct bootmode_file f = {
+	    .magic = BOOTMODE_MAGIC, .version = BOOTMODE_VERSION, .size = sizeof(f)};
 	char tmp[64];
 	int dfd, fd, r;
 

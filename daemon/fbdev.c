@@ -428,7 +428,8 @@ void fbdev_use_boot_mode(struct fbdev *fb, const char *dir)
 	if (fb->saved_cmap_valid) {
 		cur.cmap_len = fb->saved_cmap.len;
 		for (unsigned c = 0; c < 3; c++)
-			memcpy(cur.cmap[c], fb->saved_cmap_data[c], cur.cmap_len * sizeof(uint16_t));
+			memcpy(cur.cmap[c], fb->saved_cmap_data[c],
+			       cur.cmap_len * sizeof(uint16_t));
 	}
 	bootmode_identity_init(&ident, &fb->fix);
 	r = bootmode_load_or_save(dir, name, &ident, &cur, &boot);
@@ -441,7 +442,8 @@ void fbdev_use_boot_mode(struct fbdev *fb, const char *dir)
 	fb->saved_var = boot.var;
 	if (fb->saved_cmap_valid && boot.cmap_len == fb->saved_cmap.len)
 		for (unsigned c = 0; c < 3; c++)
-			memcpy(fb->saved_cmap_data[c], boot.cmap[c], boot.cmap_len * sizeof(uint16_t));
+			memcpy(fb->saved_cmap_data[c], boot.cmap[c],
+			       boot.cmap_len * sizeof(uint16_t));
 	crash_register_fb(fb->fd, &fb->saved_var, fb->saved_cmap_valid ? &fb->saved_cmap : NULL);
 	log_info("%s: the boot mode saved in %s/%s is %ux%u (virtual %ux%u) at %u bpp", fb->path,
 		 dir, name, boot.var.xres, boot.var.yres, boot.var.xres_virtual,

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -165,4 +166,33 @@ bool session_stat_is_pty_slave(const struct stat *st)
 {
 	return S_ISCHR(st->st_mode) && major(st->st_rdev) >= UNIX98_PTY_SLAVE_MAJOR &&
 	       major(st->st_rdev) < UNIX98_PTY_SLAVE_MAJOR + UNIX98_PTY_MAJOR_COUNT;
+}
+
+int session_send_start(int fd, int slave, uint32_t flags)
+{
+	struct session_msg msg = {
+	    .magic = SESSION_MSG_MAGIC,
+	    .type = SESSION_MSG_START,
+	    .flags = flags,
+	};
+	union {
+		struct cmsghdr hdr;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control = {};
+	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
+	struct msghdr mh = {
+	    .msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = control.buf,
+	    .msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&mh);
+
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cmsg), &slave, sizeof(int));
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(msg))
+		return -errno;
+	return 0;
 }

@@ -84,3 +84,7 @@ int session_unit_vt(const char *unit, unsigned *ret);
 /* Whether st is that of a UNIX 98 pty slave (/dev/pts/N: a character device
  * of majors 136 to 143). */
 bool session_stat_is_pty_slave(const struct stat *st);
+
+/* consoled's request: START with `flags` (SESSION_FLAG_*) and the pty slave
+ * as the one fd; 0 or a negative errno. */
+int session_send_start(int fd, int slave, uint32_t flags);

@@ -222,35 +222,6 @@ static int term_fork_session(struct term *t, const struct term_config *cfg, cons
 	return 0;
 }
 
-static int term_send_slave(int fd, int slave, bool truecolor)
-{
-	struct session_msg msg = {
-	    .magic = SESSION_MSG_MAGIC,
-	    .type = SESSION_MSG_START,
-	    .flags = truecolor ? SESSION_FLAG_TRUECOLOR : 0,
-	};
-	union {
-		struct cmsghdr hdr;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} control = {};
-	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
-	struct msghdr mh = {
-	    .msg_iov = &iov,
-	    .msg_iovlen = 1,
-	    .msg_control = control.buf,
-	    .msg_controllen = sizeof(control.buf),
-	};
-	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&mh);
-
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &slave, sizeof(int));
-	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(msg))
-		return -errno;
-	return 0;
-}
-
 /* Reads one message of the helper's; 0 at the end of the connection, 1 with
  * a message in *ret (not checked yet), or a negative errno. */
 static int term_helper_recv(int fd, struct session_msg *ret, size_t *ret_len)
@@ -303,7 +274,7 @@ static int term_request_session(struct term *t, const struct term_config *cfg,
 				       "Cannot reach the session helper at %s: %m "
 				       "(consoled-session.socket not running?)",
 				       path);
-	r = term_send_slave(fd, slave, cfg->truecolor);
+	r = session_send_start(fd, slave, cfg->truecolor ? SESSION_FLAG_TRUECOLOR : 0);
 	if (r < 0)
 		return log_error_errno(r, "Failed to pass %s to the session helper: %m",
 				       slave_name);

@@ -19,10 +19,21 @@ static bool env_has(char **env, const char *entry)
 static void test_session_env(void)
 {
 	char *daemon_env[] = {
-	    "NOTIFY_SOCKET=/run/systemd/notify", "WATCHDOG_USEC=30000000", "WATCHDOG_PID=1",
-	    "JOURNAL_STREAM=8:1234", "CONSOLED_BACKEND_DIR=/tmp/evil", "LD_PRELOAD=/tmp/x.so",
-	    "HOME=/root", "PATH=/tmp/evil:/bin", "TERM=linux", "LANG=de_DE.UTF-8",
-	    "LC_TIME=C", "TZ=Europe/Berlin", "LCX=1", "LANGUAGE=de", NULL,
+	    "NOTIFY_SOCKET=/run/systemd/notify",
+	    "WATCHDOG_USEC=30000000",
+	    "WATCHDOG_PID=1",
+	    "JOURNAL_STREAM=8:1234",
+	    "CONSOLED_BACKEND_DIR=/tmp/evil",
+	    "LD_PRELOAD=/tmp/x.so",
+	    "HOME=/root",
+	    "PATH=/tmp/evil:/bin",
+	    "TERM=linux",
+	    "LANG=de_DE.UTF-8",
+	    "LC_TIME=C",
+	    "TZ=Europe/Berlin",
+	    "LCX=1",
+	    "LANGUAGE=de",
+	    NULL,
 	};
 	struct term_config cfg = {.term = "xterm-256color", .vt = 3, .truecolor = true};
 	char scratch[4096], *env[32];

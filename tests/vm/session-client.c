@@ -26,19 +26,7 @@
 int main(int argc, char **argv)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct session_msg msg = {.magic = SESSION_MSG_MAGIC, .type = SESSION_MSG_START};
-	union {
-		struct cmsghdr hdr;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} control = {};
-	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
-	struct msghdr mh = {
-	    .msg_iov = &iov,
-	    .msg_iovlen = 1,
-	    .msg_control = control.buf,
-	    .msg_controllen = sizeof(control.buf),
-	};
-	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&mh);
+	struct session_msg msg;
 	struct pollfd pfd;
 	char name[64];
 	ssize_t n;
@@ -61,11 +49,7 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 2;
 	}
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &slave, sizeof(int));
-	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(msg)) {
+	if (session_send_start(fd, slave, 0) < 0) {
 		perror("sendmsg");
 		return 2;
 	}
@@ -77,7 +61,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	n = recv(fd, &msg, sizeof(msg), 0);
-	if (n == (ssize_t)sizeof(msg) && session_msg_check(&msg, (size_t)n, SESSION_MSG_STARTED) == 0)
+	if (n == (ssize_t)sizeof(msg) &&
+	    session_msg_check(&msg, (size_t)n, SESSION_MSG_STARTED) == 0)
 		printf("started %d\n", (int)msg.value);
 	else if (n == 0 || (n < 0 && errno == ECONNRESET))
 		printf("refused\n");

@@ -14,6 +14,7 @@
 #include <xkbcommon/xkbcommon.h>
 
 #include "input.h"
+#include "keys.h"
 #include "log.h"
 #include "util/util.h"
 
@@ -103,7 +104,7 @@ static unsigned input_mods(struct input *in)
 	} map[] = {
 	    {XKB_MOD_NAME_SHIFT, TSM_SHIFT_MASK},  {XKB_MOD_NAME_CAPS, TSM_LOCK_MASK},
 	    {XKB_MOD_NAME_CTRL, TSM_CONTROL_MASK}, {XKB_MOD_NAME_ALT, TSM_ALT_MASK},
-	    {XKB_MOD_NAME_LOGO, TSM_LOGO_MASK},
+	    {XKB_MOD_NAME_LOGO, TSM_LOGO_MASK},	   {XKB_MOD_NAME_NUM, KEYS_NUM_LOCK_MASK},
 	};
 	unsigned mods = 0;
 

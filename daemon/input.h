@@ -42,7 +42,8 @@ struct input_config {
 };
 
 struct input_callbacks {
-	/* keysym/ascii/unicode as tsm_vte_handle_keyboard() takes them, mods TSM_*_MASK */
+	/* keysym/ascii/unicode as tsm_vte_handle_keyboard() takes them, mods TSM_*_MASK
+	 * and KEYS_NUM_LOCK_MASK (keys.h) */
 	void (*key)(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t unicode,
 		    void *userdata);
 	void (*switch_vt)(unsigned vt, void *userdata);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "keys.h"
 #include "log.h"
 #include "session.h"
 #include "term.h"
@@ -50,6 +51,8 @@ struct term {
 
 	/* Combining marks joined to their base before libtsm (cluster.h). */
 	struct cluster_filter filter;
+	/* The modes keys depend on (DECCKM, DECKPAM, LNM), from the output. */
+	struct keys_modes keys;
 
 	/* Bytes for the pty that did not fit (the session is not reading). */
 	char *out;
@@ -122,6 +125,7 @@ static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	if (revents & (EPOLLIN | EPOLLHUP)) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n > 0) {
+			keys_modes_feed(&t->keys, buf, (size_t)n);
 			size_t m = cluster_filter_feed(&t->filter, buf, (size_t)n, joined);
 
 			tsm_vte_input(t->vte, joined, m);
@@ -403,6 +407,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	t->cb = *cb;
 	t->userdata = userdata;
 	t->filter.table = cluster_table_new();
+	keys_modes_init(&t->keys);
 
 	r = tsm_screen_new(&t->screen, term_tsm_log, NULL);
 	if (r < 0) {
@@ -464,6 +469,7 @@ int term_restart(struct term *t)
 	 * scrollback and every mode go back to a fresh terminal's. */
 	tsm_vte_hard_reset(t->vte);
 	cluster_filter_reset(&t->filter);
+	keys_modes_init(&t->keys);
 	tsm_screen_clear_sb(t->screen);
 	tsm_screen_erase_screen(t->screen, false);
 	/* no stand-in is left on the screen or in the scrollback */
@@ -504,7 +510,13 @@ struct tsm_screen *term_screen(struct term *t)
 void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned mods,
 		     uint32_t unicode)
 {
-	if (tsm_vte_handle_keyboard(t->vte, keysym, ascii, mods, unicode)) {
+	char seq[KEYS_MAX];
+	size_t n = keys_encode(keysym, mods, t->keys.modes, seq);
+
+	/* keys.c sends what libtsm would get wrong (keys.h) */
+	if (n > 0)
+		term_write_cb(t->vte, seq, n, t);
+	if (n > 0 || tsm_vte_handle_keyboard(t->vte, keysym, ascii, mods, unicode)) {
 		/* Typing brings the view back from the scrollback, as in xterm. */
 		tsm_screen_sb_reset(t->screen);
 		if (t->cb.damage)

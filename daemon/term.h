@@ -78,7 +78,9 @@ struct tsm_screen *term_screen(struct term *t);
 /* What the stand-ins for combining sequences on the screen mean. */
 const struct cluster_table *term_clusters(struct term *t);
 
-/* A key press (or repeat): keysym and unicode from xkbcommon, TSM_*_MASK mods. */
+/* A key press (or repeat): keysym and unicode from xkbcommon, TSM_*_MASK mods
+ * and KEYS_NUM_LOCK_MASK. keys_encode() (keys.h) sends what libtsm would send
+ * wrong, in the modes followed in the session's output; libtsm the rest. */
 void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned mods,
 		     uint32_t unicode);
 

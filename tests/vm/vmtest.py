@@ -28,6 +28,16 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   dies of SIGSEGV.
   keys            Caps Lock (the LED follows, letters come out capital),
                   Shift+PageUp/PageDown walk the scrollback.
+  keys-terminfo   The terminfo entry of TERM (xterm-256color) is the oracle
+                  of what keys send: every key capability of
+                  `infocmp -x -1 xterm-256color` on the host (terminfokeys.py
+                  names the key, modifiers and modes for each, or why no key
+                  sends it) is typed with QEMU's send-key into a session that
+                  set the modes ncurses sets (smkx) and writes what it reads
+                  raw to a file; the bytes must be the entry's. Then the
+                  forms it does not hold: normal cursor mode after rmkx,
+                  BackSpace's modifiers, the keypad with Num Lock on. And
+                  Backspace at a canonical-mode `read` erases (abcx, BS, d).
   syn-dropped     Events the kernel drops for consoled (its evdev queue
                   overflows while consoled is stopped) leave no key stuck: a
                   uinput keyboard (uinput-kbd) holds Left Ctrl, then a letter,
@@ -78,6 +88,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fonttest  # noqa: E402
 import screen  # noqa: E402
+import terminfokeys  # noqa: E402
 import vmlib  # noqa: E402
 
 FONT_DIR = "/usr/share/consolefonts"
@@ -491,6 +502,118 @@ class Runner:
         self.vm.send_keys(["shift", "pgdn"])
         self.wait_text(font, lambda s: any(l.rstrip() == "200" for l in s.lines),
                        "Shift+PageDown did not come back")
+        self.stop_consoled()
+
+    def check_keys_terminfo(self):
+        font = KEYBOARD_FONT
+        caps = terminfokeys.key_caps(terminfokeys.infocmp())
+        # What to type and the bytes it must send: (label, qcodes, bytes).
+        walk = [(cap, terminfokeys.qcodes(key), seq) for cap, seq, key in caps
+                if not isinstance(key, str)]
+        skipped = [(cap, seq, key) for cap, seq, key in caps if isinstance(key, str)]
+        walk += [("Ctrl+BackSpace", ["ctrl", "backspace"], b"\x08"),
+                 ("Alt+BackSpace", ["alt", "backspace"], b"\x1b\x7f"),
+                 ("Ctrl+Alt+Shift+Up", ["ctrl", "alt", "shift", "up"], b"\x1b[1;8A"),
+                 ("Num Lock on", ["num_lock"], b""),
+                 # xterm's numLock: the keypad types whatever the keypad mode
+                 ("kp_1 (Num Lock)", ["kp_1"], b"1"),
+                 ("kp_add (Num Lock)", ["kp_add"], b"+"),
+                 ("Num Lock off", ["num_lock"], b"")]
+        # After rmkx (written to the pty below): normal cursor and keypad mode.
+        normal = [("Up (rmkx)", ["up"], b"\x1b[A"), ("Home (rmkx)", ["home"], b"\x1b[H"),
+                  ("End (rmkx)", ["end"], b"\x1b[F"), ("kp_5 (rmkx)", ["kp_5"], b"\x1b[E"),
+                  ("kp_add (rmkx)", ["kp_add"], b"+"),
+                  ("Shift+Left (rmkx)", ["shift", "left"], b"\x1b[1;2D")]
+
+        # The session: raw mode, smkx (DECCKM and DECKPAM, as ncurses
+        # programs set them), then every byte it reads into a file.
+        self.put_file("/tmp/keys-session.sh",
+                      b"stty raw -echo\nprintf '\\033[?1h\\033='\ntty >/tmp/keys.tty\n"
+                      b": >/tmp/keys.ready\nexec cat >/tmp/keys.raw\n")
+        self.sh("rm -f /tmp/keys.ready /tmp/keys.raw /tmp/keys.tty")
+        self.start_consoled(font, "/bin/sh /tmp/keys-session.sh")
+        deadline = time.monotonic() + 20
+        while self.vm.run("test -e /tmp/keys.ready")[1] != 0:
+            if time.monotonic() > deadline:
+                self.fail("the key session did not start")
+            time.sleep(0.3)
+
+        def typed():
+            out = self.sh("od -An -tx1 -v /tmp/keys.raw")
+            return bytes(int(h, 16) for h in out.split())[start:]
+
+        # The session may run before consoled reads the keyboard: type x
+        # until one comes through, then walk from what is there.
+        start = 0
+        deadline = time.monotonic() + 30
+        while b"x\r" not in typed():
+            if time.monotonic() > deadline:
+                self.fail("no key reaches the session: %r" % typed())
+            self.vm.send_text("x\n")
+            time.sleep(1)
+        time.sleep(0.5)
+        probes = typed()
+        if probes.strip(b"x\r"):  # (the first may come in part)
+            self.fail("the probe keys sent %r" % probes)
+        start = len(probes)
+
+        def walk_keys(keys, done):
+            """Type the keys, Ctrl+\\ (FS, in no key's sequence) after each;
+            wait until the file holds as many bytes as all keys so far."""
+            for _, q, _ in keys:
+                self.vm.send_combo(q)
+                if q != ["num_lock"]:
+                    self.vm.send_keys(["ctrl", "backslash"])
+            want = done + sum(len(seq) + 1 for _, q, seq in keys if q != ["num_lock"])
+            deadline = time.monotonic() + 30
+            while len(typed()) < want and time.monotonic() < deadline:
+                time.sleep(0.5)
+            return want
+
+        done = walk_keys(walk, 0)
+        # rmkx, as if the session wrote it
+        self.sh("printf '\\033[?1l\\033>' > $(cat /tmp/keys.tty)")
+        time.sleep(0.5)
+        walk_keys(normal, done)
+        got = typed().split(b"\x1c")
+        keys = [k for k in walk + normal if k[1] != ["num_lock"]]
+
+        def show(b):
+            return "".join("\\E" if c == 27 else chr(c) if 32 <= c < 127 else "\\%03o" % c
+                           for c in b)
+        rows, bad = [], []
+        for i, (label, q, seq) in enumerate(keys):
+            actual = got[i] if i < len(got) else None
+            ok = actual == seq
+            rows.append("%-20s %-26s %-12s %s" % (label, "+".join(q), show(seq),
+                                                  "ok" if ok else "WRONG: " +
+                                                  ("nothing" if actual is None else show(actual))))
+            if not ok:
+                bad.append(label)
+        for cap, seq, reason in skipped:
+            rows.append("%-20s %-26s %-12s not sent: %s" % (cap, "-", show(seq), reason))
+        print("# keys-terminfo: %d keys typed, %d right, %d capabilities no key sends"
+              % (len(keys), len(keys) - len(bad), len(skipped)))
+        for row in rows:
+            print("#   " + row)
+        if len(got) != len(keys) + 1 or got[-1] != b"":
+            bad.append("%d key reads for %d keys" % (len(got) - 1, len(keys)))
+        self.stop_consoled()
+        if bad:
+            self.fail("%d keys sent other bytes than the terminfo entry: %s"
+                      % (len(bad), ", ".join(bad)))
+
+        # Backspace at a canonical-mode read: the pty's erase character
+        # (^?) must come, or the line keeps the x and a ^H (6 characters).
+        self.start_shell(font)
+        self.wait_log(CONSOLED_LOG, "input: Keyboard /dev/input/", "consoled found no keyboard")
+        self.vm.send_text("read v; echo \"[$v] ${#v}\"\n")
+        time.sleep(0.5)
+        self.vm.send_text("abcx")
+        self.vm.send_keys(["backspace"])
+        self.vm.send_text("d\n")
+        self.wait_text(font, lambda s: any(l.rstrip() == "[abcd] 4" for l in s.lines),
+                       "Backspace at `read` did not erase")
         self.stop_consoled()
 
     def check_frames(self):
@@ -1049,7 +1172,7 @@ def main():
                   + ["scroll-" + m for m in SCROLL_MODES["vfb"]] + ["refusal"])
     else:
         checks = (["oracle-" + f for f in ORACLE_FONTS]
-                  + ["keyboard", "session", "keys", "syn-dropped", "respawn", "bad-font",
+                  + ["keyboard", "session", "keys", "keys-terminfo", "syn-dropped", "respawn", "bad-font",
                      "ctrl-alt-del", "hotplug", "frames", "vt-switch",
                      "exit-sigterm", "exit-sigsegv"]
                   + ["scroll-" + m for m in scroll_modes(args.card, plugins)])
@@ -1092,6 +1215,7 @@ def main():
             "session-ioports": r.check_session_ioports,
             "boot-mode": r.check_boot_mode,
             "keys": r.check_keys,
+            "keys-terminfo": r.check_keys_terminfo,
             "syn-dropped": r.check_syn_dropped,
             "respawn": r.check_respawn,
             "bad-font": r.check_bad_font,

@@ -482,6 +482,7 @@ static int manager_start(struct manager *m)
 	    .sb_size = m->opts.sb_size,
 	    .vt = vt_number(m->vt),
 	    .truecolor = !m->fb->format.indexed,
+	    .palette = &m->palette,
 	};
 	r = term_new(m->event, &tc, &(struct term_callbacks){manager_on_damage, manager_on_exited},
 		     m, &m->term);

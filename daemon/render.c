@@ -19,8 +19,10 @@
 #define FILL_MIN_CELLS 8u
 
 /*
- * A cell's attr: the font style (enum font_style bits, only for scalable
- * fonts: a PSF font keeps fbcon's look) and how the cell shows its cluster.
+ * A cell's attr: the font style (enum font_style bits: bold, italic and
+ * underline only for scalable fonts, as a PSF font keeps fbcon's look, where
+ * they are colours; strikethrough for both) and how the cell shows its
+ * cluster.
  * A wide cluster covers two cells: the first is CELL_WIDE, the second
  * CELL_RIGHT, both with the cluster's glyph and colours, each drawing its
  * half. A glyph that is a stand-in for a base character with combining
@@ -282,40 +284,75 @@ const struct render_stats *render_get_stats(const struct render *r)
 	return &r->stats;
 }
 
-static uint32_t color_pixel(const struct pixel_format *pf, const struct palette *palette, int code,
-			    uint8_t cr, uint8_t cg, uint8_t cb, bool bold)
-{
-	if (code >= 0) {
-		unsigned idx = (unsigned)code;
+/* A colour before it is packed: a palette entry, or rgb when idx < 0. */
+struct colour {
+	int idx;
+	struct rgb rgb;
+};
 
-		if (idx == TSM_COLOR_FOREGROUND)
-			idx = 7;
-		else if (idx == TSM_COLOR_BACKGROUND)
-			idx = 0;
-		if (bold && idx < 8)
-			idx += 8;
-		return pixel_from_index(pf, palette, idx);
-	}
+static struct colour colour_of(int code, uint8_t r, uint8_t g, uint8_t b)
+{
+	if (code == TSM_COLOR_FOREGROUND)
+		return (struct colour){.idx = 7};
+	if (code == TSM_COLOR_BACKGROUND)
+		return (struct colour){.idx = 0};
+	if (code >= 0)
+		return (struct colour){.idx = code};
+	return (struct colour){.idx = -1, .rgb = {r, g, b}};
+}
+
+static struct rgb colour_rgb(const struct palette *palette, struct colour c)
+{
+	return c.idx >= 0 ? palette->colors[c.idx & 0xff] : c.rgb;
+}
+
+static uint32_t colour_pixel(const struct pixel_format *pf, const struct palette *palette,
+			     struct colour c)
+{
+	if (c.idx >= 0)
+		return pixel_from_index(pf, palette, (unsigned)c.idx & 0xff);
 	if (pf->indexed)
-		return pixel_from_index(pf, palette,
-					palette_nearest(palette, (struct rgb){cr, cg, cb}));
-	return pixel_pack_rgb(pf, (struct rgb){cr, cg, cb});
+		return pixel_from_index(pf, palette, palette_nearest(palette, c.rgb));
+	return pixel_pack_rgb(pf, c.rgb);
 }
 
 void render_resolve_colors(const struct pixel_format *pf, const struct palette *palette,
-			   const struct tsm_screen_attr *attr, uint32_t *ret_fg, uint32_t *ret_bg)
+			   const struct tsm_screen_attr *attr, bool dim, bool bitmap,
+			   uint32_t *ret_fg, uint32_t *ret_bg)
 {
-	uint32_t fg =
-	    color_pixel(pf, palette, attr->fccode, attr->fr, attr->fg, attr->fb, attr->bold);
-	uint32_t bg = color_pixel(pf, palette, attr->bccode, attr->br, attr->bg, attr->bb, false);
+	struct colour fg = colour_of(attr->fccode, attr->fr, attr->fg, attr->fb);
+	struct colour bg = colour_of(attr->bccode, attr->br, attr->bg, attr->bb);
 
+	/* fbcon (vt.c build_attr) shows these as colours, in this order of
+	 * precedence, in place of the foreground; a scalable font draws
+	 * italic and underline itself */
+	if (bitmap && attr->italic)
+		fg = (struct colour){.idx = RENDER_ITALIC_COLOR};
+	else if (bitmap && attr->underline)
+		fg = (struct colour){.idx = RENDER_UNDERLINE_COLOR};
+	else if (bitmap && dim)
+		fg = (struct colour){.idx = RENDER_DIM_COLOR};
+	if (attr->bold && fg.idx >= 0 && fg.idx < 8)
+		fg.idx += 8;
+	if (dim && !bitmap) {
+		/* faint: halfway to the background */
+		struct rgb a = colour_rgb(palette, fg), b = colour_rgb(palette, bg);
+
+		fg = (struct colour){.idx = -1,
+				     .rgb = {(uint8_t)((a.r + b.r + 1) / 2),
+					     (uint8_t)((a.g + b.g + 1) / 2),
+					     (uint8_t)((a.b + b.b + 1) / 2)}};
+	}
 	if (attr->inverse) {
-		uint32_t t = fg;
+		struct colour t = fg;
 		fg = bg;
 		bg = t;
 	}
-	*ret_fg = fg;
-	*ret_bg = bg;
+	/* fbcon's blink: the background's intensity bit flips */
+	if (attr->blink && bg.idx >= 0 && bg.idx < 16)
+		bg.idx ^= 8;
+	*ret_fg = colour_pixel(pf, palette, fg);
+	*ret_bg = colour_pixel(pf, palette, bg);
 }
 
 static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch, size_t len,
@@ -323,7 +360,9 @@ static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint3
 				const struct tsm_screen_attr *attr, tsm_age_t age, void *data)
 {
 	struct render *r = data;
+	unsigned flags = 0;
 	struct cell *c;
+	size_t n;
 
 	(void)con;
 	(void)id;
@@ -341,6 +380,9 @@ static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint3
 	}
 	c->glyph = len > 0 ? ch[0] : ' ';
 	c->attr = 0;
+	/* a stand-in may carry attributes libtsm does not keep */
+	if (r->clusters && c->glyph >= CLUSTER_FIRST)
+		cluster_lookup(r->clusters, c->glyph, &n, &flags);
 	/* A wide cluster in the last column has no room for its right half:
 	 * it is drawn clipped to one cell. */
 	if (width == 2 && posx + 1 < r->cols)
@@ -349,7 +391,10 @@ static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint3
 		c->attr |= (attr->bold ? FONT_STYLE_BOLD : 0) |
 			   (attr->italic ? FONT_STYLE_ITALIC : 0) |
 			   (attr->underline ? FONT_STYLE_UNDERLINE : 0);
-	render_resolve_colors(&r->fb->format, r->palette, attr, &c->fg, &c->bg);
+	if (flags & CLUSTER_STRIKE)
+		c->attr |= FONT_STYLE_STRIKE;
+	render_resolve_colors(&r->fb->format, r->palette, attr, flags & CLUSTER_DIM, !r->scalable,
+			      &c->fg, &c->bg);
 	return 0;
 }
 
@@ -381,7 +426,7 @@ static const uint8_t *render_glyph(struct render *r, const struct cell *c)
 		return px;
 
 	if (r->clusters && c->glyph >= CLUSTER_FIRST) {
-		const uint32_t *joined = cluster_lookup(r->clusters, c->glyph, &len);
+		const uint32_t *joined = cluster_lookup(r->clusters, c->glyph, &len, NULL);
 
 		seq = joined ? joined : seq;
 		len = joined ? len : 1;
@@ -616,8 +661,8 @@ static enum scroll_mode render_scroll(struct render *r)
 
 static bool cell_blank(const struct render *r, const struct cell *c, uint32_t bg)
 {
-	return c->glyph == ' ' && r->space_blank && !(c->attr & FONT_STYLE_UNDERLINE) &&
-	       c->bg == bg;
+	return c->glyph == ' ' && r->space_blank &&
+	       !(c->attr & (FONT_STYLE_UNDERLINE | FONT_STYLE_STRIKE)) && c->bg == bg;
 }
 
 static void render_run_or_fill(struct render *r, unsigned row, const struct damage_run *run,

@@ -17,7 +17,14 @@
  *
  * Colours follow the kernel console where it and xterm agree: the default
  * colours are palette 7 on 0, bold brightens colours 0-7 (also the default
- * foreground), reverse swaps foreground and background.
+ * foreground), reverse swaps foreground and background. Blink is fbcon's: the
+ * background's intensity flips (0-15). With a bitmap (PSF) font the other
+ * attributes are fbcon's colours too (vt.c build_attr): italic, else
+ * underline, else dim replace the foreground with colours 2, 6 and 8
+ * (vt.italic=, vt.underline= and the half-bright colour at their defaults);
+ * a scalable font draws italic and underline and dims by mixing the
+ * foreground halfway to the background. Strikethrough is a line with either
+ * (fbcon has none). Dim and strikethrough come from stand-ins (cluster.h).
  */
 #include <libtsm.h>
 #include <stdbool.h>
@@ -84,6 +91,14 @@ bool render_frame(struct render *r, struct tsm_screen *screen);
 const struct render_stats *render_get_stats(const struct render *r);
 const struct scroll_counters *render_get_counters(const struct render *r, enum scroll_mode m);
 
-/* Resolves a libtsm attribute to pixel values (exported for unit tests). */
+/* fbcon's colours for attributes (vt.c: default_italic_color,
+ * default_underline_color, half-bright), as console palette entries. */
+#define RENDER_ITALIC_COLOR 2	 /* green */
+#define RENDER_UNDERLINE_COLOR 6 /* cyan */
+#define RENDER_DIM_COLOR 8	 /* dark grey */
+
+/* Resolves a libtsm attribute, with dim (SGR 2, from a stand-in), to pixel
+ * values for a bitmap or a scalable font (exported for unit tests). */
 void render_resolve_colors(const struct pixel_format *pf, const struct palette *palette,
-			   const struct tsm_screen_attr *attr, uint32_t *ret_fg, uint32_t *ret_bg);
+			   const struct tsm_screen_attr *attr, bool dim, bool bitmap,
+			   uint32_t *ret_fg, uint32_t *ret_bg);

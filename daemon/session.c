@@ -34,7 +34,7 @@ static bool session_env_passes(const char *entry)
 }
 
 /* The session's environment, built from nothing (consoled(8), ENVIRONMENT):
- * TERM, COLORTERM at 15 bpp and deeper, XDG_SEAT and XDG_VTNR for
+ * TERM, COLORTERM at 15 bpp and deeper, COLORFGBG, XDG_SEAT and XDG_VTNR for
  * pam_systemd, a fixed PATH, and the parent's locale and time zone. Nothing
  * of the daemon's or the helper's own (NOTIFY_SOCKET, WATCHDOG_*,
  * JOURNAL_STREAM, LISTEN_*, CONSOLED_*, ...) reaches `login -p` and so the
@@ -58,6 +58,9 @@ size_t session_env(const struct session_env_config *c, char *const *parent_env, 
 	 * 8 bpp they take the nearest colour map entry, so do not promise them. */
 	if (c->truecolor)
 		ADD("COLORTERM=truecolor");
+	/* The default colours, palette 7 on 0 (render.h): what vim and others
+	 * read to choose their colours for a dark background. */
+	ADD("COLORFGBG=7;0");
 	ADD("PATH=%s", SESSION_PATH);
 	/* pam_systemd registers a local seat session from these. */
 	if (c->vt) {

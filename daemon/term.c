@@ -20,6 +20,7 @@
 #include "keys.h"
 #include "log.h"
 #include "session.h"
+#include "stream.h"
 #include "term.h"
 #include "util/util.h"
 
@@ -49,8 +50,10 @@ struct term {
 	struct term_callbacks cb;
 	void *userdata;
 
-	/* Combining marks joined to their base before libtsm (cluster.h). */
-	struct cluster_filter filter;
+	/* The pty's bytes on their way to libtsm (stream.h), and the
+	 * stand-ins it hands out (cluster.h). */
+	struct stream *stream;
+	struct cluster_table *clusters;
 	/* The modes keys depend on (DECCKM, DECKPAM, LNM), from the output. */
 	struct keys_modes keys;
 
@@ -97,11 +100,12 @@ static void term_flush(struct term *t)
 	term_update_io_events(t);
 }
 
-static void term_write_cb(struct tsm_vte *vte, const char *u8, size_t len, void *data)
+/* Bytes for the session: libtsm's answers and keys, the stream stage's
+ * answers. */
+static void term_queue_write(const char *u8, size_t len, void *data)
 {
 	struct term *t = data;
 
-	(void)vte;
 	/* Bound what we queue for a session that never reads its tty. */
 	if (t->out_len + len > 1024 * 1024)
 		return;
@@ -114,10 +118,16 @@ static void term_write_cb(struct tsm_vte *vte, const char *u8, size_t len, void 
 	term_flush(t);
 }
 
+static void term_write_cb(struct tsm_vte *vte, const char *u8, size_t len, void *data)
+{
+	(void)vte;
+	term_queue_write(u8, len, data);
+}
+
 static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct term *t = userdata;
-	char buf[TERM_READ_SIZE], joined[CLUSTER_FILTER_OUT(TERM_READ_SIZE)];
+	char buf[TERM_READ_SIZE];
 
 	(void)s;
 	if (revents & EPOLLOUT)
@@ -126,9 +136,7 @@ static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n > 0) {
 			keys_modes_feed(&t->keys, buf, (size_t)n);
-			size_t m = cluster_filter_feed(&t->filter, buf, (size_t)n, joined);
-
-			tsm_vte_input(t->vte, joined, m);
+			stream_feed(t->stream, buf, (size_t)n);
 			if (t->cb.damage)
 				t->cb.damage(t->userdata);
 		} else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -406,7 +414,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	t->helper = -1;
 	t->cb = *cb;
 	t->userdata = userdata;
-	t->filter.table = cluster_table_new();
+	t->clusters = cluster_table_new();
 	keys_modes_init(&t->keys);
 
 	r = tsm_screen_new(&t->screen, term_tsm_log, NULL);
@@ -426,6 +434,14 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 		log_error_errno(r, "Failed to create the terminal emulator: %m");
 		goto fail;
 	}
+	t->stream = stream_new(&(struct stream_config){
+	    .vte = t->vte,
+	    .screen = t->screen,
+	    .table = t->clusters,
+	    .palette = cfg->palette,
+	    .reply = term_queue_write,
+	    .userdata = t,
+	});
 
 	r = term_start_session(t);
 	if (r < 0)
@@ -468,12 +484,12 @@ int term_restart(struct term *t)
 	/* Nothing the previous user saw stays readable: the screen, the
 	 * scrollback and every mode go back to a fresh terminal's. */
 	tsm_vte_hard_reset(t->vte);
-	cluster_filter_reset(&t->filter);
+	stream_reset(t->stream);
 	keys_modes_init(&t->keys);
 	tsm_screen_clear_sb(t->screen);
 	tsm_screen_erase_screen(t->screen, false);
 	/* no stand-in is left on the screen or in the scrollback */
-	cluster_table_reset(t->filter.table);
+	cluster_table_reset(t->clusters);
 	tsm_screen_move_to(t->screen, 0, 0);
 	if (t->cb.damage)
 		t->cb.damage(t->userdata);
@@ -490,8 +506,8 @@ void term_free(struct term *t)
 	if (t->screen)
 		tsm_screen_clear_sb(t->screen);
 	tsm_screen_unref(t->screen);
-	cluster_filter_fini(&t->filter);
-	cluster_table_free(t->filter.table);
+	stream_free(t->stream);
+	cluster_table_free(t->clusters);
 	sd_event_unref(t->event);
 	free(t->out);
 	free(t);
@@ -499,7 +515,7 @@ void term_free(struct term *t)
 
 const struct cluster_table *term_clusters(struct term *t)
 {
-	return t->filter.table;
+	return t->clusters;
 }
 
 struct tsm_screen *term_screen(struct term *t)

@@ -3,6 +3,7 @@
 /*
  * The terminal: a libtsm screen and vte, fed by the master side of a pty whose
  * slave is the controlling tty of the session (login). Bytes from the pty go
+ * through the stream stage (stream.h, which answers some queries itself)
  * into the vte, which updates the screen and calls `damage` so the renderer
  * schedules a frame; keys from input go through the vte's keyboard encoder
  * back to the pty. When the session's process exits, `exited` is called.
@@ -28,6 +29,7 @@
 
 struct term;
 struct cluster_table;
+struct palette;
 
 struct term_callbacks {
 	void (*damage)(void *userdata);
@@ -45,6 +47,9 @@ struct term_config {
 	unsigned sb_size;
 	unsigned vt;	/* XDG_VTNR for the session; 0 = not set */
 	bool truecolor; /* COLORTERM=truecolor (15 bpp and deeper) */
+	/* The colours OSC 4, 10 and 11 queries report (the renderer's; the
+	 * caller keeps it); NULL: the Linux console's. */
+	const struct palette *palette;
 };
 
 /* The session's PATH (that of systemd's services, and so of getty's login). */
@@ -52,7 +57,8 @@ struct term_config {
 
 /* session_env() for cfg's term, vt and truecolor: fills ret (max entries,
  * NULL-terminated; the strings live in scratch) with the session's
- * environment: TERM, COLORTERM=truecolor when cfg->truecolor, PATH,
+ * environment: TERM, COLORTERM=truecolor when cfg->truecolor, COLORFGBG=7;0,
+ * PATH,
  * XDG_SEAT=seat0 and XDG_VTNR when cfg->vt, and the LANG, LANGUAGE, LC_* and
  * TZ entries of daemon_env; nothing else. Returns the count. */
 size_t term_session_env(const struct term_config *cfg, char *const *daemon_env, char **ret,

@@ -38,6 +38,10 @@
  *    thickness at least 1; the stroke is moved up into the cell if it would
  *    leave it. PSF fonts use fbcon's monochrome underline: the bottom row,
  *    the bottom two for fonts 10 or more rows high.
+ *  - Strikethrough: FreeType main fonts use the OS/2 table's strikeout
+ *    position and size (else the underline's thickness at 3/10 of the
+ *    ascent); PSF fonts a line h/16 rows thick (at least 1) at row 9/16 of
+ *    the cell. fbcon has none: the renderer asks for it with any font.
  *  - The coverage cache is 4-way set associative with LRU replacement and a
  *    byte budget: the number of entries follows from the cell size and is
  *    fixed until the size changes. Clusters longer than CLUSTER_MAX code
@@ -60,6 +64,7 @@
 #include FT_FREETYPE_H
 #include FT_BITMAP_H
 #include FT_SYNTHESIS_H
+#include FT_TRUETYPE_TABLES_H
 
 #include "../daemon/log.h"
 #include "../daemon/util/util.h"
@@ -142,6 +147,7 @@ struct fontset {
 	unsigned cell_w, cell_h;
 	int ascent;
 	int ul_top, ul_thick;
+	int st_top, st_thick; /* the strikethrough stroke */
 
 	FcFontSet *sorted;
 	uint8_t *sorted_bad; /* per sorted font: cannot be used at this size */
@@ -327,6 +333,23 @@ static void draw_underline(const struct fontset *fs, struct canvas *cv)
 	memset(cv->px + (size_t)top * cv->w, 255, (size_t)thick * cv->w);
 }
 
+static void draw_strike(const struct fontset *fs, struct canvas *cv)
+{
+	int top, thick;
+
+	if (fs->provider == PROVIDER_PSF) {
+		/* through the middle of lower case letters: row 9 of 16 */
+		thick = MAX(cv->h / 16, 1);
+		top = cv->h * 9 / 16 - thick / 2;
+	} else {
+		thick = fs->st_thick;
+		top = fs->st_top;
+	}
+	thick = MIN(MAX(thick, 1), cv->h);
+	top = MIN(MAX(top, 0), cv->h - thick);
+	memset(cv->px + (size_t)top * cv->w, 255, (size_t)thick * cv->w);
+}
+
 /* ---- FreeType and fontconfig -------------------------------------------- */
 
 static int ft_ensure(struct fontset *fs)
@@ -394,6 +417,7 @@ struct geometry {
 	unsigned cell_w, cell_h;
 	int ascent;
 	int ul_top, ul_thick;
+	int st_top, st_thick;
 };
 
 static int div64_round(FT_Pos v)
@@ -405,8 +429,9 @@ static int div64_round(FT_Pos v)
 static int ft_geometry(const struct fontset *fs, FT_Face face, struct geometry *ret)
 {
 	const FT_Size_Metrics *m = &face->size->metrics;
+	const TT_OS2 *os2 = FT_IS_SFNT(face) ? FT_Get_Sfnt_Table(face, FT_SFNT_OS2) : NULL;
 	FT_Pos cw;
-	int ascent, descent, pos, thick;
+	int ascent, descent, pos, thick, st_pos, st_thick;
 
 	if (FT_Load_Char(face, 'M', fs->load_flags) != 0)
 		return -EINVAL;
@@ -428,12 +453,26 @@ static int ft_geometry(const struct fontset *fs, FT_Face face, struct geometry *
 	}
 	if (thick < 1)
 		thick = 1;
+	/* The strikethrough: the font's (OS/2 yStrikeout*: the stroke's top
+	 * above the baseline), else the underline's thickness at 3/10 of the
+	 * ascent, around the middle of lower case letters. */
+	if (os2 && os2->version != 0xffff && os2->yStrikeoutSize > 0) {
+		st_pos = div64_round(FT_MulFix(os2->yStrikeoutPosition, m->y_scale));
+		st_thick = div64_round(FT_MulFix(os2->yStrikeoutSize, m->y_scale));
+	} else {
+		st_thick = thick;
+		st_pos = ascent * 3 / 10 + st_thick / 2;
+	}
+	if (st_thick < 1)
+		st_thick = 1;
 	*ret = (struct geometry){
 	    .cell_w = (unsigned)cw,
 	    .cell_h = (unsigned)(ascent + descent),
 	    .ascent = ascent,
 	    .ul_top = ascent - pos - thick / 2,
 	    .ul_thick = thick,
+	    .st_top = ascent - st_pos,
+	    .st_thick = st_thick,
 	};
 	return 0;
 }
@@ -445,6 +484,8 @@ static void fontset_apply_geometry(struct fontset *fs, const struct geometry *g)
 	fs->ascent = g->ascent;
 	fs->ul_top = g->ul_top;
 	fs->ul_thick = g->ul_thick;
+	fs->st_top = g->st_top;
+	fs->st_thick = g->st_thick;
 }
 
 /* Opens a FreeType main font; on failure *ret_reason says why. */
@@ -1046,6 +1087,8 @@ static void render_cluster(struct fontset *fs, struct canvas *cv, const uint32_t
 marks_done:
 	if (style & FONT_STYLE_UNDERLINE)
 		draw_underline(fs, cv);
+	if (style & FONT_STYLE_STRIKE)
+		draw_strike(fs, cv);
 }
 
 static uint32_t cache_hash(const uint32_t *ch, size_t len, unsigned style, unsigned cells)
@@ -1076,9 +1119,9 @@ const uint8_t *fontset_render(struct fontset *fs, const uint32_t *ch, size_t len
 	if (len > CLUSTER_MAX)
 		len = CLUSTER_MAX;
 	cells = cells >= 2 ? 2 : 1;
-	style &= FONT_STYLE_BOLD | FONT_STYLE_ITALIC | FONT_STYLE_UNDERLINE;
+	style &= FONT_STYLE_BOLD | FONT_STYLE_ITALIC | FONT_STYLE_UNDERLINE | FONT_STYLE_STRIKE;
 	if (fs->provider == PROVIDER_PSF)
-		style &= FONT_STYLE_UNDERLINE;
+		style &= FONT_STYLE_UNDERLINE | FONT_STYLE_STRIKE;
 
 	slot = (cache_hash(ch, len, style, cells) & (fs->sets - 1)) * CACHE_WAYS;
 	set = &fs->entries[slot];

@@ -54,6 +54,7 @@ enum font_style {
 	FONT_STYLE_BOLD = 1 << 0,   /* the family's bold face, else synthetic bold */
 	FONT_STYLE_ITALIC = 1 << 1, /* the family's italic face, else upright */
 	FONT_STYLE_UNDERLINE = 1 << 2,
+	FONT_STYLE_STRIKE = 1 << 3, /* crossed out */
 };
 
 struct fontset_config {
@@ -91,6 +92,7 @@ bool fontset_has_glyph(const struct fontset *fs, uint32_t ucs4);
  * next call on fs. Never fails: missing glyphs come from fallbacks or the
  * replacement box. A bitmap font ignores bold and italic (the renderer
  * brightens bold colours, as fbcon does); FreeType fonts draw underline as a
- * line at the font's underline position and thickness (at least 1 pixel). */
+ * line at the font's underline position and thickness (at least 1 pixel).
+ * Strikethrough is drawn with both kinds (fontset.c says where). */
 const uint8_t *fontset_render(struct fontset *fs, const uint32_t *ch, size_t len, unsigned cells,
 			      unsigned style);

@@ -1,195 +1,200 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Joining combining marks to their base in the pty's byte stream: text is
- * rewritten, escape sequences and strings never are, and every stand-in
- * means exactly the sequence it replaced.
+ * Stand-ins for combining sequences, through the pty stream stage into the
+ * real libtsm: a base and its marks in one read become one cell whose
+ * stand-in means exactly that sequence; strings and sequences never give
+ * text, and every code point of the stand-in area on the screen is one the
+ * table handed out.
  */
 #include <stdio.h>
-#include <string.h>
 
-#include "../../daemon/cluster.h"
-#include "tests.h"
+#include "test-stream-fake.h"
 
-static size_t feed(struct cluster_filter *f, const char *in, char *out)
+static const uint32_t *lookup(struct fake_term *f, unsigned x, unsigned y, size_t *len)
 {
-	return cluster_filter_feed(f, in, strlen(in), out);
-}
-
-/* The code point of the 4-byte UTF-8 sequence at s. */
-static uint32_t utf8_4(const char *s)
-{
-	const unsigned char *u = (const unsigned char *)s;
-
-	return (uint32_t)(u[0] & 0x07) << 18 | (uint32_t)(u[1] & 0x3f) << 12 |
-	       (uint32_t)(u[2] & 0x3f) << 6 | (u[3] & 0x3f);
+	return cluster_lookup(f->table, f->cells[y][x].ch, len, NULL);
 }
 
 static void test_join(void)
 {
-	struct cluster_filter f = {.table = cluster_table_new()};
-	char out[256];
+	struct fake_term f;
 	const uint32_t *seq;
-	size_t n, len = 0;
+	size_t len = 0;
 	uint32_t a, b;
 
+	fake_term_init(&f, 40, 6);
 	/* e + U+0301, then a + U+0308 + U+0323: two stand-ins */
-	n = feed(&f, "xe\xcc\x81y\xc3\xa4", out);
-	CHECK_EQ_U(n, 1 + 4 + 1 + 2);
-	CHECK(out[0] == 'x' && out[5] == 'y' && memcmp(out + 6, "\xc3\xa4", 2) == 0);
-	a = utf8_4(out + 1);
+	fake_feed(&f, "\033[?25lxe\xcc\x81y\xc3\xa4 a\xcc\x88\xcc\xa3 e\xcc\x81");
+	fake_term_read(&f);
+	CHECK(f.cells[0][0].ch == 'x' && f.cells[0][2].ch == 'y' && f.cells[0][3].ch == 0xe4);
+	a = f.cells[0][1].ch;
 	CHECK_EQ_U(a, CLUSTER_FIRST);
-	seq = cluster_lookup(f.table, a, &len);
+	seq = lookup(&f, 1, 0, &len);
 	CHECK(seq && len == 2 && seq[0] == 'e' && seq[1] == 0x301);
-
-	n = feed(&f, "a\xcc\x88\xcc\xa3", out);
-	CHECK_EQ_U(n, 4);
-	b = utf8_4(out);
+	b = f.cells[0][5].ch;
 	CHECK_EQ_U(b, CLUSTER_FIRST + 1);
-	seq = cluster_lookup(f.table, b, &len);
+	seq = lookup(&f, 5, 0, &len);
 	CHECK(seq && len == 3 && seq[0] == 'a' && seq[1] == 0x308 && seq[2] == 0x323);
-
 	/* the same sequence gets the same stand-in */
-	n = feed(&f, "e\xcc\x81", out);
-	CHECK(n == 4 && utf8_4(out) == a);
-
-	/* plain text passes untouched; other code points mean nothing */
-	n = feed(&f, "plain \xe4\xb8\xad text", out);
-	CHECK(n == strlen("plain \xe4\xb8\xad text") &&
-	      memcmp(out, "plain \xe4\xb8\xad text", n) == 0);
-	CHECK(cluster_lookup(f.table, 'e', &len) == NULL);
-	CHECK(cluster_lookup(f.table, CLUSTER_FIRST + 2, &len) == NULL);
-	cluster_table_free(f.table);
+	CHECK(f.cells[0][7].ch == a);
+	/* other code points mean nothing */
+	CHECK(cluster_lookup(f.table, 'e', &len, NULL) == NULL);
+	CHECK(cluster_lookup(f.table, CLUSTER_FIRST + 2, &len, NULL) == NULL);
+	fake_term_fini(&f);
 }
 
 static void test_not_joined(void)
 {
-	struct cluster_filter f = {.table = cluster_table_new()};
-	char out[256];
-	size_t n;
+	struct fake_term f;
+	size_t len = 0;
 
-	/* a mark inside an OSC title and after CSI parameters stays as it is */
-	const char *osc = "\033]0;e\xcc\x81\007";
-	n = feed(&f, osc, out);
-	CHECK(n == strlen(osc) && memcmp(out, osc, n) == 0);
-	const char *st = "\033]2;title e\xcc\x81\033\\";
-	n = feed(&f, st, out);
-	CHECK(n == strlen(st) && memcmp(out, st, n) == 0);
-	/* a wide base keeps its width: the mark is left for libtsm to drop */
-	n = feed(&f, "\xe4\xb8\xad\xcc\x81", out);
-	CHECK(n == 5 && memcmp(out, "\xe4\xb8\xad\xcc\x81", 5) == 0);
+	fake_term_init(&f, 40, 6);
+	/* a mark inside an OSC title or a DCS shows nothing */
+	fake_feed(&f,
+		  "\033[?25l\033]0;e\xcc\x81\007\033]2;title e\xcc\x81\033\\\033Pe\xcc\x81\033\\|");
 	/* a mark after a control character has no base */
-	n = feed(&f, "\n\xcc\x81", out);
-	CHECK(n == 3 && memcmp(out, "\n\xcc\x81", 3) == 0);
-	/* a sequence cut at the end of a read waits for its rest (here a mark
-	 * whose base has gone on already: left for libtsm to drop) */
-	n = feed(&f, "e\xcc", out);
-	CHECK(n == 1 && out[0] == 'e');
-	n = feed(&f, "\x81x", out);
-	CHECK(n == 3 && memcmp(out, "\xcc\x81x", 3) == 0);
-	/* malformed UTF-8 passes as bytes */
-	n = feed(&f, "e\xff\xcc\x81", out);
-	CHECK(n == 4 && memcmp(out, "e\xff\xcc\x81", 4) == 0);
+	fake_feed(&f, "\r\xcc\x81");
+	/* a sequence cut at the end of a read waits for its rest (here a
+	 * mark whose base has gone on already: dropped) */
+	fake_feed(&f, "\033[1Ce\xcc");
+	fake_feed(&f, "\x81x");
+	fake_term_read(&f);
+	CHECK(f.cells[0][0].ch == '|' && f.cells[0][1].ch == 'e' && f.cells[0][2].ch == 'x');
+	CHECK(f.cells[0][3].ch == ' ');
+	/* a wide base keeps its width and loses the mark */
+	fake_feed(&f, "\r\n|\xe4\xb8\xad\xcc\x81|");
+	fake_term_read(&f);
+	CHECK(f.cells[1][1].ch == 0x4e2d && f.cells[1][3].ch == '|');
+	/* malformed UTF-8 is a U+FFFD, which takes the mark */
+	fake_feed(&f, "\r\ne\xff\xcc\x81.");
+	fake_term_read(&f);
+	CHECK(f.cells[2][0].ch == 'e' && f.cells[2][2].ch == '.');
+	CHECK(lookup(&f, 1, 2, &len) && len == 2 && lookup(&f, 1, 2, &len)[0] == 0xfffd);
+	fake_term_fini(&f);
+
 	/* a session that ends inside a string or a cut sequence leaves
 	 * nothing behind for the next one */
-	n = feed(&f, "\033Pq\xe4\xb8", out);
-	CHECK_EQ_U(n, 3);
-	cluster_filter_reset(&f);
-	n = feed(&f, "o\xcc\x83", out);
-	CHECK(n == 4 && utf8_4(out) == CLUSTER_FIRST);
-
-	/* ... and after all that, text is joined again */
-	n = feed(&f, "\033[1;31mo\xcc\x83", out);
-	CHECK(n == 7 + 4 && memcmp(out, "\033[1;31m", 7) == 0);
-	CHECK(utf8_4(out + 7) == CLUSTER_FIRST);
-	cluster_filter_fini(&f);
-	cluster_table_free(f.table);
+	fake_term_init(&f, 40, 6);
+	fake_feed(&f, "\033Pq\xe4\xb8");
+	tsm_vte_hard_reset(f.vte);
+	stream_reset(f.stream);
+	cluster_table_reset(f.table);
+	fake_feed(&f, "\033[?25lo\xcc\x83\033[1;31mo\xcc\x83");
+	fake_term_read(&f);
+	CHECK(f.cells[0][0].ch == CLUSTER_FIRST && f.cells[0][1].ch == CLUSTER_FIRST);
+	CHECK(f.cells[0][1].attr.fccode == 1 && f.cells[0][1].attr.bold);
+	fake_term_fini(&f);
 }
 
 /* A program's own code points of the area get stand-ins too, so every
  * code point of the area on the screen is one the table knows. */
 static void test_private_area(void)
 {
-	struct cluster_filter f = {.table = cluster_table_new()};
-	char out[256];
+	struct fake_term f;
 	const uint32_t *seq;
-	size_t n, len = 0;
+	size_t len = 0;
 
-	n = feed(&f, "e\xcc\x81\xf4\x80\x80\x80", out); /* U+100000 from the program */
-	CHECK_EQ_U(n, 8);
-	seq = cluster_lookup(f.table, utf8_4(out + 4), &len);
+	fake_term_init(&f, 40, 6);
+	fake_feed(&f, "\033[?25le\xcc\x81\xf4\x80\x80\x80"); /* U+100000 from the program */
+	fake_term_read(&f);
+	CHECK(f.cells[0][1].ch == CLUSTER_FIRST + 1);
+	seq = lookup(&f, 1, 0, &len);
 	CHECK(seq && len == 1 && seq[0] == 0x100000);
-	CHECK(utf8_4(out + 4) == CLUSTER_FIRST + 1);
-
-	/* ... also inside an escape sequence: which bytes libtsm takes for text
-	 * cannot depend on this filter following its parser exactly */
-	n = feed(&f, "\033]0;\xf4\x80\x80\x80\007", out);
-	CHECK(n == 9 && utf8_4(out + 4) == CLUSTER_FIRST + 1); /* the same as above */
-
+	/* inside a string: nothing reaches libtsm */
+	fake_feed(&f, "\033]0;\xf4\x80\x80\x80\007|");
 	/* ... also when a read ends inside it */
-	n = feed(&f, "ab\xf4\x8f", out);
-	CHECK(n == 2 && memcmp(out, "ab", 2) == 0);
-	n = feed(&f, "\xbf", out);
-	CHECK_EQ_U(n, 0);
-	n = feed(&f, "\xbd!", out);
-	CHECK_EQ_U(n, 5);
-	seq = cluster_lookup(f.table, utf8_4(out), &len);
-	CHECK(seq && len == 1 && seq[0] == 0x10fffd && out[4] == '!');
-	cluster_filter_fini(&f);
-	cluster_table_free(f.table);
+	fake_feed(&f, "ab\xf4\x8f");
+	fake_feed(&f, "\xbf");
+	fake_feed(&f, "\xbd!");
+	fake_term_read(&f);
+	CHECK(f.cells[0][2].ch == '|' && f.cells[0][3].ch == 'a' && f.cells[0][4].ch == 'b');
+	seq = lookup(&f, 5, 0, &len);
+	CHECK(seq && len == 1 && seq[0] == 0x10fffd && f.cells[0][6].ch == '!');
+	fake_term_fini(&f);
 }
 
 /* Marks beyond CLUSTER_MAX_LEN - 1 are dropped, not the cluster. */
 static void test_long_cluster(void)
 {
-	struct cluster_filter f = {.table = cluster_table_new()};
-	char in[64] = "o", out[128];
+	struct fake_term f;
+	char in[64] = "o";
 	const uint32_t *seq;
-	size_t n, len = 0;
+	size_t len = 0;
 
+	fake_term_init(&f, 40, 6);
 	for (int i = 0; i < 12; i++)
 		strcat(in, "\xcc\x81");
-	n = feed(&f, in, out);
-	CHECK_EQ_U(n, 4);
-	seq = cluster_lookup(f.table, utf8_4(out), &len);
+	strcat(in, "|");
+	fake_feed(&f, in);
+	fake_term_read(&f);
+	seq = lookup(&f, 0, 0, &len);
 	CHECK(seq && len == CLUSTER_MAX_LEN && seq[0] == 'o' && seq[7] == 0x301);
-	cluster_table_free(f.table);
+	CHECK(f.cells[0][1].ch == '|');
+	fake_term_fini(&f);
 }
 
 /* A new session starts with an empty table: what the last one joined is
  * forgotten, and a table one user filled up joins marks again. */
 static void test_reset(void)
 {
-	struct cluster_filter f = {.table = cluster_table_new()};
-	char in[16], out[64];
-	size_t n, len = 0;
+	struct fake_term f;
+	char in[16];
+	size_t len = 0;
+	const uint32_t *seq;
 
-	n = feed(&f, "e\xcc\x81", out);
-	CHECK(n == 4 && utf8_4(out) == CLUSTER_FIRST);
+	fake_term_init(&f, 40, 6);
+	fake_feed(&f, "\033[?25le\xcc\x81");
+	fake_term_read(&f);
+	CHECK(f.cells[0][0].ch == CLUSTER_FIRST);
 	cluster_table_reset(f.table);
-	cluster_filter_reset(&f);
-	CHECK(cluster_lookup(f.table, CLUSTER_FIRST, &len) == NULL);
-	n = feed(&f, "a\xcc\x80", out);
-	CHECK(n == 4 && utf8_4(out) == CLUSTER_FIRST);
-	const uint32_t *seq = cluster_lookup(f.table, CLUSTER_FIRST, &len);
-	CHECK(seq && len == 2 && seq[0] == 'a' && seq[1] == 0x300);
+	stream_reset(f.stream);
+	CHECK(cluster_lookup(f.table, CLUSTER_FIRST, &len, NULL) == NULL);
+	fake_feed(&f, "\ra\xcc\x80");
+	fake_term_read(&f);
+	seq = lookup(&f, 0, 0, &len);
+	CHECK(f.cells[0][0].ch == CLUSTER_FIRST && seq && len == 2 && seq[0] == 'a' &&
+	      seq[1] == 0x300);
 
 	/* fill the whole area with distinct clusters (base + 2 marks) */
 	for (uint32_t i = 1; i <= CLUSTER_LAST - CLUSTER_FIRST; i++) {
 		uint32_t m1 = 0x300 + i % 0x70, m2 = 0x300 + (i / 0x70) % 0x70;
 		uint32_t base = 'A' + (i / (0x70 * 0x70)) % 26;
 
-		snprintf(in, sizeof(in), "%c%c%c%c%c", (char)base, (char)(0xc0 | m1 >> 6),
+		snprintf(in, sizeof(in), "\r%c%c%c%c%c", (char)base, (char)(0xc0 | m1 >> 6),
 			 (char)(0x80 | (m1 & 0x3f)), (char)(0xc0 | m2 >> 6),
 			 (char)(0x80 | (m2 & 0x3f)));
-		feed(&f, in, out);
+		fake_feed(&f, in);
 	}
-	n = feed(&f, "z\xcc\x81", out);
-	CHECK(n == 1 && out[0] == 'z'); /* used up: the mark is dropped */
+	/* used up: the mark is dropped, and dim text is plain */
+	fake_feed(&f, "\rz\xcc\x81\033[2my\033[m");
+	fake_term_read(&f);
+	CHECK(f.cells[0][0].ch == 'z' && f.cells[0][1].ch == 'y');
 	cluster_table_reset(f.table);
-	n = feed(&f, "z\xcc\x81", out);
-	CHECK(n == 4 && utf8_4(out) == CLUSTER_FIRST);
-	cluster_filter_fini(&f);
-	cluster_table_free(f.table);
+	fake_feed(&f, "\rz\xcc\x81");
+	fake_term_read(&f);
+	CHECK(f.cells[0][0].ch == CLUSTER_FIRST);
+	fake_term_fini(&f);
+}
+
+/* Flags are part of what a stand-in means. */
+static void test_flags(void)
+{
+	struct cluster_table *t = cluster_table_new();
+	const uint32_t e[] = {'e', 0x301};
+	uint32_t a, b, c;
+	unsigned flags = 99;
+	size_t len = 0;
+
+	a = cluster_intern(t, e, 2, 0);
+	b = cluster_intern(t, e, 2, CLUSTER_DIM);
+	c = cluster_intern(t, e, 1, CLUSTER_DIM | CLUSTER_STRIKE);
+	CHECK(a == CLUSTER_FIRST && b == CLUSTER_FIRST + 1 && c == CLUSTER_FIRST + 2);
+	CHECK(cluster_intern(t, e, 2, CLUSTER_DIM) == b);
+	CHECK(cluster_lookup(t, a, &len, &flags) && len == 2 && flags == 0);
+	CHECK(cluster_lookup(t, b, &len, &flags) && len == 2 && flags == CLUSTER_DIM);
+	CHECK(cluster_lookup(t, c, &len, &flags) && len == 1 &&
+	      flags == (CLUSTER_DIM | CLUSTER_STRIKE));
+	cluster_table_free(t);
 }
 
 int main(void)
@@ -199,5 +204,6 @@ int main(void)
 	RUN(test_private_area);
 	RUN(test_long_cluster);
 	RUN(test_reset);
+	RUN(test_flags);
 	return TESTS_RESULT();
 }

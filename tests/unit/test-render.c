@@ -10,6 +10,7 @@
 
 #include "../../daemon/cluster.h"
 #include "../../daemon/render.h"
+#include "../../daemon/stream.h"
 #include "../../fonts/font.h"
 #include "tests.h"
 
@@ -19,7 +20,8 @@ struct fake {
 	struct fontset *fonts; /* the same font as the renderer reads it */
 	char font_path[64];
 	struct palette palette;
-	struct cluster_filter filter; /* as term.c joins combining marks */
+	struct cluster_table *table; /* term.c's stream stage and its stand-ins */
+	struct stream *stream;
 	struct tsm_screen *screen;
 	struct tsm_vte *vte;
 	struct render *render;
@@ -80,17 +82,19 @@ static void fake_init(struct fake *f, unsigned bpp, unsigned xres, unsigned yres
 	CHECK(tsm_screen_resize(f->screen, xres / 8, yres / 16) == 0);
 	CHECK(tsm_vte_new(&f->vte, f->screen, vte_write, NULL, NULL, NULL) == 0);
 	CHECK(render_new(&f->fb, f->fonts, &f->palette, &f->render) == 0);
-	f->filter.table = cluster_table_new();
-	render_set_clusters(f->render, f->filter.table);
+	f->table = cluster_table_new();
+	f->stream = stream_new(&(struct stream_config){
+	    .vte = f->vte, .screen = f->screen, .table = f->table, .palette = &f->palette});
+	render_set_clusters(f->render, f->table);
 }
 
 static void fake_fini(struct fake *f)
 {
 	render_free(f->render);
+	stream_free(f->stream);
 	tsm_vte_unref(f->vte);
 	tsm_screen_unref(f->screen);
-	cluster_filter_fini(&f->filter);
-	cluster_table_free(f->filter.table);
+	cluster_table_free(f->table);
 	fontset_free(f->fonts);
 	unlink(f->font_path);
 	font_free(f->font);
@@ -99,10 +103,7 @@ static void fake_fini(struct fake *f)
 
 static void feed(struct fake *f, const char *s)
 {
-	char joined[1024];
-	size_t n = cluster_filter_feed(&f->filter, s, strlen(s), joined);
-
-	tsm_vte_input(f->vte, joined, n);
+	stream_feed(f->stream, s, strlen(s));
 }
 
 static uint32_t pixel_at(struct fake *f, unsigned x, unsigned y)
@@ -238,11 +239,11 @@ static void test_16bpp(void)
 
 /* Checks cells [cx, cx + cells) of row cy at 32 bpp against the fontset's
  * coverage for the cluster, blended by the formula pixel.h promises. */
-static int cells_show_cluster(struct fake *f, unsigned cx, unsigned cy, const uint32_t *ch,
-			      size_t len, unsigned cells, uint32_t fg, uint32_t bg)
+static int cells_show_styled(struct fake *f, unsigned cx, unsigned cy, const uint32_t *ch,
+			     size_t len, unsigned cells, unsigned style, uint32_t fg, uint32_t bg)
 {
 	unsigned w = 8 * cells;
-	const uint8_t *cov = fontset_render(f->fonts, ch, len, cells, 0);
+	const uint8_t *cov = fontset_render(f->fonts, ch, len, cells, style);
 	unsigned inked = 0;
 
 	for (unsigned y = 0; y < 16; y++)
@@ -262,6 +263,87 @@ static int cells_show_cluster(struct fake *f, unsigned cx, unsigned cy, const ui
 			}
 		}
 	return inked > 0;
+}
+
+static int cells_show_cluster(struct fake *f, unsigned cx, unsigned cy, const uint32_t *ch,
+			      size_t len, unsigned cells, uint32_t fg, uint32_t bg)
+{
+	return cells_show_styled(f, cx, cy, ch, len, cells, 0, fg, bg);
+}
+
+/* With a PSF font, attributes look as fbcon shows them (vt.c build_attr):
+ * italic, underline and dim as colours 2, 6 and 8 in place of the
+ * foreground, in that order; bold brightens that colour; blink brightens
+ * the background; concealed text is background; strikethrough (which fbcon
+ * lacks) a line. */
+static void test_attributes_psf(void)
+{
+	struct fake f;
+
+	fake_init(&f, 32, 320, 64, 0); /* 40x4 */
+	tsm_screen_set_flags(f.screen, TSM_SCREEN_HIDE_CURSOR);
+	feed(&f, "\033[4mU\033[0m\033[3mI\033[0m\033[2mD\033[0m\033[1;4mB\033[0m\033[5mK"
+		 "\033[0m\033[9mS\033[0m\033[8mC\033[0m\033[31;4mR\033[0m\033[7;4mV\033[0m"
+		 "\033[2;3mW\033[0m\033[2;4mX\033[0m\033[44;5mY\033[0m\033[2;9mZ\033[0mp");
+	render_frame(f.render, f.screen);
+	CHECK(cell_shows(&f, 0, 0, 'U', 0x00aaaa, 0));
+	CHECK(cell_shows(&f, 1, 0, 'I', 0x00aa00, 0));
+	CHECK(cell_shows(&f, 2, 0, 'D', 0x555555, 0));
+	CHECK(cell_shows(&f, 3, 0, 'B', 0x55ffff, 0));
+	CHECK(cell_shows(&f, 4, 0, 'K', 0xaaaaaa, 0x555555));
+	CHECK(cells_show_styled(&f, 5, 0, (const uint32_t[]){'S'}, 1, 1, FONT_STYLE_STRIKE,
+				0xaaaaaa, 0));
+	CHECK(!cell_shows(&f, 5, 0, 'S', 0xaaaaaa, 0)); /* the line is there */
+	CHECK(cell_shows(&f, 6, 0, ' ', 0xaaaaaa, 0));
+	CHECK(cell_shows(&f, 7, 0, 'R', 0x00aaaa, 0));
+	CHECK(cell_shows(&f, 8, 0, 'V', 0, 0x00aaaa));
+	CHECK(cell_shows(&f, 9, 0, 'W', 0x00aa00, 0));
+	CHECK(cell_shows(&f, 10, 0, 'X', 0x00aaaa, 0));
+	CHECK(cell_shows(&f, 11, 0, 'Y', 0xaaaaaa, 0x5555ff));
+	CHECK(cells_show_styled(&f, 12, 0, (const uint32_t[]){'Z'}, 1, 1, FONT_STYLE_STRIKE,
+				0x555555, 0));
+	CHECK(cell_shows(&f, 13, 0, 'p', 0xaaaaaa, 0));
+	fake_fini(&f);
+
+	/* at 8 bpp the same colours are the colour map's entries */
+	fake_init(&f, 8, 320, 64, 0);
+	tsm_screen_set_flags(f.screen, TSM_SCREEN_HIDE_CURSOR);
+	feed(&f, "\033[4mU\033[0;2mD\033[0;3mI");
+	render_frame(f.render, f.screen);
+	CHECK(cell_shows(&f, 0, 0, 'U', slot(6), slot(0)));
+	CHECK(cell_shows(&f, 1, 0, 'D', slot(8), slot(0)));
+	CHECK(cell_shows(&f, 2, 0, 'I', slot(2), slot(0)));
+	fake_fini(&f);
+}
+
+/* With a scalable font italic and underline are the font's, and dim is the
+ * foreground mixed halfway to the background. */
+static void test_resolve_scalable(void)
+{
+	struct pixel_format pf = {.bits_per_pixel = 32,
+				  .bytes_per_pixel = 4,
+				  .red = {16, 8, 0},
+				  .green = {8, 8, 0},
+				  .blue = {0, 8, 0}};
+	struct palette pal;
+	struct tsm_screen_attr a = {
+	    .fccode = 1, .bccode = TSM_COLOR_BACKGROUND, .underline = 1, .italic = 1};
+	uint32_t fg, bg;
+
+	palette_init(&pal, PALETTE_LINUX, NULL);
+	render_resolve_colors(&pf, &pal, &a, false, false, &fg, &bg);
+	CHECK_EQ_U(fg, 0xaa0000);
+	CHECK_EQ_U(bg, 0);
+	render_resolve_colors(&pf, &pal, &a, false, true, &fg, &bg);
+	CHECK_EQ_U(fg, 0x00aa00); /* bitmap: italic's colour */
+	a = (struct tsm_screen_attr){.fccode = -1, .fr = 200, .fg = 100, .fb = 50, .bccode = 4};
+	render_resolve_colors(&pf, &pal, &a, true, false, &fg, &bg);
+	CHECK_EQ_U(fg, 0x64326e);
+	CHECK_EQ_U(bg, 0x0000aa);
+	a.inverse = 1;
+	render_resolve_colors(&pf, &pal, &a, true, false, &fg, &bg);
+	CHECK_EQ_U(fg, 0x0000aa);
+	CHECK_EQ_U(bg, 0x64326e);
 }
 
 /* A wide character covers exactly two cells, a combining mark joins its base
@@ -347,9 +429,9 @@ static void test_cluster_reset(void)
 	/* what term_restart() and the respawn do */
 	tsm_vte_hard_reset(f.vte);
 	tsm_screen_erase_screen(f.screen, false);
-	cluster_table_reset(f.filter.table);
-	cluster_filter_reset(&f.filter);
-	render_set_clusters(f.render, f.filter.table);
+	cluster_table_reset(f.table);
+	stream_reset(f.stream);
+	render_set_clusters(f.render, f.table);
 	render_frame(f.render, f.screen);
 	tsm_screen_set_flags(f.screen, TSM_SCREEN_HIDE_CURSOR);
 	feed(&f, "a\xcc\x80");
@@ -421,5 +503,7 @@ int main(void)
 	RUN(test_shadow_equals_redraw);
 	RUN(test_cluster_reset);
 	RUN(test_relayout);
+	RUN(test_attributes_psf);
+	RUN(test_resolve_scalable);
 	return TESTS_RESULT();
 }

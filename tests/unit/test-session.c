@@ -135,13 +135,14 @@ static void test_env(void)
 	struct session_env_config c = {.term = "linux", .vt = 7};
 	char scratch[1024], *env[16];
 
-	CHECK_EQ_U(session_env(&c, parent, env, ELEMENTSOF(env), scratch, sizeof(scratch)), 5);
+	CHECK_EQ_U(session_env(&c, parent, env, ELEMENTSOF(env), scratch, sizeof(scratch)), 6);
 	CHECK(strcmp(env[0], "TERM=linux") == 0);
-	CHECK(strcmp(env[1], "PATH=" SESSION_PATH) == 0);
-	CHECK(strcmp(env[2], "XDG_SEAT=seat0") == 0);
-	CHECK(strcmp(env[3], "XDG_VTNR=7") == 0);
-	CHECK(strcmp(env[4], "LANG=C.UTF-8") == 0);
-	CHECK(env[5] == NULL);
+	CHECK(strcmp(env[1], "COLORFGBG=7;0") == 0);
+	CHECK(strcmp(env[2], "PATH=" SESSION_PATH) == 0);
+	CHECK(strcmp(env[3], "XDG_SEAT=seat0") == 0);
+	CHECK(strcmp(env[4], "XDG_VTNR=7") == 0);
+	CHECK(strcmp(env[5], "LANG=C.UTF-8") == 0);
+	CHECK(env[6] == NULL);
 }
 
 int main(void)

@@ -41,9 +41,11 @@ static void test_session_env(void)
 
 	n = term_session_env(&cfg, daemon_env, env, ELEMENTSOF(env), scratch, sizeof(scratch));
 	CHECK(env[n] == NULL);
-	CHECK_EQ_U(n, 9);
+	CHECK_EQ_U(n, 10);
 	CHECK(env_has(env, "TERM=xterm-256color"));
 	CHECK(env_has(env, "COLORTERM=truecolor"));
+	/* the default colours, light grey on black: a dark background */
+	CHECK(env_has(env, "COLORFGBG=7;0"));
 	CHECK(env_has(env, "XDG_SEAT=seat0"));
 	CHECK(env_has(env, "XDG_VTNR=3"));
 	CHECK(env_has(env, "PATH=" TERM_SESSION_PATH));
@@ -62,8 +64,9 @@ static void test_session_env(void)
 	cfg.vt = 0;
 	n = term_session_env(&cfg, (char *[]){NULL}, env, ELEMENTSOF(env), scratch,
 			     sizeof(scratch));
-	CHECK_EQ_U(n, 2);
+	CHECK_EQ_U(n, 3);
 	CHECK(env_has(env, "TERM=xterm-256color"));
+	CHECK(env_has(env, "COLORFGBG=7;0"));
 	CHECK(env_has(env, "PATH=" TERM_SESSION_PATH));
 
 	/* Bounded by the array and the scratch space, always terminated. */

@@ -26,6 +26,16 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
   session-ioports (cirrus) after a logout, the next session cannot read a
                   VGA port (the plugin's ioperm() is not inherited): `inb`
                   dies of SIGSEGV.
+  terminal-output (cirrus) What a session prints, through consoled's pty stream stage
+                  (issue 12), read off the screen and from the session: CSI 3 J
+                  empties the scrollback (Shift+PageUp shows nothing older);
+                  REP, CNL, CPL, HPA, SCOSC/SCORC and colon SGR colours work;
+                  CSI > 4;2 m and CSI > 1;2 m are no SGR; concealed text is
+                  background, crossed-out text is not plain; DECRQM
+                  (CSI ? 12 $ p) is answered and leaves the alternate screen
+                  alone; OSC 10/11 are answered with the palette's colours;
+                  the session has COLORFGBG=7;0. (Underline, dim, italic
+                  and blink against fbcon: the oracle checks' text.)
   keys            Caps Lock (the LED follows, letters come out capital),
                   Shift+PageUp/PageDown walk the scrollback.
   keys-terminfo   (cirrus) The terminfo entry of TERM (xterm-256color) is the oracle
@@ -159,11 +169,14 @@ class CheckFailed(Exception):
 
 
 def oracle_text(font, cols):
-    """The oracle's bytes: only what the kernel console and xterm agree on
+    """The oracle's bytes: only what the kernel console and consoled agree on
     (DESIGN.md section 4): SGR 30-37, 40-47, 90-97, bold (bright), reverse
     without bold, default colours, a wrapped line, non-ASCII characters from
-    the font. Every line ends with SGR 0 before the newline, and nothing
-    scrolls, so erase colours never matter."""
+    the font, and with a PSF font underline, dim and italic as fbcon's
+    colours (vt.c build_attr), and blink as a bright background with fonts
+    of 256 glyphs (with 512 the kernel has 8 background colours). Every line
+    ends with SGR 0 before the newline, and nothing scrolls, so erase colours
+    never matter."""
     names = ["black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"]
     t = "\033[0m\033[?25l\033[H\033[2J"
     t += "consoled pixel oracle: %s\033[0m\n" % font
@@ -174,6 +187,12 @@ def oracle_text(font, cols):
     t += "".join("\033[4%d;1;3%dm B%d \033[0m" % (i, (i + 3) % 8, i) for i in range(8)) + "\n"
     t += "plain \033[1mbold\033[0m \033[7mreverse\033[0m \033[7;31;42mreverse red on green\033[0m"
     t += " \033[34;47mblue on white\033[0;39;49m default\033[0m\n"
+    t += ("\033[4munderline\033[0m \033[2mdim\033[0m \033[3mitalic\033[0m \033[1;4mbold-ul\033[0m"
+          " \033[31;4mred-ul\033[0m \033[34;2mdim-blue\033[0m\n")
+    t += "\033[4;7mul-rev\033[0m \033[3;4mit-ul\033[0m \033[2;4;42mdim-ul-green\033[0m"
+    if len(load_font(font).glyphs) <= 256:
+        t += " \033[5mblink\033[0m \033[5;44;33mblink-blue\033[0m"
+    t += "\033[0m\n"
     t += "".join(chr(ord("a") + i % 26) for i in range(cols + cols // 2)) + "\033[0m\n"
     t += "wrap at the edge: " + "x" * (cols - len("wrap at the edge: ")) + "\033[0m\n"
     present = [c for c in NON_ASCII if font_has(font, c)]
@@ -427,6 +446,111 @@ class Runner:
         self.wait_output(font, "echo \"A-Z_ok\"", "A-Z_ok", "shifted keys came out wrong")
         self.stop_consoled()
 
+    TERM_SCRIPT = "/tmp/term-output.sh"
+
+    def check_terminal_output(self):
+        """Issue 12's output half, through a real session (see the docstring)."""
+        font = KEYBOARD_FONT
+        # The session script: fills the scrollback, waits, clears it with
+        # CSI 3 J, waits, then prints each sequence at a row of its own and
+        # asks consoled what a program would ask (answers read in raw mode,
+        # shown without their ESC).
+        script = r"""
+BEL=$(printf '\a')
+ask() { stty raw -echo; printf "$1" >/dev/tty; read -r -t 2 -d "$2" ans; stty sane; printf '%s' "$ans" | tr -d '\033'; }
+seq 1 120 | sed 's/^/scrollback /'
+printf 'screen bottom\n'
+while [ ! -e /tmp/go1 ]; do sleep 0.2; done
+printf '\033[H\033[2J\033[3Jcleared'
+while [ ! -e /tmp/go2 ]; do sleep 0.2; done
+printf '\033[?25l\033[H\033[2J'
+printf '\033[1;1Hrep:x\033[4bZ'
+printf '\033[2;1Hhpa:\033[20`H'
+printf '\033[3;10Hcnl\033[Enext'
+printf '\033[6;1Hcpl\033[Fprev'
+printf '\033[7;1Hsco:\033[s\033[1;70Hfar\033[uU'
+printf '\033[8;1H\033[38:5:1mred\033[0m \033[38:2::0:170:0mgreen\033[0m'
+printf '\033[9;1H\033[>4;2m\033[>1;2mplain\033[0m'
+printf '\033[10;1Hpw:\033[8msecret\033[28m:end'
+printf '\033[11;1Hst:\033[9mst\033[29m:end'
+printf '\033[12;1Hbefore-alt'
+printf '\033[?1049h\033[H\033[2Jon-alt\033[2;5r'
+rq=$(ask '\033[?12$p' y)
+printf '\033[3;1Hafter-query\033[r\033[?1049l'
+printf '\033[13;1Hdecrqm=%s' "$rq"
+printf '\033[14;1Hosc11=%s' "$(ask '\033]11;?\007' "$BEL")"
+printf '\033[15;1Hosc10=%s' "$(ask '\033]10;?\033\\' '\\')"
+printf '\033[16;1Hfgbg=%s' "$COLORFGBG"
+printf '\033[17;1Hdone'
+exec sleep 100000
+"""
+        self.sh("rm -f /tmp/go1 /tmp/go2")
+        self.put_file(self.TERM_SCRIPT, script.encode())
+        self.start_consoled(font, "/bin/sh %s" % self.TERM_SCRIPT)
+
+        # CSI 3 J: Shift+PageUp shows older lines before it, nothing after.
+        self.wait_text(font, lambda s: "screen bottom" in s, "the session did not print")
+        bottom = self.stable_grab()
+        self.vm.send_keys(["shift", "pgup"])
+        self.wait_text(font, lambda s: "screen bottom" not in s and "scrollback" in s,
+                       "Shift+PageUp did not show the scrollback before CSI 3 J")
+        self.vm.send_keys(["shift", "pgdn"])
+        self.wait_equal(bottom, "Shift+PageDown did not come back")
+        self.sh("touch /tmp/go1")
+        self.wait_text(font, lambda s: "cleared" in s, "the session did not clear")
+        cleared = self.stable_grab()
+        self.vm.send_keys(["shift", "pgup"])
+        time.sleep(1.5)
+        after = self.stable_grab()
+        # (every part is checked before the check fails, so that a failure
+        # shows all that is wrong)
+        wrong = []
+        if screen.compare(cleared, after):
+            paths = screen.save_diff(cleared, after, self.out_dir, "%s-e3-%d" % (self.card, self.n))
+            wrong.append("Shift+PageUp after CSI 3 J still shows a scrollback (pictures: %s)"
+                         % ", ".join(paths))
+        self.vm.send_keys(["shift", "pgdn"])
+
+        # The sequences, row by row (0-based rows, as printed with CSI row;1 H).
+        self.sh("touch /tmp/go2")
+        img, decoded = self.wait_text(font, lambda s: len(s.lines) > 16 and
+                                      s.lines[16].startswith("done"),
+                                      "the session did not finish", timeout=40)
+        lines = [l.rstrip() for l in decoded.lines]
+        want = {
+            0: "rep:xxxxxZ".ljust(69) + "far",
+            1: "hpa:".ljust(19) + "H",
+            2: " " * 9 + "cnl",
+            3: "next",
+            4: "prev",
+            5: "cpl",
+            6: "sco:U",
+            7: "red green",
+            8: "plain",
+            9: "pw:      :end",
+            11: "before-alt",
+            12: "decrqm=[?12;4$",
+            13: "osc11=]11;rgb:0000/0000/0000",
+            14: "osc10=]10;rgb:aaaa/aaaa/aaaa",
+            15: "fgbg=7;0",
+            16: "done",
+        }
+        wrong += ["row %d: %r, expected %r" % (r, lines[r], w) for r, w in sorted(want.items())
+                  if lines[r] != w]
+        if lines[10][:3] != "st:" or lines[10][5:] != ":end" or lines[10][3:5] == "st":
+            wrong.append("row 10: %r, expected crossed-out 'st' (no plain glyphs)" % lines[10])
+        if any("after-query" in l or "on-alt" in l for l in lines):
+            wrong.append("text of the alternate screen is on the shell's screen")
+        colours = [(7, 0, 1, "red"), (7, 4, 2, "green"), (8, 0, 7, "plain")]
+        for row, col, fg, what in colours:
+            if decoded.fg[row][col] != fg:
+                wrong.append("%s drawn in colour %d, expected %d" % (what, decoded.fg[row][col], fg))
+        if wrong:
+            path = self.vm.save_png(img, "%s-%d-screen.png" % (self.card, self.n))
+            self.fail("%d wrong:\n%s\nscreen:\n%s\n(picture: %s)"
+                      % (len(wrong), "\n".join(wrong), decoded.text(), path))
+        self.stop_consoled()
+
     def session_pid(self):
         """The session process: consoled's only child."""
         pid = self.consoled_pid()
@@ -461,8 +585,8 @@ class Runner:
         env = sorted(e for e in env if e and not e.startswith(("PWD=", "SHLVL=")))
         # Built from nothing: the daemon's notify socket, watchdog, journal
         # stream and test switches stay behind; the locale passes.
-        want = sorted(["TERM=xterm-256color", "PATH=" + SESSION_PATH, "XDG_SEAT=seat0",
-                       "XDG_VTNR=1", "LANG=C.UTF-8"] + (["COLORTERM=truecolor"] if self.vm_bpp > 8 else []))
+        want = sorted(["TERM=xterm-256color", "COLORFGBG=7;0", "PATH=" + SESSION_PATH,
+                       "XDG_SEAT=seat0", "XDG_VTNR=1", "LANG=C.UTF-8"] + (["COLORTERM=truecolor"] if self.vm_bpp > 8 else []))
         if env != want:
             self.fail("the session's environment is %r, expected %r" % (env, want))
         size = self.sh("stty -F %s size" % links[0]).split()
@@ -1179,7 +1303,9 @@ def main():
         if CARD_PLUGIN.get(args.card) in plugins:
             checks += ["backend", "scroll-copy-hang"]
         if args.card == "cirrus":
-            checks += ["keys-terminfo"]  # what keys send does not depend on the card
+            # what keys send and what the session's output means do not
+            # depend on the card
+            checks += ["keys-terminfo", "terminal-output"]
         if args.card == "cirrus" and "cirrus" in plugins:
             checks += ["session-ioports", "boot-mode"]
         if args.card in fonttest.CARDS:
@@ -1218,6 +1344,7 @@ def main():
             "boot-mode": r.check_boot_mode,
             "keys": r.check_keys,
             "keys-terminfo": r.check_keys_terminfo,
+            "terminal-output": r.check_terminal_output,
             "syn-dropped": r.check_syn_dropped,
             "respawn": r.check_respawn,
             "bad-font": r.check_bad_font,

@@ -1,0 +1,1088 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define LOG_MODULE "stream"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "log.h"
+#include "pixel.h"
+#include "stream.h"
+#include "util/util.h"
+
+#define STREAM_SEQ_MAX 128 /* a CSI's parameter and intermediate bytes; longer: dropped */
+#define STREAM_OSC_MAX 64  /* what is kept of an OSC to see whether it is a query */
+#define STREAM_OUT_SIZE 4096
+#define SGR_CHUNK 16 /* libtsm's CSI_ARG_MAX: it drops parameters beyond */
+#define PARAM_MAX 32
+#define SUB_MAX 6
+#define PARAM_VALUE_MAX 65535
+
+/* Beside enum cluster_flags: what this stage does itself. */
+#define SGR_CONCEAL (1u << 8)
+
+enum stream_state {
+	STATE_GROUND,
+	STATE_ESC,    /* after ESC, with seq holding the intermediates */
+	STATE_CSI,    /* seq holds the parameter and intermediate bytes */
+	STATE_STRING, /* OSC (osc set), DCS, SOS, PM, APC: up to ST */
+};
+
+/* libtsm's character sets as far as printing is concerned: "lower" prints
+ * 33-126 as they are, "upper" 161-254; every other one maps both. */
+enum charset {
+	CHARSET_LOWER,
+	CHARSET_UPPER,
+	CHARSET_OTHER,
+};
+
+/* What DECSC saves of the state this stage follows (libtsm's save_state). */
+struct stream_saved {
+	unsigned extra;
+	uint8_t gl, gr;
+};
+
+struct stream {
+	struct stream_config cfg;
+	struct palette linux_palette; /* without cfg.palette */
+
+	enum stream_state state;
+	bool string_esc; /* ESC ended a string: '\' after it is ST */
+	bool osc;	 /* the string is an OSC (kept in osc[] to answer queries) */
+
+	/* a UTF-8 sequence cut by the end of a read */
+	uint8_t pending[4];
+	size_t n_pending;
+	uint8_t *scratch; /* pending + the next read */
+	size_t scratch_cap;
+
+	char seq[STREAM_SEQ_MAX];
+	size_t seq_len;
+	bool seq_bad; /* too long, or a byte libtsm would ignore the sequence for */
+	char osc_buf[STREAM_OSC_MAX];
+	size_t osc_len;
+	bool osc_long;
+
+	uint32_t last[CLUSTER_MAX_LEN]; /* the last graphic character, for REP */
+	size_t last_len;
+
+	unsigned extra; /* CLUSTER_DIM, CLUSTER_STRIKE, SGR_CONCEAL */
+	uint8_t g[4], gl, gr;
+	int glt; /* a single shift's set for the next character, or -1 */
+	struct stream_saved saved;
+	bool ckm, lnm; /* DECCKM and LNM, for DECRQM */
+
+	char out[STREAM_OUT_SIZE]; /* for libtsm, in one call where possible */
+	size_t out_len;
+};
+
+/* A CSI's parameters: v[i] is -1 when empty; sub-parameters (after ':')
+ * in sub[i][0..nsub[i]). */
+struct csi {
+	char marker; /* a private marker '<' '=' '>' '?' in front, or 0 */
+	char inter[4];
+	size_t n_inter;
+	size_t n;
+	int v[PARAM_MAX];
+	uint8_t nsub[PARAM_MAX];
+	int sub[PARAM_MAX][SUB_MAX];
+	bool colon;
+};
+
+static void stream_mirror_reset(struct stream *s)
+{
+	s->extra = 0;
+	s->g[0] = CHARSET_LOWER;
+	s->g[1] = CHARSET_UPPER;
+	s->g[2] = CHARSET_LOWER;
+	s->g[3] = CHARSET_UPPER;
+	s->gl = 0;
+	s->gr = 1;
+	s->glt = -1;
+	s->saved = (struct stream_saved){.extra = 0, .gl = 0, .gr = 1};
+	s->ckm = s->lnm = false;
+}
+
+struct stream *stream_new(const struct stream_config *cfg)
+{
+	struct stream *s = xcalloc(1, sizeof(*s));
+
+	s->cfg = *cfg;
+	palette_init(&s->linux_palette, PALETTE_LINUX, NULL);
+	stream_mirror_reset(s);
+	return s;
+}
+
+void stream_free(struct stream *s)
+{
+	if (!s)
+		return;
+	free(s->scratch);
+	free(s);
+}
+
+void stream_reset(struct stream *s)
+{
+	s->state = STATE_GROUND;
+	s->string_esc = s->osc = false;
+	s->n_pending = 0;
+	s->seq_len = s->osc_len = 0;
+	s->last_len = 0;
+	s->out_len = 0;
+	stream_mirror_reset(s);
+}
+
+unsigned stream_rep_limit(unsigned count, unsigned cols, unsigned rows)
+{
+	unsigned long screen = (unsigned long)cols * rows;
+
+	if (cols == 0 || count <= screen)
+		return count;
+	/* Past a screenful every cell the repeats reach shows the character;
+	 * what is left differs only in the last row, which the count modulo
+	 * the width decides. */
+	return (unsigned)(screen + (count - screen) % cols);
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void stream_flush(struct stream *s)
+{
+	if (s->out_len) {
+		tsm_vte_input(s->cfg.vte, s->out, s->out_len);
+		s->out_len = 0;
+	}
+}
+
+static void stream_emit(struct stream *s, const char *b, size_t n)
+{
+	if (s->out_len + n > sizeof(s->out)) {
+		stream_flush(s);
+		if (n > sizeof(s->out)) {
+			tsm_vte_input(s->cfg.vte, b, n);
+			return;
+		}
+	}
+	memcpy(s->out + s->out_len, b, n);
+	s->out_len += n;
+}
+
+static void stream_emit_byte(struct stream *s, uint8_t b)
+{
+	if (s->out_len == sizeof(s->out))
+		stream_flush(s);
+	s->out[s->out_len++] = (char)b;
+}
+
+static size_t utf8_encode(uint32_t cp, char *out)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | cp >> 12);
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | cp >> 18);
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+static void stream_emit_cp(struct stream *s, uint32_t cp)
+{
+	char b[4];
+
+	stream_emit(s, b, utf8_encode(cp, b));
+}
+
+__attribute__((format(printf, 2, 3))) static void stream_emitf(struct stream *s, const char *fmt,
+							       ...)
+{
+	char buf[128];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0 && (size_t)n < sizeof(buf))
+		stream_emit(s, buf, (size_t)n);
+}
+
+/* An answer for the session: after what libtsm had to answer before it. */
+__attribute__((format(printf, 2, 3))) static void stream_reply(struct stream *s, const char *fmt,
+							       ...)
+{
+	char buf[128];
+	va_list ap;
+	int n;
+
+	stream_flush(s);
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0 && (size_t)n < sizeof(buf) && s->cfg.reply)
+		s->cfg.reply(buf, (size_t)n, s->cfg.userdata);
+}
+
+/* ---- text --------------------------------------------------------------- */
+
+/* Decodes the code point at s[0..len): returns its length; a malformed
+ * sequence (its maximal subpart) is U+FFFD; 0 when s ends inside a sequence
+ * that may still turn out well-formed. */
+static size_t utf8_next(const uint8_t *s, size_t len, uint32_t *ret)
+{
+	uint8_t b = s[0], lo = 0x80, hi = 0xbf;
+	size_t need;
+	uint32_t cp;
+
+	if (b < 0x80) {
+		*ret = b;
+		return 1;
+	}
+	if (b >= 0xc2 && b <= 0xdf) {
+		need = 2;
+		cp = b & 0x1f;
+	} else if (b >= 0xe0 && b <= 0xef) {
+		need = 3;
+		cp = b & 0x0f;
+		lo = b == 0xe0 ? 0xa0 : 0x80; /* no overlong forms */
+		hi = b == 0xed ? 0x9f : 0xbf; /* no surrogates */
+	} else if (b >= 0xf0 && b <= 0xf4) {
+		need = 4;
+		cp = b & 0x07;
+		lo = b == 0xf0 ? 0x90 : 0x80;
+		hi = b == 0xf4 ? 0x8f : 0xbf; /* nothing beyond U+10FFFF */
+	} else {
+		*ret = 0xfffd;
+		return 1;
+	}
+	for (size_t i = 1; i < need; i++) {
+		if (i >= len)
+			return 0;
+		if (s[i] < lo || s[i] > hi) {
+			*ret = 0xfffd;
+			return i;
+		}
+		cp = cp << 6 | (s[i] & 0x3f);
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	*ret = cp;
+	return need;
+}
+
+static bool is_graphic(uint32_t cp)
+{
+	return cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp < 0xa0);
+}
+
+static bool is_mark(uint32_t cp)
+{
+	return cp >= 0xa0 && cp < CLUSTER_FIRST && tsm_ucs4_get_width(cp) == 0;
+}
+
+static unsigned char_width(uint32_t cp)
+{
+	unsigned w = cp >= CLUSTER_FIRST ? 1 : tsm_ucs4_get_width(cp);
+
+	return w > 2 ? 1 : w;
+}
+
+/* Prints a character (a base and its marks) as libtsm will: a stand-in
+ * when it has marks or attributes libtsm does not keep, unless libtsm's
+ * character set maps it (a stand-in would escape the mapping). */
+static void stream_print(struct stream *s, const uint32_t *seq, size_t n)
+{
+	uint32_t base = seq[0], cp;
+	unsigned width = char_width(base), flags = s->extra & (CLUSTER_DIM | CLUSTER_STRIKE);
+	bool gl_char = base >= 33 && base <= 126, gr_char = base >= 161 && base <= 254;
+	bool as_is = true; /* libtsm prints the base itself */
+
+	if (s->extra & SGR_CONCEAL) {
+		/* shown as background: spaces of its width, which libtsm never
+		 * maps (a pending single shift stays pending, as in libtsm) */
+		stream_emit(s, "  ", width);
+		return;
+	}
+	if (gl_char) {
+		as_is = s->glt < 0 && s->g[s->gl] == CHARSET_LOWER;
+		s->glt = -1;
+	} else if (gr_char)
+		as_is = s->g[s->gr] == CHARSET_UPPER;
+	if (width == 1 && as_is && (n > 1 || flags || base >= CLUSTER_FIRST)) {
+		cp = cluster_intern(s->cfg.table, seq, n, flags);
+		if (cp) {
+			stream_emit_cp(s, cp);
+			return;
+		}
+		if (base >= CLUSTER_FIRST) {
+			stream_emit_cp(s, 0xfffd);
+			return;
+		}
+	}
+	/* marks of a wide or mapped base are dropped, as libtsm would */
+	stream_emit_cp(s, base);
+}
+
+/* The graphic character at p[0..len) (decoded: cp, n bytes) with the marks
+ * that follow it in this read; returns the bytes taken. */
+static size_t stream_text(struct stream *s, const uint8_t *p, size_t len, uint32_t cp, size_t n)
+{
+	uint32_t seq[CLUSTER_MAX_LEN] = {cp};
+	size_t nseq = 1, j = n;
+
+	if (is_mark(cp)) {
+		/* no base: libtsm drops it */
+		stream_emit_cp(s, cp);
+		return n;
+	}
+	while (j < len && p[j] >= 0x80) {
+		uint32_t mark;
+		size_t m = utf8_next(p + j, len - j, &mark);
+
+		if (m == 0 || !is_mark(mark))
+			break;
+		if (nseq < CLUSTER_MAX_LEN)
+			seq[nseq++] = mark;
+		j += m;
+	}
+	stream_print(s, seq, nseq);
+	if (char_width(cp) > 0) {
+		memcpy(s->last, seq, nseq * sizeof(uint32_t));
+		s->last_len = nseq;
+	}
+	return j;
+}
+
+/* ---- CSI ---------------------------------------------------------------- */
+
+/* Parses seq: false for what libtsm would ignore (a private marker after
+ * the first byte, parameters after intermediates, ...). */
+static bool csi_parse(const char *seq, size_t len, struct csi *c)
+{
+	size_t i = 0;
+	int *cur = NULL;
+
+	memset(c, 0, sizeof(*c));
+	if (len > 0 && seq[0] >= 0x3c && seq[0] <= 0x3f)
+		c->marker = seq[i++];
+	for (; i < len && ((seq[i] >= '0' && seq[i] <= '9') || seq[i] == ';' || seq[i] == ':');
+	     i++) {
+		if (c->n == 0) {
+			c->n = 1;
+			c->v[0] = -1;
+			cur = &c->v[0];
+		}
+		if (seq[i] == ';') {
+			if (c->n == PARAM_MAX)
+				return false;
+			c->v[c->n] = -1;
+			cur = &c->v[c->n++];
+		} else if (seq[i] == ':') {
+			size_t k = c->n - 1;
+
+			c->colon = true;
+			if (c->nsub[k] == SUB_MAX)
+				return false;
+			c->sub[k][c->nsub[k]] = -1;
+			cur = &c->sub[k][c->nsub[k]++];
+		} else
+			*cur = MIN((*cur < 0 ? 0 : *cur) * 10 + (seq[i] - '0'), PARAM_VALUE_MAX);
+	}
+	for (; i < len && seq[i] >= 0x20 && seq[i] <= 0x2f; i++) {
+		if (c->n_inter == sizeof(c->inter))
+			return false;
+		c->inter[c->n_inter++] = seq[i];
+	}
+	return i == len;
+}
+
+/* Parameter i as a count: empty and 0 mean 1. */
+static int csi_count(const struct csi *c, size_t i)
+{
+	return i < c->n && c->v[i] > 0 ? c->v[i] : 1;
+}
+
+static void stream_emit_csi(struct stream *s, uint8_t final)
+{
+	stream_emit(s, "\033[", 2);
+	stream_emit(s, s->seq, s->seq_len);
+	stream_emit_byte(s, final);
+}
+
+/* The attributes this stage keeps, from SGR parameters as libtsm reads
+ * them (complete 38/48 colours only: stream_sgr writes no other). */
+static void stream_track_sgr(struct stream *s, const int *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		switch (v[i]) {
+		case 0:
+			s->extra = 0;
+			break;
+		case 2:
+			s->extra |= CLUSTER_DIM;
+			break;
+		case 22:
+			s->extra &= ~(unsigned)CLUSTER_DIM;
+			break;
+		case 8:
+			s->extra |= SGR_CONCEAL;
+			break;
+		case 28:
+			s->extra &= ~SGR_CONCEAL;
+			break;
+		case 9:
+			s->extra |= CLUSTER_STRIKE;
+			break;
+		case 29:
+			s->extra &= ~(unsigned)CLUSTER_STRIKE;
+			break;
+		case 38:
+		case 48:
+			i += i + 1 < n && v[i + 1] == 5 ? 2 : 4;
+			break;
+		}
+	}
+}
+
+/* Writes SGR parameters out for libtsm in sequences of whole groups of at
+ * most SGR_CHUNK parameters. */
+struct sgr_out {
+	struct stream *s;
+	int v[SGR_CHUNK];
+	size_t n;
+};
+
+static void sgr_flush(struct sgr_out *o)
+{
+	if (o->n == 0)
+		return;
+	stream_track_sgr(o->s, o->v, o->n);
+	stream_emit(o->s, "\033[", 2);
+	for (size_t i = 0; i < o->n; i++)
+		stream_emitf(o->s, i ? ";%d" : "%d", o->v[i]);
+	stream_emit_byte(o->s, 'm');
+	o->n = 0;
+}
+
+static void sgr_group(struct sgr_out *o, const int *v, size_t n)
+{
+	if (o->n + n > SGR_CHUNK)
+		sgr_flush(o);
+	memcpy(o->v + o->n, v, n * sizeof(int));
+	o->n += n;
+}
+
+static int nonneg(int v)
+{
+	return v < 0 ? 0 : v;
+}
+
+/* An extended colour (38, 48, 58) from its arguments a[0..n) (the colour
+ * space id already skipped): its group in ret, or 0 when malformed. */
+static size_t sgr_colour(int which, const int *a, size_t n, int *ret)
+{
+	if (n >= 2 && a[0] == 5 && a[1] <= 255) {
+		ret[0] = which, ret[1] = 5, ret[2] = nonneg(a[1]);
+		return 3;
+	}
+	if (n >= 4 && a[0] == 2 && a[1] <= 255 && a[2] <= 255 && a[3] <= 255) {
+		ret[0] = which, ret[1] = 2;
+		for (int k = 0; k < 3; k++)
+			ret[2 + k] = nonneg(a[1 + k]);
+		return 5;
+	}
+	return 0;
+}
+
+static void stream_sgr(struct stream *s, const struct csi *c)
+{
+	struct sgr_out o = {.s = s};
+	size_t n = c->n ? c->n : 1;
+
+	for (size_t i = 0; i < n; i++) {
+		int v = i < c->n ? nonneg(c->v[i]) : 0, g[5];
+		size_t len = 1;
+
+		g[0] = v;
+		if (i < c->n && c->nsub[i] > 0) {
+			/* colon form: 38:5:n, 38:2:[id]:r:g:b, 4:n */
+			const int *sub = c->sub[i];
+			int a[SUB_MAX];
+			size_t m = c->nsub[i];
+
+			for (size_t k = 0; k < m; k++)
+				a[k] = nonneg(sub[k]);
+			if (v == 38 || v == 48 || v == 58) {
+				/* with 5 sub-parameters the second is the colour
+				 * space id (ITU T.416); xterm also takes 38:2:r:g:b */
+				if (m >= 5 && a[0] == 2) {
+					a[1] = 2;
+					len = sgr_colour(v, a + 1, m - 1, g);
+				} else
+					len = sgr_colour(v, a, m, g);
+				if (v == 58)
+					len = 0;
+			} else if (v == 4)
+				g[0] = a[0] == 0 ? 24 : 4;
+		} else if (v == 38 || v == 48 || v == 58) {
+			int a[4] = {-1, -1, -1, -1};
+			size_t m = 0;
+
+			while (m < 4 && i + 1 + m < c->n && c->nsub[i + 1 + m] == 0) {
+				a[m] = c->v[i + 1 + m];
+				m++;
+			}
+			if (m >= 1 && a[0] == 5)
+				m = MIN(m, 2u);
+			else if (m >= 1 && a[0] == 2)
+				m = MIN(m, 4u);
+			len = sgr_colour(v, a, m, g);
+			/* the arguments go with the colour, even a malformed one
+			 * (libtsm would take them for attributes) */
+			if (len)
+				i += len - 1;
+			else if (m >= 1 && (a[0] == 5 || a[0] == 2))
+				i += m;
+			if (v == 58)
+				len = 0;
+		} else if (v == 21)
+			g[0] = 4; /* doubly underlined: underlined */
+		if (len)
+			sgr_group(&o, g, len);
+	}
+	sgr_flush(&o);
+}
+
+/* DECRQM: whether mode is set (1), reset (2), permanently reset (4) or
+ * not known (0). */
+static int stream_mode(struct stream *s, bool dec, int mode)
+{
+	unsigned flags;
+
+	stream_flush(s);
+	flags = tsm_screen_get_flags(s->cfg.screen);
+	if (!dec)
+		switch (mode) {
+		case 4: /* IRM */
+			return flags & TSM_SCREEN_INSERT_MODE ? 1 : 2;
+		case 12: /* SRM: never changed (stream.h) */
+			return 3;
+		case 20: /* LNM */
+			return s->lnm ? 1 : 2;
+		default:
+			return 0;
+		}
+	switch (mode) {
+	case 1: /* DECCKM */
+		return s->ckm ? 1 : 2;
+	case 5: /* DECSCNM */
+		return flags & TSM_SCREEN_INVERSE ? 1 : 2;
+	case 6: /* DECOM */
+		return flags & TSM_SCREEN_REL_ORIGIN ? 1 : 2;
+	case 7: /* DECAWM */
+		return flags & TSM_SCREEN_AUTO_WRAP ? 1 : 2;
+	case 12: /* a blinking cursor: consoled's never blinks */
+		return 4;
+	case 25: /* DECTCEM */
+		return flags & TSM_SCREEN_HIDE_CURSOR ? 2 : 1;
+	case 47:
+	case 1047:
+	case 1049:
+		return flags & TSM_SCREEN_ALTERNATE ? 1 : 2;
+	default:
+		return 0;
+	}
+}
+
+static void stream_save(struct stream *s)
+{
+	s->saved = (struct stream_saved){.extra = s->extra, .gl = s->gl, .gr = s->gr};
+}
+
+static void stream_restore(struct stream *s)
+{
+	s->extra = s->saved.extra;
+	s->gl = s->saved.gl;
+	s->gr = s->saved.gr;
+}
+
+/* SM/RM without a marker: SRM is dropped, LNM followed. */
+static void stream_ansi_mode(struct stream *s, const struct csi *c, uint8_t final)
+{
+	bool srm = false, first = true;
+
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->v[i] == 20)
+			s->lnm = final == 'h';
+		srm |= c->v[i] == 12;
+	}
+	if (!srm) {
+		stream_emit_csi(s, final);
+		return;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->v[i] == 12 || c->v[i] < 0)
+			continue;
+		stream_emitf(s, first ? "\033[%d" : ";%d", c->v[i]);
+		first = false;
+	}
+	if (!first)
+		stream_emit_byte(s, final);
+}
+
+static void stream_csi(struct stream *s, uint8_t final)
+{
+	struct csi c;
+
+	if (!csi_parse(s->seq, s->seq_len, &c))
+		return;
+	/* libtsm ignores a CSI with ':'; only SGR's are read here */
+	if (c.colon && !(final == 'm' && !c.marker && !c.n_inter))
+		return;
+	if (c.n_inter) {
+		if (c.n_inter != 1 || final != 'p')
+			return;
+		if (c.inter[0] == '$' && (!c.marker || c.marker == '?')) {
+			int mode = c.n ? nonneg(c.v[0]) : 0;
+
+			stream_reply(s, "\033[%s%d;%d$y", c.marker ? "?" : "", mode,
+				     stream_mode(s, c.marker == '?', mode));
+		} else if (c.inter[0] == '!' && !c.marker) {
+			stream_mirror_reset(s);
+			stream_emit_csi(s, final);
+		} else if (c.inter[0] == '"' && !c.marker) {
+			/* DECSCL: a soft reset that stays in UTF-8 */
+			stream_mirror_reset(s);
+			stream_emit(s, "\033[!p", 4);
+		}
+		return;
+	}
+	if (c.marker == '?') {
+		if (!strchr("hlJKn", final))
+			return;
+		if (final == 'h' || final == 'l')
+			for (size_t i = 0; i < c.n; i++)
+				if (c.v[i] == 1)
+					s->ckm = final == 'h';
+		stream_emit_csi(s, final);
+		return;
+	}
+	if (c.marker) {
+		if (c.marker == '>' && final == 'c')
+			stream_emit_csi(s, final);
+		return;
+	}
+	switch (final) {
+	case 'm':
+		stream_sgr(s, &c);
+		return;
+	case 'b': { /* REP */
+		unsigned count = stream_rep_limit((unsigned)csi_count(&c, 0),
+						  tsm_screen_get_width(s->cfg.screen),
+						  tsm_screen_get_height(s->cfg.screen));
+
+		for (unsigned i = 0; s->last_len && i < count; i++)
+			stream_print(s, s->last, s->last_len);
+		return;
+	}
+	case 'E': /* CNL */
+		stream_emitf(s, "\r\033[%dB", csi_count(&c, 0));
+		return;
+	case 'F': /* CPL */
+		stream_emitf(s, "\r\033[%dA", csi_count(&c, 0));
+		return;
+	case '`': /* HPA */
+		stream_emitf(s, "\033[%dG", csi_count(&c, 0));
+		return;
+	case 'a': /* HPR */
+		stream_emitf(s, "\033[%dC", csi_count(&c, 0));
+		return;
+	case 's': /* SCOSC (there are no left and right margins) */
+		stream_save(s);
+		stream_emit(s, "\0337", 2);
+		return;
+	case 'u': /* SCORC */
+		stream_restore(s);
+		stream_emit(s, "\0338", 2);
+		return;
+	case 'J':
+		if (c.n && c.v[0] == 3) {
+			/* ED 3: the scrollback only (xterm's E3) */
+			stream_flush(s);
+			tsm_screen_clear_sb(s->cfg.screen);
+			return;
+		}
+		stream_emit_csi(s, final);
+		return;
+	case 'h':
+	case 'l':
+		stream_ansi_mode(s, &c, final);
+		return;
+	default:
+		/* what libtsm does as xterm does; not p (libtsm takes a bare
+		 * CSI p for DECSCL), t, q, ... (libtsm ignores them anyway) */
+		if (strchr("@ABCDGHIKLMPSTXZcdefgnr", final))
+			stream_emit_csi(s, final);
+		return;
+	}
+}
+
+/* ---- OSC ---------------------------------------------------------------- */
+
+static void stream_reply_colour(struct stream *s, const char *what, struct rgb c, bool bel)
+{
+	stream_reply(s, "\033]%s;rgb:%04x/%04x/%04x%s", what, c.r * 257u, c.g * 257u, c.b * 257u,
+		     bel ? "\a" : "\033\\");
+}
+
+/* Reads a decimal number at *p (advancing it); -1 if there is none. */
+static int osc_number(const char **p, const char *end)
+{
+	int v = -1;
+
+	while (*p < end && **p >= '0' && **p <= '9' && v < 100000) {
+		v = (v < 0 ? 0 : v * 10) + (**p - '0');
+		(*p)++;
+	}
+	return v;
+}
+
+/* The next ';'-separated field at *p: its length; *p moves past the ';'. */
+static size_t osc_field(const char **p, const char *end, const char **ret)
+{
+	const char *f = *p;
+	size_t len;
+
+	while (*p < end && **p != ';')
+		(*p)++;
+	len = (size_t)(*p - f);
+	if (*p < end)
+		(*p)++;
+	*ret = f;
+	return len;
+}
+
+/* Answers the colour queries of an OSC: 4;c;? (palette entries), 10;? and
+ * 11;? (default foreground and background; 10;?;? asks for both). */
+static void stream_osc(struct stream *s, bool bel)
+{
+	const struct palette *pal = s->cfg.palette ? s->cfg.palette : &s->linux_palette;
+	const char *p = s->osc_buf, *end = s->osc_buf + s->osc_len, *f;
+	char what[16];
+	int ps;
+
+	if (s->osc_long)
+		return;
+	ps = osc_number(&p, end);
+	if (ps < 0 || p == end || *p != ';')
+		return;
+	p++;
+	if (ps == 4) {
+		while (p < end) {
+			int idx = osc_number(&p, end);
+			size_t len;
+
+			if (idx < 0 || p == end || *p != ';')
+				return;
+			p++;
+			len = osc_field(&p, end, &f);
+			if (idx <= 255 && len == 1 && f[0] == '?') {
+				snprintf(what, sizeof(what), "4;%d", idx);
+				stream_reply_colour(s, what, pal->colors[idx], bel);
+			}
+		}
+		return;
+	}
+	for (int k = ps; k >= 10 && k <= 19 && p < end; k++) {
+		size_t len = osc_field(&p, end, &f);
+
+		if (len != 1 || f[0] != '?' || k > 11)
+			continue;
+		snprintf(what, sizeof(what), "%d", k);
+		stream_reply_colour(s, what, pal->colors[k == 10 ? 7 : 0], bel);
+	}
+}
+
+/* ---- the parser ----------------------------------------------------------- */
+
+/* A C0 control inside or outside a sequence: libtsm executes it. */
+static void stream_c0(struct stream *s, uint8_t b)
+{
+	if (b == 0x0e) /* SO */
+		s->gl = 1;
+	else if (b == 0x0f) /* SI */
+		s->gl = 0;
+	stream_emit_byte(s, b);
+}
+
+static void stream_enter(struct stream *s, enum stream_state state)
+{
+	s->state = state;
+	s->seq_len = 0;
+	s->seq_bad = false;
+	s->string_esc = s->osc = false;
+}
+
+static void stream_enter_string(struct stream *s, bool osc)
+{
+	stream_enter(s, STATE_STRING);
+	s->osc = osc;
+	s->osc_len = 0;
+	s->osc_long = false;
+}
+
+static void stream_esc(struct stream *s, uint8_t final)
+{
+	static const char upper[] = "A4C5RQKYE6ZH7=";
+
+	if (s->seq_bad)
+		return;
+	if (s->seq_len == 0) {
+		switch (final) {
+		case 'c': /* RIS */
+			stream_mirror_reset(s);
+			break;
+		case '7':
+			stream_save(s);
+			break;
+		case '8':
+			stream_restore(s);
+			break;
+		case 'N':
+		case 'O':
+			s->glt = final == 'N' ? 2 : 3;
+			break;
+		case 'n':
+		case 'o':
+			s->gl = final == 'n' ? 2 : 3;
+			break;
+		case '~':
+			s->gr = 1;
+			break;
+		case '}':
+			s->gr = 2;
+			break;
+		case '|':
+			s->gr = 3;
+			break;
+		}
+	} else if (s->seq_len == 1 && strchr("()*+", s->seq[0])) {
+		unsigned slot = (unsigned)(strchr("()*+", s->seq[0]) - "()*+");
+
+		if (final == 'B')
+			s->g[slot] = CHARSET_LOWER;
+		else if (final == '0' || final == '<')
+			s->g[slot] = CHARSET_OTHER;
+		else if (strchr(upper, final))
+			s->g[slot] = CHARSET_UPPER;
+	} else if (!(s->seq_len == 1 && s->seq[0] == ' ' && (final == 'F' || final == 'G')))
+		return; /* libtsm would misread it (ESC # 8 as DECRC, ...) */
+	stream_emit_byte(s, 0x1b);
+	stream_emit(s, s->seq, s->seq_len);
+	stream_emit_byte(s, final);
+}
+
+/* The end of a string; with `terminated` by BEL or ST an OSC is answered. */
+static void stream_string_end(struct stream *s, bool terminated, bool bel)
+{
+	if (terminated && s->osc)
+		stream_osc(s, bel);
+	s->osc = false;
+	s->state = STATE_GROUND;
+}
+
+/* One code point that is not text in the ground state. */
+static void stream_step(struct stream *s, uint32_t cp)
+{
+	/* what ends any sequence, as in libtsm */
+	if (cp == 0x1b) {
+		/* ST, if '\' follows; the OSC is kept for that */
+		bool in_string = s->state == STATE_STRING, osc = s->osc;
+
+		stream_enter(s, STATE_ESC);
+		s->string_esc = in_string;
+		s->osc = in_string && osc;
+		return;
+	}
+	if (cp == 0x18 || cp == 0x1a) {
+		s->state = STATE_GROUND;
+		stream_emit_byte(s, (uint8_t)cp);
+		return;
+	}
+	if (cp >= 0x80 && cp <= 0x9f) {
+		if (cp == 0x9c && s->state == STATE_STRING)
+			stream_string_end(s, true, false);
+		s->state = STATE_GROUND;
+		switch (cp) {
+		case 0x9b:
+			stream_enter(s, STATE_CSI);
+			return;
+		case 0x9d:
+			stream_enter_string(s, true);
+			return;
+		case 0x90:
+		case 0x98:
+		case 0x9e:
+		case 0x9f:
+			stream_enter_string(s, false);
+			return;
+		case 0x9c:
+			return;
+		case 0x8e:
+		case 0x8f:
+			s->glt = cp == 0x8e ? 2 : 3;
+			break;
+		}
+		stream_emit_cp(s, cp); /* libtsm executes it */
+		return;
+	}
+
+	switch (s->state) {
+	case STATE_GROUND:
+		if (cp < 0x20)
+			stream_c0(s, (uint8_t)cp);
+		else
+			stream_emit_byte(s, (uint8_t)cp); /* DEL: libtsm ignores it */
+		return;
+	case STATE_ESC:
+		if (cp < 0x20) {
+			stream_c0(s, (uint8_t)cp);
+			return;
+		}
+		if (cp == 0x7f)
+			return;
+		if (s->string_esc && cp == '\\') {
+			s->string_esc = false;
+			stream_string_end(s, true, false);
+			return;
+		}
+		/* an ESC ended the string, and what follows is an ESC
+		 * sequence of its own */
+		s->string_esc = s->osc = false;
+		if (cp >= 0x20 && cp <= 0x2f) {
+			if (s->seq_len < STREAM_SEQ_MAX)
+				s->seq[s->seq_len++] = (char)cp;
+			else
+				s->seq_bad = true;
+			return;
+		}
+		if (s->seq_len == 0 && !s->seq_bad) {
+			switch (cp) {
+			case '[':
+				stream_enter(s, STATE_CSI);
+				return;
+			case ']':
+				stream_enter_string(s, true);
+				return;
+			case 'P':
+			case 'X':
+			case '^':
+			case '_':
+				stream_enter_string(s, false);
+				return;
+			}
+		}
+		if (cp >= 0x30 && cp <= 0x7e) {
+			stream_esc(s, (uint8_t)cp);
+			s->state = STATE_GROUND;
+			return;
+		}
+		s->seq_bad = true; /* libtsm collects it as an intermediate */
+		return;
+	case STATE_CSI:
+		if (cp < 0x20) {
+			stream_c0(s, (uint8_t)cp);
+			return;
+		}
+		if (cp == 0x7f)
+			return;
+		if (cp <= 0x3f) {
+			if (s->seq_len < STREAM_SEQ_MAX)
+				s->seq[s->seq_len++] = (char)cp;
+			else
+				s->seq_bad = true;
+			return;
+		}
+		if (cp <= 0x7e) {
+			s->state = STATE_GROUND;
+			if (!s->seq_bad)
+				stream_csi(s, (uint8_t)cp);
+			return;
+		}
+		s->seq_bad = true; /* libtsm ignores the sequence */
+		return;
+	case STATE_STRING:
+		if (cp == 0x07 && s->osc) {
+			stream_string_end(s, true, true);
+			return;
+		}
+		if (!s->osc || cp < 0x20)
+			return;
+		if (cp < 0x80 && s->osc_len < STREAM_OSC_MAX)
+			s->osc_buf[s->osc_len++] = (char)cp;
+		else
+			s->osc_long = true;
+		return;
+	}
+}
+
+void stream_feed(struct stream *s, const char *in, size_t len)
+{
+	const uint8_t *p = (const uint8_t *)in;
+	size_t i = 0;
+
+	if (s->n_pending) {
+		if (s->n_pending + len > s->scratch_cap) {
+			s->scratch_cap = s->n_pending + len;
+			s->scratch = xrealloc(s->scratch, s->scratch_cap);
+		}
+		memcpy(s->scratch, s->pending, s->n_pending);
+		memcpy(s->scratch + s->n_pending, in, len);
+		p = s->scratch;
+		len += s->n_pending;
+		s->n_pending = 0;
+	}
+	while (i < len) {
+		uint32_t cp = p[i];
+		size_t n = 1;
+
+		/* plain ASCII text: no marks follow, nothing to rewrite */
+		if (s->state == STATE_GROUND && cp >= 0x20 && cp < 0x7f && !s->extra &&
+		    s->glt < 0 && (i + 1 == len || p[i + 1] < 0x80)) {
+			stream_emit_byte(s, (uint8_t)cp);
+			s->last[0] = cp;
+			s->last_len = 1;
+			i++;
+			continue;
+		}
+		if (cp >= 0x80) {
+			n = utf8_next(p + i, len - i, &cp);
+			if (n == 0) {
+				/* cut by the end of the read: wait for the rest */
+				s->n_pending = len - i;
+				memcpy(s->pending, p + i, s->n_pending);
+				break;
+			}
+		}
+		if (s->state == STATE_GROUND && is_graphic(cp)) {
+			i += stream_text(s, p + i, len - i, cp, n);
+			continue;
+		}
+		stream_step(s, cp);
+		i += n;
+	}
+	stream_flush(s);
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * The pty stream stage: every byte a session writes passes here on its way
+ * to libtsm's vte. It is one parser that follows libtsm 4.0.2's own state
+ * machine (ground, ESC, CSI, strings; C0 controls executed inside sequences;
+ * ESC, CAN, SUB and C1 controls ending them) with state across reads, so a
+ * sequence split over any number of reads is seen whole. It hands libtsm
+ * only text and complete, well-formed sequences that libtsm handles as xterm
+ * does, so libtsm is back in its ground state after every piece it gets and
+ * cannot read a byte differently than this stage did. Everything else is
+ * rewritten, answered here or dropped:
+ *
+ *  - text: a base character and the combining marks that follow it in the
+ *    same read, a character printed dim or crossed out (SGR 2, 9, which
+ *    libtsm does not keep) and code points of the stand-in area become
+ *    stand-ins (cluster.h); concealed text (SGR 8) becomes spaces of its
+ *    width; malformed UTF-8 becomes U+FFFD (one per maximal subpart). A
+ *    UTF-8 sequence cut by the end of a read waits for its rest.
+ *  - REP (CSI n b) repeats the last graphic character here.
+ *  - CNL/CPL (CSI E, F) become CR + CUD/CUU, HPA (CSI `) CHA, HPR (CSI a)
+ *    CUF, SCOSC/SCORC (CSI s, u) DECSC/DECRC, DECSCL a soft reset (DECSTR:
+ *    libtsm's DECSCL would leave UTF-8), CSI 3 J clears libtsm's scrollback.
+ *  - SGR is written again in semicolon form, at most 16 parameters a
+ *    sequence (libtsm's limit): colon sub-parameters (38:5:n, 38:2::r:g:b,
+ *    4:3) become what libtsm knows, malformed colours and SGR 58 (underline
+ *    colour) are dropped with their arguments, 21 is underline.
+ *  - DECRQM (CSI ? Ps $ p, CSI Ps $ p), which libtsm takes for a soft reset,
+ *    is answered as xterm does (CSI ? Ps ; Pm $ y) from libtsm's screen
+ *    flags and the modes this stage follows (DECCKM, LNM).
+ *  - OSC 10, 11 and 4 queries get the palette's colours in xterm's
+ *    rgb:RRRR/GGGG/BBBB form, with the query's terminator (BEL or ST).
+ *  - Dropped: strings (OSC, DCS, SOS, PM, APC: libtsm shows none), CSI with
+ *    a private marker libtsm would misread as another sequence (CSI > 4;2 m
+ *    as SGR, CSI ? r as DECSTBM, ...), CSI with intermediates other than
+ *    DECSTR, DECSCL and DECRQM, SRM (local echo would let keys bypass this
+ *    stage), ESC sequences with intermediates libtsm does not collect
+ *    (ESC # 8 would be DECRC), and malformed CSI (libtsm ignores them too).
+ *
+ * To know what libtsm will print, the stage follows libtsm's character set
+ * state (G0-G3, GL, GR, single shifts): a character that libtsm maps to
+ * another one is never made a stand-in, so line drawing stays line drawing
+ * (such characters lose dim and strikethrough). It also follows what DECSC
+ * and DECRC save of the attributes it keeps itself.
+ */
+#include <libtsm.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cluster_table;
+struct palette;
+
+struct stream_config {
+	struct tsm_vte *vte;	   /* what the stage feeds */
+	struct tsm_screen *screen; /* the vte's screen: modes, size, scrollback */
+	struct cluster_table *table;
+	/* The colours OSC 4, 10 and 11 report (the default colours are
+	 * entries 7 and 0); NULL: the Linux console's. The caller keeps it. */
+	const struct palette *palette;
+	/* Answers for the session, written where libtsm's own answers go. */
+	void (*reply)(const char *bytes, size_t len, void *userdata);
+	void *userdata;
+};
+
+struct stream;
+
+struct stream *stream_new(const struct stream_config *cfg);
+void stream_free(struct stream *s);
+
+/* Takes len bytes from the pty: libtsm gets what they mean before this
+ * returns (except a UTF-8 sequence cut at the end, which waits). */
+void stream_feed(struct stream *s, const char *in, size_t len);
+
+/* A new session, after tsm_vte_hard_reset(): the stage's state goes back to
+ * a fresh terminal's and nothing held back from the last one stays (the
+ * stand-in table is reset on its own: cluster_table_reset()). */
+void stream_reset(struct stream *s);
+
+/* The most characters one REP repeats on a cols x rows screen: more give the
+ * same screen (the last row as with the full count), so a few bytes cannot
+ * keep libtsm busy for long. */
+unsigned stream_rep_limit(unsigned count, unsigned cols, unsigned rows);

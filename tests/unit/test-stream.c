@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The pty stream stage in front of the real libtsm 4: what the screen shows
+ * and what the session is answered after each sequence of issue 12, and that
+ * no way of cutting the stream into reads changes either.
+ */
+#include <stdio.h>
+#include <xkbcommon/xkbcommon-keysyms.h>
+
+#include "../../daemon/pixel.h"
+#include "../../daemon/util/util.h"
+#include "test-stream-fake.h"
+
+/* What a terminal shows and said: every cell (a stand-in as what it means),
+ * the cursor, the screen's modes and the answers. */
+static size_t fake_dump(struct fake_term *f, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	fake_term_read(f);
+	for (unsigned y = 0; y < f->rows; y++)
+		for (unsigned x = 0; x < f->cols; x++) {
+			const struct fake_cell *c = &f->cells[y][x];
+			const struct tsm_screen_attr *a = &c->attr;
+			unsigned flags = 0;
+			size_t len = 0;
+			const uint32_t *seq = cluster_lookup(f->table, c->ch, &len, &flags);
+
+			n += (size_t)snprintf(
+			    buf + n, size - n, "%x/%zu/%u %d %d %u%u%u%u%u%u%u%u;",
+			    seq ? seq[0] : c->ch, len, flags, a->fccode, a->bccode, a->fr, a->fg,
+			    a->fb, a->bold, a->underline, a->italic, a->inverse, a->blink);
+			if (n >= size)
+				return size;
+		}
+	n +=
+	    (size_t)snprintf(buf + n, size - n, "cursor %u,%u flags %x replies %s",
+			     tsm_screen_get_cursor_x(f->screen), tsm_screen_get_cursor_y(f->screen),
+			     tsm_screen_get_flags(f->screen), f->replies);
+	return MIN(n, size);
+}
+
+/* ---- REP ---------------------------------------------------------------- */
+
+static void test_rep(void)
+{
+	struct fake_term f;
+
+	fake_term_init(&f, 20, 6);
+	fake_feed(&f, "a\033[3bZ\r\n");
+	fake_feed(&f, "x\033[b\033[0b|\r\n");		    /* 0 and empty mean 1 */
+	fake_feed(&f, "\033[31mq\033[1m\033[2b\033[m\r\n"); /* the repeats in the current SGR */
+	fake_feed(&f, "\xc3\xa9\033[2b\xe4\xb8\xad\033[1b");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "aaaaZ") == 0);
+	CHECK(strcmp(fake_row(&f, 1), "xxx|") == 0);
+	CHECK(strcmp(fake_row(&f, 2), "qqq") == 0);
+	CHECK(f.cells[2][0].attr.fccode == 1 && !f.cells[2][0].attr.bold);
+	CHECK(f.cells[2][1].attr.fccode == 1 && f.cells[2][1].attr.bold && f.cells[2][2].attr.bold);
+	CHECK(fake_base(&f, 0, 3) == 0xe9 && fake_base(&f, 1, 3) == 0xe9 &&
+	      fake_base(&f, 2, 3) == 0xe9);
+	/* a wide character repeats wide */
+	CHECK(fake_base(&f, 3, 3) == 0x4e2d && fake_base(&f, 5, 3) == 0x4e2d);
+	fake_term_fini(&f);
+
+	/* nothing printed yet: nothing to repeat */
+	fake_term_init(&f, 20, 6);
+	fake_feed(&f, "\033[5b\r\n\033[5bk");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "") == 0 && strcmp(fake_row(&f, 1), "k") == 0);
+	fake_term_fini(&f);
+}
+
+/* A huge count is cut to what changes the screen: the same picture as the
+ * whole count of characters. */
+static void test_rep_limit(void)
+{
+	static char full[70000], a[4096], b[4096];
+	struct fake_term f, g;
+
+	CHECK_EQ_U(stream_rep_limit(5, 10, 4), 5);
+	CHECK_EQ_U(stream_rep_limit(40, 10, 4), 40);
+	CHECK_EQ_U(stream_rep_limit(41, 10, 4), 41);
+	CHECK_EQ_U(stream_rep_limit(65535, 10, 4), 40 + (65535 - 40) % 10);
+	for (unsigned count = 39; count <= 65535; count += 13107) {
+		fake_term_init(&f, 10, 4);
+		fake_term_init(&g, 10, 4);
+		snprintf(full, sizeof(full), "ab\033[%ub.", count);
+		fake_feed(&f, full);
+		memset(full, 'b', count + 2);
+		full[0] = 'a';
+		full[count + 2] = '.';
+		fake_feed_n(&g, full, count + 3);
+		fake_dump(&f, a, sizeof(a));
+		fake_dump(&g, b, sizeof(b));
+		CHECK(strcmp(a, b) == 0);
+		fake_term_fini(&f);
+		fake_term_fini(&g);
+	}
+}
+
+/* ---- DECRQM --------------------------------------------------------------- */
+
+static void test_decrqm(void)
+{
+	struct fake_term f;
+
+	fake_term_init(&f, 20, 6);
+	/* the shell's screen, then vim: alternate screen, scroll region,
+	 * cursor keys, and its query */
+	fake_feed(&f, "shell$ \033[?1049h\033[?1h\033[2;4r\033[Halt");
+	fake_feed(&f, "\033[?12$p");
+	CHECK(strcmp(f.replies, "\033[?12;4$y") == 0);
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "alt") == 0);
+	CHECK(tsm_screen_get_flags(f.screen) & TSM_SCREEN_ALTERNATE);
+	/* the scroll region holds: line feeds at its bottom stay there */
+	fake_feed(&f, "\033[4;1H\n\n\nX");
+	CHECK_EQ_U(tsm_screen_get_cursor_y(f.screen), 3);
+	/* cursor keys are still in application mode */
+	fake_clear_replies(&f);
+	CHECK(tsm_vte_handle_keyboard(f.vte, XKB_KEY_Up, XKB_KEY_NoSymbol, 0, 0));
+	CHECK(strcmp(f.replies, "\033OA") == 0);
+
+	fake_clear_replies(&f);
+	fake_feed(&f, "\033[?1$p\033[?1049$p\033[?47$p\033[?25$p\033[?7$p\033[?6$p\033[?5$p");
+	CHECK(strcmp(f.replies, "\033[?1;1$y\033[?1049;1$y\033[?47;1$y\033[?25;1$y\033[?7;1$y"
+				"\033[?6;2$y\033[?5;2$y") == 0);
+	fake_clear_replies(&f);
+	fake_feed(&f, "\033[?1l\033[?25l\033[?7l\033[?1$p\033[?25$p\033[?7$p\033[?9999$p\033[?$p");
+	CHECK(strcmp(f.replies, "\033[?1;2$y\033[?25;2$y\033[?7;2$y\033[?9999;0$y\033[?0;0$y") ==
+	      0);
+	/* ANSI modes */
+	fake_clear_replies(&f);
+	fake_feed(&f, "\033[4h\033[20h\033[4$p\033[20$p\033[4l\033[20l\033[4$p\033[20$p\033[3$p");
+	CHECK(strcmp(f.replies, "\033[4;1$y\033[20;1$y\033[4;2$y\033[20;2$y\033[3;0$y") == 0);
+	/* leaving the alternate screen: the shell's screen is back */
+	fake_feed(&f, "\033[r\033[?1049l");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "shell$") == 0);
+	/* DECSTR and RIS reset what the stage follows */
+	fake_clear_replies(&f);
+	fake_feed(&f, "\033[?1h\033[!p\033[?1$p\033[?1h\033c\033[?1$p");
+	CHECK(strcmp(f.replies, "\033[?1;2$y\033[?1;2$y") == 0);
+	fake_term_fini(&f);
+}
+
+/* ---- OSC colour queries --------------------------------------------------- */
+
+static void test_osc(void)
+{
+	struct fake_term f;
+	struct palette xterm;
+
+	fake_term_init(&f, 20, 6);
+	fake_feed(&f, "\033]11;?\007");
+	CHECK(strcmp(f.replies, "\033]11;rgb:0000/0000/0000\007") == 0);
+	fake_clear_replies(&f);
+	fake_feed(&f, "\033]10;?\033\\");
+	CHECK(strcmp(f.replies, "\033]10;rgb:aaaa/aaaa/aaaa\033\\") == 0);
+	fake_clear_replies(&f);
+	/* both in one, and cut into reads anywhere */
+	fake_feed(&f, "\033]1");
+	fake_feed(&f, "0;?;");
+	fake_feed(&f, "?\033");
+	CHECK(f.n_replies == 0);
+	fake_feed(&f, "\\");
+	CHECK(strcmp(f.replies,
+		     "\033]10;rgb:aaaa/aaaa/aaaa\033\\\033]11;rgb:0000/0000/0000\033\\") == 0);
+	fake_clear_replies(&f);
+	fake_feed(&f, "\033]4;1;?;12;?;300;?\007\302\2354;9;?\302\234");
+	CHECK(strcmp(f.replies, "\033]4;1;rgb:aaaa/0000/0000\007\033]4;12;rgb:5555/5555/ffff\007"
+				"\033]4;9;rgb:ffff/5555/5555\033\\") == 0);
+	/* not queries, or not ended: no answer, and no text either */
+	fake_clear_replies(&f);
+	fake_feed(&f, "\033]0;title?\007\033]11;rgb:ffff/0000/0000\007\033]11;?\033[mA\033]12;?\007"
+		      "\033]10;?\030B");
+	CHECK(f.n_replies == 0);
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "AB") == 0);
+	fake_term_fini(&f);
+
+	/* the palette the renderer uses */
+	palette_init(&xterm, PALETTE_XTERM, NULL);
+	fake_term_init(&f, 20, 6);
+	stream_free(f.stream);
+	f.stream = stream_new(&(struct stream_config){.vte = f.vte,
+						      .screen = f.screen,
+						      .table = f.table,
+						      .palette = &xterm,
+						      .reply = fake_reply,
+						      .userdata = &f});
+	fake_feed(&f, "\033]10;?\007\033]4;1;?\007");
+	CHECK(strcmp(f.replies, "\033]10;rgb:e5e5/e5e5/e5e5\007\033]4;1;rgb:cdcd/0000/0000\007") ==
+	      0);
+	fake_term_fini(&f);
+}
+
+/* ---- what libtsm would misread ---------------------------------------------- */
+
+static void test_dropped(void)
+{
+	struct fake_term f;
+
+	fake_term_init(&f, 20, 6);
+	/* vim's modifyOtherKeys: not SGR (underline + dim) */
+	fake_feed(&f, "\033[?25l\033[>4;2mA\033[>4m\033[>1mB\033[?4mC\r\n");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "ABC") == 0);
+	for (unsigned x = 0; x < 3; x++)
+		CHECK(!f.cells[0][x].attr.underline && !f.cells[0][x].attr.bold &&
+		      !f.cells[0][x].attr.blink && fake_flags(&f, x, 0) == 0);
+	/* XTSMPOINTER (CSI > p) and XTPUSHSGR (CSI # p) are no soft resets;
+	 * CSI ? r (XTRESTORE) no scroll region; ESC # 8 no DECRC */
+	fake_feed(&f, "\033[?1049h\033[>1p\033[#p\033[?1;2r\033[5;5H\0337\033[H\033#8X");
+	CHECK(tsm_screen_get_flags(f.screen) & TSM_SCREEN_ALTERNATE);
+	CHECK_EQ_U(tsm_screen_get_cursor_x(f.screen), 1);
+	CHECK_EQ_U(tsm_screen_get_cursor_y(f.screen), 0);
+	fake_feed(&f, "\033[H\n\n\n");
+	CHECK_EQ_U(tsm_screen_get_cursor_y(f.screen), 3);
+	/* DA2 still answered by libtsm */
+	fake_clear_replies(&f);
+	fake_feed(&f, "\033[>c");
+	CHECK(f.n_replies > 3 && memcmp(f.replies, "\033[>", 3) == 0);
+	fake_term_fini(&f);
+
+	/* strings show nothing, even with BEL inside a DCS (only ST ends it) */
+	fake_term_init(&f, 20, 6);
+	fake_feed(&f, "\033Pq#1\007abc\033\\X\033_apc\033\\Y\033^pm\302\234Z\033Xsos\033\\W");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "XYZW") == 0);
+	/* SRM: keys never echo on the screen past the stage */
+	fake_feed(&f, "\033[12l");
+	CHECK(tsm_vte_handle_keyboard(f.vte, XKB_KEY_q, XKB_KEY_q, 0, 'q'));
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "XYZW") == 0);
+	/* DECSCL: a soft reset; text is still UTF-8 */
+	fake_feed(&f, "\033[62;1\"p\r\n\xc3\xa9\xe2\x94\x80");
+	fake_term_read(&f);
+	CHECK(fake_base(&f, 0, 1) == 0xe9 && fake_base(&f, 1, 1) == 0x2500);
+	fake_term_fini(&f);
+}
+
+/* ---- CSI E F ` a s u, 3 J -------------------------------------------------- */
+
+static void test_cursor(void)
+{
+	struct fake_term f;
+
+	fake_term_init(&f, 20, 6);
+	fake_feed(&f, "ab\033[2Ecd\033[Fef\033[10`g\033[2ah\033[2;3Hi\033[sj\033[5;5Hk\033[ul");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "ab") == 0);
+	CHECK(strcmp(fake_row(&f, 1), "efil     g  h") == 0);
+	CHECK(strcmp(fake_row(&f, 2), "cd") == 0);
+	CHECK(strcmp(fake_row(&f, 4), "    k") == 0);
+	/* SCOSC saves the attributes as DECSC does */
+	fake_feed(&f, "\033[H\033[31;2m\033[s\033[0m\033[u"
+		      "m");
+	fake_term_read(&f);
+	CHECK(f.cells[0][0].attr.fccode == 1 && fake_flags(&f, 0, 0) == CLUSTER_DIM);
+	fake_term_fini(&f);
+}
+
+static void test_clear_scrollback(void)
+{
+	struct fake_term f;
+	char before[4096], after[4096];
+
+	fake_term_init(&f, 20, 6);
+	for (int i = 0; i < 20; i++) {
+		char line[32];
+
+		snprintf(line, sizeof(line), "line %d\r\n", i);
+		fake_feed(&f, line);
+	}
+	/* there is a scrollback: a page up shows other lines */
+	fake_dump(&f, before, sizeof(before));
+	tsm_screen_sb_page_up(f.screen, 1);
+	fake_dump(&f, after, sizeof(after));
+	CHECK(strcmp(before, after) != 0);
+	tsm_screen_sb_reset(f.screen);
+
+	/* clear's E3 while looking at the scrollback: back at the bottom,
+	 * the screen as it was, nothing to scroll back to */
+	tsm_screen_sb_page_up(f.screen, 1);
+	fake_feed(&f, "\033[3J");
+	fake_dump(&f, after, sizeof(after));
+	CHECK(strcmp(before, after) == 0);
+	tsm_screen_sb_page_up(f.screen, 1);
+	fake_dump(&f, after, sizeof(after));
+	CHECK(strcmp(before, after) == 0);
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 4), "line 19") == 0);
+	fake_term_fini(&f);
+}
+
+/* ---- SGR ---------------------------------------------------------------- */
+
+static void test_sgr(void)
+{
+	struct fake_term f;
+	const struct tsm_screen_attr *a;
+
+	fake_term_init(&f, 40, 6);
+	fake_feed(&f, "\033[?25l");
+	fake_feed(&f, "\033[38:5:1mA\033[38:2::1:2:3mB\033[38:2:4:5:6mC\033[48:5:21mD"
+		      "\033[0;4:3mE\033[4:0mF\033[0;58:2::1:2:3;1mG\033[0;58;5;1mH\033[0;38;5mI"
+		      "\033[0;1;;4mJ\033[0;21mK\033[0;38;5;300mL\033[0;38:5:2;1mM");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "ABCDEFGHIJKLM") == 0);
+	a = &f.cells[0][0].attr;
+	CHECK(a->fccode == 1);
+	a = &f.cells[0][1].attr;
+	CHECK(a->fccode < 0 && a->fr == 1 && a->fg == 2 && a->fb == 3);
+	a = &f.cells[0][2].attr;
+	CHECK(a->fccode < 0 && a->fr == 4 && a->fg == 5 && a->fb == 6);
+	a = &f.cells[0][3].attr;
+	CHECK(a->bccode < 0 && a->br == 0 && a->bg == 0 && a->bb == 0xff);
+	CHECK(f.cells[0][4].attr.underline && !f.cells[0][5].attr.underline);
+	/* underline colours are not known: dropped with their arguments */
+	a = &f.cells[0][6].attr;
+	CHECK(a->bold && !a->blink && a->fccode == TSM_COLOR_FOREGROUND);
+	a = &f.cells[0][7].attr;
+	CHECK(!a->bold && !a->blink);
+	/* a colour without its index is dropped, not read as blink */
+	CHECK(!f.cells[0][8].attr.blink);
+	/* an empty parameter is 0, as in xterm */
+	a = &f.cells[0][9].attr;
+	CHECK(!a->bold && a->underline);
+	CHECK(f.cells[0][10].attr.underline);
+	CHECK(f.cells[0][11].attr.fccode == TSM_COLOR_FOREGROUND);
+	CHECK(f.cells[0][12].attr.fccode == 2 && f.cells[0][12].attr.bold);
+
+	/* more than libtsm's 16 parameters: all of them count */
+	fake_feed(&f, "\r\n\033[0;31;32;33;34;35;36;37;31;32;33;34;35;36;37;31;32;33;1;4;7mN");
+	fake_term_read(&f);
+	a = &f.cells[1][0].attr;
+	CHECK(a->fccode == 3 && a->bold && a->underline && a->inverse);
+	fake_term_fini(&f);
+}
+
+/* Dim, strikethrough and concealed text: what libtsm does not keep. */
+static void test_extra_attributes(void)
+{
+	struct fake_term f;
+
+	fake_term_init(&f, 40, 6);
+	fake_feed(&f, "\033[?25l\033[2mab\033[22mc\033[9md\033[2me\033[0mf\033[1;2mg\033[22mh");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "abcdefgh") == 0);
+	CHECK(fake_flags(&f, 0, 0) == CLUSTER_DIM && fake_flags(&f, 1, 0) == CLUSTER_DIM);
+	CHECK(fake_flags(&f, 2, 0) == 0 && f.cells[0][2].ch == 'c');
+	CHECK(fake_flags(&f, 3, 0) == CLUSTER_STRIKE);
+	CHECK(fake_flags(&f, 4, 0) == (CLUSTER_STRIKE | CLUSTER_DIM));
+	CHECK(fake_flags(&f, 5, 0) == 0);
+	CHECK(fake_flags(&f, 6, 0) == CLUSTER_DIM && f.cells[0][6].attr.bold);
+	CHECK(fake_flags(&f, 7, 0) == 0 && !f.cells[0][7].attr.bold);
+
+	/* concealed: spaces of the text's width, in its colours */
+	fake_feed(&f, "\r\n\033[8;41mpw\xe4\xb8\xad!\033[28mok\033[0m");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 1), "     ok") == 0);
+	CHECK(f.cells[1][0].attr.bccode == 1 && f.cells[1][4].attr.bccode == 1);
+
+	/* line drawing stays line drawing (no stand-in for what libtsm maps) */
+	fake_feed(&f, "\r\n\033[2;9m\033(0qx\033(Bq\016q\017\033Nqq\033[m");
+	fake_term_read(&f);
+	CHECK(f.cells[2][0].ch == 0x2500 && f.cells[2][1].ch == 0x2502);
+	CHECK(fake_base(&f, 2, 2) == 'q' && fake_flags(&f, 2, 2) == (CLUSTER_DIM | CLUSTER_STRIKE));
+	CHECK(f.cells[2][3].ch == 0xf1); /* SO: G1, libtsm's "upper" set */
+	CHECK(f.cells[2][4].ch == 'q');	 /* SS2: G2 for one character */
+	CHECK(fake_flags(&f, 5, 2) == (CLUSTER_DIM | CLUSTER_STRIKE));
+
+	/* DECSC/DECRC and RIS */
+	fake_feed(&f, "\r\n\033[2m\0337\033[0m\0338x\033[0my\033[9m\033cz");
+	fake_term_read(&f);
+	CHECK(fake_flags(&f, 0, 0) == 0 && fake_base(&f, 0, 0) == 'z');
+	fake_term_fini(&f);
+
+	fake_term_init(&f, 40, 6);
+	fake_feed(&f, "\033[2m\0337\033[0m\0338x\033[0my");
+	fake_term_read(&f);
+	CHECK(fake_flags(&f, 0, 0) == CLUSTER_DIM && fake_flags(&f, 1, 0) == 0);
+	/* a wide character cannot be a stand-in: it stays wide, plain */
+	fake_feed(&f, "\033[2m\xe4\xb8\xad\033[m");
+	fake_term_read(&f);
+	CHECK(f.cells[0][2].ch == 0x4e2d && fake_flags(&f, 2, 0) == 0);
+	fake_term_fini(&f);
+}
+
+/* ---- malformed input, C1 controls ------------------------------------------- */
+
+static void test_malformed(void)
+{
+	struct fake_term f;
+
+	fake_term_init(&f, 40, 6);
+	/* one U+FFFD per maximal subpart; no C1 or ESC out of an overlong */
+	fake_feed(&f, "a\xe4\xb8x\xff\xc0\x9b"
+		      "1b\xe0\x80\x9b\xed\xa0\x80z");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "a#x###1b######z") == 0);
+	for (unsigned x = 1; x < 14; x++)
+		CHECK(x == 2 || x == 6 || x == 7 || fake_base(&f, x, 0) == 0xfffd);
+	/* 8-bit C1 controls as UTF-8: CSI, OSC */
+	fake_feed(&f, "\r\nq\302\2332b\302\23511;?\007");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 1), "qqq") == 0);
+	CHECK(strcmp(f.replies, "\033]11;rgb:0000/0000/0000\007") == 0);
+	/* CAN ends a sequence; SUB too, and libtsm shows it */
+	fake_feed(&f, "\r\n\033[31\030m\033[1\032n");
+	fake_term_read(&f);
+	CHECK(f.cells[2][0].ch == 'm' && f.cells[2][0].attr.fccode == TSM_COLOR_FOREGROUND);
+	CHECK(f.cells[2][1].ch == 0xbf && f.cells[2][2].ch == 'n');
+	/* C0 controls inside a sequence work where they are */
+	fake_feed(&f, "\r\nab\033[\b3\bD1");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 3), "1b") == 0);
+	fake_term_fini(&f);
+}
+
+/* ---- cutting the stream ---------------------------------------------------- */
+
+static const char split_text[] =
+    "\033[?25lplain text\r\n"
+    "\033[1;31mred\033[0m \033[38:5:2mgreen\033[38:2::10:20:30m rgb\033[m\r\n"
+    "x\033[5b \033[2mdim\033[22m \033[9mstrike\033[29m \033[8mhidden\033[28m shown\r\n"
+    "\xc3\xa9t\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 \xe2\x94\x80\033[3b\r\n"
+    "\033(0lqqk\033(B \033]0;a title\007\033]11;?\033\\\033]10;?\007\033[?1049h"
+    "\033[?12$p\033[?1049$p alt\033[2;5r\033[4$p\033[>4;2m\033[>c\033[?1049l\r\n"
+    "\033[2Enext\033[Fprev\033[20`col\033[3asp\033[sS\033[HH\033[uU\033[6n\033[3J"
+    "\033P$q\"p\033\\\033_x\033\\\033[62\"p\xf4\x80\x80\x80\xf4\x8f\xbf\xbd!"
+    "\xe4\xb8\033[4:3mu\033[4:0m\033[58:5:1m \033[#p\033[?4m\033[>1p\033[12l\033#8end";
+
+static void dump_split(size_t chunk_seed, char *buf, size_t size)
+{
+	struct fake_term f;
+	size_t len = sizeof(split_text) - 1, i = 0;
+
+	fake_term_init(&f, 40, 12);
+	srand((unsigned)chunk_seed);
+	while (i < len) {
+		/* 0: at once; 1: byte by byte; else random reads of 1-16 */
+		size_t n = chunk_seed == 0 ? len : chunk_seed == 1 ? 1 : 1 + (size_t)rand() % 16;
+
+		n = MIN(n, len - i);
+		fake_feed_n(&f, split_text + i, n);
+		i += n;
+	}
+	fake_dump(&f, buf, size);
+	fake_term_fini(&f);
+}
+
+static void test_split(void)
+{
+	static char whole[65536], other[65536];
+
+	dump_split(0, whole, sizeof(whole));
+	CHECK(strstr(whole, "replies \033]11;rgb:0000/0000/0000\033\\") != NULL);
+	CHECK(strstr(whole, "\033[?12;4$y\033[?1049;1$y") != NULL);
+	for (size_t seed = 1; seed < 40; seed++) {
+		dump_split(seed, other, sizeof(other));
+		if (strcmp(whole, other) != 0) {
+			fprintf(stderr, "cut with seed %zu differs\n", seed);
+			CHECK(strcmp(whole, other) == 0);
+		}
+	}
+}
+
+/* A new session: nothing of the last one's state stays. */
+static void test_reset(void)
+{
+	struct fake_term f;
+
+	fake_term_init(&f, 40, 6);
+	fake_feed(&f, "x\033[2;8m\033(0\016\033]11;?\033\xe4\xb8");
+	tsm_vte_hard_reset(f.vte);
+	stream_reset(f.stream);
+	cluster_table_reset(f.table);
+	fake_clear_replies(&f);
+	fake_feed(&f, "\\q\033[3b");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "\\qqqq") == 0);
+	CHECK(fake_flags(&f, 1, 0) == 0 && f.cells[0][1].ch == 'q');
+	CHECK(f.n_replies == 0);
+	fake_term_fini(&f);
+}
+
+int main(void)
+{
+	RUN(test_rep);
+	RUN(test_rep_limit);
+	RUN(test_decrqm);
+	RUN(test_osc);
+	RUN(test_dropped);
+	RUN(test_cursor);
+	RUN(test_clear_scrollback);
+	RUN(test_sgr);
+	RUN(test_extra_attributes);
+	RUN(test_malformed);
+	RUN(test_split);
+	RUN(test_reset);
+	return TESTS_RESULT();
+}

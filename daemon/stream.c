@@ -147,10 +147,18 @@ unsigned stream_rep_limit(unsigned count, unsigned cols, unsigned rows)
 
 /* ---- output ------------------------------------------------------------- */
 
+/* libtsm gets the bytes, and whoever follows what libtsm sees. */
+static void stream_to_vte(struct stream *s, const char *b, size_t n)
+{
+	if (s->cfg.seen)
+		s->cfg.seen(b, n, s->cfg.userdata);
+	tsm_vte_input(s->cfg.vte, b, n);
+}
+
 static void stream_flush(struct stream *s)
 {
 	if (s->out_len) {
-		tsm_vte_input(s->cfg.vte, s->out, s->out_len);
+		stream_to_vte(s, s->out, s->out_len);
 		s->out_len = 0;
 	}
 }
@@ -160,7 +168,7 @@ static void stream_emit(struct stream *s, const char *b, size_t n)
 	if (s->out_len + n > sizeof(s->out)) {
 		stream_flush(s);
 		if (n > sizeof(s->out)) {
-			tsm_vte_input(s->cfg.vte, b, n);
+			stream_to_vte(s, b, n);
 			return;
 		}
 	}

@@ -60,6 +60,9 @@ struct stream_config {
 	const struct palette *palette;
 	/* Answers for the session, written where libtsm's own answers go. */
 	void (*reply)(const char *bytes, size_t len, void *userdata);
+	/* Optional: every byte libtsm gets, as it gets them (the key encoder's
+	 * mode tracker follows the same stream as libtsm, never the raw one). */
+	void (*seen)(const char *bytes, size_t len, void *userdata);
 	void *userdata;
 };
 

@@ -124,6 +124,15 @@ static void term_write_cb(struct tsm_vte *vte, const char *u8, size_t len, void 
 	term_queue_write(u8, len, data);
 }
 
+/* The key encoder's modes (DECCKM, DECKPAM) follow what libtsm is fed, after
+ * the stream stage, so the two never disagree on a mode. */
+static void term_stream_seen(const char *bytes, size_t len, void *userdata)
+{
+	struct term *t = userdata;
+
+	keys_modes_feed(&t->keys, bytes, len);
+}
+
 static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct term *t = userdata;
@@ -135,7 +144,6 @@ static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	if (revents & (EPOLLIN | EPOLLHUP)) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n > 0) {
-			keys_modes_feed(&t->keys, buf, (size_t)n);
 			stream_feed(t->stream, buf, (size_t)n);
 			if (t->cb.damage)
 				t->cb.damage(t->userdata);
@@ -440,6 +448,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	    .table = t->clusters,
 	    .palette = cfg->palette,
 	    .reply = term_queue_write,
+	    .seen = term_stream_seen,
 	    .userdata = t,
 	});
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
 
+#include "../../daemon/keys.h"
 #include "../../daemon/pixel.h"
 #include "../../daemon/util/util.h"
 #include "test-stream-fake.h"
@@ -487,8 +488,54 @@ static void test_reset(void)
 	fake_term_fini(&f);
 }
 
+static void keys_seen_reply(const char *bytes, size_t len, void *data)
+{
+	(void)bytes;
+	(void)len;
+	(void)data;
+}
+
+static void keys_seen(const char *bytes, size_t len, void *data)
+{
+	keys_modes_feed(data, bytes, len);
+}
+
+/* The key encoder's mode tracker follows what libtsm gets (stream_config's
+ * seen), so the two agree on cursor-key mode even where the stage rewrites
+ * a sequence: DECSCL is a soft reset for both. */
+static void test_keys_follow_stream(void)
+{
+	struct tsm_screen *screen;
+	struct tsm_vte *vte;
+	struct cluster_table *table = cluster_table_new();
+	struct keys_modes km;
+	struct stream *st;
+
+	keys_modes_init(&km);
+	CHECK(tsm_screen_new(&screen, NULL, NULL) == 0);
+	CHECK(tsm_screen_resize(screen, 80, 24) == 0);
+	CHECK(tsm_vte_new(&vte, screen, fake_vte_write, NULL, NULL, NULL) == 0);
+	st = stream_new(&(struct stream_config){.vte = vte,
+						.screen = screen,
+						.table = table,
+						.reply = keys_seen_reply,
+						.seen = keys_seen,
+						.userdata = &km});
+	stream_feed(st, "\033[?1h\033=", 7);
+	CHECK(km.modes & KEYS_MODE_CURSOR_APP);
+	CHECK(km.modes & KEYS_MODE_KEYPAD_APP);
+	stream_feed(st, "\033[61\"p", 6); /* DECSCL */
+	CHECK(!(km.modes & KEYS_MODE_CURSOR_APP));
+	CHECK(!(km.modes & KEYS_MODE_KEYPAD_APP));
+	stream_free(st);
+	tsm_vte_unref(vte);
+	tsm_screen_unref(screen);
+	cluster_table_free(table);
+}
+
 int main(void)
 {
+	RUN(test_keys_follow_stream);
 	RUN(test_rep);
 	RUN(test_rep_limit);
 	RUN(test_decrqm);

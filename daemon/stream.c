@@ -34,6 +34,7 @@ enum stream_state {
 enum charset {
 	CHARSET_LOWER,
 	CHARSET_UPPER,
+	CHARSET_SPECIAL, /* DEC special graphics */
 	CHARSET_OTHER,
 };
 
@@ -323,6 +324,21 @@ static void stream_print(struct stream *s, const uint32_t *seq, size_t n)
 		 * maps (a pending single shift stays pending, as in libtsm) */
 		stream_emit(s, "  ", width);
 		return;
+	}
+	if (base == '~' && s->glt < 0 && s->g[s->gl] == CHARSET_SPECIAL) {
+		/* xterm's DEC graphics '~' is U+00B7 (middle dot), libtsm's
+		 * U+22C5 (dot operator), which console fonts do not have: a
+		 * stand-in for the dot, which no character set maps */
+		uint32_t dot[CLUSTER_MAX_LEN];
+		size_t m = MIN(n, (size_t)CLUSTER_MAX_LEN);
+
+		memcpy(dot, seq, m * sizeof(*seq));
+		dot[0] = 0xb7;
+		cp = cluster_intern(s->cfg.table, dot, m, flags);
+		if (cp) {
+			stream_emit_cp(s, cp);
+			return;
+		}
 	}
 	if (gl_char) {
 		as_is = s->glt < 0 && s->g[s->gl] == CHARSET_LOWER;
@@ -739,10 +755,20 @@ static void stream_csi(struct stream *s, uint8_t final)
 	case 'l':
 		stream_ansi_mode(s, &c, final);
 		return;
+	case 'r': { /* DECSTBM; xterm then homes the cursor (libtsm does not) */
+		int rows = (int)tsm_screen_get_height(s->cfg.screen);
+		int top = c.n > 0 && c.v[0] > 0 ? c.v[0] : 1;
+		int bot = c.n > 1 && c.v[1] > 0 ? MIN(c.v[1], rows) : rows;
+
+		stream_emit_csi(s, final);
+		if (bot > top)
+			stream_emit(s, "\033[H", 3);
+		return;
+	}
 	default:
 		/* what libtsm does as xterm does; not p (libtsm takes a bare
 		 * CSI p for DECSCL), t, q, ... (libtsm ignores them anyway) */
-		if (strchr("@ABCDGHIKLMPSTXZcdefgnr", final))
+		if (strchr("@ABCDGHIKLMPSTXZcdefgn", final))
 			stream_emit_csi(s, final);
 		return;
 	}
@@ -892,7 +918,9 @@ static void stream_esc(struct stream *s, uint8_t final)
 
 		if (final == 'B')
 			s->g[slot] = CHARSET_LOWER;
-		else if (final == '0' || final == '<')
+		else if (final == '0')
+			s->g[slot] = CHARSET_SPECIAL;
+		else if (final == '<')
 			s->g[slot] = CHARSET_OTHER;
 		else if (strchr(upper, final))
 			s->g[slot] = CHARSET_UPPER;
@@ -1069,7 +1097,8 @@ void stream_feed(struct stream *s, const char *in, size_t len)
 
 		/* plain ASCII text: no marks follow, nothing to rewrite */
 		if (s->state == STATE_GROUND && cp >= 0x20 && cp < 0x7f && !s->extra &&
-		    s->glt < 0 && (i + 1 == len || p[i + 1] < 0x80)) {
+		    s->glt < 0 && (cp != '~' || s->g[s->gl] != CHARSET_SPECIAL) &&
+		    (i + 1 == len || p[i + 1] < 0x80)) {
 			stream_emit_byte(s, (uint8_t)cp);
 			s->last[0] = cp;
 			s->last_len = 1;

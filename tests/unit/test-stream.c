@@ -261,6 +261,39 @@ static void test_cursor(void)
 	fake_term_read(&f);
 	CHECK(f.cells[0][0].attr.fccode == 1 && fake_flags(&f, 0, 0) == CLUSTER_DIM);
 	fake_term_fini(&f);
+
+	/* DECSTBM homes the cursor as in xterm (also with DECOM: the region's
+	 * top); margins it refuses leave the cursor alone */
+	fake_term_init(&f, 20, 6);
+	fake_feed(&f, "\033[5;9H\033[2;4ra\033[4;9H\033[4;2rb\033[4;10H\033[6rc");
+	fake_feed(&f, "\033[6;1H\033[?6h\033[3;5rd\033[?6l\033[r");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "a") == 0);
+	CHECK(strcmp(fake_row(&f, 2), "d") == 0);
+	CHECK(strcmp(fake_row(&f, 3), "        bc") == 0);
+	CHECK_EQ_U(tsm_screen_get_cursor_x(f.screen), 0);
+	CHECK_EQ_U(tsm_screen_get_cursor_y(f.screen), 0);
+	fake_term_fini(&f);
+}
+
+/* xterm's DEC special graphics: '~' is U+00B7 (libtsm: U+22C5), also in G1
+ * shifted in; the rest is libtsm's */
+static void test_dec_graphics(void)
+{
+	struct fake_term f;
+
+	fake_term_init(&f, 20, 6);
+	fake_feed(&f, "\033(0~q~\033(B~\033)0\x0e~\x0f~");
+	fake_term_read(&f);
+	CHECK(fake_base(&f, 0, 0) == 0xb7 && fake_base(&f, 1, 0) == 0x2500 &&
+	      fake_base(&f, 2, 0) == 0xb7 && fake_base(&f, 3, 0) == '~' &&
+	      fake_base(&f, 4, 0) == 0xb7 && fake_base(&f, 5, 0) == '~');
+	/* repeated, and dim (a stand-in, as for any unmapped character) */
+	fake_feed(&f, "\r\n\033(0~\033[2b\033[2m~\033[m\033(B");
+	fake_term_read(&f);
+	CHECK(fake_base(&f, 0, 1) == 0xb7 && fake_base(&f, 2, 1) == 0xb7);
+	CHECK(fake_base(&f, 3, 1) == 0xb7 && fake_flags(&f, 3, 1) == CLUSTER_DIM);
+	fake_term_fini(&f);
 }
 
 static void test_clear_scrollback(void)
@@ -542,6 +575,7 @@ int main(void)
 	RUN(test_osc);
 	RUN(test_dropped);
 	RUN(test_cursor);
+	RUN(test_dec_graphics);
 	RUN(test_clear_scrollback);
 	RUN(test_sgr);
 	RUN(test_extra_attributes);

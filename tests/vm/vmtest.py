@@ -36,6 +36,23 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   alone; OSC 10/11 are answered with the palette's colours;
                   the session has COLORFGBG=7;0. (Underline, dim, italic
                   and blink against fbcon: the oracle checks' text.)
+  caps-terminfo   (cirrus) The terminfo entry of TERM (xterm-256color) is the oracle
+                  of what output means: every string capability of
+                  `infocmp -x -1 xterm-256color` is tested, not applicable
+                  (keys, answer formats) or one consoled cannot honour
+                  (terminfocaps.py gives the reason; consoled(8) lists them).
+                  The tested ones, expanded by ncurses (curses.tparm), are
+                  written in four screens of scenarios (a known screen of
+                  letters, the capability, a marker where the cursor is
+                  after it) and read back cell by cell, glyph and colours,
+                  against a reference model of xterm's effect: motion,
+                  erase, insert/delete, REP, tabs, DECSC/DECRC, insert mode,
+                  autowrap, scroll regions, index and reverse index, the
+                  alternate screen, the attributes as the renderer's PSF
+                  colours, setaf/setab 0-255 and 24-bit, the line drawing
+                  set, civis/cnorm/cvvis (the cursor's cell), RIS and DECSTR;
+                  E3 with Shift+PageUp; u7 and u9 by their answers. Prints
+                  the table of every capability and its verdict.
   keys            Caps Lock (the LED follows, letters come out capital),
                   Shift+PageUp/PageDown walk the scrollback.
   keys-terminfo   (cirrus) The terminfo entry of TERM (xterm-256color) is the oracle
@@ -98,6 +115,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fonttest  # noqa: E402
 import screen  # noqa: E402
+import terminfocaps  # noqa: E402
 import terminfokeys  # noqa: E402
 import vmlib  # noqa: E402
 
@@ -740,6 +758,154 @@ exec sleep 100000
                        "Backspace at `read` did not erase")
         self.stop_consoled()
 
+    def put_bytes(self, path, data):
+        """put_file with printable bytes as they are (fewer, longer printf lines)."""
+        self.sh(": > %s" % path)
+        chunk = ""
+        for i, b in enumerate(data):
+            chunk += chr(b) if 32 <= b < 127 and chr(b) not in "'\\%-" else "\\%03o" % b
+            if len(chunk) > 700 or i == len(data) - 1:
+                self.sh("printf '%s' >> %s" % (chunk, path))
+                chunk = ""
+
+    def check_caps_terminfo(self):
+        """The output capabilities of xterm-256color's entry against a reference
+        model of xterm's effect (tests/vm/terminfocaps.py), read off the screen."""
+        font = load_font(KEYBOARD_FONT)
+        cols, rows = self.vm_xres // font.width, self.vm_yres // font.height
+        walk = terminfocaps.Walk(rows, cols)
+        phases = walk.phases()
+        names = terminfocaps.infocmp_strings()
+        e3 = walk.t("E3")
+        # phase 0: a scrollback; 1: clear and E3; 2..: the screens
+        blobs = [b"".join(b"scrollback %d\n" % i for i in range(rows * 2)) + b"before-e3",
+                 walk.t("clear") + e3 + b"after-e3"] + [bytes(p.data) for p in phases]
+        for i, b in enumerate(blobs):
+            self.put_bytes("/tmp/caps%d.bin" % i, b)
+        # The session writes each phase when told; ONLCR off as ncurses has
+        # it, so LF is a bare index. Then u7 (CPR at row 5, column 9) and u9
+        # (DA), whose answers go to files.
+        script = ("stty -opost -echo\n"
+                  "for i in %s; do\n"
+                  "  while [ ! -e /tmp/caps.go$i ]; do sleep 0.1; done\n"
+                  "  cat /tmp/caps$i.bin; : > /tmp/caps.done$i\n"
+                  "done\n"
+                  "while [ ! -e /tmp/caps.goask ]; do sleep 0.1; done\n"
+                  "stty raw -echo\n"
+                  "printf '\\033[5;9H%s'; read -r -t 3 -d R a; printf '%%s' \"$a\" >/tmp/caps.u7\n"
+                  "printf '%s'; read -r -t 3 -d c a; printf '%%s' \"$a\" >/tmp/caps.u9\n"
+                  "stty sane; : > /tmp/caps.answered\n"
+                  "exec sleep 100000\n"
+                  % (" ".join(str(i) for i in range(len(blobs))),
+                     "".join("\\%03o" % b for b in walk.t("u7")),
+                     "".join("\\%03o" % b for b in walk.t("u9"))))
+        self.put_file("/tmp/caps.sh", script.encode())
+        self.sh("rm -f /tmp/caps.go* /tmp/caps.done* /tmp/caps.u7 /tmp/caps.u9 /tmp/caps.answered")
+        self.start_consoled(KEYBOARD_FONT, "/bin/sh /tmp/caps.sh")
+        verdict = {}  # cap -> "ok" or "WRONG: ..."
+
+        def go(i):
+            self.sh("touch /tmp/caps.go%d" % i)
+            deadline = time.monotonic() + 30
+            while self.vm.run("test -e /tmp/caps.done%d" % i)[1] != 0:
+                if time.monotonic() > deadline:
+                    self.fail("the session did not write phase %d" % i)
+                time.sleep(0.2)
+
+        # E3: Shift+PageUp shows the scrollback before it (the control),
+        # nothing after it.
+        go(0)
+        self.wait_text(KEYBOARD_FONT, lambda s: "before-e3" in s, "the session did not print")
+        before = self.stable_grab()
+        self.vm.send_keys(["shift", "pgup"])
+        self.wait_text(KEYBOARD_FONT, lambda s: "before-e3" not in s,
+                       "Shift+PageUp shows no scrollback (the control for E3)")
+        self.vm.send_keys(["shift", "pgdn"])
+        self.wait_equal(before, "Shift+PageDown did not come back")
+        go(1)
+        self.wait_text(KEYBOARD_FONT, lambda s: "after-e3" in s, "the session did not clear")
+        cleared = self.stable_grab()
+        self.vm.send_keys(["shift", "pgup"])
+        time.sleep(1.5)
+        up = self.stable_grab()
+        verdict["E3"] = "ok" if not screen.compare(cleared, up) else \
+            "WRONG: Shift+PageUp after it still shows a scrollback"
+        if verdict["E3"] != "ok":
+            self.vm.send_keys(["shift", "pgdn"])
+            self.wait_equal(cleared, "Shift+PageDown did not come back")
+
+        checker = terminfocaps.Checker(font, self.vm_bpp)
+        for i, p in enumerate(phases, start=2):
+            go(i)
+            cursor = (p.m.y, p.m.x)
+            deadline = time.monotonic() + 12
+            while True:
+                img = self.vm.grab()
+                bad = checker.wrong_cells(img, p, cursor)
+                cur_ok = checker.cell_ok(img, *cursor, p.m.grid[cursor[0]][cursor[1]])
+                if (not bad and cur_ok is (p.cursor == "hidden")) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+            if bad or cur_ok is not (p.cursor == "hidden"):
+                img = self.stable_grab()
+                bad = checker.wrong_cells(img, p, cursor)
+                cur_ok = checker.cell_ok(img, *cursor, p.m.grid[cursor[0]][cursor[1]])
+                path = self.vm.save_png(img, "%s-%d-caps-%s.png" % (self.card, self.n, p.name))
+                decoded = screen.read_screen(img, font)
+                print("# caps-terminfo phase %s wrong (picture: %s); screen:" % (p.name, path))
+                for r in range(rows):
+                    print("#   %2d %s" % (r, decoded.lines[r].rstrip()))
+            caps_here = set().union(*p.owners.values())
+            rows_bad = {}
+            for r, c in bad:
+                rows_bad.setdefault(r, []).append(c)
+            for cap in sorted(caps_here):
+                mine = [r for r in sorted(rows_bad) if cap in p.owners.get(r, ())]
+                if mine:
+                    r = mine[0]
+                    want = "".join(ch for ch, _ in p.m.grid[r]).rstrip()
+                    verdict[cap] = ("WRONG: row %d cells %s; expected %r"
+                                    % (r, ",".join(map(str, rows_bad[r][:8])), want))
+                else:
+                    verdict.setdefault(cap, "ok")
+            for r in sorted(rows_bad):
+                if r not in p.owners:
+                    verdict["(%s: row %d)" % (p.name, r)] = "WRONG: a row no capability owns"
+            cur_cap = p.cursor_cap
+            if cur_ok is not (p.cursor == "hidden"):
+                verdict[cur_cap] = "WRONG: the cursor is %s" % ("drawn" if p.cursor == "hidden"
+                                                               else "not drawn")
+
+        # the answers
+        self.sh("touch /tmp/caps.goask")
+        deadline = time.monotonic() + 15
+        while self.vm.run("test -e /tmp/caps.answered")[1] != 0:
+            if time.monotonic() > deadline:
+                self.fail("the session did not read the answers")
+            time.sleep(0.3)
+        u7 = self.sh("cat /tmp/caps.u7")
+        u9 = self.sh("cat /tmp/caps.u9")
+        verdict["u7"] = "ok" if u7 == "\033[5;9" else "WRONG: answered %r" % u7
+        verdict["u9"] = "ok" if re.fullmatch("\033\\[\\?[0-9;]*", u9) else \
+            "WRONG: answered %r" % u9
+        self.stop_consoled()
+
+        bytes_of = dict(walk.tested, E3=e3, u7=walk.t("u7"), u9=walk.t("u9"))
+        table = []
+        for cap, why in terminfocaps.decisions(names, set(bytes_of)):
+            table.append((cap, why or verdict.get(cap, "WRONG: not checked")))
+        table += [(c, v) for c, v in sorted(verdict.items()) if c not in names]
+        bad = [c for c, v in table if v.startswith("WRONG")]
+        print("# caps-terminfo: %d string capabilities, %d tested, %d wrong; missing glyphs: %s"
+              % (len(names), sum(1 for c, v in table if c in names and
+                                  (v == "ok" or v.startswith("WRONG"))),
+                 len(bad), "".join(sorted(checker.missing)) or "none"))
+        for cap, v in table:
+            b = bytes_of.get(cap) or (walk.t.raw(cap) if cap in names else None)
+            print("#   %-16s %-28s %s" % (cap, terminfocaps.show(b)[:28] if b else "-", v))
+        if bad:
+            self.fail("%d output capabilities wrong: %s" % (len(bad), ", ".join(bad)))
+
     def check_frames(self):
         font = KEYBOARD_FONT
         lines = 5000
@@ -1305,7 +1471,7 @@ def main():
         if args.card == "cirrus":
             # what keys send and what the session's output means do not
             # depend on the card
-            checks += ["keys-terminfo", "terminal-output"]
+            checks += ["keys-terminfo", "terminal-output", "caps-terminfo"]
         if args.card == "cirrus" and "cirrus" in plugins:
             checks += ["session-ioports", "boot-mode"]
         if args.card in fonttest.CARDS:
@@ -1345,6 +1511,7 @@ def main():
             "keys": r.check_keys,
             "keys-terminfo": r.check_keys_terminfo,
             "terminal-output": r.check_terminal_output,
+            "caps-terminfo": r.check_caps_terminfo,
             "syn-dropped": r.check_syn_dropped,
             "respawn": r.check_respawn,
             "bad-font": r.check_bad_font,

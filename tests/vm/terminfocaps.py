@@ -621,15 +621,26 @@ class Walk:
         p.w(self.t("setaf", 1))
         m.set(fg=1)
         word("bold", {"bold": True}, text="bold-red")
-        for flags, on in (((0, 1, 0, 0, 0, 1, 0, 0, 0), {"underline": True, "bold": True}),
-                          ((1, 0, 0, 0, 0, 0, 0, 0, 0), {"inverse": True}),
-                          ((0, 0, 0, 1, 0, 1, 0, 0, 0), {"blink": True, "bold": True})):
-            y = next(row)
-            p.w(self.t("cup", y, 0)); m.cup(y, 0)
+        # sgr: each of its parameters alone, and some together (p8,
+        # protect, is no part of this entry's sgr); a word each, 6 a row
+        combos = [(1, {"inverse": True}), (2, {"underline": True}), (3, {"inverse": True}),
+                  (4, {"blink": True}), (5, {"dim": True}), (6, {"bold": True}),
+                  (7, {"invis": True}), ((2, 6), {"underline": True, "bold": True}),
+                  ((4, 6), {"blink": True, "bold": True}), ((3, 5), {"inverse": True, "dim": True}),
+                  ((1, 2, 4, 6), {"inverse": True, "underline": True, "blink": True,
+                                  "bold": True}),
+                  ((5, 6), {"dim": True, "bold": True})]
+        for i, (ps, on) in enumerate(combos):
+            if i % 6 == 0:
+                y = next(row)
+                p.own("sgr", y)
+            ps = ps if isinstance(ps, tuple) else (ps,)
+            flags = [1 if k in ps else 0 for k in range(1, 10)]
+            p.w(self.t("cup", y, (i % 6) * 13)); m.cup(y, (i % 6) * 13)
             c(p, "sgr", *flags, call=lambda on=on: (m.sgr0(), m.set(**on)))
-            p.w(b"sgr%d" % y); m.text("sgr%d" % y)
+            s = "p" + "+".join(map(str, ps))
+            p.w(s.encode()); m.text(s)
             c(p, "sgr0", call=m.sgr0)
-            p.own("sgr", y)
         # sgr with the alternate character set, then smacs/rmacs and acsc
         y = next(row)
         p.w(self.t("cup", y, 0)); m.cup(y, 0)

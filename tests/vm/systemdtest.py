@@ -46,6 +46,26 @@ next one runs):
                environment has only the session's variables (TERM, PATH,
                XDG_SEAT, XDG_VTNR, locale), none of consoled's or the
                helper's (NOTIFY_SOCKET, INVOCATION_ID, LISTEN_FDS, ...).
+  vim, less, tmux, mc, htop, nano, dialog, htop-c, nano-c, dialog-c
+               Real programs driven with keys (issue 12), one after the
+               other in one login of the test user, with LANG=C.UTF-8 and
+               (-c) LANG=C, where ncurses writes runs of a character
+               (spaces, ACS lines) with rep.  After a program that switches
+               to the alternate screen quits, the shell's screen up to the
+               command line is back pixel for pixel and the new prompt looks
+               like the old one (no attribute left on).
+               vim: comments in Cyan (it found a dark background), Ctrl-F
+               scrolls, :help, :vsplit's | column, :q three times.
+               less: a search's match in reverse video, q.
+               tmux: the green status line; Ctrl-b % splits at a vertical
+               line, read in the right pane takes a line with a Backspace,
+               Ctrl-b Left and one in the left; exit twice: [exited].
+               mc -u: its key bar and blue panels; F9 and Down open the
+               Left menu, Shift+F4 the editor, Alt+? Find File; F10.
+               htop: the header's columns aligned, the list header green to
+               the edge; q.  nano: the title bar reverse to both edges, text
+               typed, ^G's help, ^X, no save.  dialog: a 7x40 msgbox's
+               frame, tee and corners in their cells, grey on blue; Enter.
   config       A drop-in sets palette=xterm and has a bad line: after a
                restart the journal has the error (priority err) with
                file:line, consoled runs, and the prompt is drawn in xterm's
@@ -110,7 +130,8 @@ SERVICE_ENV = ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "INVOCATION_ID"
                "JOURNAL_STREAM", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "MANAGERPID",
                "RUNTIME_DIRECTORY", "SYSTEMD_EXEC_PID", "CONSOLED_")
 # What the helper gives login -p (daemon/session.c, session_env()).
-SESSION_ENV = re.compile(r"^(TERM|COLORTERM|PATH|XDG_SEAT|XDG_VTNR|LANG|LANGUAGE|LC_\w+|TZ)=")
+SESSION_ENV = re.compile(r"^(TERM|COLORTERM|COLORFGBG|PATH|XDG_SEAT|XDG_VTNR|LANG|LANGUAGE"
+                         r"|LC_\w+|TZ)=")
 
 FONT = "Lat15-Fixed16.psf.gz"                # in vmtest.FONT_DIR on the host
 GUEST_FONT = "/usr/local/share/consolefonts/" + FONT
@@ -484,6 +505,359 @@ class Runner(vmtest.Runner):
         if not re.search(r"^%s\s+pts/\d+" % USER, last, re.M):
             self.fail("the session is not in wtmp; last says:\n" + last)
 
+    # -- real programs, driven with keys (issue 12) --
+
+    def prog_screen(self, img):
+        return screen.read_screen(img, vmtest.load_font(FONT))
+
+    def prog_wait(self, predicate, what, timeout=30):
+        """Poll the screen until predicate(decoded) holds; the decoded screen."""
+        img, decoded = self.vm.wait_screen(vmtest.load_font(FONT), predicate, timeout=timeout)
+        if not predicate(decoded):
+            path = self.vm.save_png(img, "systemd-%d-screen.png" % self.n)
+            ps = self.vm.run("ps -u %s -o pid,stat,wchan:20,args" % USER)[0]
+            self.fail("%s; screen shows:\n%s\n(picture: %s)\nthe user's processes:\n%s"
+                      % (what, decoded.text(), path, ps))
+        return decoded
+
+    def prog_start(self, command):
+        """Clear the screen, print a few lines, type `command` (no Enter yet)
+        and take the screen as it is then; press Enter.  Return (picture,
+        row of the command line, length of that line)."""
+        self.vm.send_text("clear; seq -f 'before-%g' 1 4\n")
+        self.prog_wait(lambda s: s.lines[3].rstrip() == "before-4"
+                       and s.lines[4].startswith(SHELL_PROMPT) and not s.lines[5].strip(),
+                       "no fresh prompt after clear")
+        self.vm.send_text(command)
+        line = SHELL_PROMPT + " " + command
+        self.prog_wait(lambda s: s.lines[4].rstrip() == line, "%r not typed" % command)
+        before = self.stable_grab()
+        self.vm.send_keys(["ret"])
+        return before, 4, len(line)
+
+    def prog_back(self, before, row, width, what, restored=True, skip=0):
+        """After a program quit: the new prompt `skip` + 1 rows under the
+        command line; with `restored`, everything up to the command line is
+        as before, pixel for pixel (the cursor's cell aside), and the new
+        prompt looks like the old one (no attribute left behind)."""
+        prompt_row = row + 1 + skip
+        decoded = self.prog_wait(lambda s: s.lines[prompt_row].startswith(SHELL_PROMPT),
+                                 "no shell prompt after %s" % what)
+        after = self.stable_grab()
+        decoded = self.prog_screen(after)
+        if decoded.lines[prompt_row].rstrip() != SHELL_PROMPT or \
+                any(l.strip() for l in decoded.lines[prompt_row + 1:]):
+            self.fail("after %s the screen is not the shell's:\n%s" % (what, decoded.text()),
+                      before, after, tag="after")
+        if not restored:
+            return decoded
+        font = vmtest.load_font(FONT)
+        fw, fh = font.width, font.height
+        if before.crop(0, 0, before.width, row * fh) != after.crop(0, 0, after.width, row * fh) \
+                or before.crop(0, row * fh, width * fw, fh) != after.crop(0, row * fh,
+                                                                          width * fw, fh):
+            self.fail("after %s the shell's screen is not back; screen shows:\n%s"
+                      % (what, decoded.text()), before, after, tag="restore")
+        plen = len(SHELL_PROMPT) + 1
+        if before.crop(0, row * fh, plen * fw, fh) != after.crop(0, prompt_row * fh,
+                                                                 plen * fw, fh):
+            self.fail("after %s the new prompt does not look like the one before it"
+                      " (an attribute left on?)" % what, before.crop(0, row * fh, plen * fw, fh),
+                      after.crop(0, prompt_row * fh, plen * fw, fh), tag="prompt")
+        return decoded
+
+    def cells(self, decoded, row, col, n, attr):
+        """The set of fg or bg palette indices of n cells from (row, col)."""
+        return set(getattr(decoded, attr)[row][col:col + n])
+
+    def expect_colours(self, decoded, needle, what, fg=None, bg=None):
+        """The cells of the first `needle` on screen have foreground fg and background bg."""
+        pos = decoded.find(needle)
+        if pos is None:
+            self.fail("%s: %r is not on screen:\n%s" % (what, needle, decoded.text()))
+        r, c = pos
+        glyphs = [c + i for i, ch in enumerate(needle) if ch != " "]
+        got_fg = {decoded.fg[r][i] for i in glyphs}
+        got_bg = set(decoded.bg[r][c:c + len(needle)])
+        if (fg is not None and got_fg != {fg}) or (bg is not None and got_bg != {bg}):
+            self.fail("%s: %r at row %d, column %d has colours %r on %r, expected %r on %r"
+                      % (what, needle, r, c, got_fg, got_bg, fg, bg))
+
+    def vsplit_column(self, decoded, char, last_row):
+        """A column drawn with `char` on rows 0..last_row-1, or None."""
+        for c in range(1, decoded.cols - 1):
+            if all(decoded.lines[r][c] == char for r in range(last_row)):
+                return c
+        return None
+
+    def prog_vim(self):
+        self.sh("(echo '#!/bin/sh'; for i in $(seq 1 150); do echo \"# comment $i\";"
+                " echo \"echo code-$i\"; done) > /tmp/prog.sh; chmod 644 /tmp/prog.sh")
+        before, row, width = self.prog_start("vim /tmp/prog.sh")
+        decoded = self.prog_wait(lambda s: s.lines[0].startswith("#!/bin/sh")
+                                 and s.lines[1].rstrip() == "# comment 1"
+                                 and '"/tmp/prog.sh"' in s.lines[-1], "vim did not open the file")
+        # A dark background: Comment in Cyan (14), not the light one's DarkBlue (4).
+        self.expect_colours(decoded, "# comment 1", "vim's comment", fg=14, bg=0)
+        self.vm.send_text("\x06")                                # Ctrl-F: a page on
+        self.prog_wait(lambda s: re.match(r"(# comment |echo code-)\d\d", s.lines[0])
+                       and "#!/bin/sh" not in s, "Ctrl-F did not scroll vim's window")
+        self.vm.send_text(":help\n")
+        self.prog_wait(lambda s: "VIM - main help file" in s and "For Vim version" in s
+                       and "help.txt [Help][RO]" in s, ":help did not show help.txt")
+        self.vm.send_text(":q\n")
+        self.prog_wait(lambda s: "main help file" not in s and "# comment" in s.lines[0],
+                       ":q did not close the help window")
+        self.vm.send_text(":vsplit\n")
+        decoded = self.prog_wait(lambda s: self.vsplit_column(s, "|", s.rows - 2) is not None
+                                 and s.lines[-2].count("prog.sh") == 2,
+                                 ":vsplit did not split the window")
+        col = self.vsplit_column(decoded, "|", decoded.rows - 2)
+        if not (decoded.lines[0][:col].startswith(decoded.lines[0][col + 1:col + 12])):
+            self.fail("the two windows of :vsplit differ:\n" + decoded.text())
+        self.vm.send_text(":q\n")
+        self.prog_wait(lambda s: self.vsplit_column(s, "|", s.rows - 2) is None
+                       and s.lines[-2].count("prog.sh") == 0, ":q did not close the split")
+        self.vm.send_text(":q\n")
+        self.prog_back(before, row, width, "vim's :q")
+
+    def prog_less(self):
+        before, row, width = self.prog_start("less /tmp/prog.sh")
+        self.prog_wait(lambda s: s.lines[0].startswith("#!/bin/sh")
+                       and s.lines[-1].startswith("/tmp/prog.sh"), "less did not show the file")
+        self.vm.send_text("/comment 42\n")
+        decoded = self.prog_wait(lambda s: s.lines[0].rstrip() == "# comment 42",
+                                 "less did not find 'comment 42'")
+        # The match in reverse video (smso), the rest of its line not.
+        self.expect_colours(decoded, "comment 42", "less's search match", fg=0, bg=7)
+        self.expect_colours(decoded, "echo code-42", "the line after the match", fg=7, bg=0)
+        self.vm.send_text("q")
+        self.prog_back(before, row, width, "less's q")
+
+    def prog_htop(self):
+        before, row, width = self.prog_start("htop")
+        decoded = self.prog_wait(lambda s: "Load average:" in s and "Tasks:" in s
+                                 and "PID USER" in s and "F10Quit" in s.lines[-1],
+                                 "htop did not show its meters, list and keys")
+        # Under LANG=C ncurses writes runs of a character with rep: the
+        # meters lose their bars and the right column of the header, the
+        # list header its spacing, if rep is not honoured.
+        cols = [decoded.find(label)[1] for label in ("Tasks:", "Load average:", "Uptime:")]
+        if len(set(cols)) != 1 or not re.search(r"PID USER {4,}PRI", decoded.text()):
+            self.fail("htop's header is misplaced (Tasks:, Load average:, Uptime: at columns"
+                      " %r):\n%s" % (cols, decoded.text()))
+        # The list header black on green to the right edge (the sort column cyan).
+        r, _ = decoded.find("PID USER")
+        if decoded.bg[r][0] != 2 or decoded.bg[r][-1] != 2 or set(decoded.bg[r]) - {2, 6}:
+            self.fail("htop's list header is not green to the edge: backgrounds %r\n%s"
+                      % (decoded.bg[r], decoded.text()))
+        self.expect_colours(decoded, "Help", "htop's F1 label", fg=0, bg=6)
+        self.vm.send_text("q")
+        self.prog_back(before, row, width, "htop's q")
+
+    def prog_tmux(self):
+        before, row, width = self.prog_start("tmux")
+        decoded = self.prog_wait(lambda s: "[0] 0:bash*" in s.lines[-1]
+                                 and s.lines[0].startswith(SHELL_PROMPT), "tmux did not start")
+        if set(decoded.bg[-1]) != {2}:
+            self.fail("tmux's status line is not green: %r" % decoded.bg[-1])
+        self.vm.send_keys(["ctrl", "b"])
+        self.vm.send_text("%")
+        decoded = self.prog_wait(lambda s: self.vsplit_column(s, "\u2502", s.rows - 1)
+                                 is not None, "Ctrl-b % did not split the window")
+        col = self.vsplit_column(decoded, "\u2502", decoded.rows - 1)
+        # Keys in the new pane, Backspace among them, read by the pty's line
+        # discipline (read), whose erase character is DEL, not ^H.
+        self.vm.send_text("read -r v; echo PANE-$v\n")
+        self.vm.send_text("42x\b\n")
+        self.prog_wait(lambda s: "PANE-42" in s and s.find("PANE-42")[1] > col
+                       and any(l[col + 1:].rstrip() == "PANE-42" for l in s.lines),
+                       "the right pane did not run the command typed")
+        self.vm.send_keys(["ctrl", "b"])
+        self.vm.send_keys(["left"])
+        self.vm.send_text("echo LEFT-$((1+1))\n")
+        self.prog_wait(lambda s: any(l[:col].rstrip() == "LEFT-2" for l in s.lines),
+                       "the left pane did not run the command typed")
+        self.vm.send_text("exit\n")
+        self.prog_wait(lambda s: self.vsplit_column(s, "\u2502", s.rows - 1) is None
+                       and "PANE-42" in s, "the left pane did not exit")
+        self.vm.send_text("exit\n")
+        decoded = self.prog_back(before, row, width, "tmux's last exit", skip=1)
+        if decoded.lines[row + 1].rstrip() != "[exited]":
+            self.fail("tmux did not say [exited]:\n" + decoded.text())
+
+    def prog_mc(self):
+        # Debian's mc calls an external editor for F4 and Shift+F4, and 4.8.29
+        # crashes on Shift+F4 that way (mc ticket 4650): the internal one.
+        self.sh("install -d -o %s -g %s /home/%s/.config /home/%s/.config/mc && printf"
+                " '[Midnight-Commander]\\nuse_internal_edit=true\\n' > /home/%s/.config/mc/ini"
+                " && chown %s: /home/%s/.config/mc/ini" % ((USER,) * 7))
+        before, row, width = self.prog_start("mc -u")
+        decoded = self.prog_wait(lambda s: re.match(r"\s*1\s*Help\s*2\s*Menu", s.lines[-1])
+                                 and "10Quit" in s.lines[-1].replace(" ", "")
+                                 and "Left" in s.lines[0], "mc did not start")
+        self.expect_colours(decoded, "Menu", "mc's F2 label", fg=0, bg=6)
+        if decoded.bg[2][2] != 4:
+            self.fail("mc's panel is not blue (background %d)" % decoded.bg[2][2])
+        self.vm.send_keys(["f9"])                               # the menu bar, then Left's menu
+        self.prog_wait(lambda s: s.find("Left") == (0, 2) and s.bg[0][2] != 6,
+                       "F9 did not take mc's menu bar")
+        self.vm.send_keys(["down"])
+        self.prog_wait(lambda s: "File" in s.lines[0] and "Command" in s.lines[0]
+                       and "Options" in s.lines[0] and "Left" in s.lines[0]
+                       and "Listing format" in s, "Down did not open mc's Left menu")
+        self.vm.send_keys(["esc"])
+        self.vm.send_keys(["esc"])
+        self.prog_wait(lambda s: "Listing format" not in s, "Esc Esc did not close the menu")
+        self.vm.send_keys(["shift", "f4"])                       # a new file in the editor
+        self.prog_wait(lambda s: "2Save" in s.lines[-1].replace(" ", "")
+                       and "4Replac" in s.lines[-1].replace(" ", ""),
+                       "Shift+F4 did not open mc's editor")
+        self.vm.send_keys(["f10"])
+        self.prog_wait(lambda s: "2Menu" in s.lines[-1].replace(" ", ""),
+                       "F10 did not leave the editor")
+        self.vm.send_keys(["alt", "shift", "slash"])             # Alt+?: find file
+        self.prog_wait(lambda s: "Find File" in s and "Start at:" in s,
+                       "Alt+? did not open mc's Find File dialog")
+        self.vm.send_keys(["esc"])
+        self.vm.send_keys(["esc"])
+        self.prog_wait(lambda s: "Find File" not in s, "Esc Esc did not close Find File")
+        self.vm.send_keys(["f10"])
+        deadline = time.monotonic() + 20
+        while True:
+            decoded = self.prog_screen(self.vm.grab())
+            if "Do you really want to quit" in decoded:
+                self.vm.send_keys(["ret"])
+                break
+            if any(l.startswith(SHELL_PROMPT) for l in decoded.lines[row + 1:]) or \
+                    time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        # mc ends its line on the shell's screen: the prompt one row further down.
+        decoded = self.prog_back(before, row, width, "mc's F10", skip=1)
+        if decoded.lines[row + 1].strip():
+            self.fail("mc left %r on the shell's screen" % decoded.lines[row + 1])
+
+    def prog_nano(self, lang):
+        before, row, width = self.prog_start("nano /tmp/nano.txt")
+        decoded = self.prog_wait(lambda s: "GNU nano" in s.lines[0] and "^G Help" in s
+                                 and "^X Exit" in s, "nano did not start")
+        # The title bar in reverse video to both edges, the keys' names too.
+        if set(decoded.bg[0]) != {7}:
+            self.fail("LANG=%s: nano's title bar is not reverse to the edges: %r\n%s"
+                      % (lang, decoded.bg[0], decoded.text()))
+        self.expect_colours(decoded, "^G", "nano's ^G", fg=0, bg=7)
+        self.expect_colours(decoded, " Help", "nano's Help label", fg=7, bg=0)
+        self.vm.send_text("hello nano")
+        self.prog_wait(lambda s: s.lines[1].rstrip() == "hello nano", "nano did not take the text")
+        self.vm.send_text("\x07")                                # ^G
+        self.prog_wait(lambda s: "Main nano help text" in s, "^G did not show nano's help")
+        self.vm.send_text("\x18")                                # ^X: close the help
+        self.prog_wait(lambda s: s.lines[1].rstrip() == "hello nano", "^X did not close the help")
+        self.vm.send_text("\x18")
+        self.prog_wait(lambda s: "Save modified buffer?" in s, "^X did not ask to save")
+        self.vm.send_text("n")
+        self.prog_back(before, row, width, "nano's ^X")
+
+    def prog_dialog(self, lang):
+        self.vm.send_text("clear; dialog --msgbox 'Hello from dialog' 7 40\n")
+        decoded = self.prog_wait(lambda s: "Hello from dialog" in s
+                                 and re.search(r"< +OK +>", s.text()),
+                                 "dialog did not show its box")
+        # The frame: corners, tees and lines where a 7x40 msgbox has them
+        # (ncurses writes them with the ACS and, under LANG=C, rep).
+        h, w = 7, 40
+        pos = decoded.find("\u250c")
+        top, left = pos if pos else (0, 0)
+        got = [decoded.lines[top + i][left:left + w] for i in range(h)]
+        want = ["\u250c" + "\u2500" * (w - 2) + "\u2510"] + \
+               ["\u2502" + "." * (w - 2) + "\u2502"] * (h - 4) + \
+               ["\u251c" + "\u2500" * (w - 2) + "\u2524"] + \
+               ["\u2502" + "." * (w - 2) + "\u2502"] + \
+               ["\u2514" + "\u2500" * (w - 2) + "\u2518"]
+        bad = pos is None or abs(top - (decoded.rows - h) // 2) > 1 or \
+            abs(left - (decoded.cols - w) // 2) > 1
+        for g, x in zip(got, want):
+            if x[1] == "\u2500" and g != x or (g[0], g[-1]) != (x[0], x[-1]) or \
+                    x[1] == "." and "\u2500" in g:
+                bad = True
+        if bad:
+            self.fail("LANG=%s: dialog's frame at row %d, column %d is not right:\n%s\n"
+                      "(expected, . for any text:\n%s)\nscreen:\n%s"
+                      % (lang, top, left, "\n".join(got), "\n".join(want), decoded.text()))
+        if self.cells(decoded, top + 2, left + 1, w - 2, "bg") != {7} or \
+                self.cells(decoded, 0, 0, decoded.cols, "bg") != {4}:
+            self.fail("LANG=%s: dialog's box is not grey on blue: %r, %r"
+                      % (lang, decoded.bg[top + 2][left:left + w], decoded.bg[0]))
+        r, c = decoded.find("Hello from dialog")
+        if (r, c) != (top + 1, left + 2):
+            self.fail("LANG=%s: dialog's text is at row %d, column %d, not in its box at %d, %d"
+                      % (lang, r, c, top, left))
+        self.vm.send_keys(["ret"])
+        # dialog stays on xterm's normal screen (no smcup): its box stays too.
+        self.prog_wait(lambda s: any(l.startswith(SHELL_PROMPT) for l in s.lines),
+                       "no shell prompt after dialog's OK")
+        if self.vm.run("pgrep -u %s -x dialog" % USER)[1] == 0:
+            self.fail("dialog still runs after Enter on OK")
+
+    def prog_shell(self, lang):
+        """The test user's shell on tty1 with LANG=lang and a clear screen:
+        the one the last program check left, or a new login (the first
+        check, or after a failed one, whose cleanup ended the session)."""
+        decoded = self.prog_screen(self.vm.grab())
+        if any(l.rstrip() == PROMPT for l in decoded.lines) or \
+                self.vm.run("pgrep -u %s -x bash" % USER)[1] != 0:
+            self.wait_prompt("no login prompt before the programs")
+            self.login("echo PROGRAMS-$((6*7))", "PROGRAMS-42")
+        self.vm.send_text("clear; export LANG=%s; echo LANG-IS-$LANG\n" % lang)
+        self.prog_wait(lambda s: s.lines[0].rstrip() == "LANG-IS-" + lang, "LANG=%s not set" % lang)
+
+    def prog_logout(self):
+        """After the last program check: back to the login prompt."""
+        if self.vm.run("pgrep -u %s -x bash" % USER)[1] == 0:
+            self.vm.send_text("exit\n")
+            self.wait_prompt("no login prompt after the programs")
+
+    def check_vim(self):
+        self.prog_shell("C.UTF-8")
+        self.prog_vim()
+
+    def check_less(self):
+        self.prog_shell("C.UTF-8")
+        self.prog_less()
+
+    def check_tmux(self):
+        self.prog_shell("C.UTF-8")
+        self.prog_tmux()
+
+    def check_mc(self):
+        self.prog_shell("C.UTF-8")
+        self.prog_mc()
+
+    def check_htop(self):
+        self.prog_shell("C.UTF-8")
+        self.prog_htop()
+
+    def check_nano(self):
+        self.prog_shell("C.UTF-8")
+        self.prog_nano("C.UTF-8")
+
+    def check_dialog(self):
+        self.prog_shell("C.UTF-8")
+        self.prog_dialog("C.UTF-8")
+
+    def check_htop_c(self):
+        self.prog_shell("C")
+        self.prog_htop()
+
+    def check_nano_c(self):
+        self.prog_shell("C")
+        self.prog_nano("C")
+
+    def check_dialog_c(self):
+        self.prog_shell("C")
+        self.prog_dialog("C")
+
     def restart_with(self, dropin, check=True):
         """Write (or, with None, remove) the drop-in and restart consoled@tty1;
         return the journal cursor from before the restart."""
@@ -635,8 +1009,11 @@ class Runner(vmtest.Runner):
             self.fail("getty@tty1 still runs beside consoled")
 
 
-CHECKS = ["fbdev", "units", "security", "sandbox", "plugin", "login", "session", "config",
-          "kill", "stop", "hotplug", "helper-refuses", "no-helper", "no-fb"]
+# The real programs (issue 12), in one login of the test user.
+PROGRAM_CHECKS = ["vim", "less", "tmux", "mc", "htop", "nano", "dialog", "htop-c", "nano-c",
+                  "dialog-c"]
+CHECKS = ["fbdev", "units", "security", "sandbox", "plugin", "login", "session"] + \
+    PROGRAM_CHECKS + ["config", "kill", "stop", "hotplug", "helper-refuses", "no-helper", "no-fb"]
 
 
 def main():
@@ -683,8 +1060,14 @@ def run(checks, build, out_dir, work):
             if state != "running":
                 log("failed units:\n" + vm.run("systemctl --failed --no-pager")[0])
             r = Runner(vm, "systemd", out_dir)
-            for name in checks:
+            for i, name in enumerate(checks):
                 r.check(name, getattr(r, "check_" + name.replace("-", "_")))
+                # The program checks share a login; log out after the last one.
+                if name in PROGRAM_CHECKS and (checks[i + 1:] or [""])[0] not in PROGRAM_CHECKS:
+                    try:
+                        r.prog_logout()
+                    except Exception as e:  # noqa: BLE001 -- the next check's problem
+                        log("logging out after the programs: %s" % e)
     except vmlib.VMError as e:
         print("Bail out! the guest did not come up: %s" % str(e).splitlines()[0], flush=True)
         log(str(e))

@@ -41,8 +41,9 @@ struct session_env_config {
 
 /* Fills ret (max entries, NULL-terminated; the strings live in scratch) with
  * the session's environment: TERM, COLORTERM=truecolor when c->truecolor,
- * COLORFGBG=7;0 (the default colours), PATH, XDG_SEAT=seat0 and XDG_VTNR when c->vt, and the LANG, LANGUAGE,
- * LC_* and TZ entries of parent_env; nothing else. Returns the count.
+ * COLORFGBG=7;0 (the default colours), PATH, XDG_SEAT=seat0 and XDG_VTNR
+ * when c->vt, and the LANG, LANGUAGE, LC_* and TZ entries of parent_env;
+ * nothing else. Returns the count.
  * Async-signal-safe enough for a forked child (no allocation). */
 size_t session_env(const struct session_env_config *c, char *const *parent_env, char **ret,
 		   size_t max, char *scratch, size_t scratch_size);

@@ -169,16 +169,6 @@ static int term_on_child(sd_event_source *s, const siginfo_t *si, void *userdata
 	return 0;
 }
 
-/* The session's environment: session_env() with the terminal's settings. */
-size_t term_session_env(const struct term_config *cfg, char *const *daemon_env, char **ret,
-			size_t max, char *scratch, size_t scratch_size)
-{
-	struct session_env_config c = {
-	    .term = cfg->term, .vt = cfg->vt, .truecolor = cfg->truecolor};
-
-	return session_env(&c, daemon_env, ret, max, scratch, scratch_size);
-}
-
 /* Runs in the forked child; never returns. */
 static void term_exec_child(const char *slave_name, const struct term_config *cfg)
 {

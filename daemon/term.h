@@ -11,7 +11,7 @@
  * The child is started in its own session with the pty as controlling tty,
  * the window size set from the grid, default signal dispositions, no daemon
  * fd open other than 0-2, no I/O port permission, and an environment built
- * from nothing (term_session_env(), session.h).
+ * from nothing (session_env(), session.h).
  *
  * With cfg->session_socket (under systemd), consoled never forks: the pty's
  * slave goes to consoled-session(8) over that socket (session.h has the
@@ -51,18 +51,6 @@ struct term_config {
 	 * caller keeps it); NULL: the Linux console's. */
 	const struct palette *palette;
 };
-
-/* The session's PATH (that of systemd's services, and so of getty's login). */
-#define TERM_SESSION_PATH SESSION_PATH
-
-/* session_env() for cfg's term, vt and truecolor: fills ret (max entries,
- * NULL-terminated; the strings live in scratch) with the session's
- * environment: TERM, COLORTERM=truecolor when cfg->truecolor, COLORFGBG=7;0,
- * PATH,
- * XDG_SEAT=seat0 and XDG_VTNR when cfg->vt, and the LANG, LANGUAGE, LC_* and
- * TZ entries of daemon_env; nothing else. Returns the count. */
-size_t term_session_env(const struct term_config *cfg, char *const *daemon_env, char **ret,
-			size_t max, char *scratch, size_t scratch_size);
 
 int term_new(sd_event *event, const struct term_config *cfg, const struct term_callbacks *cb,
 	     void *userdata, struct term **ret);

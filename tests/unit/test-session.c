@@ -145,11 +145,84 @@ static void test_env(void)
 	CHECK(env[6] == NULL);
 }
 
+static bool env_has(char **env, const char *entry)
+{
+	for (; *env; env++)
+		if (strcmp(*env, entry) == 0)
+			return true;
+	return false;
+}
+
+/* The daemon's own environment (the notify socket, the watchdog, the journal
+ * stream, test switches, the loader's) stays out; the terminal's, the
+ * seat's, PATH and the locale go in. */
+static void test_env_daemon(void)
+{
+	char *daemon_env[] = {
+	    "NOTIFY_SOCKET=/run/systemd/notify",
+	    "WATCHDOG_USEC=30000000",
+	    "WATCHDOG_PID=1",
+	    "JOURNAL_STREAM=8:1234",
+	    "CONSOLED_BACKEND_DIR=/tmp/evil",
+	    "LD_PRELOAD=/tmp/x.so",
+	    "HOME=/root",
+	    "PATH=/tmp/evil:/bin",
+	    "TERM=linux",
+	    "LANG=de_DE.UTF-8",
+	    "LC_TIME=C",
+	    "TZ=Europe/Berlin",
+	    "LCX=1",
+	    "LANGUAGE=de",
+	    NULL,
+	};
+	struct session_env_config cfg = {.term = "xterm-256color", .vt = 3, .truecolor = true};
+	char scratch[4096], *env[32];
+	size_t n;
+
+	n = session_env(&cfg, daemon_env, env, ELEMENTSOF(env), scratch, sizeof(scratch));
+	CHECK(env[n] == NULL);
+	CHECK_EQ_U(n, 10);
+	CHECK(env_has(env, "TERM=xterm-256color"));
+	CHECK(env_has(env, "COLORTERM=truecolor"));
+	/* the default colours, light grey on black: a dark background */
+	CHECK(env_has(env, "COLORFGBG=7;0"));
+	CHECK(env_has(env, "XDG_SEAT=seat0"));
+	CHECK(env_has(env, "XDG_VTNR=3"));
+	CHECK(env_has(env, "PATH=" SESSION_PATH));
+	CHECK(env_has(env, "LANG=de_DE.UTF-8"));
+	CHECK(env_has(env, "LANGUAGE=de"));
+	CHECK(env_has(env, "LC_TIME=C"));
+	CHECK(env_has(env, "TZ=Europe/Berlin"));
+	for (size_t i = 0; i < n; i++) {
+		CHECK(strncmp(env[i], "NOTIFY_SOCKET", 13) != 0);
+		CHECK(strncmp(env[i], "CONSOLED_", 9) != 0);
+		CHECK(strncmp(env[i], "LD_", 3) != 0);
+	}
+
+	/* 8 bpp, no VT: no COLORTERM, no seat */
+	cfg.truecolor = false;
+	cfg.vt = 0;
+	n = session_env(&cfg, (char *[]){NULL}, env, ELEMENTSOF(env), scratch, sizeof(scratch));
+	CHECK_EQ_U(n, 3);
+	CHECK(env_has(env, "TERM=xterm-256color"));
+	CHECK(env_has(env, "COLORFGBG=7;0"));
+	CHECK(env_has(env, "PATH=" SESSION_PATH));
+
+	/* Bounded by the array and the scratch space, always terminated. */
+	n = session_env(&cfg, daemon_env, env, 2, scratch, sizeof(scratch));
+	CHECK_EQ_U(n, 1);
+	CHECK(env[1] == NULL);
+	n = session_env(&cfg, daemon_env, env, ELEMENTSOF(env), scratch, 20);
+	CHECK_EQ_U(n, 1);
+	CHECK(env[1] == NULL);
+}
+
 int main(void)
 {
 	RUN(test_unit_vt);
 	RUN(test_msg_check);
 	RUN(test_pty_slave);
 	RUN(test_env);
+	RUN(test_env_daemon);
 	return TESTS_RESULT();
 }

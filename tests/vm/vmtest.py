@@ -177,7 +177,7 @@ def scroll_modes(card, plugins):
 
 
 CONSOLED_LOG = "/tmp/consoled.log"
-# The session's PATH (daemon/term.h TERM_SESSION_PATH).
+# The session's PATH (daemon/session.h SESSION_PATH).
 SESSION_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 CONSOLED_STATUS = "/tmp/consoled.status"
 

@@ -80,6 +80,43 @@ void stream_feed(struct stream *s, const char *in, size_t len);
  * stand-in table is reset on its own: cluster_table_reset()). */
 void stream_reset(struct stream *s);
 
+/* The terminal state libtsm 4.0.2 keeps inside its vte and does not show
+ * (snapshot.h saves it for session restore), followed here in the stream
+ * libtsm gets. Screen contents, cursor, margins, tab stops and the screen's
+ * flags (tsm_screen_get_flags()) are read from the screen, not kept here. */
+#define STREAM_MODE_DECCKM (1u << 0) /* CSI ? 1 h: application cursor keys */
+#define STREAM_MODE_DECKPAM (1u << 1) /* ESC =: application keypad */
+#define STREAM_MODE_LNM (1u << 2)    /* CSI 20 h: newline mode */
+
+struct stream_pen {
+	struct tsm_screen_attr attr; /* as libtsm's vte holds it (SGR) */
+	unsigned extra;		     /* what this stage adds: CLUSTER_DIM, _STRIKE, conceal */
+};
+
+struct stream_state {
+	struct stream_pen pen;	/* the current SGR pen */
+	uint8_t g[4], gl, gr;	/* character sets designated and invoked */
+	int8_t glt;		/* a pending single shift's set, or -1 */
+	unsigned modes;		/* STREAM_MODE_* */
+	/* What DECSC (ESC 7, CSI s, CSI ? 1048/1049 h) saved: */
+	struct {
+		unsigned x, y; /* libtsm's cursor then (x may be the width: wrap pending) */
+		struct stream_pen pen;
+		uint8_t gl, gr;
+		bool wrap, origin; /* DECAWM, DECOM then */
+	} saved;
+};
+
+/* The state now (every byte fed so far has reached libtsm). */
+void stream_get_state(struct stream *s, struct stream_state *ret);
+
+/* Session restore: after tsm_vte_hard_reset() and with the screen's cells,
+ * cursor, margins, tab stops and flags already rebuilt, brings libtsm's vte
+ * and this stage to `st` by feeding the vte a synthesized escape sequence
+ * stream (the screen's cursor and flags are left as they were found). Returns
+ * 0, or -EINVAL if st holds values out of range (then nothing is changed). */
+int stream_set_state(struct stream *s, const struct stream_state *st);
+
 /* The most characters one REP repeats on a cols x rows screen: more give the
  * same screen (the last row as with the full count), so a few bytes cannot
  * keep libtsm busy for long. */

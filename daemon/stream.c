@@ -1389,62 +1389,99 @@ static void screen_put_flags(struct tsm_screen *screen, unsigned flags)
 		tsm_screen_reset_flags(screen, now & ~flags);
 }
 
-struct last_cell {
-	unsigned y, end; /* the row, and where the cell wanted ends */
+/* What a pending wrap is made from: the rightmost cell of row y that ends
+ * at x, and each row's last cell. */
+struct wrap_cells {
+	unsigned y, end, width;
 	bool found;
-	uint32_t ch;
+	uint32_t ch; /* 0: empty */
 	unsigned x;
 	struct tsm_screen_attr attr;
+	struct last_cell {
+		bool empty; /* erased: no character, width 1 */
+		struct tsm_screen_attr attr;
+	} *last; /* [height] */
+	unsigned height;
 };
 
-static int find_last_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch, size_t len,
-			  unsigned width, unsigned posx, unsigned posy,
-			  const struct tsm_screen_attr *attr, tsm_age_t age, void *data)
+static int read_wrap_cells(struct tsm_screen *con, uint64_t id, const uint32_t *ch, size_t len,
+			   unsigned width, unsigned posx, unsigned posy,
+			   const struct tsm_screen_attr *attr, tsm_age_t age, void *data)
 {
-	struct last_cell *c = data;
+	struct wrap_cells *c = data;
 
-	if (posy != c->y || width == 0 || posx + width > c->end || c->found)
-		return 0;
-	if (posx + width == c->end) {
+	/* the rightmost: a character right of a wide one that ends there too
+	 * was written after it */
+	if (posy == c->y && width > 0 && posx + width == c->end) {
 		c->found = true;
 		c->x = posx;
-		c->ch = len ? ch[0] : ' ';
+		c->ch = len ? ch[0] : 0;
 		c->attr = *attr;
 	}
+	if (posx + 1 == c->width && posy < c->height)
+		c->last[posy] = (struct last_cell){.empty = !len && width == 1, .attr = *attr};
 	return 0;
 }
 
-/* The cursor at (x, y) as libtsm's getters give it, with x at the width or
- * beyond (a wrap pending) made by writing the character that ends there
- * again. The caller puts the flags back afterwards. */
+/* Writes ch at (x, y), x then left after it; an empty cell (ch 0) as a
+ * space, erased again, which leaves the cursor (the erase sets the screen's
+ * default attribute: an SGR must follow). */
+static void rewrite_cell(struct tsm_screen *screen, unsigned x, unsigned y, uint32_t ch,
+			 const struct tsm_screen_attr *attr, bool wide)
+{
+	tsm_screen_move_to(screen, x, y);
+	tsm_screen_write(screen, ch ? ch : wide ? 0x4e2d : ' ', attr);
+	if (!ch) {
+		tsm_screen_set_def_attr(screen, attr);
+		tsm_screen_erase_chars(screen, 1);
+	}
+}
+
+/* The cursor at (x, y) as libtsm's getters give it. x at the width or one
+ * more (a wrap pending) only a write makes: the character of row y that
+ * ends there is written again; else a space (a wide character for width +
+ * 1) is written into an empty last cell, which is erased again, of row y or
+ * of a row from which the cursor goes up or down to y keeping its column.
+ * The caller puts the flags back afterwards. */
 static void screen_put_cursor(struct tsm_screen *screen, unsigned x, unsigned y)
 {
-	unsigned width = tsm_screen_get_width(screen);
-	struct last_cell c = {.y = y, .end = x};
+	unsigned width = tsm_screen_get_width(screen), height = tsm_screen_get_height(screen);
+	struct wrap_cells c = {.y = y, .end = x, .width = width, .height = height};
 
 	/* absolute, drawn as stored (no cursor, no inverse screen), written
 	 * in place */
 	tsm_screen_reset_flags(screen,
 			       TSM_SCREEN_REL_ORIGIN | TSM_SCREEN_INSERT_MODE | TSM_SCREEN_INVERSE);
-	if (x < width) {
+	if (x < width || x > width + 1 || y >= height) {
 		tsm_screen_move_to(screen, x, y);
 		return;
 	}
 	tsm_screen_set_flags(screen, TSM_SCREEN_HIDE_CURSOR);
-	tsm_screen_draw(screen, find_last_cell, &c);
-	if (!c.found) {
-		/* no character ends there (x past the last one of a wide
-		 * character that did not fit, and it went): where the next
-		 * character would wrap all the same */
-		c.end = width;
-		tsm_screen_draw(screen, find_last_cell, &c);
+	c.last = xcalloc(height, sizeof(*c.last));
+	tsm_screen_draw(screen, read_wrap_cells, &c);
+	if (c.found) {
+		rewrite_cell(screen, c.x, y, c.ch, &c.attr, false);
+		goto out;
 	}
-	if (!c.found) {
-		tsm_screen_move_to(screen, width - 1, y);
-		return;
+	for (unsigned k = 0; k <= height; k++) {
+		unsigned from = k == 0 ? y : k - 1; /* row y first */
+
+		if (k > 0 && from == y)
+			continue;
+		if (!c.last[from].empty)
+			continue;
+		rewrite_cell(screen, width - 1, from, 0, &c.last[from].attr, x > width);
+		if (from > y)
+			tsm_screen_move_up(screen, from - y, false);
+		else if (from < y)
+			tsm_screen_move_down(screen, y - from, false);
+		if (tsm_screen_get_cursor_x(screen) == x && tsm_screen_get_cursor_y(screen) == y)
+			goto out;
 	}
-	tsm_screen_move_to(screen, c.x, y);
-	tsm_screen_write(screen, c.ch, &c.attr);
+	/* none: where the next character goes all the same, but unwrapped */
+	tsm_screen_move_to(screen, width - 1, y);
+out:
+	free(c.last);
 }
 
 int stream_set_state(struct stream *s, const struct stream_state *st)
@@ -1477,6 +1514,10 @@ int stream_set_state(struct stream *s, const struct stream_state *st)
 	/* the alternate screen's saved cursor */
 	tsm_screen_move_to(screen, MIN(st->alt.x, width - 1), MIN(st->alt.y, height - 1));
 	emit_mode(s, true, 1048, true);
+	stream_flush(s);
+
+	/* the cursor as it was found */
+	screen_put_cursor(screen, x, y);
 
 	/* the state now; libtsm's own copies of the screen's modes as the
 	 * screen has them */
@@ -1500,8 +1541,7 @@ int stream_set_state(struct stream *s, const struct stream_state *st)
 	if ((st->modes & STREAM_MODE_KEYS_LNM) && !(st->modes & STREAM_MODE_LNM) && s->cfg.seen)
 		s->cfg.seen("\033[20h", 5, s->cfg.userdata);
 
-	/* the screen as it was found */
-	screen_put_cursor(screen, x, y);
+	/* the flags as they were found */
 	screen_put_flags(screen, flags);
 
 	/* and this stage */

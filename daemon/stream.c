@@ -80,9 +80,9 @@ struct stream {
 	uint8_t g[4], gl, gr;
 	int glt; /* a single shift's set for the next character, or -1 */
 	struct stream_saved saved;
-	unsigned alt_x, alt_y; /* the cursor CSI ? 1048 h / 1049 h saved */
-	bool ckm, lnm;	       /* DECCKM and LNM (also for DECRQM) */
-	bool kpam;	       /* DECKPAM */
+	unsigned alt_x, alt_y;	  /* the cursor CSI ? 1048 h / 1049 h saved */
+	bool ckm, lnm;		  /* DECCKM and LNM (also for DECRQM) */
+	bool kpam;		  /* DECKPAM */
 	bool keys_kpam, keys_lnm; /* the key encoder's (STREAM_MODE_KEYS_*) */
 
 	char out[STREAM_OUT_SIZE]; /* for libtsm, in one call where possible */
@@ -104,8 +104,8 @@ struct csi {
 
 /* libtsm's pen after a reset or SGR 0: the default colours. */
 static const struct tsm_screen_attr default_attr = {
-	.fccode = TSM_COLOR_FOREGROUND,
-	.bccode = TSM_COLOR_BACKGROUND,
+    .fccode = TSM_COLOR_FOREGROUND,
+    .bccode = TSM_COLOR_BACKGROUND,
 };
 
 /* What libtsm's tsm_vte_reset() does to the state followed here (RIS and
@@ -1295,8 +1295,7 @@ void stream_get_state(struct stream *s, struct stream_state *ret)
 	    .gr = s->gr,
 	    .glt = (int8_t)s->glt,
 	    .modes = (s->ckm ? STREAM_MODE_DECCKM : 0) | (s->kpam ? STREAM_MODE_DECKPAM : 0) |
-		     (s->lnm ? STREAM_MODE_LNM : 0) |
-		     (s->keys_kpam ? STREAM_MODE_KEYS_KEYPAD : 0) |
+		     (s->lnm ? STREAM_MODE_LNM : 0) | (s->keys_kpam ? STREAM_MODE_KEYS_KEYPAD : 0) |
 		     (s->keys_lnm ? STREAM_MODE_KEYS_LNM : 0),
 	    .saved = {.x = s->saved.x,
 		      .y = s->saved.y,
@@ -1389,6 +1388,11 @@ static void screen_put_flags(struct tsm_screen *screen, unsigned flags)
 		tsm_screen_reset_flags(screen, now & ~flags);
 }
 
+struct last_cell {
+	bool empty; /* erased: no character, width 1 */
+	struct tsm_screen_attr attr;
+};
+
 /* What a pending wrap is made from: the rightmost cell of row y that ends
  * at x, and each row's last cell. */
 struct wrap_cells {
@@ -1397,10 +1401,7 @@ struct wrap_cells {
 	uint32_t ch; /* 0: empty */
 	unsigned x;
 	struct tsm_screen_attr attr;
-	struct last_cell {
-		bool empty; /* erased: no character, width 1 */
-		struct tsm_screen_attr attr;
-	} *last; /* [height] */
+	struct last_cell *last; /* [height] */
 	unsigned height;
 };
 

@@ -121,10 +121,10 @@ struct stream_pen {
 #define STREAM_REP_MAX 8 /* CLUSTER_MAX_LEN */
 
 struct stream_state {
-	struct stream_pen pen;	/* the current SGR pen */
-	uint8_t g[4], gl, gr;	/* G0-G3 (enum stream_charset); GL 0-3, GR 1-3 */
-	int8_t glt;		/* a pending single shift's set (2, 3), or -1 */
-	unsigned modes;		/* STREAM_MODE_* */
+	struct stream_pen pen; /* the current SGR pen */
+	uint8_t g[4], gl, gr;  /* G0-G3 (enum stream_charset); GL 0-3, GR 1-3 */
+	int8_t glt;	       /* a pending single shift's set (2, 3), or -1 */
+	unsigned modes;	       /* STREAM_MODE_* */
 	/* What DECSC (ESC 7, CSI s) saved: */
 	struct {
 		/* libtsm's cursor then (x may be the width or one more: a wrap

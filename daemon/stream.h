@@ -40,8 +40,11 @@
  * To know what libtsm will print, the stage follows libtsm's character set
  * state (G0-G3, GL, GR, single shifts): a character that libtsm maps to
  * another one is never made a stand-in, so line drawing stays line drawing
- * (such characters lose dim and strikethrough). It also follows what DECSC
- * and DECRC save of the attributes it keeps itself.
+ * (such characters lose dim and strikethrough). It also follows the state
+ * libtsm's vte hides (struct stream_state: its SGR pen, what DECSC saves,
+ * the cursor ? 1048/1049 h saves, its key modes), at a cost only on SGR,
+ * DECSC (the output before it is handed on, to read the cursor) and mode
+ * sequences.
  */
 #include <libtsm.h>
 #include <stdbool.h>

@@ -487,13 +487,12 @@ static int manager_start(struct manager *m)
 
 	/* A session that the last consoled left in systemd's fd store is
 	 * adopted; without one (or if its snapshot is bad) a new one starts. */
-	restore_new(&(struct restore_config){
-			.enabled = m->opts.session_restore,
-			.store = m->opts.session_restore && m->opts.session_socket &&
-				 getenv("NOTIFY_SOCKET"),
-			.sb_size = m->opts.sb_size,
-		    },
-		    &m->restore);
+	struct restore_config rc = {
+	    .enabled = m->opts.session_restore,
+	    .store = m->opts.session_restore && m->opts.session_socket && getenv("NOTIFY_SOCKET"),
+	    .sb_size = m->opts.sb_size,
+	};
+	restore_new(&rc, &m->restore);
 	struct term_adopt adopt;
 	struct term_config tc = {
 	    .cols = render_cols(m->render),

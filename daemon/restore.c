@@ -187,7 +187,8 @@ void restore_new(const struct restore_config *c, struct restore **ret)
 		if (!r->cfg.enabled || !r->cfg.store) {
 			/* dropped below, all at once */
 		} else if (k == _FD_MAX) {
-			log_warning("Closing fd %d of unknown name '%s' from the fd store", fd, name);
+			log_warning("Closing fd %d of unknown name '%s' from the fd store", fd,
+				    name);
 			store_remove(r, name);
 		} else if (r->handed[k] >= 0) {
 			log_warning("Closing a second '%s' from the fd store", name);
@@ -271,8 +272,9 @@ void restore_session_started(struct restore *r, struct term *t)
 		} else {
 			e = snapshot_new(r->cfg.sb_size, &r->snap);
 			if (e < 0) {
-				log_warning_errno(e, "Failed to make a snapshot, session restore is "
-						     "off: %m");
+				log_warning_errno(e,
+						  "Failed to make a snapshot, session restore is "
+						  "off: %m");
 				r->unsupported = true;
 			}
 		}

@@ -429,8 +429,7 @@ static int term_adopt(struct term *t, const struct term_adopt *a)
 	unsigned cols = 0, rows = 0;
 	int flags, r;
 
-	r = snapshot_restore(a->snapshot, t->screen, t->vte, t->stream, t->clusters, &cols,
-			     &rows);
+	r = snapshot_restore(a->snapshot, t->screen, t->vte, t->stream, t->clusters, &cols, &rows);
 	if (r < 0)
 		return r;
 	/* The key encoder's modes are what the vte was left in. */

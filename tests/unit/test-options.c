@@ -287,8 +287,8 @@ static void test_session_restore(void)
 	CHECK(parse(&o, (const char *const[]){"--session-restore=no", NULL}) == 0);
 	CHECK(!o.session_restore);
 	options_fini(&o);
-	CHECK(parse(&o, (const char *const[]){"--session-restore=off", "--session-restore", NULL}) ==
-	      0);
+	CHECK(parse(&o, (const char *const[]){"--session-restore=off", "--session-restore",
+					      NULL}) == 0);
 	CHECK(o.session_restore);
 	options_fini(&o);
 	CHECK(parse(&o, (const char *const[]){"--session-restore=later", NULL}) == -EINVAL);

@@ -273,8 +273,12 @@ static void test_adopt(void)
 
 	CHECK(sd_event_new(&event) >= 0);
 	e = term_new(event,
-		     &(struct term_config){.cols = 100, .rows = 30, .width_px = 800,
-					   .height_px = 480, .term = "xterm", .sb_size = 100,
+		     &(struct term_config){.cols = 100,
+					   .rows = 30,
+					   .width_px = 800,
+					   .height_px = 480,
+					   .term = "xterm",
+					   .sb_size = 100,
 					   .adopt = &a},
 		     &(struct term_callbacks){on_damage, on_exited}, &ev, &t);
 	CHECK(e == 0);
@@ -366,10 +370,11 @@ static void test_refused(void)
 		struct events ev = {};
 
 		CHECK(sd_event_new(&event) >= 0);
-		e = term_new(event,
-			     &(struct term_config){.cols = 80, .rows = 24, .term = "xterm",
-						   .sb_size = 100, .adopt = &a},
-			     &(struct term_callbacks){on_damage, on_exited}, &ev, &t);
+		e = term_new(
+		    event,
+		    &(struct term_config){
+			.cols = 80, .rows = 24, .term = "xterm", .sb_size = 100, .adopt = &a},
+		    &(struct term_callbacks){on_damage, on_exited}, &ev, &t);
 		CHECK(e == -EBADMSG || e == -EPROTONOSUPPORT);
 		CHECK(!t);
 		/* nothing taken */
@@ -380,8 +385,7 @@ static void test_refused(void)
 	CHECK(!fd_open(3) && !fd_open(4) && !fd_open(5));
 	notify_read(got, sizeof(got), &n_fds);
 	CHECK(strstr(got, "FDSTOREREMOVE=1,FDNAME=pty") != NULL);
-	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
-	      WTERMSIG(status) == SIGHUP);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGHUP);
 	restore_free(r);
 
 	/* incomplete (no pidfd) */
@@ -392,8 +396,7 @@ static void test_refused(void)
 	restore_new(&(struct restore_config){.enabled = true, .store = true, .sb_size = 100}, &r);
 	CHECK(!restore_handed(r, &a));
 	CHECK(!fd_open(3) && !fd_open(4));
-	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
-	      WTERMSIG(status) == SIGHUP);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGHUP);
 	notify_read(got, sizeof(got), &n_fds);
 	restore_free(r);
 
@@ -403,16 +406,14 @@ static void test_refused(void)
 	fds[1] = session_pidfd_open(pid);
 	fds[2] = dup(snap);
 	hand_over(fds, names, 3);
-	restore_new(&(struct restore_config){.enabled = false, .store = false, .sb_size = 100},
-		    &r);
+	restore_new(&(struct restore_config){.enabled = false, .store = false, .sb_size = 100}, &r);
 	CHECK(!restore_handed(r, &a));
 	CHECK(!restore_active(r));
 	CHECK(!fd_open(3) && !fd_open(4) && !fd_open(5));
 	notify_read(got, sizeof(got), &n_fds);
 	CHECK(strcmp(got, "FDSTOREREMOVE=1,FDNAME=pty|FDSTOREREMOVE=1,FDNAME=pidfd|"
 			  "FDSTOREREMOVE=1,FDNAME=snapshot") == 0);
-	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
-	      WTERMSIG(status) == SIGHUP);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGHUP);
 	restore_free(r);
 	close(snap);
 }

@@ -270,8 +270,8 @@ static void test_started_pidfd(void)
 			struct cmsghdr hdr;
 			char buf[CMSG_SPACE(sizeof(two))];
 		} control = {};
-		struct session_msg m = {.magic = SESSION_MSG_MAGIC, .type = SESSION_MSG_STARTED,
-					.value = 1};
+		struct session_msg m = {
+		    .magic = SESSION_MSG_MAGIC, .type = SESSION_MSG_STARTED, .value = 1};
 		struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
 		struct msghdr mh = {.msg_iov = &iov,
 				    .msg_iovlen = 1,

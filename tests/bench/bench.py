@@ -117,6 +117,7 @@ def probe_consoled(path):
         "no_calibrate": "--no-calibrate" in text,
         "list_backends": "--list-backends" in text,
         "font_size": "--font-size" in text,
+        "session_restore": "--session-restore" in text,
     }
     m = re.search(r"--scroll-mode=([a-z-]+(?:\|[a-z-]+)+)", text)
     if m:
@@ -241,8 +242,12 @@ class CardBench:
         return ["--font-file=%s/%s" % (initramfs.TTF_DIR, TTF_NAME),
                 "--font-size=%g" % self.ttf["size"], "--font-dpi=%d" % TTF_DPI]
 
-    def consoled_flags(self, mode, ttf=False):
+    def consoled_flags(self, mode, ttf=False, restore=True):
         flags = ["--vt=1", "--fbdev=/dev/fb0"] + self.font_flags(ttf)
+        if self.caps["session_restore"]:
+            # The snapshot of session restore is kept without systemd too, so
+            # its cost shows here; the "auto -restore" row runs without it.
+            flags.append("--session-restore=" + ("yes" if restore else "no"))
         if mode != "default":
             flags.append("--scroll-mode=" + mode)
         if self.caps["no_calibrate"]:
@@ -256,7 +261,7 @@ class CardBench:
         except Exception:  # noqa: BLE001 -- best effort after a failure
             pass
 
-    def run_consoled(self, mode, phases, snapshots, ttf=False):
+    def run_consoled(self, mode, phases, snapshots, ttf=False, restore=True):
         """One consoled run; returns (results by step, consoled log excerpt)."""
         vm = self.vm
         vm.check("rm -f %s %s %s %s.done" % (G_LOG, G_STATUS, G_RESULT, G_RESULT))
@@ -266,7 +271,7 @@ class CardBench:
         # The log is opened O_APPEND: session.sh appends its markers to it.
         vm.check("(CONSOLED_BACKEND_DIR=" + vmtest.GUEST_BACKEND_DIR + " consoled %s --login -- %s </dev/null >>%s 2>&1; echo $? >%s)"
                  " </dev/null >/dev/null 2>&1 &"
-                 % (" ".join(self.consoled_flags(mode, ttf)), session, G_LOG, G_STATUS))
+                 % (" ".join(self.consoled_flags(mode, ttf, restore)), session, G_LOG, G_STATUS))
         lines = self.args.lines if "cat" in phases else 0
         ticks = self.args.ticks if "tick" in phases else 0
         limit = int(self.timeout_for(lines, ticks))
@@ -319,13 +324,16 @@ class CardBench:
             raise RunError("consoled did not answer the cursor position request after %s" % phase)
         return float(f[1]) - float(f[0]), f[2]
 
-    def mode(self, mode, ttf=False):
-        """Measure one mode (with the PSF font, or the TrueType one); returns
-        a dict of figures (see README.md)."""
-        r = {"mode": mode, "font": "ttf %dx%d" % self.ttf["cell"] if ttf else
+    def mode(self, mode, ttf=False, restore=True):
+        """Measure one mode (with the PSF font, or the TrueType one; with the
+        session restore snapshot or without); returns a dict of figures (see
+        README.md)."""
+        r = {"mode": mode if restore else mode + " -restore",
+             "font": "ttf %dx%d" % self.ttf["cell"] if ttf else
              "psf %dx%d" % (self.font_w, self.font_h)}
         if self.caps["stats"]:
-            results, log, notes = self.run_consoled(mode, "cat,tick", snapshots=True, ttf=ttf)
+            results, log, notes = self.run_consoled(mode, "cat,tick", snapshots=True, ttf=ttf,
+                                                    restore=restore)
             groups = parse_stats(log)
             for step in ("prefill", "cat", "tick", "final"):
                 if not groups.get(step, {}).get("strategies"):
@@ -401,7 +409,7 @@ def derive(r, fbcon_s, row_bytes, lines, ticks):
 
     targets = []
     full = r["mode"]
-    if r["mode"] == "auto" and r.get("auto_choice"):
+    if r["mode"].startswith("auto") and r.get("auto_choice"):
         m = re.search(r"full-screen=(\S+)", r["auto_choice"])
         full = m.group(1) if m else "auto"
     if full in ("pan", "wrap"):
@@ -499,7 +507,7 @@ def format_card(card):
             out.append("   %s  %s" % (row[0].ljust(widths[0]), row[1]))
     for r in card["modes"]:
         label = r["mode"] + (" ttf" if r.get("font", "").startswith("ttf") else "")
-        if r.get("auto_choice") and r["mode"] == "auto":
+        if r.get("auto_choice") and r["mode"].startswith("auto"):
             out.append("   %s chose: %s" % (label, r["auto_choice"]))
         if "tick_s" in r:
             out.append("   %s 1-row: %d lines in %.2f s (%.0f ms a line), %s frames"
@@ -510,11 +518,26 @@ def format_card(card):
                        " included, rows scrolled = lines written)" % label)
         for n in r.get("notes", []):
             out.append("   %s: log: %s" % (label, n))
+    cost = snapshot_cost(card)
+    if cost:
+        out.append("   " + cost)
     for n in card.get("notes", []):
         out.append("   note: " + n)
     if card.get("error"):
         out.append("   FAILED: " + card["error"])
     return "\n".join(out) + "\n"
+
+
+def snapshot_cost(card):
+    """The session restore snapshot's cost: auto's cat with it and without."""
+    by = {r["mode"]: r for r in card["modes"]
+          if "cat_s" in r and not r.get("font", "").startswith("ttf")}
+    on, off = by.get("auto"), by.get("auto -restore")
+    if not on or not off or not off["cat_s"]:
+        return None
+    return ("session restore snapshot: auto cat %.3f s with it, %.3f s without: %+.1f%%"
+            " (the issue's bound: +5%%; one run each, TCG noise included)"
+            % (on["cat_s"], off["cat_s"], 100 * (on["cat_s"] / off["cat_s"] - 1)))
 
 
 def short_target(t):
@@ -566,15 +589,18 @@ def bench_card(card, args, caps, lines_path, out_dir):
             print("# %s fbcon: %.3f s" % (card, result["fbcon_s"]), flush=True)
 
             modes = card_modes(card, args, caps, b, result["notes"])
-            runs = [(m, False) for m in modes]
+            runs = [(m, False, True) for m in modes]
+            if caps["session_restore"] and "auto" in modes:
+                # The snapshot's cost: auto again without it, right after.
+                runs.insert(modes.index("auto") + 1, ("auto", False, False))
             ttf = ttf_setup(b, args, caps, result["notes"])
             if ttf:
                 result["geometry"]["ttf"] = ttf
-                runs += [(m, True) for m in modes if m in args.ttf_modes.split(",")]
-            for mode, with_ttf in runs:
+                runs += [(m, True, True) for m in modes if m in args.ttf_modes.split(",")]
+            for mode, with_ttf, restore in runs:
                 t1 = time.monotonic()
                 try:
-                    r = b.mode(mode, with_ttf)
+                    r = b.mode(mode, with_ttf, restore)
                     derive(r, result["fbcon_s"], r.get("row_bytes", b.row_bytes), args.lines,
                            args.ticks)
                     print("# %s %s %s: cat %.3f s (%.1fx fbcon) in %.1fs" %
@@ -585,7 +611,8 @@ def bench_card(card, args, caps, lines_path, out_dir):
                         traceback.print_exc()
                     print("# %s %s%s: FAILED: %s" % (card, mode, " ttf" if with_ttf else "", e),
                           flush=True)
-                    r = {"mode": mode, "font": "ttf" if with_ttf else "psf",
+                    r = {"mode": mode if restore else mode + " -restore",
+                         "font": "ttf" if with_ttf else "psf",
                          "error": "%s: %s" % (type(e).__name__, e)}
                     if vm.proc.poll() is not None:
                         result["modes"].append(r)

@@ -30,6 +30,9 @@
  *     CLUSTERS (6) u32 stand-ins handed out
  *     SB (7)       u64 ring offset of the oldest line, u64 ring offset where
  *                  the next goes, u32 lines, u32 zero, u64 id of the newest
+ *     ROWS (8)     u32 CRC-32 of the rows' CRCs (main screen, then alternate,
+ *                  each as u32), u32 zero: a row whose newest copy is broken
+ *                  cannot pass for its older copy
  * The valid header (magic, version, length, CRC) with the highest generation
  * is the snapshot; if what it points to is broken, the other one is tried.
  *
@@ -107,7 +110,8 @@ enum {
 	TAG_STREAM = 5,
 	TAG_CLUSTERS = 6,
 	TAG_SB = 7,
-	TAG_MAX_KNOWN = 7,
+	TAG_ROWS = 8,
+	TAG_MAX_KNOWN = 8,
 };
 
 #define STREAM_REC_SIZE 112u
@@ -139,12 +143,14 @@ struct hdr_state {
 	uint32_t clusters;
 	uint64_t sb_tail, sb_head, sb_last_id;
 	uint32_t sb_count;
+	uint32_t rows_crc;
 };
 
 struct row_track {
 	const struct tsmpeek_line *line; /* the line written last */
 	uint8_t slot;			 /* which slot holds the committed copy */
 	bool dirty;			 /* written in this update */
+	uint32_t crc, new_crc;		 /* the committed copy's, the new one's */
 };
 
 struct snapshot {
@@ -156,6 +162,7 @@ struct snapshot {
 	uint64_t gen;  /* the committed header's */
 	struct hdr_state cur;
 	struct row_track *track[2];
+	uint32_t *crcs; /* scratch: 2 * rows */
 	tsm_age_t last_age;
 	/* scratch */
 	const struct tsmpeek_line **sb_lines;
@@ -427,6 +434,9 @@ static size_t header_build(uint8_t *buf, uint64_t gen, const struct hdr_state *h
 	put_u32(p + 16, h->sb_count);
 	put_u64(p + 24, h->sb_last_id);
 
+	p = rec_begin(buf, &off, TAG_ROWS, 8);
+	put_u32(p, h->rows_crc);
+
 	put_u32(buf + 12, (uint32_t)off);
 	put_u32(buf + 24, crc_skip(buf, off, 24));
 	return off;
@@ -467,6 +477,7 @@ void snapshot_free(struct snapshot *s)
 	close(s->fd);
 	free(s->track[0]);
 	free(s->track[1]);
+	free(s->crcs);
 	free(s->sb_lines);
 	free(s);
 }
@@ -507,8 +518,8 @@ static int snapshot_resize_file(struct snapshot *s, uint64_t size)
 	return 0;
 }
 
-static void write_row(struct snapshot *s, const struct layout *l, unsigned screen, unsigned row,
-		      unsigned slot, uint64_t gen, const struct tsmpeek_line *line)
+static uint32_t write_row(struct snapshot *s, const struct layout *l, unsigned screen,
+			  unsigned row, unsigned slot, uint64_t gen, const struct tsmpeek_line *line)
 {
 	uint8_t *p = s->map + slot_off(l, screen, row, slot);
 
@@ -520,6 +531,21 @@ static void write_row(struct snapshot *s, const struct layout *l, unsigned scree
 		put_cell(p + ROW_HDR + (size_t)x * CELL_SIZE, c->ch, c->width, &c->attr);
 	}
 	put_u32(p + 8, crc_skip(p, l->slot_size, 8));
+	return get_u32(p + 8);
+}
+
+/* The CRC of the rows' CRCs, for the header. */
+static uint32_t rows_digest(uint32_t *const crcs, size_t n)
+{
+	uLong c = crc32(0, NULL, 0);
+
+	for (size_t i = 0; i < n; i++) {
+		uint8_t b[4];
+
+		put_u32(b, crcs[i]);
+		c = crc32(c, b, 4);
+	}
+	return (uint32_t)c;
 }
 
 static bool line_changed(const struct tsmpeek_line *line, unsigned cols, tsm_age_t since)
@@ -624,7 +650,7 @@ static void read_screen_state(struct hdr_state *h, const struct tsmpeek_screen *
 
 static bool hdr_state_eq(const struct hdr_state *a, const struct hdr_state *b)
 {
-	uint8_t x[STREAM_REC_SIZE], y[STREAM_REC_SIZE];
+	uint8_t x[STREAM_REC_SIZE] = {0}, y[STREAM_REC_SIZE] = {0};
 
 	put_stream(x, &a->stream);
 	put_stream(y, &b->stream);
@@ -636,7 +662,8 @@ static bool hdr_state_eq(const struct hdr_state *a, const struct hdr_state *b)
 	       attr_eq(&a->def_attr, &b->def_attr) && memcmp(a->tabs, b->tabs, sizeof(a->tabs)) == 0 &&
 	       memcmp(x, y, sizeof(x)) == 0 && a->clusters == b->clusters &&
 	       a->sb_tail == b->sb_tail && a->sb_head == b->sb_head &&
-	       a->sb_last_id == b->sb_last_id && a->sb_count == b->sb_count;
+	       a->sb_last_id == b->sb_last_id && a->sb_count == b->sb_count &&
+	       a->rows_crc == b->rows_crc;
 }
 
 /* The ring offset of the line after the one at off (our own bytes). */
@@ -713,6 +740,8 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 			free(s->track[k]);
 			s->track[k] = xcalloc(p->rows, sizeof(struct row_track));
 		}
+		free(s->crcs);
+		s->crcs = xcalloc(2 * (size_t)p->rows, sizeof(uint32_t));
 	} else
 		lay = s->cur.lay;
 
@@ -823,11 +852,20 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 
 			t->dirty = full || lines[y] != t->line || line_changed(lines[y], lay.cols,
 									       s->last_age);
+			t->new_crc = t->crc;
 			if (!t->dirty)
 				continue;
-			write_row(s, &lay, k, y, relayout ? 0 : !t->slot, gen, lines[y]);
+			t->new_crc = write_row(s, &lay, k, y, relayout ? 0 : !t->slot, gen, lines[y]);
 			changed = true;
 		}
+	}
+	{
+		uint32_t *crcs = s->crcs;
+
+		for (unsigned k = 0; k < 2; k++)
+			for (unsigned y = 0; y < lay.rows; y++)
+				crcs[k * lay.rows + y] = s->track[k][y].new_crc;
+		h.rows_crc = rows_digest(crcs, 2 * (size_t)lay.rows);
 	}
 
 	if (!changed && hdr_state_eq(&h, &s->cur))
@@ -854,6 +892,7 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 				continue;
 			t->slot = relayout ? 0 : !t->slot;
 			t->line = lines[y];
+			t->crc = t->new_crc;
 			t->dirty = false;
 		}
 	}
@@ -986,6 +1025,11 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 				return false;
 			h->clusters = get_u32(p);
 			break;
+		case TAG_ROWS:
+			if (rlen != 8 || get_u32(p + 4) != 0)
+				return false;
+			h->rows_crc = get_u32(p);
+			break;
 		case TAG_SB:
 			if (rlen != 32 || get_u32(p + 20) != 0)
 				return false;
@@ -995,7 +1039,7 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 			break;
 		}
 	}
-	if (seen != 0xfe)
+	if (seen != 0x1fe)
 		return false;
 	/* with the grid known */
 	if (tabs_len != (h->lay.cols + 7) / 8)
@@ -1048,6 +1092,8 @@ static bool parse_clusters(const uint8_t *buf, uint64_t size, struct parsed *ps)
 static bool parse_rows(const uint8_t *buf, struct parsed *ps)
 {
 	const struct layout *l = &ps->h.lay;
+	uint32_t *crcs = xcalloc(2 * (size_t)l->rows, sizeof(uint32_t));
+	bool ok;
 
 	for (unsigned k = 0; k < 2; k++) {
 		ps->rows[k] = xcalloc(l->rows, sizeof(struct parsed_row));
@@ -1066,12 +1112,17 @@ static bool parse_rows(const uint8_t *buf, struct parsed *ps)
 				best = p;
 				best_gen = g;
 			}
-			if (!best || !cells_valid(best + ROW_HDR, l->cols, ps->h.clusters))
+			if (!best || !cells_valid(best + ROW_HDR, l->cols, ps->h.clusters)) {
+				free(crcs);
 				return false;
+			}
 			ps->rows[k][y].cells = best + ROW_HDR;
+			crcs[k * l->rows + y] = get_u32(best + 8);
 		}
 	}
-	return true;
+	ok = rows_digest(crcs, 2 * (size_t)l->rows) == ps->h.rows_crc;
+	free(crcs);
+	return ok;
 }
 
 static bool parse_sb(const uint8_t *buf, struct parsed *ps)
@@ -1240,6 +1291,53 @@ static void decode_cells(const uint8_t *p, unsigned n, struct cell *out)
 		(void)get_cell(p + (size_t)x * CELL_SIZE, &out[x]);
 }
 
+/* The cell at (x, y) of the screen the flags show. */
+static bool decode_at(const struct parsed *ps, unsigned y, unsigned x, struct cell *ret)
+{
+	const struct parsed_row *row = &ps->rows[(ps->h.flags & TSM_SCREEN_ALTERNATE) != 0][y];
+
+	decode_cells(row->cells + (size_t)x * CELL_SIZE, 1, ret);
+	return true;
+}
+
+/* The cursor, on the screen the flags show; a pending wrap (x at the width,
+ * or one more after a wide character in the last column) by writing the
+ * last cell again, or, if it is blank, a character of the width wanted that
+ * is then erased (erasing leaves the cursor where it is). */
+static void put_cursor(const struct parsed *ps, struct tsm_screen *screen)
+{
+	const struct hdr_state *h = &ps->h;
+	unsigned cols = h->lay.cols, x = cols - 1, keep;
+	struct cell last, before;
+
+	keep = h->flags & (TSM_SCREEN_REL_ORIGIN | TSM_SCREEN_INSERT_MODE);
+	if (keep)
+		tsm_screen_reset_flags(screen, keep);
+	if (h->cursor_x < cols)
+		tsm_screen_move_to(screen, h->cursor_x, h->cursor_y);
+	else {
+		decode_at(ps, h->cursor_y, x, &last);
+		tsm_screen_move_to(screen, x, h->cursor_y);
+		if (h->cursor_x == cols && last.width == 0 && cols >= 2 &&
+		    decode_at(ps, h->cursor_y, x - 1, &before) && before.width == 2) {
+			/* the second half of a wide character */
+			tsm_screen_move_to(screen, x - 1, h->cursor_y);
+			tsm_screen_write(screen, before.ch, &before.attr);
+		} else if (last.ch != 0 && last.width == h->cursor_x - x)
+			tsm_screen_write(screen, last.ch, &last.attr);
+		else {
+			tsm_screen_write(screen, h->cursor_x - x == 2 ? HELPER_WIDE : ' ', &last.attr);
+			tsm_screen_set_def_attr(screen, &last.attr);
+			tsm_screen_erase_chars(screen, 1);
+			tsm_screen_set_def_attr(screen, &h->def_attr);
+			if (last.ch != 0) /* libtsm makes no such state */
+				log_debug("pending wrap after %x of width %u", last.ch, last.width);
+		}
+	}
+	if (keep)
+		tsm_screen_set_flags(screen, keep);
+}
+
 /* The rebuild through libtsm's public API: scrollback (pushed from row 0),
  * main screen, alternate screen, tab stops, margins, cursor, flags, then the
  * vte through the stream stage. */
@@ -1310,36 +1408,15 @@ static int apply(struct parsed *ps, struct tsm_screen *screen, struct tsm_vte *v
 	else
 		tsm_screen_set_margins(screen, h->margin_top + 1, h->margin_bottom + 1);
 
-	/* the cursor; a pending wrap by writing the cell before it again */
-	if (h->cursor_x < cols)
-		tsm_screen_move_to(screen, h->cursor_x, h->cursor_y);
-	else {
-		unsigned x = cols - 1;
-		struct cell last;
-
-		decode_cells(ps->rows[(h->flags & TSM_SCREEN_ALTERNATE) != 0][h->cursor_y].cells +
-				 (size_t)x * CELL_SIZE,
-			     1, &last);
-		if (h->flags & TSM_SCREEN_ALTERNATE)
-			tsm_screen_set_flags(screen, TSM_SCREEN_ALTERNATE);
-		tsm_screen_move_to(screen, x, h->cursor_y);
-		if (last.ch != 0 && last.width == h->cursor_x - x)
-			tsm_screen_write(screen, last.ch, &last.attr);
-		else {
-			tsm_screen_write(screen, h->cursor_x - x == 2 ? HELPER_WIDE : ' ', &last.attr);
-			/* erasing leaves the cursor where it is */
-			tsm_screen_set_def_attr(screen, &last.attr);
-			tsm_screen_erase_chars(screen, 1);
-			if (last.ch != 0) /* cannot be: libtsm moves the cursor back */
-				log_debug("pending wrap after %x of width %u", last.ch, last.width);
-		}
-		tsm_screen_reset_flags(screen, TSM_SCREEN_ALTERNATE);
-	}
 	tsm_screen_set_def_attr(screen, &h->def_attr);
 	tsm_screen_set_flags(screen, h->flags);
+	put_cursor(ps, screen);
 	free(cells);
 
 	r = stream_set_state(stream, &h->stream);
+	/* it puts the cursor back, a pending wrap as best it can (a character
+	 * it writes again may not be the cell that was there): made exact */
+	put_cursor(ps, screen);
 	tsm_screen_set_def_attr(screen, &h->def_attr);
 	return r;
 }

@@ -1055,7 +1055,7 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 	if (!(h->margin_top == 0 && h->margin_bottom == h->lay.rows - 1) &&
 	    !(h->margin_top < h->margin_bottom && h->margin_bottom < h->lay.rows))
 		return false;
-	if (h->clusters > CL_COUNT || h->sb_count > h->lay.sb_cap || h->sb_tail >= h->lay.ring_cap ||
+	if (h->clusters > CL_COUNT || h->sb_count > h->lay.sb_cap || h->sb_tail > h->lay.ring_cap ||
 	    (h->sb_count > 0 && h->sb_last_id < h->sb_count))
 		return false;
 	return true;
@@ -1211,14 +1211,25 @@ static bool parse_stream_state(const struct parsed *ps)
 /* Everything the header at `hdr` points to, checked; 0 or -EBADMSG. */
 static int parse_all(const uint8_t *buf, uint64_t size, const uint8_t *hdr, struct parsed *ps)
 {
+	const char *what;
+
 	*ps = (struct parsed){0};
 	ps->gen = get_u64(hdr + 16);
-	if (!parse_records(hdr, get_u32(hdr + 12), &ps->h, size) || !parse_clusters(buf, size, ps) ||
-	    !parse_rows(buf, ps) || !parse_sb(buf, ps) || !parse_stream_state(ps)) {
-		parsed_free(ps);
-		return -EBADMSG;
-	}
-	return 0;
+	if (!parse_records(hdr, get_u32(hdr + 12), &ps->h, size))
+		what = "header records";
+	else if (!parse_clusters(buf, size, ps))
+		what = "stand-ins";
+	else if (!parse_rows(buf, ps))
+		what = "rows";
+	else if (!parse_sb(buf, ps))
+		what = "scrollback";
+	else if (!parse_stream_state(ps))
+		what = "stream state";
+	else
+		return 0;
+	log_debug("Snapshot generation %" PRIu64 ": bad %s", ps->gen, what);
+	parsed_free(ps);
+	return -EBADMSG;
 }
 
 /* ---- restoring ------------------------------------------------------------ */
@@ -1470,7 +1481,6 @@ int snapshot_restore(int fd, struct tsm_screen *screen, struct tsm_vte *vte,
 		r = parse_all(buf, size, cand[i], &ps);
 		if (r == 0)
 			break;
-		log_debug("Snapshot generation %" PRIu64 " refused", get_u64(cand[i] + 16));
 	}
 	if (r == 0) {
 		r = apply(&ps, screen, vte, stream, clusters);

@@ -831,7 +831,11 @@ static void test_cost(void)
 
 int main(void)
 {
-	log_set_max_level(LOG_WARNING);
+	log_set_max_level(getenv("SNAP_SEED") ? LOG_DEBUG : LOG_WARNING);
+	if (getenv("SNAP_COST_ONLY")) { /* for profiling */
+		RUN(test_cost);
+		return TESTS_RESULT();
+	}
 	RUN(test_supported);
 	RUN(test_cases);
 	RUN(test_random);

@@ -856,8 +856,74 @@ static void test_cost(void)
 	free(d.buf);
 }
 
+/* SNAP_WRITE_CORPUS=DIR: the seeds of tests/fuzz/corpus/snapshot, valid
+ * snapshots of a 20x6 terminal with 10 lines of scrollback (fuzz-snapshot's)
+ * and a few broken ones. */
+static void write_file(const char *dir, const char *name, int fd, off_t cut, int patch_at,
+		       uint8_t patch)
+{
+	char path[4096];
+	int copy = fd_copy(fd, cut);
+	struct stat st;
+	char *buf;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	CHECK(fstat(copy, &st) == 0);
+	buf = xmalloc((size_t)st.st_size + 1);
+	CHECK(pread(copy, buf, (size_t)st.st_size, 0) == st.st_size);
+	if (patch_at >= 0) {
+		buf[patch_at] = (char)patch;
+		buf[4096 + patch_at] = (char)patch;
+	}
+	f = fopen(path, "we");
+	CHECK(f && fwrite(buf, 1, (size_t)st.st_size, f) == (size_t)st.st_size);
+	fclose(f);
+	free(buf);
+	close(copy);
+}
+
+static void write_corpus(const char *dir)
+{
+	static const char *const seeds[][2] = {
+	    {"text", "hello\r\n\033[31mred\033[m \033[1;4mbold\r\n$ "},
+	    {"alternate", "shell$ ls\r\na b c\r\n\033[?1049h\033[44m\033[2J\033[Hvim\033[2;5r"
+			  "\033[?1h\033=\033[?25l"},
+	    {"wide-standins-wrap", "\xe4\xb8\xad\xe6\x96\x87\033[1;2Ha\033[2;1He\xcc\x81\033[2mdim"
+				   "\033[9mx\033[m\xf4\x80\x80\x85\033[3;1H01234567890123456789"},
+	    {"scrollback", "1\r\n2 a longer line\r\n3\r\n4\r\n5\r\n6\r\n7\r\n8\r\n9\r\n10\r\n"
+			   "11\r\n12\r\n13\r\n14 \033[42mgreen\r\n15\r\n16\r\n17\r\n18\r\n19\r\n20"},
+	    {"modes", "\033[3g\033[1;4H\033H\033[3;5r\033[?6h\033[1;33m\0337\033[m\033(0\016"
+		      "\033[20h\033[4hlqk\033[?5h\033*<\033N"},
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(seeds); i++) {
+		struct term a;
+		struct snapshot *s;
+
+		term_init(&a, 20, 6, 10);
+		CHECK(snapshot_new(10, &s) == 0);
+		feeds(&a, seeds[i][1]);
+		CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
+		/* a second generation, so both header slots are used */
+		feeds(&a, "\r\nmore\r\n");
+		CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
+		write_file(dir, seeds[i][0], snapshot_fd(s), -1, -1, 0);
+		if (i == 0) {
+			write_file(dir, "bad-truncated", snapshot_fd(s), 9000, -1, 0);
+			write_file(dir, "bad-version", snapshot_fd(s), -1, 8, 2);
+		}
+		snapshot_free(s);
+		term_fini(&a);
+	}
+}
+
 int main(void)
 {
+	if (getenv("SNAP_WRITE_CORPUS")) {
+		write_corpus(getenv("SNAP_WRITE_CORPUS"));
+		return TESTS_RESULT();
+	}
 	log_set_max_level(getenv("SNAP_SEED") ? LOG_DEBUG : LOG_WARNING);
 	if (getenv("SNAP_COST_ONLY")) { /* for profiling */
 		RUN(test_cost);

@@ -167,6 +167,7 @@ struct snapshot {
 	tsm_age_t last_age;
 	/* scratch */
 	const struct tsmpeek_line **sb_lines;
+	unsigned *sb_stored; /* their cells to store */
 	size_t sb_lines_cap;
 	uint8_t hdr_buf[HDR_SLOT];
 };
@@ -240,6 +241,30 @@ static void put_cell(uint8_t *p, uint32_t ch, unsigned width, const struct tsm_s
 	p[9] = a->br;
 	p[10] = a->bg;
 	p[11] = a->bb;
+}
+
+/* put_cell() for runs of cells: the attribute's bytes are made once per
+ * run of equal attributes. */
+struct cell_enc {
+	bool valid;
+	struct tsm_screen_attr attr;
+	uint8_t bytes[CELL_SIZE];
+};
+
+static void put_cell_run(struct cell_enc *e, uint8_t *p, uint32_t ch, unsigned width,
+			 const struct tsm_screen_attr *a)
+{
+	if (ch > 0x10ffff || width > 2 || !e->valid || memcmp(&e->attr, a, sizeof(*a)) != 0) {
+		put_cell(p, ch, width, a);
+		if (ch <= 0x10ffff && width <= 2) {
+			memcpy(e->bytes, p, CELL_SIZE);
+			e->attr = *a;
+			e->valid = true;
+		}
+		return;
+	}
+	put_u32(p, (get_u32(e->bytes) & ~(uint32_t)0x7fffff) | ch | (uint32_t)width << 21);
+	memcpy(p + 4, e->bytes + 4, CELL_SIZE - 4);
 }
 
 static bool code_valid(int8_t code)
@@ -484,6 +509,7 @@ void snapshot_free(struct snapshot *s)
 	free(s->track[1]);
 	free(s->crcs);
 	free(s->sb_lines);
+	free(s->sb_stored);
 	free(s);
 }
 
@@ -527,13 +553,14 @@ static uint32_t write_row(struct snapshot *s, const struct layout *l, unsigned s
 			  unsigned row, unsigned slot, uint64_t gen, const struct tsmpeek_line *line)
 {
 	uint8_t *p = s->map + slot_off(l, screen, row, slot);
+	struct cell_enc e = {0};
 
 	put_u64(p, gen);
 	put_u32(p + 12, 0);
 	for (unsigned x = 0; x < l->cols; x++) {
 		const struct tsmpeek_cell *c = &line->cells[x];
 
-		put_cell(p + ROW_HDR + (size_t)x * CELL_SIZE, c->ch, c->width, &c->attr);
+		put_cell_run(&e, p + ROW_HDR + (size_t)x * CELL_SIZE, c->ch, c->width, &c->attr);
 	}
 	put_u32(p + 8, crc_skip(p, l->slot_size, 8));
 	return get_u32(p + 8);
@@ -565,7 +592,9 @@ static bool line_changed(const struct tsmpeek_line *line, unsigned cols, tsm_age
 
 static bool cell_blank(const struct tsmpeek_cell *c, const struct tsm_screen_attr *fill)
 {
-	return c->ch == 0 && c->width == 1 && attr_eq(&c->attr, fill);
+	/* the same bytes (libtsm copies attributes whole) or the same fields */
+	return c->ch == 0 && c->width == 1 &&
+	       (memcmp(&c->attr, fill, sizeof(*fill)) == 0 || attr_eq(&c->attr, fill));
 }
 
 /* How many cells a scrollback line stores, its width and the fill. */
@@ -582,11 +611,12 @@ static unsigned sb_line_shape(const struct tsmpeek_line *line, unsigned cols, un
 	return n;
 }
 
-static void write_sb_line(uint8_t *p, const struct tsmpeek_line *line, unsigned cols)
+static void write_sb_line(uint8_t *p, const struct tsmpeek_line *line, unsigned cols, unsigned n)
 {
-	const struct tsm_screen_attr *fill;
-	unsigned w, n = sb_line_shape(line, cols, &w, &fill);
+	unsigned w = MIN(line->size, cols);
+	const struct tsm_screen_attr *fill = &line->cells[w - 1].attr;
 	uint64_t size = rec_size(n);
+	struct cell_enc e = {0};
 
 	put_u64(p, line->sb_id);
 	put_u16(p + 8, (uint16_t)n);
@@ -594,8 +624,8 @@ static void write_sb_line(uint8_t *p, const struct tsmpeek_line *line, unsigned 
 	put_cell(p + 16, 0, 1, fill);
 	put_u32(p + 28, 0);
 	for (unsigned x = 0; x < n; x++)
-		put_cell(p + REC_HDR + (size_t)x * CELL_SIZE, line->cells[x].ch, line->cells[x].width,
-			 &line->cells[x].attr);
+		put_cell_run(&e, p + REC_HDR + (size_t)x * CELL_SIZE, line->cells[x].ch,
+			     line->cells[x].width, &line->cells[x].attr);
 	put_u32(p + 12, crc_skip(p, size, 12));
 }
 
@@ -792,6 +822,7 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 		if (s->sb_lines_cap < k_new) {
 			s->sb_lines_cap = k_new;
 			s->sb_lines = xrealloc(s->sb_lines, k_new * sizeof(*s->sb_lines));
+			s->sb_stored = xrealloc(s->sb_stored, k_new * sizeof(*s->sb_stored));
 		}
 		for (uint64_t i = k_new; i-- > 0; line = line->prev) {
 			if (!line || line->sb_id != first_new + i)
@@ -802,6 +833,7 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 			const struct tsm_screen_attr *fill;
 			unsigned w, n = sb_line_shape(s->sb_lines[i], lay.cols, &w, &fill);
 
+			s->sb_stored[i] = n;
 			pos = ring_place(pos, rec_size(n), lay.ring_cap, &used);
 			need += used;
 			pos += rec_size(n);
@@ -828,13 +860,12 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 			s->cur = ph;
 		}
 		for (uint64_t i = 0; i < k_new; i++) {
-			const struct tsm_screen_attr *fill;
-			unsigned w, n = sb_line_shape(s->sb_lines[i], lay.cols, &w, &fill);
+			unsigned n = s->sb_stored[i];
 			uint64_t at = ring_place(head, rec_size(n), lay.ring_cap, &used);
 
 			if (at != head && head + REC_HDR <= lay.ring_cap)
 				write_marker(s->map + lay.ring_off + head);
-			write_sb_line(s->map + lay.ring_off + at, s->sb_lines[i], lay.cols);
+			write_sb_line(s->map + lay.ring_off + at, s->sb_lines[i], lay.cols, n);
 			if (h.sb_count == 0)
 				tail = at;
 			h.sb_count++;

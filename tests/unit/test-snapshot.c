@@ -641,7 +641,7 @@ static void test_broken(void)
 	CHECK(fstat(fd, &st) == 0);
 
 	/* truncated anywhere */
-	for (off_t cut = 0; cut < st.st_size; cut = cut * 3 + 4093) {
+	for (off_t cut = 0; cut < st.st_size; cut += cut < 8192 ? 1021 : 331) {
 		int copy = fd_copy(fd, cut);
 
 		check_refused(copy, -EBADMSG, "truncated");

@@ -549,8 +549,8 @@ static int snapshot_resize_file(struct snapshot *s, uint64_t size)
 	return 0;
 }
 
-static uint32_t write_row(struct snapshot *s, const struct layout *l, unsigned screen,
-			  unsigned row, unsigned slot, uint64_t gen, const struct tsmpeek_line *line)
+static uint32_t write_row(struct snapshot *s, const struct layout *l, unsigned screen, unsigned row,
+			  unsigned slot, uint64_t gen, const struct tsmpeek_line *line)
 {
 	uint8_t *p = s->map + slot_off(l, screen, row, slot);
 	struct cell_enc e = {0};
@@ -691,13 +691,12 @@ static bool hdr_state_eq(const struct hdr_state *a, const struct hdr_state *b)
 	put_stream(y, &b->stream);
 	return a->lay.cols == b->lay.cols && a->lay.rows == b->lay.rows &&
 	       a->lay.sb_cap == b->lay.sb_cap && a->lay.cl_cap == b->lay.cl_cap &&
-	       a->lay.region_off == b->lay.region_off &&
-	       a->cursor_x == b->cursor_x &&
+	       a->lay.region_off == b->lay.region_off && a->cursor_x == b->cursor_x &&
 	       a->cursor_y == b->cursor_y && a->flags == b->flags &&
 	       a->margin_top == b->margin_top && a->margin_bottom == b->margin_bottom &&
-	       attr_eq(&a->def_attr, &b->def_attr) && memcmp(a->tabs, b->tabs, sizeof(a->tabs)) == 0 &&
-	       memcmp(x, y, sizeof(x)) == 0 && a->clusters == b->clusters &&
-	       a->sb_tail == b->sb_tail && a->sb_head == b->sb_head &&
+	       attr_eq(&a->def_attr, &b->def_attr) &&
+	       memcmp(a->tabs, b->tabs, sizeof(a->tabs)) == 0 && memcmp(x, y, sizeof(x)) == 0 &&
+	       a->clusters == b->clusters && a->sb_tail == b->sb_tail && a->sb_head == b->sb_head &&
 	       a->sb_last_id == b->sb_last_id && a->sb_count == b->sb_count &&
 	       a->rows_crc == b->rows_crc;
 }
@@ -841,7 +840,8 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 		/* the lines kept must stay clear of what is written; those the
 		 * committed header counts too are dropped from it first */
 		for (;;) {
-			free_bytes = h.sb_count ? ring_dist(head, tail, lay.ring_cap) : lay.ring_cap;
+			free_bytes =
+			    h.sb_count ? ring_dist(head, tail, lay.ring_cap) : lay.ring_cap;
 			if (need <= free_bytes || h.sb_count == 0)
 				break;
 			tail = ring_next(s, &lay, tail);
@@ -892,12 +892,13 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 		for (unsigned y = 0; y < lay.rows; y++) {
 			struct row_track *t = &s->track[k][y];
 
-			t->dirty = full || lines[y] != t->line || line_changed(lines[y], lay.cols,
-									       s->last_age);
+			t->dirty = full || lines[y] != t->line ||
+				   line_changed(lines[y], lay.cols, s->last_age);
 			t->new_crc = t->crc;
 			if (!t->dirty)
 				continue;
-			t->new_crc = write_row(s, &lay, k, y, relayout ? 0 : !t->slot, gen, lines[y]);
+			t->new_crc =
+			    write_row(s, &lay, k, y, relayout ? 0 : !t->slot, gen, lines[y]);
 			changed = true;
 		}
 	}
@@ -918,8 +919,8 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 		/* the old region is no longer pointed to */
 		const struct layout *o = &s->cur.lay;
 
-		if (fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)o->region_off,
-			      (off_t)o->region_size) < 0)
+		if (fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      (off_t)o->region_off, (off_t)o->region_size) < 0)
 			log_debug_errno(errno, "Cannot free the old snapshot region: %m");
 		if (lay.region_off < o->region_off)
 			(void)snapshot_resize_file(s, lay.region_off + lay.region_size);
@@ -1031,7 +1032,8 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 					    get_u32(p + 12), get_u64(p + 16)))
 				return false;
 			if (h->lay.region_off < REGION_BASE || h->lay.region_off % PAGE ||
-			    h->lay.region_off > size || h->lay.region_size > size - h->lay.region_off)
+			    h->lay.region_off > size ||
+			    h->lay.region_size > size - h->lay.region_off)
 				return false;
 			break;
 		case TAG_CURSOR:
@@ -1097,8 +1099,8 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 	if (!(h->margin_top == 0 && h->margin_bottom == h->lay.rows - 1) &&
 	    !(h->margin_top < h->margin_bottom && h->margin_bottom < h->lay.rows))
 		return false;
-	if (h->clusters > h->lay.cl_cap || h->sb_count > h->lay.sb_cap || h->sb_tail > h->lay.ring_cap ||
-	    (h->sb_count > 0 && h->sb_last_id < h->sb_count))
+	if (h->clusters > h->lay.cl_cap || h->sb_count > h->lay.sb_cap ||
+	    h->sb_tail > h->lay.ring_cap || (h->sb_count > 0 && h->sb_last_id < h->sb_count))
 		return false;
 	return true;
 }
@@ -1377,7 +1379,8 @@ static void put_cursor(const struct parsed *ps, struct tsm_screen *screen)
 		} else if (last.ch != 0 && last.width == h->cursor_x - x)
 			tsm_screen_write(screen, last.ch, &last.attr);
 		else {
-			tsm_screen_write(screen, h->cursor_x - x == 2 ? HELPER_WIDE : ' ', &last.attr);
+			tsm_screen_write(screen, h->cursor_x - x == 2 ? HELPER_WIDE : ' ',
+					 &last.attr);
 			tsm_screen_set_def_attr(screen, &last.attr);
 			tsm_screen_erase_chars(screen, 1);
 			tsm_screen_set_def_attr(screen, &h->def_attr);
@@ -1472,9 +1475,8 @@ static int apply(struct parsed *ps, struct tsm_screen *screen, struct tsm_vte *v
 	return r;
 }
 
-int snapshot_restore(int fd, struct tsm_screen *screen, struct tsm_vte *vte,
-		     struct stream *stream, struct cluster_table *clusters, unsigned *ret_cols,
-		     unsigned *ret_rows)
+int snapshot_restore(int fd, struct tsm_screen *screen, struct tsm_vte *vte, struct stream *stream,
+		     struct cluster_table *clusters, unsigned *ret_cols, unsigned *ret_rows)
 {
 	const uint8_t *cand[2];
 	unsigned n_cand = 0;

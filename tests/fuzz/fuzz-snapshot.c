@@ -46,8 +46,7 @@ static void vte_write(struct tsm_vte *vte, const char *u8, size_t len, void *dat
 static void term_init(struct term *t)
 {
 	memset(t, 0, sizeof(*t));
-	if (tsm_screen_new(&t->screen, NULL, NULL) < 0 ||
-	    tsm_screen_resize(t->screen, 20, 6) < 0 ||
+	if (tsm_screen_new(&t->screen, NULL, NULL) < 0 || tsm_screen_resize(t->screen, 20, 6) < 0 ||
 	    tsm_vte_new(&t->vte, t->screen, vte_write, t, NULL, NULL) < 0)
 		abort();
 	tsm_screen_set_max_sb(t->screen, 10);

@@ -193,7 +193,8 @@ static bool dumps_equal(const char *what, const char *a, const char *b)
 		}
 		i++;
 	}
-	fprintf(stderr, "%s: differs in line %zu:\n  %.*s\n  %.*s\n", what, line, getenv("SNAP_SEED") ? 4000 : 200, a + start, getenv("SNAP_SEED") ? 4000 : 200,
+	fprintf(stderr, "%s: differs in line %zu:\n  %.*s\n  %.*s\n", what, line,
+		getenv("SNAP_SEED") ? 4000 : 200, a + start, getenv("SNAP_SEED") ? 4000 : 200,
 		b + start);
 	return false;
 }
@@ -208,17 +209,83 @@ static unsigned rnd(unsigned n)
 static void gen_piece(struct dump *d)
 {
 	static const char *const fixed[] = {
-	    "\r\n", "\n", "\n\n\n", "\r", "\t", "\b", "\033[?1049h", "\033[?1049l", "\033[?47h",
-	    "\033[?47l", "\033[?1048h", "\033[?1048l", "\033[?6h", "\033[?6l", "\033[?7l",
-	    "\033[?7h", "\033[?25l", "\033[?25h", "\033[?5h", "\033[?5l", "\033[4h", "\033[4l",
-	    "\0337", "\0338", "\033[s", "\033[u", "\016", "\017", "\033(0", "\033(B", "\033)0",
-	    "\033*<", "\033+A", "\033N", "\033O", "\033n", "\033~", "\033[?1h", "\033[?1l",
-	    "\033=", "\033>", "\033[20h", "\033[20l", "\033[3J", "\033[!p", "\033H", "\033[g",
-	    "\033[3g", "\033[r", "\033M", "\033D", "\033E", "\033[m", "\033[2m", "\033[9m",
-	    "\033[8m", "\033[28m", "\033[22;29m", "\033[1;4;5;7m", "\033[3m", "\033[K",
-	    "\033[1K", "\033[2K", "\033[J", "\033[1J", "\033[2J", "\xe4\xb8\xad", "\xe6\x96\x87",
-	    "\xef\xbc\xa1", "e\xcc\x81", "a\xcc\x88\xcc\xa3", "\xf4\x80\x80\x81", "\xe2\x94\x80",
-	    "qqqq", "\033[?66h", "\033[?66l", "\033c",
+	    "\r\n",
+	    "\n",
+	    "\n\n\n",
+	    "\r",
+	    "\t",
+	    "\b",
+	    "\033[?1049h",
+	    "\033[?1049l",
+	    "\033[?47h",
+	    "\033[?47l",
+	    "\033[?1048h",
+	    "\033[?1048l",
+	    "\033[?6h",
+	    "\033[?6l",
+	    "\033[?7l",
+	    "\033[?7h",
+	    "\033[?25l",
+	    "\033[?25h",
+	    "\033[?5h",
+	    "\033[?5l",
+	    "\033[4h",
+	    "\033[4l",
+	    "\0337",
+	    "\0338",
+	    "\033[s",
+	    "\033[u",
+	    "\016",
+	    "\017",
+	    "\033(0",
+	    "\033(B",
+	    "\033)0",
+	    "\033*<",
+	    "\033+A",
+	    "\033N",
+	    "\033O",
+	    "\033n",
+	    "\033~",
+	    "\033[?1h",
+	    "\033[?1l",
+	    "\033=",
+	    "\033>",
+	    "\033[20h",
+	    "\033[20l",
+	    "\033[3J",
+	    "\033[!p",
+	    "\033H",
+	    "\033[g",
+	    "\033[3g",
+	    "\033[r",
+	    "\033M",
+	    "\033D",
+	    "\033E",
+	    "\033[m",
+	    "\033[2m",
+	    "\033[9m",
+	    "\033[8m",
+	    "\033[28m",
+	    "\033[22;29m",
+	    "\033[1;4;5;7m",
+	    "\033[3m",
+	    "\033[K",
+	    "\033[1K",
+	    "\033[2K",
+	    "\033[J",
+	    "\033[1J",
+	    "\033[2J",
+	    "\xe4\xb8\xad",
+	    "\xe6\x96\x87",
+	    "\xef\xbc\xa1",
+	    "e\xcc\x81",
+	    "a\xcc\x88\xcc\xa3",
+	    "\xf4\x80\x80\x81",
+	    "\xe2\x94\x80",
+	    "qqqq",
+	    "\033[?66h",
+	    "\033[?66l",
+	    "\033c",
 	};
 	unsigned k = rnd(100);
 
@@ -355,8 +422,8 @@ static void check_round_trip(struct term *a, struct snapshot *s, const char *con
 	if (!dumps_equal(what, da, db) || strcmp(a->replies, b.replies) != 0) {
 		if (getenv("SNAP_SEED"))
 			fprintf(stderr, "=== original\n%s=== restored\n%s", da, db);
-		fprintf(stderr, "%s: after the continuation (replies '%s' '%s')\n", what, a->replies,
-			b.replies);
+		fprintf(stderr, "%s: after the continuation (replies '%s' '%s')\n", what,
+			a->replies, b.replies);
 		CHECK(!"continuation equal");
 	}
 	free(da);
@@ -387,7 +454,8 @@ static void test_random(void)
 	unsigned from = getenv("SNAP_FROM") ? (unsigned)atoi(getenv("SNAP_FROM")) : 1;
 
 	for (unsigned seed = only ? from : 1; seed <= (only ? only : 400); seed++) {
-		static const unsigned grids[][3] = {{20, 6, 15}, {13, 5, 40}, {31, 9, 0}, {8, 3, 7}};
+		static const unsigned grids[][3] = {
+		    {20, 6, 15}, {13, 5, 40}, {31, 9, 0}, {8, 3, 7}};
 		const unsigned *g = grids[seed % ELEMENTSOF(grids)];
 		struct term a;
 		struct snapshot *s;
@@ -667,7 +735,7 @@ static void test_broken(void)
 			int r;
 
 			/* the headers, the stand-ins, and the rest of the region */
-			at = i % 3 == 0 ? rnd(8192)
+			at = i % 3 == 0	  ? rnd(8192)
 			     : i % 3 == 1 ? 8192 + rnd(200)
 					  : 8192 + rnd((unsigned)MIN(size - 8192, 60000));
 			map[at] ^= bit;
@@ -676,7 +744,8 @@ static void test_broken(void)
 			if (r == 0) {
 				got = term_dump(&b);
 				if (strcmp(got, want) != 0 && strcmp(got, prev) != 0) {
-					fprintf(stderr, "flipped bit %x at %zu: another state\n", bit, at);
+					fprintf(stderr, "flipped bit %x at %zu: another state\n",
+						bit, at);
 					if (getenv("SNAP_SEED"))
 						fprintf(stderr, "=== original\n%s=== restored\n%s",
 							want, got);
@@ -733,7 +802,8 @@ static void test_many_clusters(void)
 		char buf[16];
 		unsigned mark = 0x300 + i % 48;
 
-		snprintf(buf, sizeof(buf), "%c%c%c", 'a' + i / 48, 0xc0 | mark >> 6, 0x80 | (mark & 0x3f));
+		snprintf(buf, sizeof(buf), "%c%c%c", 'a' + i / 48, 0xc0 | mark >> 6,
+			 0x80 | (mark & 0x3f));
 		feeds(&a, buf);
 		if (i % 50 == 0)
 			CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
@@ -865,8 +935,9 @@ static void test_cost(void)
 		CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
 	}
 	many_sb = (now_sec() - t0) / 1000;
-	fprintf(stderr, "cost: an update after one cell changed: %.1f us; after one line scrolled "
-			"(all rows move, one scrollback line): %.1f us\n",
+	fprintf(stderr,
+		"cost: an update after one cell changed: %.1f us; after one line scrolled "
+		"(all rows move, one scrollback line): %.1f us\n",
 		one_row * 1e6, many_sb * 1e6);
 	snapshot_free(s);
 	term_fini(&a);
@@ -908,8 +979,9 @@ static void write_corpus(const char *dir)
 			  "\033[?1h\033=\033[?25l"},
 	    {"wide-standins-wrap", "\xe4\xb8\xad\xe6\x96\x87\033[1;2Ha\033[2;1He\xcc\x81\033[2mdim"
 				   "\033[9mx\033[m\xf4\x80\x80\x85\033[3;1H01234567890123456789"},
-	    {"scrollback", "1\r\n2 a longer line\r\n3\r\n4\r\n5\r\n6\r\n7\r\n8\r\n9\r\n10\r\n"
-			   "11\r\n12\r\n13\r\n14 \033[42mgreen\r\n15\r\n16\r\n17\r\n18\r\n19\r\n20"},
+	    {"scrollback",
+	     "1\r\n2 a longer line\r\n3\r\n4\r\n5\r\n6\r\n7\r\n8\r\n9\r\n10\r\n"
+	     "11\r\n12\r\n13\r\n14 \033[42mgreen\r\n15\r\n16\r\n17\r\n18\r\n19\r\n20"},
 	    {"modes", "\033[3g\033[1;4H\033H\033[3;5r\033[?6h\033[1;33m\0337\033[m\033(0\016"
 		      "\033[20h\033[4hlqk\033[?5h\033*<\033N"},
 	};

@@ -20,8 +20,9 @@
  *     32  records: u16 tag, u16 payload length, payload padded to 4 bytes;
  *         unknown tags are skipped, each known one appears once:
  *     GRID (1)     u32 cols, rows, sb_cap (scrollback lines the ring holds),
- *                  zero; u64 region offset (the region's layout follows from
- *                  these, see layout_compute())
+ *                  cl_cap (stand-in entries the region holds); u64 region
+ *                  offset (the region's layout follows from these, see
+ *                  layout_compute())
  *     CURSOR (2)   u32 x (cols or cols + 1: a wrap is pending), y
  *     SCREEN (3)   u32 flags (TSM_SCREEN_*), margin top, margin bottom (0-based,
  *                  inclusive); a cell: the attribute erased cells get
@@ -36,13 +37,13 @@
  * The valid header (magic, version, length, CRC) with the highest generation
  * is the snapshot; if what it points to is broken, the other one is tried.
  *
- * [8192, +65534 * 40): the stand-ins, append-only within a session. An
- * entry: u32 CRC-32 of the rest, u8 length (1-8), u8 flags, u16 zero, u32
- * code points[8] (unused ones zero).
- *
- * A region (at the offset GRID names, 4096-aligned; a new one is written
- * beside the old when the grid changes, so that the old stays valid until
- * the header that points to the new one is written):
+ * A region (at the offset GRID names, 4096-aligned, from 8192 on; a new one
+ * is written beside the old when the grid changes or the stand-ins outgrow
+ * theirs, so that the old stays valid until the header that points to the
+ * new one is written):
+ *   - the stand-ins, cl_cap entries of 40 bytes, append-only: u32 CRC-32 of
+ *     the rest, u8 length (1-8), u8 flags, u16 zero, u32 code points[8]
+ *     (unused ones zero).
  *   - rows: for the main screen, then the alternate one, each row has two
  *     slots of align8(16 + cols * 12) bytes: u64 generation, u32 CRC-32 of
  *     bytes [0, 8) and [16, end), u32 zero, cols cells. A row is the valid
@@ -88,12 +89,12 @@
 #define HDR_SLOT 4096u
 #define HDR_FIXED 32u
 #define CELL_SIZE 12u
-#define CL_OFF (2u * HDR_SLOT)
+#define CL_MIN 64u
 #define CL_ENTRY 40u
 #define CL_COUNT (CLUSTER_LAST - CLUSTER_FIRST + 1)
 #define PAGE 4096u
 #define ALIGN(x, a) (((x) + (a)-1) / (a) * (a))
-#define REGION_BASE ALIGN((uint64_t)CL_OFF + (uint64_t)CL_COUNT * CL_ENTRY, PAGE)
+#define REGION_BASE (2u * HDR_SLOT)
 #define ROW_HDR 16u
 #define REC_HDR 32u
 
@@ -120,8 +121,8 @@ void (*snapshot_test_commit_hook)(int fd, unsigned phase, void *userdata);
 void *snapshot_test_commit_userdata;
 
 struct layout {
-	unsigned cols, rows, sb_cap;
-	uint64_t region_off, region_size;
+	unsigned cols, rows, sb_cap, cl_cap;
+	uint64_t region_off, region_size, cl_off;
 	uint64_t slot_size, rows_off;
 	uint64_t max_rec, ring_off, ring_cap;
 };
@@ -166,6 +167,7 @@ struct snapshot {
 	tsm_age_t last_age;
 	/* scratch */
 	const struct tsmpeek_line **sb_lines;
+	unsigned *sb_stored; /* their cells to store */
 	size_t sb_lines_cap;
 	uint8_t hdr_buf[HDR_SLOT];
 };
@@ -241,6 +243,30 @@ static void put_cell(uint8_t *p, uint32_t ch, unsigned width, const struct tsm_s
 	p[11] = a->bb;
 }
 
+/* put_cell() for runs of cells: the attribute's bytes are made once per
+ * run of equal attributes. */
+struct cell_enc {
+	bool valid;
+	struct tsm_screen_attr attr;
+	uint8_t bytes[CELL_SIZE];
+};
+
+static void put_cell_run(struct cell_enc *e, uint8_t *p, uint32_t ch, unsigned width,
+			 const struct tsm_screen_attr *a)
+{
+	if (ch > 0x10ffff || width > 2 || !e->valid || memcmp(&e->attr, a, sizeof(*a)) != 0) {
+		put_cell(p, ch, width, a);
+		if (ch <= 0x10ffff && width <= 2) {
+			memcpy(e->bytes, p, CELL_SIZE);
+			e->attr = *a;
+			e->valid = true;
+		}
+		return;
+	}
+	put_u32(p, (get_u32(e->bytes) & ~(uint32_t)0x7fffff) | ch | (uint32_t)width << 21);
+	memcpy(p + 4, e->bytes + 4, CELL_SIZE - 4);
+}
+
 static bool code_valid(int8_t code)
 {
 	return code >= -1 && code < TSM_COLOR_NUM;
@@ -285,18 +311,21 @@ static bool attr_eq(const struct tsm_screen_attr *a, const struct tsm_screen_att
 /* ---- layout ------------------------------------------------------------- */
 
 static bool layout_compute(struct layout *l, unsigned cols, unsigned rows, unsigned sb_cap,
-			   uint64_t region_off)
+			   unsigned cl_cap, uint64_t region_off)
 {
-	if (cols < 1 || cols > MAX_COLS || rows < 1 || rows > MAX_ROWS || sb_cap > MAX_SB)
+	if (cols < 1 || cols > MAX_COLS || rows < 1 || rows > MAX_ROWS || sb_cap > MAX_SB ||
+	    cl_cap > CL_COUNT)
 		return false;
 	l->cols = cols;
 	l->rows = rows;
 	l->sb_cap = sb_cap;
+	l->cl_cap = cl_cap;
 	l->region_off = region_off;
+	l->cl_off = region_off;
 	l->slot_size = ALIGN(ROW_HDR + (uint64_t)cols * CELL_SIZE, 8);
-	l->rows_off = region_off;
+	l->rows_off = region_off + (uint64_t)cl_cap * CL_ENTRY;
 	l->max_rec = ALIGN(REC_HDR + (uint64_t)cols * CELL_SIZE, 8);
-	l->ring_off = region_off + 4 * (uint64_t)rows * l->slot_size;
+	l->ring_off = l->rows_off + 4 * (uint64_t)rows * l->slot_size;
 	l->ring_cap = ((uint64_t)sb_cap + 1) * l->max_rec + REC_HDR;
 	l->region_size = ALIGN(l->ring_off - region_off + l->ring_cap, PAGE);
 	return true;
@@ -406,6 +435,7 @@ static size_t header_build(uint8_t *buf, uint64_t gen, const struct hdr_state *h
 	put_u32(p, h->lay.cols);
 	put_u32(p + 4, h->lay.rows);
 	put_u32(p + 8, h->lay.sb_cap);
+	put_u32(p + 12, h->lay.cl_cap);
 	put_u64(p + 16, h->lay.region_off);
 
 	p = rec_begin(buf, &off, TAG_CURSOR, 8);
@@ -479,6 +509,7 @@ void snapshot_free(struct snapshot *s)
 	free(s->track[1]);
 	free(s->crcs);
 	free(s->sb_lines);
+	free(s->sb_stored);
 	free(s);
 }
 
@@ -518,17 +549,18 @@ static int snapshot_resize_file(struct snapshot *s, uint64_t size)
 	return 0;
 }
 
-static uint32_t write_row(struct snapshot *s, const struct layout *l, unsigned screen,
-			  unsigned row, unsigned slot, uint64_t gen, const struct tsmpeek_line *line)
+static uint32_t write_row(struct snapshot *s, const struct layout *l, unsigned screen, unsigned row,
+			  unsigned slot, uint64_t gen, const struct tsmpeek_line *line)
 {
 	uint8_t *p = s->map + slot_off(l, screen, row, slot);
+	struct cell_enc e = {0};
 
 	put_u64(p, gen);
 	put_u32(p + 12, 0);
 	for (unsigned x = 0; x < l->cols; x++) {
 		const struct tsmpeek_cell *c = &line->cells[x];
 
-		put_cell(p + ROW_HDR + (size_t)x * CELL_SIZE, c->ch, c->width, &c->attr);
+		put_cell_run(&e, p + ROW_HDR + (size_t)x * CELL_SIZE, c->ch, c->width, &c->attr);
 	}
 	put_u32(p + 8, crc_skip(p, l->slot_size, 8));
 	return get_u32(p + 8);
@@ -560,7 +592,9 @@ static bool line_changed(const struct tsmpeek_line *line, unsigned cols, tsm_age
 
 static bool cell_blank(const struct tsmpeek_cell *c, const struct tsm_screen_attr *fill)
 {
-	return c->ch == 0 && c->width == 1 && attr_eq(&c->attr, fill);
+	/* the same bytes (libtsm copies attributes whole) or the same fields */
+	return c->ch == 0 && c->width == 1 &&
+	       (memcmp(&c->attr, fill, sizeof(*fill)) == 0 || attr_eq(&c->attr, fill));
 }
 
 /* How many cells a scrollback line stores, its width and the fill. */
@@ -577,11 +611,12 @@ static unsigned sb_line_shape(const struct tsmpeek_line *line, unsigned cols, un
 	return n;
 }
 
-static void write_sb_line(uint8_t *p, const struct tsmpeek_line *line, unsigned cols)
+static void write_sb_line(uint8_t *p, const struct tsmpeek_line *line, unsigned cols, unsigned n)
 {
-	const struct tsm_screen_attr *fill;
-	unsigned w, n = sb_line_shape(line, cols, &w, &fill);
+	unsigned w = MIN(line->size, cols);
+	const struct tsm_screen_attr *fill = &line->cells[w - 1].attr;
 	uint64_t size = rec_size(n);
+	struct cell_enc e = {0};
 
 	put_u64(p, line->sb_id);
 	put_u16(p + 8, (uint16_t)n);
@@ -589,8 +624,8 @@ static void write_sb_line(uint8_t *p, const struct tsmpeek_line *line, unsigned 
 	put_cell(p + 16, 0, 1, fill);
 	put_u32(p + 28, 0);
 	for (unsigned x = 0; x < n; x++)
-		put_cell(p + REC_HDR + (size_t)x * CELL_SIZE, line->cells[x].ch, line->cells[x].width,
-			 &line->cells[x].attr);
+		put_cell_run(&e, p + REC_HDR + (size_t)x * CELL_SIZE, line->cells[x].ch,
+			     line->cells[x].width, &line->cells[x].attr);
 	put_u32(p + 12, crc_skip(p, size, 12));
 }
 
@@ -655,13 +690,13 @@ static bool hdr_state_eq(const struct hdr_state *a, const struct hdr_state *b)
 	put_stream(x, &a->stream);
 	put_stream(y, &b->stream);
 	return a->lay.cols == b->lay.cols && a->lay.rows == b->lay.rows &&
-	       a->lay.sb_cap == b->lay.sb_cap && a->lay.region_off == b->lay.region_off &&
-	       a->cursor_x == b->cursor_x &&
+	       a->lay.sb_cap == b->lay.sb_cap && a->lay.cl_cap == b->lay.cl_cap &&
+	       a->lay.region_off == b->lay.region_off && a->cursor_x == b->cursor_x &&
 	       a->cursor_y == b->cursor_y && a->flags == b->flags &&
 	       a->margin_top == b->margin_top && a->margin_bottom == b->margin_bottom &&
-	       attr_eq(&a->def_attr, &b->def_attr) && memcmp(a->tabs, b->tabs, sizeof(a->tabs)) == 0 &&
-	       memcmp(x, y, sizeof(x)) == 0 && a->clusters == b->clusters &&
-	       a->sb_tail == b->sb_tail && a->sb_head == b->sb_head &&
+	       attr_eq(&a->def_attr, &b->def_attr) &&
+	       memcmp(a->tabs, b->tabs, sizeof(a->tabs)) == 0 && memcmp(x, y, sizeof(x)) == 0 &&
+	       a->clusters == b->clusters && a->sb_tail == b->sb_tail && a->sb_head == b->sb_head &&
 	       a->sb_last_id == b->sb_last_id && a->sb_count == b->sb_count &&
 	       a->rows_crc == b->rows_crc;
 }
@@ -681,11 +716,11 @@ static uint64_t ring_next(const struct snapshot *s, const struct layout *l, uint
 	return off + rec_size(get_u16(p + 8));
 }
 
-static void write_clusters(struct snapshot *s, const struct cluster_table *t, uint32_t from,
-			   uint32_t to)
+static void write_clusters(struct snapshot *s, const struct layout *l,
+			   const struct cluster_table *t, uint32_t from, uint32_t to)
 {
 	for (uint32_t i = from; i < to; i++) {
-		uint8_t *p = s->map + CL_OFF + (uint64_t)i * CL_ENTRY;
+		uint8_t *p = s->map + l->cl_off + (uint64_t)i * CL_ENTRY;
 		unsigned flags = 0;
 		size_t len = 0;
 		const uint32_t *ch = cluster_lookup(t, CLUSTER_FIRST + i, &len, &flags);
@@ -722,16 +757,21 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 			    p->age_cnt < s->last_age))
 		snapshot_reset(s);
 
-	relayout = !s->laid_out || p->cols != s->cur.lay.cols || p->rows != s->cur.lay.rows;
+	relayout = !s->laid_out || p->cols != s->cur.lay.cols || p->rows != s->cur.lay.rows ||
+		   n_cl > s->cur.lay.cl_cap;
 	full = relayout;
 	if (relayout) {
 		uint64_t off = REGION_BASE, need;
+		unsigned cl_cap = CL_MIN;
 
-		if (!layout_compute(&lay, p->cols, p->rows, s->sb_size, 0))
+		while (cl_cap < n_cl)
+			cl_cap *= 2;
+		cl_cap = MIN(cl_cap, CL_COUNT);
+		if (!layout_compute(&lay, p->cols, p->rows, s->sb_size, cl_cap, 0))
 			return -E2BIG;
 		if (s->laid_out && REGION_BASE + lay.region_size > s->cur.lay.region_off)
 			off = ALIGN(s->cur.lay.region_off + s->cur.lay.region_size, PAGE);
-		layout_compute(&lay, p->cols, p->rows, s->sb_size, off);
+		layout_compute(&lay, p->cols, p->rows, s->sb_size, cl_cap, off);
 		need = MAX(off + lay.region_size, (uint64_t)s->map_size);
 		r = snapshot_resize_file(s, need);
 		if (r < 0)
@@ -781,6 +821,7 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 		if (s->sb_lines_cap < k_new) {
 			s->sb_lines_cap = k_new;
 			s->sb_lines = xrealloc(s->sb_lines, k_new * sizeof(*s->sb_lines));
+			s->sb_stored = xrealloc(s->sb_stored, k_new * sizeof(*s->sb_stored));
 		}
 		for (uint64_t i = k_new; i-- > 0; line = line->prev) {
 			if (!line || line->sb_id != first_new + i)
@@ -791,6 +832,7 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 			const struct tsm_screen_attr *fill;
 			unsigned w, n = sb_line_shape(s->sb_lines[i], lay.cols, &w, &fill);
 
+			s->sb_stored[i] = n;
 			pos = ring_place(pos, rec_size(n), lay.ring_cap, &used);
 			need += used;
 			pos += rec_size(n);
@@ -798,7 +840,8 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 		/* the lines kept must stay clear of what is written; those the
 		 * committed header counts too are dropped from it first */
 		for (;;) {
-			free_bytes = h.sb_count ? ring_dist(head, tail, lay.ring_cap) : lay.ring_cap;
+			free_bytes =
+			    h.sb_count ? ring_dist(head, tail, lay.ring_cap) : lay.ring_cap;
 			if (need <= free_bytes || h.sb_count == 0)
 				break;
 			tail = ring_next(s, &lay, tail);
@@ -817,13 +860,12 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 			s->cur = ph;
 		}
 		for (uint64_t i = 0; i < k_new; i++) {
-			const struct tsm_screen_attr *fill;
-			unsigned w, n = sb_line_shape(s->sb_lines[i], lay.cols, &w, &fill);
+			unsigned n = s->sb_stored[i];
 			uint64_t at = ring_place(head, rec_size(n), lay.ring_cap, &used);
 
 			if (at != head && head + REC_HDR <= lay.ring_cap)
 				write_marker(s->map + lay.ring_off + head);
-			write_sb_line(s->map + lay.ring_off + at, s->sb_lines[i], lay.cols);
+			write_sb_line(s->map + lay.ring_off + at, s->sb_lines[i], lay.cols, n);
 			if (h.sb_count == 0)
 				tail = at;
 			h.sb_count++;
@@ -838,8 +880,8 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 	gen = s->gen + 1;
 
 	/* new stand-ins */
-	if (n_cl > s->cur.clusters || (relayout && !s->laid_out)) {
-		write_clusters(s, clusters, relayout && !s->laid_out ? 0 : s->cur.clusters, n_cl);
+	if (n_cl > s->cur.clusters || relayout) {
+		write_clusters(s, &lay, clusters, relayout ? 0 : s->cur.clusters, n_cl);
 		changed = true;
 	}
 
@@ -850,12 +892,13 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 		for (unsigned y = 0; y < lay.rows; y++) {
 			struct row_track *t = &s->track[k][y];
 
-			t->dirty = full || lines[y] != t->line || line_changed(lines[y], lay.cols,
-									       s->last_age);
+			t->dirty = full || lines[y] != t->line ||
+				   line_changed(lines[y], lay.cols, s->last_age);
 			t->new_crc = t->crc;
 			if (!t->dirty)
 				continue;
-			t->new_crc = write_row(s, &lay, k, y, relayout ? 0 : !t->slot, gen, lines[y]);
+			t->new_crc =
+			    write_row(s, &lay, k, y, relayout ? 0 : !t->slot, gen, lines[y]);
 			changed = true;
 		}
 	}
@@ -876,8 +919,8 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 		/* the old region is no longer pointed to */
 		const struct layout *o = &s->cur.lay;
 
-		if (fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)o->region_off,
-			      (off_t)o->region_size) < 0)
+		if (fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      (off_t)o->region_off, (off_t)o->region_size) < 0)
 			log_debug_errno(errno, "Cannot free the old snapshot region: %m");
 		if (lay.region_off < o->region_off)
 			(void)snapshot_resize_file(s, lay.region_off + lay.region_size);
@@ -984,12 +1027,13 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 		seen |= 1u << tag;
 		switch (tag) {
 		case TAG_GRID:
-			if (rlen != 24 || get_u32(p + 12) != 0 ||
+			if (rlen != 24 ||
 			    !layout_compute(&h->lay, get_u32(p), get_u32(p + 4), get_u32(p + 8),
-					    get_u64(p + 16)))
+					    get_u32(p + 12), get_u64(p + 16)))
 				return false;
 			if (h->lay.region_off < REGION_BASE || h->lay.region_off % PAGE ||
-			    h->lay.region_off > size || h->lay.region_size > size - h->lay.region_off)
+			    h->lay.region_off > size ||
+			    h->lay.region_size > size - h->lay.region_off)
 				return false;
 			break;
 		case TAG_CURSOR:
@@ -1055,8 +1099,8 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 	if (!(h->margin_top == 0 && h->margin_bottom == h->lay.rows - 1) &&
 	    !(h->margin_top < h->margin_bottom && h->margin_bottom < h->lay.rows))
 		return false;
-	if (h->clusters > CL_COUNT || h->sb_count > h->lay.sb_cap || h->sb_tail > h->lay.ring_cap ||
-	    (h->sb_count > 0 && h->sb_last_id < h->sb_count))
+	if (h->clusters > h->lay.cl_cap || h->sb_count > h->lay.sb_cap ||
+	    h->sb_tail > h->lay.ring_cap || (h->sb_count > 0 && h->sb_last_id < h->sb_count))
 		return false;
 	return true;
 }
@@ -1065,11 +1109,9 @@ static bool parse_clusters(const uint8_t *buf, uint64_t size, struct parsed *ps)
 {
 	uint32_t n = ps->h.clusters;
 
-	if ((uint64_t)CL_OFF + (uint64_t)n * CL_ENTRY > size)
-		return false;
 	ps->table = cluster_table_new();
 	for (uint32_t i = 0; i < n; i++) {
-		const uint8_t *p = buf + CL_OFF + (uint64_t)i * CL_ENTRY;
+		const uint8_t *p = buf + ps->h.lay.cl_off + (uint64_t)i * CL_ENTRY;
 		uint32_t ch[CLUSTER_MAX_LEN];
 		unsigned len = p[4];
 
@@ -1337,7 +1379,8 @@ static void put_cursor(const struct parsed *ps, struct tsm_screen *screen)
 		} else if (last.ch != 0 && last.width == h->cursor_x - x)
 			tsm_screen_write(screen, last.ch, &last.attr);
 		else {
-			tsm_screen_write(screen, h->cursor_x - x == 2 ? HELPER_WIDE : ' ', &last.attr);
+			tsm_screen_write(screen, h->cursor_x - x == 2 ? HELPER_WIDE : ' ',
+					 &last.attr);
 			tsm_screen_set_def_attr(screen, &last.attr);
 			tsm_screen_erase_chars(screen, 1);
 			tsm_screen_set_def_attr(screen, &h->def_attr);
@@ -1432,9 +1475,8 @@ static int apply(struct parsed *ps, struct tsm_screen *screen, struct tsm_vte *v
 	return r;
 }
 
-int snapshot_restore(int fd, struct tsm_screen *screen, struct tsm_vte *vte,
-		     struct stream *stream, struct cluster_table *clusters, unsigned *ret_cols,
-		     unsigned *ret_rows)
+int snapshot_restore(int fd, struct tsm_screen *screen, struct tsm_vte *vte, struct stream *stream,
+		     struct cluster_table *clusters, unsigned *ret_cols, unsigned *ret_rows)
 {
 	const uint8_t *cand[2];
 	unsigned n_cand = 0;

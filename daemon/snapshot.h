@@ -61,9 +61,8 @@ void snapshot_reset(struct snapshot *s);
  * version) with nothing changed (a snapshot is checked whole, the stream
  * state on a scratch terminal, before anything is rebuilt); *ret_cols and
  * *ret_rows: the grid it was made for (may be NULL). */
-int snapshot_restore(int fd, struct tsm_screen *screen, struct tsm_vte *vte,
-		     struct stream *stream, struct cluster_table *clusters, unsigned *ret_cols,
-		     unsigned *ret_rows);
+int snapshot_restore(int fd, struct tsm_screen *screen, struct tsm_vte *vte, struct stream *stream,
+		     struct cluster_table *clusters, unsigned *ret_cols, unsigned *ret_rows);
 
 /* Whether this libtsm's screen can be snapshotted (its internals are read
  * as libtsm 4.0.2 lays them out, after a check that the layout matches). */

@@ -86,12 +86,14 @@ bool tsmpeek_check(struct tsm_screen *screen)
 	if (layout < 0) {
 		layout = layout_matches();
 		if (!layout)
-			log_warning("libtsm's screen is not laid out as in libtsm 4.0.2: no snapshots");
+			log_warning(
+			    "libtsm's screen is not laid out as in libtsm 4.0.2: no snapshots");
 	}
 	if (!layout || !screen || malloc_usable_size(screen) < sizeof(struct tsmpeek_screen))
 		return false;
 	p = tsmpeek(screen);
-	return p->cols == tsm_screen_get_width(screen) && p->rows == tsm_screen_get_height(screen) &&
+	return p->cols == tsm_screen_get_width(screen) &&
+	       p->rows == tsm_screen_get_height(screen) &&
 	       p->flags == tsm_screen_get_flags(screen) &&
 	       p->cursor_x == tsm_screen_get_cursor_x(screen) &&
 	       p->cursor_y == tsm_screen_get_cursor_y(screen) && p->cols > 0 && p->rows > 0 &&

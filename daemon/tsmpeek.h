@@ -20,10 +20,10 @@
 #include <stdint.h>
 
 struct tsmpeek_cell {
-	tsm_symbol_t ch;	     /* the code point (libtsm 4 never combines) */
-	unsigned int width;	     /* 1 or 2; 0 behind a wide character */
+	tsm_symbol_t ch;    /* the code point (libtsm 4 never combines) */
+	unsigned int width; /* 1 or 2; 0 behind a wide character */
 	struct tsm_screen_attr attr;
-	tsm_age_t age;		     /* the screen's age when last written */
+	tsm_age_t age; /* the screen's age when last written */
 };
 
 struct tsmpeek_line {
@@ -31,7 +31,7 @@ struct tsmpeek_line {
 	struct tsmpeek_line *prev; /* scrollback: older line */
 	unsigned int size;	   /* cells allocated (may exceed the width) */
 	struct tsmpeek_cell *cells;
-	uint64_t sb_id;		   /* scrollback: the push's number */
+	uint64_t sb_id; /* scrollback: the push's number */
 	tsm_age_t age;
 };
 
@@ -55,7 +55,7 @@ struct tsmpeek_screen {
 	unsigned int rows;
 	unsigned int margin_top; /* 0-based, inclusive */
 	unsigned int margin_bottom;
-	unsigned int line_num; /* lines allocated in each array */
+	unsigned int line_num;	     /* lines allocated in each array */
 	struct tsmpeek_line **lines; /* main_lines or alt_lines */
 	struct tsmpeek_line **main_lines;
 	struct tsmpeek_line **alt_lines;
@@ -65,7 +65,7 @@ struct tsmpeek_screen {
 	struct tsmpeek_line *sb_last;  /* newest */
 	unsigned int sb_max;
 	struct tsmpeek_line *sb_pos;
-	uint64_t sb_last_id; /* pushes so far: the newest line's sb_id */
+	uint64_t sb_last_id;   /* pushes so far: the newest line's sb_id */
 	unsigned int cursor_x; /* cols (or cols + 1 after a wide character): wrap pending */
 	unsigned int cursor_y;
 	bool *tab_stops; /* cols entries */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define LOG_MODULE "cluster"
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,4 +120,25 @@ const uint32_t *cluster_lookup(const struct cluster_table *t, uint32_t cp, size_
 	if (ret_flags)
 		*ret_flags = c->flags;
 	return c->ch;
+}
+
+size_t cluster_table_count(const struct cluster_table *t)
+{
+	return t->n;
+}
+
+int cluster_table_restore(struct cluster_table *t, uint32_t cp, const uint32_t *ch, size_t len,
+			  unsigned flags)
+{
+	size_t n = t->n;
+
+	if (cp != CLUSTER_FIRST + n || n >= CLUSTER_COUNT || len < 1 || len > CLUSTER_MAX_LEN ||
+	    (flags & ~(unsigned)(CLUSTER_DIM | CLUSTER_STRIKE)))
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++)
+		if (ch[i] > 0x10ffff)
+			return -EINVAL;
+	/* a new cluster gets exactly the next stand-in; one already in the
+	 * table gets its own again (and nothing changes) */
+	return cluster_intern(t, ch, len, flags) == cp ? 0 : -EINVAL;
 }

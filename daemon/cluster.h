@@ -53,3 +53,13 @@ uint32_t cluster_intern(struct cluster_table *t, const uint32_t *ch, size_t len,
  * NULL for any other code point. */
 const uint32_t *cluster_lookup(const struct cluster_table *t, uint32_t cp, size_t *ret_len,
 			       unsigned *ret_flags);
+
+/* Session restore (snapshot.h): how many stand-ins are handed out (they are
+ * CLUSTER_FIRST up to CLUSTER_FIRST + count - 1, read with cluster_lookup()),
+ * and the next one re-created as it was: cp must be CLUSTER_FIRST + count,
+ * ch[0..len) a cluster of 1 to CLUSTER_MAX_LEN code points and flags of enum
+ * cluster_flags, not already in the table. Returns 0 or -EINVAL (nothing
+ * changed). */
+size_t cluster_table_count(const struct cluster_table *t);
+int cluster_table_restore(struct cluster_table *t, uint32_t cp, const uint32_t *ch, size_t len,
+			  unsigned flags);

@@ -29,6 +29,7 @@
 #include "options.h"
 #include "pixel.h"
 #include "render.h"
+#include "restore.h"
 #include "scroll.h"
 #include "term.h"
 #include "util/util.h"
@@ -58,6 +59,7 @@ struct manager {
 	struct render *render;
 	struct scroller *scroller;
 	struct backend *backend;
+	struct restore *restore; /* session restore: the snapshot, the fd store */
 	sd_event_source *frame_source;
 	sd_event_source *respawn_source;
 	uint64_t exits[5]; /* times of the last RESPAWN_BURST session exits */
@@ -75,9 +77,18 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 
 	(void)s;
 	(void)usec;
-	if (!m->vt || !vt_is_active(m->vt) || !m->term)
+	if (!m->term)
 		return 0;
+	if (!m->vt || !vt_is_active(m->vt)) {
+		/* Nothing is drawn while another VT is shown; the snapshot
+		 * follows the output at the pace of frames all the same. */
+		restore_update(m->restore, m->term);
+		m->last_frame_usec = now_usec();
+		return 0;
+	}
 	bool again = render_frame(m->render, term_screen(m->term));
+	/* the snapshot holds what was just drawn */
+	restore_update(m->restore, m->term);
 	m->last_frame_usec = now_usec();
 	if (again)
 		manager_schedule_frame(m);
@@ -115,6 +126,7 @@ static int manager_on_respawn(sd_event_source *s, uint64_t usec, void *userdata)
 	}
 	/* the cluster table starts empty: stand-ins are handed out again */
 	render_set_clusters(m->render, term_clusters(m->term));
+	restore_session_started(m->restore, m->term);
 	/* Nothing of the last user stays in video memory, the text the pan
 	 * window left behind off the screen included; if another VT is shown,
 	 * when ours comes back. */
@@ -139,6 +151,8 @@ static void manager_on_exited(int status, void *userdata)
 	uint64_t when = now;
 	int r;
 
+	/* Nothing of the session stays in the fd store or the snapshot. */
+	restore_session_ended(m->restore);
 	m->exits[m->n_exits++ % RESPAWN_BURST] = now;
 	if (m->n_exits >= RESPAWN_BURST && now - oldest < RESPAWN_INTERVAL_USEC) {
 		when = oldest + RESPAWN_INTERVAL_USEC;
@@ -476,6 +490,15 @@ static int manager_start(struct manager *m)
 	}
 	crash_set_active(vt_is_active(m->vt));
 
+	/* A session that the last consoled left in systemd's fd store is
+	 * adopted; without one (or if its snapshot is bad) a new one starts. */
+	struct restore_config rc = {
+	    .enabled = m->opts.session_restore,
+	    .store = m->opts.session_restore && m->opts.session_socket && getenv("NOTIFY_SOCKET"),
+	    .sb_size = m->opts.sb_size,
+	};
+	restore_new(&rc, &m->restore);
+	struct term_adopt adopt;
 	struct term_config tc = {
 	    .cols = render_cols(m->render),
 	    .rows = render_rows(m->render),
@@ -489,14 +512,25 @@ static int manager_start(struct manager *m)
 	    .truecolor = !m->fb->format.indexed,
 	    .palette = &m->palette,
 	};
-	r = term_new(m->event, &tc, &(struct term_callbacks){manager_on_damage, manager_on_exited},
-		     m, &m->term);
+	if (restore_handed(m->restore, &adopt)) {
+		tc.adopt = &adopt;
+		r = term_new(m->event, &tc,
+			     &(struct term_callbacks){manager_on_damage, manager_on_exited}, m,
+			     &m->term);
+		restore_handed_done(m->restore, r >= 0, r);
+		tc.adopt = NULL;
+	}
+	if (!m->term)
+		r = term_new(m->event, &tc,
+			     &(struct term_callbacks){manager_on_damage, manager_on_exited}, m,
+			     &m->term);
 	if (r < 0) {
 		if (m->opts.session_socket)
 			m->exit_status = EXIT_NO_SESSION_HELPER;
 		return r;
 	}
 	render_set_clusters(m->render, term_clusters(m->term));
+	restore_session_started(m->restore, m->term);
 
 	struct input_config ic = {
 	    .model = m->opts.xkb_model,
@@ -542,7 +576,10 @@ static void manager_stop(struct manager *m)
 	if (m->opts.stats)
 		manager_log_stats(m);
 	input_free(m->input);
+	/* The last output is in the snapshot that the store keeps. */
+	restore_update(m->restore, m->term);
 	term_free(m->term);
+	restore_free(m->restore);
 	/* the next user may get the device through the kernel's console */
 	if (m->render && m->scroller && m->vt && vt_is_active(m->vt))
 		render_wipe_vram(m->render);

@@ -62,6 +62,7 @@ static const struct key {
     {"login", KEY_LOGIN, FIELD(login_argv), 0, 0, "expected a command"},
     {"term", KEY_NAME, FIELD(term), 0, 0, "expected a terminal name"},
     {"session-socket", KEY_PATH, FIELD(session_socket), 0, 0, "expected a socket path"},
+    {"session-restore", KEY_BOOL, FIELD(session_restore), 0, 0, NULL},
     {"palette", KEY_PALETTE, FIELD(palette), 0, 0, "expected linux or xterm"},
     {"font-file", KEY_STRING, FIELD(font_file), 0, 0, NULL},
     {"font-name", KEY_STRING, FIELD(font_name), 0, 0, NULL},
@@ -106,6 +107,8 @@ void options_help(FILE *f)
 	      "      --term=NAME         TERM for the session (default: xterm-256color)\n"
 	      "      --session-socket=PATH  start sessions through consoled-session(8)\n"
 	      "                          listening there, not as consoled's children\n"
+	      "      --session-restore=yes|no  keep the session and the screen over a\n"
+	      "                          crash or restart under systemd (default: yes)\n"
 	      "      --palette=linux|xterm  the 16 colours (default: linux)\n"
 	      "      --font-file=FILE    PSF1/PSF2 font (may be gzip'ed) or TTF/OTF font\n"
 	      "                          (default: found by --font-name)\n"
@@ -304,6 +307,7 @@ static void options_init(struct options *o, enum options_action action)
 	    .font_size = 12,
 	    .scroll_mode = SCROLL_MODE_AUTO,
 	    .calibrate = true,
+	    .session_restore = true,
 	};
 }
 

@@ -42,6 +42,7 @@ struct options {
 	char **login_argv; /* NULL-terminated; default /bin/login -p */
 	char *term;
 	char *session_socket; /* consoled-session(8)'s socket; NULL = fork sessions */
+	bool session_restore; /* keep the session over restarts (restore.h) */
 	enum palette_kind palette;
 	char *font_file;    /* NULL = by font_name */
 	char *font_name;    /* fontconfig pattern; NULL = "monospace" */

@@ -11,8 +11,11 @@
  * session has as controlling tty yet, and the command and TERM come from
  * root's consoled.conf, as consoled itself reads them. Then it starts the
  * command on the slave as consoled would (session_exec()), tells consoled
- * the pid, waits, and tells it the exit status. consoled closing the
- * connection hangs the session up.
+ * the pid (with a pidfd of the session's leader: consoled keeps it in
+ * systemd's fd store to see the session's end after a restart), waits, and
+ * tells it the exit status if consoled is still connected. consoled closing
+ * the connection does not end the session (a restarting consoled adopts it);
+ * closing the pty master for good does.
  */
 #define LOG_MODULE "consoled-session"
 #include <errno.h>
@@ -134,15 +137,6 @@ static int receive_request(int fd, struct session_msg *ret_msg, int *ret_tty)
 	return 0;
 }
 
-static int send_msg(int fd, enum session_msg_type type, int value)
-{
-	struct session_msg msg = {.magic = SESSION_MSG_MAGIC, .type = type, .value = value};
-
-	if (send(fd, &msg, sizeof(msg), MSG_NOSIGNAL) != (ssize_t)sizeof(msg))
-		return -errno;
-	return 0;
-}
-
 /* The command and TERM from root's configuration, as consoled reads them;
  * only the files (no keyboard settings, no command line of consoled's). */
 static int read_config(struct options *o)
@@ -158,9 +152,9 @@ static int read_config(struct options *o)
 	return r;
 }
 
-/* Waits for the session or for consoled to hang up; returns the session's
- * status, or -1 if consoled went first. */
-static int wait_session(int fd, pid_t pid)
+/* Waits for the session to end, whether or not consoled stays connected
+ * (*connected is cleared when it goes); returns its status. */
+static int wait_session(int fd, pid_t pid, bool *connected)
 {
 	sigset_t mask;
 	int sfd;
@@ -168,33 +162,39 @@ static int wait_session(int fd, pid_t pid)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sfd < 0) {
-		log_error_errno(errno, "Failed to watch the session: %m");
-		return -1;
-	}
 	for (;;) {
+		/* Without the signalfd, poll the child once a second. */
 		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN},
-					{.fd = fd, .events = POLLIN}};
+					{.fd = *connected ? fd : -1, .events = POLLIN}};
 		int status;
 		pid_t w;
 
 		w = waitpid(pid, &status, WNOHANG);
 		if (w == pid) {
-			close(sfd);
+			if (sfd >= 0)
+				close(sfd);
 			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 		}
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
-			break;
+		if (w < 0 && errno != EINTR) {
+			log_error_errno(errno, "Failed to wait for the session: %m");
+			if (sfd >= 0)
+				close(sfd);
+			return 127;
+		}
+		if (poll(pfd, 2, sfd >= 0 ? -1 : 1000) < 0 && errno != EINTR)
+			continue;
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			(void)!read(sfd, &si, sizeof(si));
 		}
-		/* consoled sends nothing after the request: any event is its end. */
-		if (pfd[1].revents)
-			break;
+		/* consoled sends nothing after the request: any event is its
+		 * end (a restart, or it stopped); the session goes on, on the
+		 * pty master that systemd's fd store or a new consoled holds. */
+		if (pfd[1].revents) {
+			log_info("consoled closed the connection; the session goes on");
+			*connected = false;
+		}
 	}
-	close(sfd);
-	return -1;
 }
 
 int main(int argc, char **argv)
@@ -204,7 +204,8 @@ int main(int argc, char **argv)
 	struct session_env_config ec;
 	sigset_t mask;
 	unsigned vt;
-	int fd = STDIN_FILENO, tty = -1, status;
+	int fd = STDIN_FILENO, tty = -1, pidfd, status, r;
+	bool connected = true;
 	pid_t pid;
 
 	(void)argv;
@@ -240,20 +241,23 @@ int main(int argc, char **argv)
 		session_exec(tty, o.login_argv, &ec);
 	close(tty);
 	log_info("Started '%s' on tty%u for consoled as process %d", o.login_argv[0], vt, (int)pid);
-	if (send_msg(fd, SESSION_MSG_STARTED, (int)pid) < 0)
-		log_warning_errno(errno, "Failed to tell consoled that the session started: %m");
+	/* We are its parent and have not reaped it: the pid is still its. */
+	pidfd = session_pidfd_open(pid);
+	if (pidfd < 0)
+		log_warning_errno(pidfd, "Failed to get a pidfd of the session, consoled cannot "
+					 "keep it over a restart: %m");
+	r = session_send_msg(fd, SESSION_MSG_STARTED, (int)pid, pidfd);
+	if (r < 0)
+		log_warning_errno(r, "Failed to tell consoled that the session started: %m");
+	if (pidfd >= 0)
+		close(pidfd);
 
-	status = wait_session(fd, pid);
-	if (status < 0) {
-		/* Like a hangup on a real terminal. */
-		log_info("consoled closed the connection; hanging up the session");
-		kill(-pid, SIGHUP);
-		kill(pid, SIGHUP);
-	} else {
-		log_info("Session exited with status %d", status);
-		if (send_msg(fd, SESSION_MSG_EXITED, status) < 0)
-			log_warning_errno(errno,
-					  "Failed to tell consoled that the session ended: %m");
+	status = wait_session(fd, pid, &connected);
+	log_info("Session exited with status %d", status);
+	if (connected) {
+		r = session_send_msg(fd, SESSION_MSG_EXITED, status, -1);
+		if (r < 0)
+			log_warning_errno(r, "Failed to tell consoled that the session ended: %m");
 	}
 	options_fini(&o);
 	return 0;

@@ -171,6 +171,35 @@ bool session_stat_is_pty_slave(const struct stat *st)
 	       major(st->st_rdev) < UNIX98_PTY_SLAVE_MAJOR + UNIX98_PTY_MAJOR_COUNT;
 }
 
+/* One message, with passfd (>= 0) as its one SCM_RIGHTS fd. */
+static int session_send(int fd, const struct session_msg *msg, int passfd)
+{
+	union {
+		struct cmsghdr hdr;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control = {};
+	struct iovec iov = {.iov_base = (void *)msg, .iov_len = sizeof(*msg)};
+	struct msghdr mh = {
+	    .msg_iov = &iov,
+	    .msg_iovlen = 1,
+	};
+
+	if (passfd >= 0) {
+		struct cmsghdr *cmsg;
+
+		mh.msg_control = control.buf;
+		mh.msg_controllen = sizeof(control.buf);
+		cmsg = CMSG_FIRSTHDR(&mh);
+		cmsg->cmsg_level = SOL_SOCKET;
+		cmsg->cmsg_type = SCM_RIGHTS;
+		cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cmsg), &passfd, sizeof(int));
+	}
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(*msg))
+		return -errno;
+	return 0;
+}
+
 int session_send_start(int fd, int slave, uint32_t flags)
 {
 	struct session_msg msg = {
@@ -178,24 +207,76 @@ int session_send_start(int fd, int slave, uint32_t flags)
 	    .type = SESSION_MSG_START,
 	    .flags = flags,
 	};
+
+	return session_send(fd, &msg, slave);
+}
+
+int session_send_msg(int fd, enum session_msg_type type, int value, int passfd)
+{
+	struct session_msg msg = {.magic = SESSION_MSG_MAGIC, .type = type, .value = value};
+
+	return session_send(fd, &msg, passfd);
+}
+
+int session_recv_msg(int fd, struct session_msg *ret, size_t *ret_len, int *ret_fd)
+{
 	union {
 		struct cmsghdr hdr;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} control = {};
-	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
+		char buf[CMSG_SPACE(sizeof(int) * SESSION_MAX_FDS)];
+	} control;
+	/* One byte more than a message: a longer one is not cut to size. */
+	char buf[sizeof(struct session_msg) + 1];
+	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
 	struct msghdr mh = {
 	    .msg_iov = &iov,
 	    .msg_iovlen = 1,
 	    .msg_control = control.buf,
 	    .msg_controllen = sizeof(control.buf),
 	};
-	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&mh);
+	int fds[SESSION_MAX_FDS];
+	size_t n_fds = 0;
+	ssize_t n;
 
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &slave, sizeof(int));
-	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(msg))
+	*ret_fd = -1;
+	n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
 		return -errno;
-	return 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k && n_fds < ELEMENTSOF(fds); i++)
+			memcpy(&fds[n_fds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+	}
+	if (n_fds > 1 || (mh.msg_flags & MSG_CTRUNC)) {
+		for (size_t i = 0; i < n_fds; i++)
+			close(fds[i]);
+		return -EBADMSG;
+	}
+	if (n == 0) {
+		if (n_fds)
+			close(fds[0]);
+		return 0;
+	}
+	memset(ret, 0, sizeof(*ret));
+	memcpy(ret, buf, MIN((size_t)n, sizeof(*ret)));
+	*ret_len = (size_t)n;
+	if (n_fds)
+		*ret_fd = fds[0];
+	return 1;
+}
+
+int session_pidfd_open(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0u);
+
+	if (fd < 0)
+		return -errno;
+	/* pidfds are close-on-exec from the start */
+	return fd;
+#else
+	(void)pid;
+	return -ENOSYS;
+#endif
 }

@@ -12,16 +12,27 @@
  * (consoled-session.socket, Accept=yes, one helper per connection):
  *
  *   consoled -> helper  START, with the pty slave as the only SCM_RIGHTS fd
- *   helper -> consoled  STARTED (value: the session's pid), once it runs
+ *   helper -> consoled  STARTED (value: the session's pid), once it runs,
+ *                       with a pidfd of the session's leader as the only
+ *                       SCM_RIGHTS fd (none if the kernel has no pidfds)
  *   helper -> consoled  EXITED (value: its exit status, 128 + signal), then
  *                       the helper closes the connection and exits
  *
  * Every message is one struct session_msg. The helper takes nothing else
  * from consoled: the command and TERM come from root's consoled.conf, the VT
  * from the name of consoled's unit (consoled@ttyN.service), checked with
- * SO_PEERCRED and the peer's cgroup. consoled closing the connection ends the
- * session (the helper hangs it up); the helper closing it without EXITED
- * means the session could not be started or the helper refused consoled.
+ * SO_PEERCRED and the peer's cgroup. The helper closing the connection
+ * without EXITED means the session could not be started or the helper
+ * refused consoled.
+ *
+ * consoled closing the connection does not end the session: consoled may be
+ * restarting, with the pty master and the pidfd kept in systemd's file
+ * descriptor store (consoled(8), SESSION RESTORE), and its successor adopts
+ * the session without the helper. The helper goes on waiting for the session
+ * and sends EXITED only if the connection is still open. The session ends
+ * when the pty master is closed for good (the kernel hangs the pty up): by
+ * consoled when it does not keep the session, or by PID 1 when it drops the
+ * store.
  *
  * The checks here are pure functions, unit-tested in test-session.
  */
@@ -29,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 /* The session's PATH (that of systemd's services, and so of getty's login). */
 #define SESSION_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -89,3 +101,20 @@ bool session_stat_is_pty_slave(const struct stat *st);
 /* consoled's request: START with `flags` (SESSION_FLAG_*) and the pty slave
  * as the one fd; 0 or a negative errno. */
 int session_send_start(int fd, int slave, uint32_t flags);
+
+/* A message of the helper's (STARTED, EXITED) with value, and passfd as its
+ * one fd when >= 0; 0 or a negative errno. */
+int session_send_msg(int fd, enum session_msg_type type, int value, int passfd);
+
+/* The most fds a message is read with; more make it malformed. */
+#define SESSION_MAX_FDS 8
+
+/* Reads one message without waiting: 0 at the end of the connection, 1 with
+ * a message in *ret (its length in *ret_len, not checked yet: see
+ * session_msg_check()) and the fd it brought in *ret_fd (close-on-exec; -1
+ * if none), or a negative errno (-EBADMSG: more than one fd, which are
+ * closed). */
+int session_recv_msg(int fd, struct session_msg *ret, size_t *ret_len, int *ret_fd);
+
+/* pidfd_open(2) (Linux 5.3): a close-on-exec pidfd, or a negative errno. */
+int session_pidfd_open(pid_t pid);

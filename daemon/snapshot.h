@@ -58,8 +58,9 @@ void snapshot_reset(struct snapshot *s);
  * from it, at the grid the snapshot was made for (the screen is resized to
  * it; the caller then resizes to its own grid, as on a zoom). Returns 0, or a
  * negative errno (-EBADMSG: corrupt or truncated; -EPROTONOSUPPORT: another
- * version) with nothing changed; *ret_cols/*ret_rows: the grid it was made
- * for (may be NULL). */
+ * version) with nothing changed (a snapshot is checked whole, the stream
+ * state on a scratch terminal, before anything is rebuilt); *ret_cols and
+ * *ret_rows: the grid it was made for (may be NULL). */
 int snapshot_restore(int fd, struct tsm_screen *screen, struct tsm_vte *vte,
 		     struct stream *stream, struct cluster_table *clusters, unsigned *ret_cols,
 		     unsigned *ret_rows);
@@ -67,3 +68,10 @@ int snapshot_restore(int fd, struct tsm_screen *screen, struct tsm_vte *vte,
 /* Whether this libtsm's screen can be snapshotted (its internals are read
  * as libtsm 4.0.2 lays them out, after a check that the layout matches). */
 bool snapshot_supported(struct tsm_screen *screen);
+
+/* Tests only (NULL otherwise): called in every update right before a header
+ * is written, with the memfd and the phase (1: a header that only drops the
+ * scrollback lines the update is about to overwrite; 2: the update's own).
+ * A copy of the memfd taken there is what a crash at that instant leaves. */
+extern void (*snapshot_test_commit_hook)(int fd, unsigned phase, void *userdata);
+extern void *snapshot_test_commit_userdata;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define LOG_MODULE "stream"
+#include <assert.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +22,11 @@
 #define PARAM_VALUE_MAX 65535
 
 /* Beside enum cluster_flags: what this stage does itself. */
-#define SGR_CONCEAL (1u << 8)
+#define SGR_CONCEAL STREAM_PEN_CONCEAL
+static_assert((SGR_CONCEAL & (CLUSTER_DIM | CLUSTER_STRIKE)) == 0, "pen bits overlap");
+static_assert(STREAM_REP_MAX == CLUSTER_MAX_LEN, "REP's character is a cluster");
 
-enum stream_state {
+enum parse_state {
 	STATE_GROUND,
 	STATE_ESC,    /* after ESC, with seq holding the intermediates */
 	STATE_CSI,    /* seq holds the parameter and intermediate bytes */
@@ -32,23 +36,26 @@ enum stream_state {
 /* libtsm's character sets as far as printing is concerned: "lower" prints
  * 33-126 as they are, "upper" 161-254; every other one maps both. */
 enum charset {
-	CHARSET_LOWER,
-	CHARSET_UPPER,
-	CHARSET_SPECIAL, /* DEC special graphics */
-	CHARSET_OTHER,
+	CHARSET_LOWER = STREAM_CHARSET_ASCII,
+	CHARSET_UPPER = STREAM_CHARSET_UPPER,
+	CHARSET_SPECIAL = STREAM_CHARSET_DEC_SPECIAL, /* DEC special graphics */
+	CHARSET_OTHER = STREAM_CHARSET_DEC_SUPPLEMENTAL,
 };
 
-/* What DECSC saves of the state this stage follows (libtsm's save_state). */
+/* What DECSC saves (libtsm's save_state), as the stage follows it. */
 struct stream_saved {
+	struct tsm_screen_attr attr;
 	unsigned extra;
 	uint8_t gl, gr;
+	unsigned x, y;
+	bool wrap, origin;
 };
 
 struct stream {
 	struct stream_config cfg;
 	struct palette linux_palette; /* without cfg.palette */
 
-	enum stream_state state;
+	enum parse_state state;
 	bool string_esc; /* ESC ended a string: '\' after it is ST */
 	bool osc;	 /* the string is an OSC (kept in osc[] to answer queries) */
 
@@ -68,11 +75,15 @@ struct stream {
 	uint32_t last[CLUSTER_MAX_LEN]; /* the last graphic character, for REP */
 	size_t last_len;
 
-	unsigned extra; /* CLUSTER_DIM, CLUSTER_STRIKE, SGR_CONCEAL */
+	struct tsm_screen_attr attr; /* libtsm's SGR pen (stream_pen) */
+	unsigned extra;		     /* CLUSTER_DIM, CLUSTER_STRIKE, SGR_CONCEAL */
 	uint8_t g[4], gl, gr;
 	int glt; /* a single shift's set for the next character, or -1 */
 	struct stream_saved saved;
-	bool ckm, lnm; /* DECCKM and LNM, for DECRQM */
+	unsigned alt_x, alt_y; /* the cursor CSI ? 1048 h / 1049 h saved */
+	bool ckm, lnm;	       /* DECCKM and LNM (also for DECRQM) */
+	bool kpam;	       /* DECKPAM */
+	bool keys_kpam, keys_lnm; /* the key encoder's (STREAM_MODE_KEYS_*) */
 
 	char out[STREAM_OUT_SIZE]; /* for libtsm, in one call where possible */
 	size_t out_len;
@@ -91,8 +102,18 @@ struct csi {
 	bool colon;
 };
 
-static void stream_mirror_reset(struct stream *s)
+/* libtsm's pen after a reset or SGR 0: the default colours. */
+static const struct tsm_screen_attr default_attr = {
+	.fccode = TSM_COLOR_FOREGROUND,
+	.bccode = TSM_COLOR_BACKGROUND,
+};
+
+/* What libtsm's tsm_vte_reset() does to the state followed here (RIS and
+ * DECSTR); `soft` (DECSTR) leaves the key encoder's LNM as keys.c does. The
+ * alternate screen's saved cursor stays, as in libtsm. */
+static void stream_mirror_reset(struct stream *s, bool soft)
 {
+	s->attr = default_attr;
 	s->extra = 0;
 	s->g[0] = CHARSET_LOWER;
 	s->g[1] = CHARSET_UPPER;
@@ -101,8 +122,11 @@ static void stream_mirror_reset(struct stream *s)
 	s->gl = 0;
 	s->gr = 1;
 	s->glt = -1;
-	s->saved = (struct stream_saved){.extra = 0, .gl = 0, .gr = 1};
-	s->ckm = s->lnm = false;
+	s->saved = (struct stream_saved){
+	    .attr = default_attr, .gl = 0, .gr = 1, .wrap = true, .origin = false};
+	s->ckm = s->lnm = s->kpam = s->keys_kpam = false;
+	if (!soft)
+		s->keys_lnm = false;
 }
 
 struct stream *stream_new(const struct stream_config *cfg)
@@ -111,7 +135,7 @@ struct stream *stream_new(const struct stream_config *cfg)
 
 	s->cfg = *cfg;
 	palette_init(&s->linux_palette, PALETTE_LINUX, NULL);
-	stream_mirror_reset(s);
+	stream_mirror_reset(s, false);
 	return s;
 }
 
@@ -131,7 +155,7 @@ void stream_reset(struct stream *s)
 	s->seq_len = s->osc_len = 0;
 	s->last_len = 0;
 	s->out_len = 0;
-	stream_mirror_reset(s);
+	stream_mirror_reset(s, false);
 }
 
 unsigned stream_rep_limit(unsigned count, unsigned cols, unsigned rows)
@@ -446,19 +470,111 @@ static void stream_emit_csi(struct stream *s, uint8_t final)
 	stream_emit_byte(s, final);
 }
 
-/* The attributes this stage keeps, from SGR parameters as libtsm reads
- * them (complete 38/48 colours only: stream_sgr writes no other). */
+/* An extended colour as libtsm 4.0.2 sets it (38;5;n, 38;2;r;g;b): the
+ * first 16 of 256 by code, the rest as rgb (code -1). */
+static void sgr_set_colour(int8_t *code, uint8_t *r, uint8_t *g, uint8_t *b, const int *a)
+{
+	static const uint8_t level[6] = {0x00, 0x5f, 0x87, 0xaf, 0xd7, 0xff};
+
+	*r = *g = *b = 0;
+	if (a[0] == 5) {
+		int n = a[1];
+
+		if (n < 16) {
+			*code = (int8_t)n;
+			return;
+		}
+		*code = -1;
+		if (n < 232) {
+			n -= 16;
+			*b = level[n % 6];
+			*g = level[n / 6 % 6];
+			*r = level[n / 36 % 6];
+		} else
+			*r = *g = *b = (uint8_t)((n - 232) * 10 + 8);
+		return;
+	}
+	*code = -1;
+	*r = (uint8_t)a[1];
+	*g = (uint8_t)a[2];
+	*b = (uint8_t)a[3];
+}
+
+/* libtsm's pen and the attributes this stage keeps, from SGR parameters as
+ * libtsm reads them (complete 38/48 colours only: stream_sgr writes no
+ * other, and no value above 65535). */
 static void stream_track_sgr(struct stream *s, const int *v, size_t n)
 {
+	struct tsm_screen_attr *a = &s->attr;
+
 	for (size_t i = 0; i < n; i++) {
-		switch (v[i]) {
+		int p = v[i];
+
+		if (p >= 30 && p <= 37) {
+			a->fccode = (int8_t)(p - 30);
+			a->fr = a->fg = a->fb = 0;
+			continue;
+		}
+		if (p >= 90 && p <= 97) {
+			a->fccode = (int8_t)(p - 90 + 8);
+			a->fr = a->fg = a->fb = 0;
+			continue;
+		}
+		if (p >= 40 && p <= 47) {
+			a->bccode = (int8_t)(p - 40);
+			a->br = a->bg = a->bb = 0;
+			continue;
+		}
+		if (p >= 100 && p <= 107) {
+			a->bccode = (int8_t)(p - 100 + 8);
+			a->br = a->bg = a->bb = 0;
+			continue;
+		}
+		switch (p) {
 		case 0:
+			*a = default_attr;
 			s->extra = 0;
+			break;
+		case 1:
+			a->bold = 1;
+			break;
+		case 3:
+			a->italic = 1;
+			break;
+		case 4:
+			a->underline = 1;
+			break;
+		case 5:
+			a->blink = 1;
+			break;
+		case 7:
+			a->inverse = 1;
+			break;
+		case 23:
+			a->italic = 0;
+			break;
+		case 24:
+			a->underline = 0;
+			break;
+		case 25:
+			a->blink = 0;
+			break;
+		case 27:
+			a->inverse = 0;
+			break;
+		case 39:
+			a->fccode = TSM_COLOR_FOREGROUND;
+			a->fr = a->fg = a->fb = 0;
+			break;
+		case 49:
+			a->bccode = TSM_COLOR_BACKGROUND;
+			a->br = a->bg = a->bb = 0;
 			break;
 		case 2:
 			s->extra |= CLUSTER_DIM;
 			break;
 		case 22:
+			a->bold = 0;
 			s->extra &= ~(unsigned)CLUSTER_DIM;
 			break;
 		case 8:
@@ -474,9 +590,18 @@ static void stream_track_sgr(struct stream *s, const int *v, size_t n)
 			s->extra &= ~(unsigned)CLUSTER_STRIKE;
 			break;
 		case 38:
-		case 48:
-			i += i + 1 < n && v[i + 1] == 5 ? 2 : 4;
+		case 48: {
+			size_t len = i + 1 < n && v[i + 1] == 5 ? 2 : 4;
+
+			if (i + len >= n)
+				return; /* not written (sgr_colour) */
+			if (p == 38)
+				sgr_set_colour(&a->fccode, &a->fr, &a->fg, &a->fb, v + i + 1);
+			else
+				sgr_set_colour(&a->bccode, &a->br, &a->bg, &a->bb, v + i + 1);
+			i += len;
 			break;
+		}
 		}
 	}
 }
@@ -631,13 +756,29 @@ static int stream_mode(struct stream *s, bool dec, int mode)
 	}
 }
 
+/* DECSC: libtsm saves its cursor, so what came before must have reached it. */
 static void stream_save(struct stream *s)
 {
-	s->saved = (struct stream_saved){.extra = s->extra, .gl = s->gl, .gr = s->gr};
+	unsigned flags;
+
+	stream_flush(s);
+	flags = tsm_screen_get_flags(s->cfg.screen);
+	s->saved = (struct stream_saved){
+	    .attr = s->attr,
+	    .extra = s->extra,
+	    .gl = s->gl,
+	    .gr = s->gr,
+	    .x = tsm_screen_get_cursor_x(s->cfg.screen),
+	    .y = tsm_screen_get_cursor_y(s->cfg.screen),
+	    .wrap = flags & TSM_SCREEN_AUTO_WRAP,
+	    .origin = flags & TSM_SCREEN_REL_ORIGIN,
+	};
 }
 
+/* DECRC: the cursor and the modes are the screen's to show. */
 static void stream_restore(struct stream *s)
 {
+	s->attr = s->saved.attr;
 	s->extra = s->saved.extra;
 	s->gl = s->saved.gl;
 	s->gr = s->saved.gr;
@@ -650,7 +791,7 @@ static void stream_ansi_mode(struct stream *s, const struct csi *c, uint8_t fina
 
 	for (size_t i = 0; i < c->n; i++) {
 		if (c->v[i] == 20)
-			s->lnm = final == 'h';
+			s->lnm = s->keys_lnm = final == 'h';
 		srm |= c->v[i] == 12;
 	}
 	if (!srm) {
@@ -685,11 +826,11 @@ static void stream_csi(struct stream *s, uint8_t final)
 			stream_reply(s, "\033[%s%d;%d$y", c.marker ? "?" : "", mode,
 				     stream_mode(s, c.marker == '?', mode));
 		} else if (c.inter[0] == '!' && !c.marker) {
-			stream_mirror_reset(s);
+			stream_mirror_reset(s, true);
 			stream_emit_csi(s, final);
 		} else if (c.inter[0] == '"' && !c.marker) {
 			/* DECSCL: a soft reset that stays in UTF-8 */
-			stream_mirror_reset(s);
+			stream_mirror_reset(s, true);
 			stream_emit(s, "\033[!p", 4);
 		}
 		return;
@@ -697,10 +838,25 @@ static void stream_csi(struct stream *s, uint8_t final)
 	if (c.marker == '?') {
 		if (!strchr("hlJKn", final))
 			return;
-		if (final == 'h' || final == 'l')
-			for (size_t i = 0; i < c.n; i++)
+		if (final == 'h' || final == 'l') {
+			bool alt_save = false;
+
+			for (size_t i = 0; i < c.n; i++) {
 				if (c.v[i] == 1)
 					s->ckm = final == 'h';
+				else if (c.v[i] == 66)
+					s->keys_kpam = final == 'h';
+				else if (c.v[i] == 1048 || c.v[i] == 1049)
+					alt_save = final == 'h';
+			}
+			if (alt_save) {
+				/* no mode of a CSI ? h moves the cursor: libtsm
+				 * saves it as it is before the sequence */
+				stream_flush(s);
+				s->alt_x = tsm_screen_get_cursor_x(s->cfg.screen);
+				s->alt_y = tsm_screen_get_cursor_y(s->cfg.screen);
+			}
+		}
 		stream_emit_csi(s, final);
 		return;
 	}
@@ -862,7 +1018,7 @@ static void stream_c0(struct stream *s, uint8_t b)
 	stream_emit_byte(s, b);
 }
 
-static void stream_enter(struct stream *s, enum stream_state state)
+static void stream_enter(struct stream *s, enum parse_state state)
 {
 	s->state = state;
 	s->seq_len = 0;
@@ -887,7 +1043,11 @@ static void stream_esc(struct stream *s, uint8_t final)
 	if (s->seq_len == 0) {
 		switch (final) {
 		case 'c': /* RIS */
-			stream_mirror_reset(s);
+			stream_mirror_reset(s, false);
+			break;
+		case '=': /* DECKPAM */
+		case '>': /* DECKPNM */
+			s->kpam = s->keys_kpam = final == '=';
 			break;
 		case '7':
 			stream_save(s);
@@ -1122,4 +1282,257 @@ void stream_feed(struct stream *s, const char *in, size_t len)
 		i += n;
 	}
 	stream_flush(s);
+}
+
+/* ---- session restore ---------------------------------------------------- */
+
+void stream_get_state(struct stream *s, struct stream_state *ret)
+{
+	stream_flush(s);
+	*ret = (struct stream_state){
+	    .pen = {.attr = s->attr, .extra = s->extra},
+	    .gl = s->gl,
+	    .gr = s->gr,
+	    .glt = (int8_t)s->glt,
+	    .modes = (s->ckm ? STREAM_MODE_DECCKM : 0) | (s->kpam ? STREAM_MODE_DECKPAM : 0) |
+		     (s->lnm ? STREAM_MODE_LNM : 0) |
+		     (s->keys_kpam ? STREAM_MODE_KEYS_KEYPAD : 0) |
+		     (s->keys_lnm ? STREAM_MODE_KEYS_LNM : 0),
+	    .saved = {.x = s->saved.x,
+		      .y = s->saved.y,
+		      .pen = {.attr = s->saved.attr, .extra = s->saved.extra},
+		      .gl = s->saved.gl,
+		      .gr = s->saved.gr,
+		      .wrap = s->saved.wrap,
+		      .origin = s->saved.origin},
+	    .alt = {.x = s->alt_x, .y = s->alt_y},
+	    .rep_len = (uint8_t)s->last_len,
+	};
+	memcpy(ret->g, s->g, sizeof(ret->g));
+	memcpy(ret->rep, s->last, s->last_len * sizeof(uint32_t));
+}
+
+static bool pen_valid(const struct stream_pen *p)
+{
+	const struct tsm_screen_attr *a = &p->attr;
+
+	return a->fccode >= -1 && a->fccode <= TSM_COLOR_FOREGROUND && a->bccode >= -1 &&
+	       (a->bccode < TSM_COLOR_FOREGROUND || a->bccode == TSM_COLOR_BACKGROUND) &&
+	       !a->protect && !(p->extra & ~(unsigned)(CLUSTER_DIM | CLUSTER_STRIKE | SGR_CONCEAL));
+}
+
+static bool state_valid(const struct stream_state *st)
+{
+	if (!pen_valid(&st->pen) || !pen_valid(&st->saved.pen))
+		return false;
+	for (size_t i = 0; i < 4; i++)
+		if (st->g[i] > STREAM_CHARSET_DEC_SUPPLEMENTAL)
+			return false;
+	if (st->gl > 3 || st->gr < 1 || st->gr > 3 || st->saved.gl > 3 || st->saved.gr < 1 ||
+	    st->saved.gr > 3 || (st->glt != -1 && st->glt != 2 && st->glt != 3))
+		return false;
+	if (st->modes & ~STREAM_MODES_ALL)
+		return false;
+	/* libtsm's LNM is the encoder's too (only DECSTR tells them apart) */
+	if ((st->modes & STREAM_MODE_LNM) && !(st->modes & STREAM_MODE_KEYS_LNM))
+		return false;
+	if (st->rep_len > STREAM_REP_MAX)
+		return false;
+	for (size_t i = 0; i < st->rep_len; i++)
+		if (st->rep[i] > 0x10ffff || (st->rep[i] >= 0xd800 && st->rep[i] <= 0xdfff) ||
+		    (i == 0 && !is_graphic(st->rep[i])))
+			return false;
+	return true;
+}
+
+/* SGR for libtsm that gives it the pen `a` (codes as stream_pen holds them). */
+static void emit_pen(struct stream *s, const struct tsm_screen_attr *a)
+{
+	stream_emitf(s, "\033[0%s%s%s%s%sm", a->bold ? ";1" : "", a->italic ? ";3" : "",
+		     a->underline ? ";4" : "", a->blink ? ";5" : "", a->inverse ? ";7" : "");
+	if (a->fccode < 0)
+		stream_emitf(s, "\033[38;2;%u;%u;%um", a->fr, a->fg, a->fb);
+	else if (a->fccode < 8)
+		stream_emitf(s, "\033[%dm", 30 + a->fccode);
+	else if (a->fccode < 16)
+		stream_emitf(s, "\033[%dm", 90 + a->fccode - 8);
+	if (a->bccode < 0)
+		stream_emitf(s, "\033[48;2;%u;%u;%um", a->br, a->bg, a->bb);
+	else if (a->bccode < 8)
+		stream_emitf(s, "\033[%dm", 40 + a->bccode);
+	else if (a->bccode < 16)
+		stream_emitf(s, "\033[%dm", 100 + a->bccode - 8);
+}
+
+/* LS0, LS1, LS2, LS3 into GL; LS1R, LS2R, LS3R into GR. */
+static void emit_shifts(struct stream *s, unsigned gl, unsigned gr)
+{
+	static const char *const ls[] = {"\017", "\016", "\033n", "\033o"};
+	static const char *const lsr[] = {"", "\033~", "\033}", "\033|"};
+
+	stream_emitf(s, "%s%s", ls[gl], lsr[gr]);
+}
+
+static void emit_mode(struct stream *s, bool dec, int mode, bool set)
+{
+	stream_emitf(s, "\033[%s%d%c", dec ? "?" : "", mode, set ? 'h' : 'l');
+}
+
+/* The screen's flags to exactly `flags`. */
+static void screen_put_flags(struct tsm_screen *screen, unsigned flags)
+{
+	unsigned now = tsm_screen_get_flags(screen);
+
+	if (flags & ~now)
+		tsm_screen_set_flags(screen, flags & ~now);
+	if (now & ~flags)
+		tsm_screen_reset_flags(screen, now & ~flags);
+}
+
+struct last_cell {
+	unsigned y, end; /* the row, and where the cell wanted ends */
+	bool found;
+	uint32_t ch;
+	unsigned x;
+	struct tsm_screen_attr attr;
+};
+
+static int find_last_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch, size_t len,
+			  unsigned width, unsigned posx, unsigned posy,
+			  const struct tsm_screen_attr *attr, tsm_age_t age, void *data)
+{
+	struct last_cell *c = data;
+
+	if (posy != c->y || width == 0 || posx + width > c->end || c->found)
+		return 0;
+	if (posx + width == c->end) {
+		c->found = true;
+		c->x = posx;
+		c->ch = len ? ch[0] : ' ';
+		c->attr = *attr;
+	}
+	return 0;
+}
+
+/* The cursor at (x, y) as libtsm's getters give it, with x at the width or
+ * beyond (a wrap pending) made by writing the character that ends there
+ * again. The caller puts the flags back afterwards. */
+static void screen_put_cursor(struct tsm_screen *screen, unsigned x, unsigned y)
+{
+	unsigned width = tsm_screen_get_width(screen);
+	struct last_cell c = {.y = y, .end = x};
+
+	/* absolute, drawn as stored (no cursor, no inverse screen), written
+	 * in place */
+	tsm_screen_reset_flags(screen,
+			       TSM_SCREEN_REL_ORIGIN | TSM_SCREEN_INSERT_MODE | TSM_SCREEN_INVERSE);
+	if (x < width) {
+		tsm_screen_move_to(screen, x, y);
+		return;
+	}
+	tsm_screen_set_flags(screen, TSM_SCREEN_HIDE_CURSOR);
+	tsm_screen_draw(screen, find_last_cell, &c);
+	if (!c.found) {
+		/* no character ends there (x past the last one of a wide
+		 * character that did not fit, and it went): where the next
+		 * character would wrap all the same */
+		c.end = width;
+		tsm_screen_draw(screen, find_last_cell, &c);
+	}
+	if (!c.found) {
+		tsm_screen_move_to(screen, width - 1, y);
+		return;
+	}
+	tsm_screen_move_to(screen, c.x, y);
+	tsm_screen_write(screen, c.ch, &c.attr);
+}
+
+int stream_set_state(struct stream *s, const struct stream_state *st)
+{
+	struct tsm_screen *screen = s->cfg.screen;
+	unsigned flags, x, y, width, height;
+
+	if (!state_valid(st))
+		return -EINVAL;
+	stream_flush(s);
+	flags = tsm_screen_get_flags(screen);
+	x = tsm_screen_get_cursor_x(screen);
+	y = tsm_screen_get_cursor_y(screen);
+	width = tsm_screen_get_width(screen);
+	height = tsm_screen_get_height(screen);
+
+	/* What DECSC saves: libtsm's own DECAWM and DECOM (its vte keeps them
+	 * apart from the screen's flags), the cursor (absolute: DECOM off on
+	 * the screen), the shifts and the pen. Designations are not saved. */
+	emit_mode(s, true, 7, st->saved.wrap);
+	emit_mode(s, true, 6, st->saved.origin);
+	stream_flush(s);
+	tsm_screen_reset_flags(screen, TSM_SCREEN_REL_ORIGIN);
+	tsm_screen_move_to(screen, MIN(st->saved.x, width - 1), MIN(st->saved.y, height - 1));
+	emit_shifts(s, st->saved.gl, st->saved.gr);
+	emit_pen(s, &st->saved.pen.attr);
+	stream_emit(s, "\0337", 2);
+	stream_flush(s);
+
+	/* the alternate screen's saved cursor */
+	tsm_screen_move_to(screen, MIN(st->alt.x, width - 1), MIN(st->alt.y, height - 1));
+	emit_mode(s, true, 1048, true);
+
+	/* the state now; libtsm's own copies of the screen's modes as the
+	 * screen has them */
+	for (unsigned i = 0; i < 4; i++)
+		stream_emitf(s, "\033%c%c", "()*+"[i], "BA0<"[st->g[i]]);
+	emit_shifts(s, st->gl, st->gr);
+	emit_pen(s, &st->pen.attr);
+	emit_mode(s, true, 1, st->modes & STREAM_MODE_DECCKM);
+	stream_emit(s, st->modes & STREAM_MODE_DECKPAM ? "\033=" : "\033>", 2);
+	emit_mode(s, true, 66, st->modes & STREAM_MODE_KEYS_KEYPAD);
+	emit_mode(s, false, 20, st->modes & STREAM_MODE_LNM);
+	emit_mode(s, false, 4, flags & TSM_SCREEN_INSERT_MODE);
+	emit_mode(s, true, 5, flags & TSM_SCREEN_INVERSE);
+	emit_mode(s, true, 6, flags & TSM_SCREEN_REL_ORIGIN);
+	emit_mode(s, true, 7, flags & TSM_SCREEN_AUTO_WRAP);
+	emit_mode(s, true, 25, !(flags & TSM_SCREEN_HIDE_CURSOR));
+	if (st->glt >= 0)
+		stream_emit(s, st->glt == 2 ? "\033N" : "\033O", 2);
+	stream_flush(s);
+	/* DECSTR reset libtsm's LNM and left the encoder's */
+	if ((st->modes & STREAM_MODE_KEYS_LNM) && !(st->modes & STREAM_MODE_LNM) && s->cfg.seen)
+		s->cfg.seen("\033[20h", 5, s->cfg.userdata);
+
+	/* the screen as it was found */
+	screen_put_cursor(screen, x, y);
+	screen_put_flags(screen, flags);
+
+	/* and this stage */
+	s->state = STATE_GROUND;
+	s->string_esc = s->osc = false;
+	s->n_pending = 0;
+	s->seq_len = s->osc_len = 0;
+	s->attr = st->pen.attr;
+	s->extra = st->pen.extra;
+	memcpy(s->g, st->g, sizeof(s->g));
+	s->gl = st->gl;
+	s->gr = st->gr;
+	s->glt = st->glt;
+	s->saved = (struct stream_saved){
+	    .attr = st->saved.pen.attr,
+	    .extra = st->saved.pen.extra,
+	    .gl = st->saved.gl,
+	    .gr = st->saved.gr,
+	    .x = st->saved.x,
+	    .y = st->saved.y,
+	    .wrap = st->saved.wrap,
+	    .origin = st->saved.origin,
+	};
+	s->alt_x = st->alt.x;
+	s->alt_y = st->alt.y;
+	s->ckm = st->modes & STREAM_MODE_DECCKM;
+	s->kpam = st->modes & STREAM_MODE_DECKPAM;
+	s->lnm = st->modes & STREAM_MODE_LNM;
+	s->keys_kpam = st->modes & STREAM_MODE_KEYS_KEYPAD;
+	s->keys_lnm = st->modes & STREAM_MODE_KEYS_LNM;
+	memcpy(s->last, st->rep, st->rep_len * sizeof(uint32_t));
+	s->last_len = st->rep_len;
+	return 0;
 }

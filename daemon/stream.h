@@ -82,39 +82,86 @@ void stream_reset(struct stream *s);
 
 /* The terminal state libtsm 4.0.2 keeps inside its vte and does not show
  * (snapshot.h saves it for session restore), followed here in the stream
- * libtsm gets. Screen contents, cursor, margins, tab stops and the screen's
- * flags (tsm_screen_get_flags()) are read from the screen, not kept here. */
-#define STREAM_MODE_DECCKM (1u << 0) /* CSI ? 1 h: application cursor keys */
-#define STREAM_MODE_DECKPAM (1u << 1) /* ESC =: application keypad */
-#define STREAM_MODE_LNM (1u << 2)    /* CSI 20 h: newline mode */
+ * libtsm gets, and what this stage keeps itself. Screen contents, cursor,
+ * margins, tab stops and the screen's flags (tsm_screen_get_flags()) are
+ * read from the screen, not kept here. What libtsm 4.0.2's vte also keeps
+ * but never acts on is left out: S7C1T/S8C1T, KAM, DECARM, DECNRCM (set,
+ * never read), and its 7-bit and 8-bit modes and SRM, which this stage
+ * never lets libtsm set (DECSCL becomes DECSTR, SRM is dropped). */
+#define STREAM_MODE_DECCKM (1u << 0)  /* CSI ? 1 h: application cursor keys */
+#define STREAM_MODE_DECKPAM (1u << 1) /* ESC =: libtsm's application keypad */
+#define STREAM_MODE_LNM (1u << 2)     /* CSI 20 h: libtsm's newline mode */
+/* The key encoder's own view (keys.h: struct keys_modes follows what libtsm
+ * gets, through stream_config's seen, and differs in two points): */
+#define STREAM_MODE_KEYS_KEYPAD (1u << 3) /* DECKPAM, or CSI ? 66 h (DECNKM, libtsm ignores it) */
+#define STREAM_MODE_KEYS_LNM (1u << 4)	  /* LNM, which DECSTR leaves set for the encoder */
+#define STREAM_MODES_ALL 0x1fu
+
+/* libtsm's four character sets, as designated to G0-G3 (ESC ( F, ...). */
+enum stream_charset {
+	STREAM_CHARSET_ASCII,		 /* B: as it is */
+	STREAM_CHARSET_UPPER,		 /* A 4 C 5 R Q K Y E 6 Z H 7 =: libtsm's "unicode upper" */
+	STREAM_CHARSET_DEC_SPECIAL,	 /* 0: DEC special graphics (line drawing) */
+	STREAM_CHARSET_DEC_SUPPLEMENTAL, /* < */
+};
+
+/* Beside enum cluster_flags in stream_pen.extra: SGR 8, printed as spaces. */
+#define STREAM_PEN_CONCEAL (1u << 8)
 
 struct stream_pen {
-	struct tsm_screen_attr attr; /* as libtsm's vte holds it (SGR) */
-	unsigned extra;		     /* what this stage adds: CLUSTER_DIM, _STRIKE, conceal */
+	/* As libtsm's vte holds it (its SGR): fccode -1 (then fr, fg, fb are
+	 * the colour), 0-15 or 16 (TSM_COLOR_FOREGROUND, the default); bccode
+	 * -1 (br, bg, bb), 0-15 or 17 (TSM_COLOR_BACKGROUND). The rgb fields of
+	 * a colour given by code are 0 here (libtsm takes them from its
+	 * palette, lighter with bold). protect is always 0. */
+	struct tsm_screen_attr attr;
+	unsigned extra; /* what this stage adds: CLUSTER_DIM, CLUSTER_STRIKE, STREAM_PEN_CONCEAL */
 };
+
+#define STREAM_REP_MAX 8 /* CLUSTER_MAX_LEN */
 
 struct stream_state {
 	struct stream_pen pen;	/* the current SGR pen */
-	uint8_t g[4], gl, gr;	/* character sets designated and invoked */
-	int8_t glt;		/* a pending single shift's set, or -1 */
+	uint8_t g[4], gl, gr;	/* G0-G3 (enum stream_charset); GL 0-3, GR 1-3 */
+	int8_t glt;		/* a pending single shift's set (2, 3), or -1 */
 	unsigned modes;		/* STREAM_MODE_* */
-	/* What DECSC (ESC 7, CSI s, CSI ? 1048/1049 h) saved: */
+	/* What DECSC (ESC 7, CSI s) saved: */
 	struct {
-		unsigned x, y; /* libtsm's cursor then (x may be the width: wrap pending) */
+		/* libtsm's cursor then (x may be the width or one more: a wrap
+		 * was pending; both may lie outside a screen made smaller since) */
+		unsigned x, y;
 		struct stream_pen pen;
 		uint8_t gl, gr;
 		bool wrap, origin; /* DECAWM, DECOM then */
 	} saved;
+	/* The cursor CSI ? 1048 h and CSI ? 1049 h saved (libtsm keeps it apart
+	 * from DECSC's, and only the position); ? 1048 l and ? 1049 l go back
+	 * there. Neither RIS nor DECSTR resets it. */
+	struct {
+		unsigned x, y;
+	} alt;
+	/* What REP (CSI b) repeats: the last graphic character and its marks
+	 * (rep_len 0: nothing yet). */
+	uint32_t rep[STREAM_REP_MAX];
+	uint8_t rep_len;
 };
 
-/* The state now (every byte fed so far has reached libtsm). */
+/* The state now (every byte fed so far has reached libtsm; a UTF-8 sequence
+ * or an escape sequence cut by the end of the last read is not part of it). */
 void stream_get_state(struct stream *s, struct stream_state *ret);
 
 /* Session restore: after tsm_vte_hard_reset() and with the screen's cells,
- * cursor, margins, tab stops and flags already rebuilt, brings libtsm's vte
- * and this stage to `st` by feeding the vte a synthesized escape sequence
- * stream (the screen's cursor and flags are left as they were found). Returns
- * 0, or -EINVAL if st holds values out of range (then nothing is changed). */
+ * cursor, margins, tab stops and flags already rebuilt (the view not
+ * scrolled back), brings libtsm's vte and this stage to `st` by feeding the
+ * vte a synthesized escape sequence stream, which stream_config's seen gets
+ * too (so the key encoder's modes follow; the encoder alone may also get a
+ * CSI 20 h, see STREAM_MODE_KEYS_LNM). The screen's cells, cursor (also a
+ * pending wrap: the last character before it is written again) and flags
+ * are left as they were found; libtsm's default attribute for erasing
+ * becomes the pen, as after any SGR. A saved or alternate cursor outside the
+ * screen is kept as the nearest cell (libtsm's DECRC would go there too).
+ * Returns 0, or -EINVAL if st holds values out of range (then nothing is
+ * changed). */
 int stream_set_state(struct stream *s, const struct stream_state *st);
 
 /* The most characters one REP repeats on a cols x rows screen: more give the

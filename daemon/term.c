@@ -20,6 +20,7 @@
 #include "keys.h"
 #include "log.h"
 #include "session.h"
+#include "snapshot.h"
 #include "stream.h"
 #include "term.h"
 #include "util/util.h"
@@ -47,6 +48,13 @@ struct term {
 	 * runs the session (then child is 0). */
 	int helper;
 	sd_event_source *helper_source;
+	/* A pidfd of the session's leader (from the helper, or handed over
+	 * with an adopted session), or -1; watched when neither child nor
+	 * helper tells us of the session's end (an adopted session). */
+	int pidfd;
+	sd_event_source *pidfd_source;
+	/* Polls the pty again after every slave fd was closed for a moment. */
+	sd_event_source *recheck_source;
 	struct term_callbacks cb;
 	void *userdata;
 
@@ -133,6 +141,33 @@ static void term_stream_seen(const char *bytes, size_t len, void *userdata)
 	keys_modes_feed(&t->keys, bytes, len);
 }
 
+#define TERM_HANGUP_RECHECK_USEC (100 * 1000)
+
+static int term_on_recheck(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct term *t = userdata;
+
+	(void)s;
+	(void)usec;
+	if (t->io_source)
+		sd_event_source_set_enabled(t->io_source, SD_EVENT_ON);
+	return 0;
+}
+
+static void term_recheck_later(struct term *t)
+{
+	uint64_t now = 0;
+
+	sd_event_now(t->event, CLOCK_MONOTONIC, &now);
+	if (!t->recheck_source) {
+		if (sd_event_add_time(t->event, &t->recheck_source, CLOCK_MONOTONIC,
+				      now + TERM_HANGUP_RECHECK_USEC, 0, term_on_recheck, t) < 0)
+			return;
+	} else
+		sd_event_source_set_time(t->recheck_source, now + TERM_HANGUP_RECHECK_USEC);
+	sd_event_source_set_enabled(t->recheck_source, SD_EVENT_ONESHOT);
+}
+
 static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct term *t = userdata;
@@ -148,9 +183,13 @@ static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 			if (t->cb.damage)
 				t->cb.damage(t->userdata);
 		} else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-			/* EIO: every slave fd is closed. The child's exit ends us;
-			 * stop polling a fd that stays readable. */
+			/* EIO: every slave fd is closed. That is the session's end
+			 * (its exit, the helper or the pidfd tell us) or a moment
+			 * of it (login closes its fds for vhangup() and opens the
+			 * tty again): stop polling a fd that stays readable, and
+			 * look again a little later. */
 			sd_event_source_set_enabled(t->io_source, SD_EVENT_OFF);
+			term_recheck_later(t);
 		}
 	}
 	return 0;
@@ -232,25 +271,6 @@ static int term_fork_session(struct term *t, const struct term_config *cfg, cons
 	return 0;
 }
 
-/* Reads one message of the helper's; 0 at the end of the connection, 1 with
- * a message in *ret (not checked yet), or a negative errno. */
-static int term_helper_recv(int fd, struct session_msg *ret, size_t *ret_len)
-{
-	/* One byte more than a message: a longer one is not cut to size. */
-	char buf[sizeof(struct session_msg) + 1];
-	ssize_t n;
-
-	n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		return 0;
-	memset(ret, 0, sizeof(*ret));
-	memcpy(ret, buf, MIN((size_t)n, sizeof(*ret)));
-	*ret_len = (size_t)n;
-	return 1;
-}
-
 /* The session through consoled-session(8): the slave goes to the helper,
  * which checks who we are, starts the configured command on it and says
  * STARTED. Waits for that, so that a helper that is not there or refuses
@@ -264,7 +284,7 @@ static int term_request_session(struct term *t, const struct term_config *cfg,
 	struct pollfd pfd;
 	struct session_msg msg;
 	size_t len = 0;
-	int r;
+	int r, pidfd = -1;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return log_error_errno(ENAMETOOLONG, "Session socket path %s: %m", path);
@@ -302,16 +322,22 @@ static int term_request_session(struct term *t, const struct term_config *cfg,
 		return log_error_errno(ETIMEDOUT,
 				       "The session helper did not start the session within %u s",
 				       TERM_HELPER_TIMEOUT_MSEC / 1000);
-	r = term_helper_recv(fd, &msg, &len);
+	r = session_recv_msg(fd, &msg, &len, &pidfd);
 	if (r < 0)
 		return log_error_errno(r, "Failed to hear from the session helper: %m");
-	if (r == 0 || session_msg_check(&msg, len, SESSION_MSG_STARTED) < 0)
+	if (r == 0 || session_msg_check(&msg, len, SESSION_MSG_STARTED) < 0) {
+		close_fd(pidfd);
 		return log_error_errno(EPERM,
 				       "The session helper refused the session or could not start "
 				       "it (its log: journalctl -u 'consoled-session@*')");
+	}
+	if (pidfd < 0)
+		log_warning("The session helper sent no pidfd of the session: it cannot be kept "
+			    "over a restart of consoled");
 
 	t->helper = fd;
 	fd = -1;
+	t->pidfd = pidfd;
 	log_info("Session on %s started by consoled-session as process %d (%ux%u)", slave_name,
 		 (int)msg.value, cfg->cols, cfg->rows);
 	return 0;
@@ -323,11 +349,12 @@ static int term_on_helper(sd_event_source *s, int fd, uint32_t revents, void *us
 	struct term *t = userdata;
 	struct session_msg msg;
 	size_t len = 0;
-	int r, status = -1;
+	int r, status = -1, extra = -1;
 
 	(void)s;
 	(void)revents;
-	r = term_helper_recv(fd, &msg, &len);
+	r = session_recv_msg(fd, &msg, &len, &extra);
+	close_fd(extra);
 	if (r == -EAGAIN || r == -EINTR)
 		return 0;
 	if (r < 0)
@@ -348,6 +375,91 @@ static int term_on_helper(sd_event_source *s, int fd, uint32_t revents, void *us
 	return 0;
 }
 
+/* The session's leader is gone (a session we did not start: adopted). */
+static int term_on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct term *t = userdata;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	log_info("The session's process ended");
+	t->pidfd_source = sd_event_source_disable_unref(t->pidfd_source);
+	if (t->cb.exited)
+		t->cb.exited(-1, t->userdata);
+	return 0;
+}
+
+/* Watches the pty, and the session's end the way we learn of it. */
+static int term_watch_session(struct term *t)
+{
+	int r;
+
+	r = sd_event_add_io(t->event, &t->io_source, t->master, EPOLLIN, term_on_io, t);
+	if (r < 0)
+		return log_error_errno(r, "Failed to watch the pty: %m");
+	if (t->helper >= 0) {
+		r = sd_event_add_io(t->event, &t->helper_source, t->helper, EPOLLIN, term_on_helper,
+				    t);
+		if (r < 0)
+			return log_error_errno(r, "Failed to watch the session helper: %m");
+		return 0;
+	}
+	if (t->child > 0) {
+		r = sd_event_add_child(t->event, &t->child_source, t->child, WEXITED, term_on_child,
+				       t);
+		if (r < 0)
+			return log_error_errno(r, "Failed to watch the session process: %m");
+		return 0;
+	}
+	/* A pidfd is readable once its process has exited. */
+	r = sd_event_add_io(t->event, &t->pidfd_source, t->pidfd, EPOLLIN, term_on_pidfd, t);
+	if (r < 0)
+		return log_error_errno(r, "Failed to watch the session's process: %m");
+	return 0;
+}
+
+/* Session restore: takes over a session that a predecessor ran (its pty
+ * master and its leader's pidfd) and the screen it showed (the snapshot),
+ * at the snapshot's grid, then resizes to ours (SIGWINCH if it differs). On
+ * failure nothing of `a` is taken. */
+static int term_adopt(struct term *t, const struct term_adopt *a)
+{
+	struct stream_state st;
+	unsigned cols = 0, rows = 0;
+	int flags, r;
+
+	r = snapshot_restore(a->snapshot, t->screen, t->vte, t->stream, t->clusters, &cols, &rows);
+	if (r < 0)
+		return r;
+	/* The key encoder's modes are what the vte was left in. */
+	stream_get_state(t->stream, &st);
+	keys_modes_init(&t->keys);
+	t->keys.modes = (st.modes & STREAM_MODE_DECCKM ? KEYS_MODE_CURSOR_APP : 0) |
+			(st.modes & STREAM_MODE_DECKPAM ? KEYS_MODE_KEYPAD_APP : 0) |
+			(st.modes & STREAM_MODE_LNM ? KEYS_MODE_NEWLINE : 0);
+
+	flags = fcntl(a->master, F_GETFL);
+	if (flags >= 0 && !(flags & O_NONBLOCK))
+		(void)fcntl(a->master, F_SETFL, flags | O_NONBLOCK);
+	t->master = a->master;
+	t->pidfd = a->pidfd;
+	r = term_watch_session(t);
+	if (r < 0) {
+		t->master = -1;
+		t->pidfd = -1;
+		t->io_source = sd_event_source_disable_unref(t->io_source);
+		return r;
+	}
+	log_info("Adopted the session of the last consoled (snapshot of %ux%u)", cols, rows);
+	/* Our grid: libtsm keeps what fits, the session gets SIGWINCH when the
+	 * size differs (the kernel sends it only then). */
+	term_resize(t, t->cfg.cols, t->cfg.rows, t->cfg.width_px, t->cfg.height_px);
+	if (t->cb.damage)
+		t->cb.damage(t->userdata);
+	return 0;
+}
+
 /* Starts the session on a new pty and watches both. */
 static int term_start_session(struct term *t)
 {
@@ -363,20 +475,7 @@ static int term_start_session(struct term *t)
 		r = term_fork_session(t, &t->cfg, slave_name);
 	if (r < 0)
 		return r;
-	r = sd_event_add_io(t->event, &t->io_source, t->master, EPOLLIN, term_on_io, t);
-	if (r < 0)
-		return log_error_errno(r, "Failed to watch the pty: %m");
-	if (t->helper >= 0) {
-		r = sd_event_add_io(t->event, &t->helper_source, t->helper, EPOLLIN, term_on_helper,
-				    t);
-		if (r < 0)
-			return log_error_errno(r, "Failed to watch the session helper: %m");
-		return 0;
-	}
-	r = sd_event_add_child(t->event, &t->child_source, t->child, WEXITED, term_on_child, t);
-	if (r < 0)
-		return log_error_errno(r, "Failed to watch the session process: %m");
-	return 0;
+	return term_watch_session(t);
 }
 
 /* Forgets the session: its pty, its watches, what it left to write. */
@@ -385,8 +484,13 @@ static void term_end_session(struct term *t)
 	t->io_source = sd_event_source_disable_unref(t->io_source);
 	t->child_source = sd_event_source_disable_unref(t->child_source);
 	t->helper_source = sd_event_source_disable_unref(t->helper_source);
-	/* The helper hangs the session up when we close the connection. */
+	t->pidfd_source = sd_event_source_disable_unref(t->pidfd_source);
+	t->recheck_source = sd_event_source_disable_unref(t->recheck_source);
+	/* The helper does not end the session when we close the connection:
+	 * closing the master does, unless systemd's fd store keeps a copy for
+	 * our successor (session restore). */
 	t->helper = close_fd(t->helper);
+	t->pidfd = close_fd(t->pidfd);
 	if (t->child > 0) {
 		/* Like a hangup on a real terminal: the session gets SIGHUP. */
 		kill(-t->child, SIGHUP);
@@ -410,7 +514,9 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	t->cfg = *cfg;
 	t->master = -1;
 	t->helper = -1;
+	t->pidfd = -1;
 	t->cb = *cb;
+	t->cfg.adopt = NULL;
 	t->userdata = userdata;
 	t->clusters = cluster_table_new();
 	keys_modes_init(&t->keys);
@@ -442,7 +548,10 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	    .userdata = t,
 	});
 
-	r = term_start_session(t);
+	if (cfg->adopt)
+		r = term_adopt(t, cfg->adopt);
+	else
+		r = term_start_session(t);
 	if (r < 0)
 		goto fail;
 
@@ -510,6 +619,26 @@ void term_free(struct term *t)
 	sd_event_unref(t->event);
 	free(t->out);
 	free(t);
+}
+
+int term_master_fd(struct term *t)
+{
+	return t->master;
+}
+
+int term_pidfd(struct term *t)
+{
+	return t->pidfd;
+}
+
+struct tsm_vte *term_vte(struct term *t)
+{
+	return t->vte;
+}
+
+struct stream *term_stream(struct term *t)
+{
+	return t->stream;
 }
 
 const struct cluster_table *term_clusters(struct term *t)

@@ -19,6 +19,12 @@
  * helper's report of the session's end, or the connection's end, is the
  * session's exit. Starting a session fails when the helper cannot be
  * reached, refuses or does not answer.
+ *
+ * Session restore (consoled(8)): a term can also adopt a session that an
+ * earlier consoled ran and left in systemd's file descriptor store: its pty
+ * master, a pidfd of its leader and the snapshot of the screen
+ * (snapshot.h). That session is nobody's child here and has no helper
+ * connection: its end is the pidfd becoming readable.
  */
 #include <libtsm.h>
 #include <stdbool.h>
@@ -30,6 +36,14 @@
 struct term;
 struct cluster_table;
 struct palette;
+struct stream;
+
+/* A session handed over (session restore). */
+struct term_adopt {
+	int master;   /* the pty master; the term takes it */
+	int pidfd;    /* the session leader's pidfd; the term takes it */
+	int snapshot; /* the snapshot's memfd; read, left to the caller */
+};
 
 struct term_callbacks {
 	void (*damage)(void *userdata);
@@ -50,6 +64,10 @@ struct term_config {
 	/* The colours OSC 4, 10 and 11 queries report (the renderer's; the
 	 * caller keeps it); NULL: the Linux console's. */
 	const struct palette *palette;
+	/* A session to adopt instead of starting one, or NULL. term_new()
+	 * fails (-EBADMSG, -EPROTONOSUPPORT: snapshot_restore()) without
+	 * taking its fds if the snapshot cannot be restored. */
+	const struct term_adopt *adopt;
 };
 
 int term_new(sd_event *event, const struct term_config *cfg, const struct term_callbacks *cb,
@@ -68,6 +86,13 @@ int term_resize(struct term *t, unsigned cols, unsigned rows, unsigned width_px,
 		unsigned height_px);
 
 struct tsm_screen *term_screen(struct term *t);
+struct tsm_vte *term_vte(struct term *t);
+struct stream *term_stream(struct term *t);
+
+/* The session's pty master and its leader's pidfd (-1 if none: a session
+ * consoled forked, or a helper without pidfds), or -1 between sessions. */
+int term_master_fd(struct term *t);
+int term_pidfd(struct term *t);
 
 /* What the stand-ins for combining sequences on the screen mean. */
 const struct cluster_table *term_clusters(struct term *t);

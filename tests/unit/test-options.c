@@ -274,6 +274,34 @@ static int parse_logged(struct options *o, const char *const *args, char *log, s
 /* Scrollback is memory the session can make the daemon hold: the largest
  * sb-size is taken, one more is a usage error on the command line and a
  * skipped line (with file:line) in a configuration file. */
+/* Session restore is on unless turned off, on the command line or in a
+ * file (options_set() is what config.c calls for a line). */
+static void test_session_restore(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	CHECK(o.session_restore);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--session-restore=no", NULL}) == 0);
+	CHECK(!o.session_restore);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--session-restore=off", "--session-restore",
+					      NULL}) == 0);
+	CHECK(o.session_restore);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--session-restore=later", NULL}) == -EINVAL);
+
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	CHECK(options_set(&o, "session-restore", "false", err, sizeof(err)) == 0);
+	CHECK(!o.session_restore);
+	CHECK(options_set(&o, "session-restore", "maybe", err, sizeof(err)) == -EINVAL);
+	CHECK(strstr(err, "session-restore: invalid value 'maybe'") == err);
+	CHECK(!o.session_restore);
+	options_fini(&o);
+}
+
 static void test_sb_size_bound(void)
 {
 	static const char text[] = "term=t\nsb-size=100001\n";
@@ -319,5 +347,6 @@ int main(void)
 	RUN(test_boolean_flags);
 	RUN(test_set_messages);
 	RUN(test_sb_size_bound);
+	RUN(test_session_restore);
 	return TESTS_RESULT();
 }

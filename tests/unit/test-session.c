@@ -5,8 +5,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../daemon/session.h"
@@ -217,6 +221,88 @@ static void test_env_daemon(void)
 	CHECK(env[1] == NULL);
 }
 
+/* STARTED brings a pidfd of the session's leader over the connection; the
+ * pidfd becomes readable when that process ends, whoever its parent. */
+static void test_started_pidfd(void)
+{
+	struct session_msg msg;
+	struct pollfd pfd;
+	size_t len = 0;
+	int sp[2], pidfd, got = -1, status;
+	pid_t pid;
+
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	pidfd = session_pidfd_open(pid);
+	CHECK(pidfd >= 0);
+	CHECK(session_send_msg(sp[0], SESSION_MSG_STARTED, (int)pid, pidfd) == 0);
+	close(pidfd);
+	CHECK(session_recv_msg(sp[1], &msg, &len, &got) == 1);
+	CHECK(session_msg_check(&msg, len, SESSION_MSG_STARTED) == 0);
+	CHECK(msg.value == (int)pid);
+	CHECK(got >= 0);
+	CHECK((fcntl(got, F_GETFD) & FD_CLOEXEC) != 0);
+	/* alive: not readable */
+	pfd = (struct pollfd){.fd = got, .events = POLLIN};
+	CHECK(poll(&pfd, 1, 0) == 0);
+	kill(pid, SIGTERM);
+	CHECK(poll(&pfd, 1, 5000) == 1 && (pfd.revents & POLLIN));
+	CHECK(waitpid(pid, &status, 0) == pid);
+	close(got);
+
+	/* EXITED without a fd */
+	CHECK(session_send_msg(sp[0], SESSION_MSG_EXITED, 3, -1) == 0);
+	CHECK(session_recv_msg(sp[1], &msg, &len, &got) == 1);
+	CHECK(session_msg_check(&msg, len, SESSION_MSG_EXITED) == 0 && msg.value == 3);
+	CHECK(got == -1);
+	/* nothing there yet */
+	CHECK(session_recv_msg(sp[1], &msg, &len, &got) == -EAGAIN);
+
+	/* Two fds: malformed, both closed. */
+	{
+		int two[2] = {dup(sp[0]), dup(sp[0])};
+		union {
+			struct cmsghdr hdr;
+			char buf[CMSG_SPACE(sizeof(two))];
+		} control = {};
+		struct session_msg m = {
+		    .magic = SESSION_MSG_MAGIC, .type = SESSION_MSG_STARTED, .value = 1};
+		struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+		struct msghdr mh = {.msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = control.buf,
+				    .msg_controllen = sizeof(control.buf)};
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		int before, after;
+
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(two));
+		memcpy(CMSG_DATA(c), two, sizeof(two));
+		CHECK(sendmsg(sp[0], &mh, 0) == (ssize_t)sizeof(m));
+		close(two[0]);
+		close(two[1]);
+		before = dup(0);
+		close(before);
+		CHECK(session_recv_msg(sp[1], &msg, &len, &got) == -EBADMSG);
+		CHECK(got == -1);
+		/* no fd leaked: the lowest free one is the same as before */
+		after = dup(0);
+		CHECK(after == before);
+		close(after);
+	}
+
+	/* the end of the connection */
+	close(sp[0]);
+	CHECK(session_recv_msg(sp[1], &msg, &len, &got) == 0);
+	close(sp[1]);
+}
+
 int main(void)
 {
 	RUN(test_unit_vt);
@@ -224,5 +310,6 @@ int main(void)
 	RUN(test_pty_slave);
 	RUN(test_env);
 	RUN(test_env_daemon);
+	RUN(test_started_pidfd);
 	return TESTS_RESULT();
 }

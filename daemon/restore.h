@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * Session restore (consoled(8), SESSION RESTORE): what survives a crash or a
+ * restart of consoled lives in systemd's file descriptor store, under three
+ * names: "pty" (the session's pty master, stored with FDPOLL=0: PID 1 would
+ * drop it on the POLLHUP it shows whenever no slave fd is open, as while
+ * login calls vhangup()), "pidfd" (a pidfd of the session's leader, from
+ * consoled-session(8)) and "snapshot" (the memfd of snapshot.h).
+ *
+ * At start, restore_new() takes what the store hands over
+ * (sd_listen_fds_with_names()) and checks it: the pty must be a pty master,
+ * the pidfd's process alive and the leader of the pty's session; the
+ * snapshot is checked by snapshot_restore() when the term adopts the
+ * session. Anything else (an incomplete set, a dead session, unknown names,
+ * session restore off) is closed, removed from the store and logged in one
+ * line; closing the master hangs a session that was left up.
+ *
+ * While a session runs, its fds are in the store (only under systemd, with
+ * sessions started through consoled-session: a session consoled forked lives
+ * in consoled's cgroup and dies with it), and the snapshot is brought up to
+ * date after every frame, or at the same pace while another VT is shown. The
+ * snapshot is kept with session restore on also without systemd (so its cost
+ * can be measured), only never stored. When the session ends, its fds leave
+ * the store and the snapshot is reset. At exit nothing is removed: systemctl
+ * restart keeps the store, systemctl stop makes PID 1 drop it.
+ */
+#include <stdbool.h>
+
+struct restore;
+struct term;
+struct term_adopt;
+
+struct restore_config {
+	bool enabled; /* --session-restore */
+	/* Hand sessions to systemd's fd store: under systemd (NOTIFY_SOCKET)
+	 * and with sessions through consoled-session (--session-socket). */
+	bool store;
+	unsigned sb_size; /* the snapshot's scrollback */
+};
+
+/* Takes the fds the store handed over (closing and removing what cannot be
+ * adopted). Never fails: a problem only costs the old session. */
+void restore_new(const struct restore_config *c, struct restore **ret);
+void restore_free(struct restore *r);
+
+/* The session handed over, checked but for its snapshot: fills *ret and
+ * returns true, or false if there is none. */
+bool restore_handed(struct restore *r, struct term_adopt *ret);
+/* The term took the handed session's master and pidfd (true), or could not
+ * restore its snapshot (false, error: its negative errno): then everything
+ * handed over is closed and removed from the store, with a log line. */
+void restore_handed_done(struct restore *r, bool adopted, int error);
+
+/* A session runs on t (started or adopted): the snapshot is made (the first
+ * time) and written, and the session's fds go to the store. */
+void restore_session_started(struct restore *r, struct term *t);
+/* The session ended: its fds leave the store, the snapshot is reset. */
+void restore_session_ended(struct restore *r);
+/* Brings the snapshot up to date with t (after a frame, or while another VT
+ * is shown at the same pace). */
+void restore_update(struct restore *r, struct term *t);
+
+/* Whether a snapshot is kept (session restore on and possible). */
+bool restore_active(const struct restore *r);

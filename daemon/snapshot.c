@@ -20,8 +20,9 @@
  *     32  records: u16 tag, u16 payload length, payload padded to 4 bytes;
  *         unknown tags are skipped, each known one appears once:
  *     GRID (1)     u32 cols, rows, sb_cap (scrollback lines the ring holds),
- *                  zero; u64 region offset (the region's layout follows from
- *                  these, see layout_compute())
+ *                  cl_cap (stand-in entries the region holds); u64 region
+ *                  offset (the region's layout follows from these, see
+ *                  layout_compute())
  *     CURSOR (2)   u32 x (cols or cols + 1: a wrap is pending), y
  *     SCREEN (3)   u32 flags (TSM_SCREEN_*), margin top, margin bottom (0-based,
  *                  inclusive); a cell: the attribute erased cells get
@@ -36,13 +37,13 @@
  * The valid header (magic, version, length, CRC) with the highest generation
  * is the snapshot; if what it points to is broken, the other one is tried.
  *
- * [8192, +65534 * 40): the stand-ins, append-only within a session. An
- * entry: u32 CRC-32 of the rest, u8 length (1-8), u8 flags, u16 zero, u32
- * code points[8] (unused ones zero).
- *
- * A region (at the offset GRID names, 4096-aligned; a new one is written
- * beside the old when the grid changes, so that the old stays valid until
- * the header that points to the new one is written):
+ * A region (at the offset GRID names, 4096-aligned, from 8192 on; a new one
+ * is written beside the old when the grid changes or the stand-ins outgrow
+ * theirs, so that the old stays valid until the header that points to the
+ * new one is written):
+ *   - the stand-ins, cl_cap entries of 40 bytes, append-only: u32 CRC-32 of
+ *     the rest, u8 length (1-8), u8 flags, u16 zero, u32 code points[8]
+ *     (unused ones zero).
  *   - rows: for the main screen, then the alternate one, each row has two
  *     slots of align8(16 + cols * 12) bytes: u64 generation, u32 CRC-32 of
  *     bytes [0, 8) and [16, end), u32 zero, cols cells. A row is the valid
@@ -88,12 +89,12 @@
 #define HDR_SLOT 4096u
 #define HDR_FIXED 32u
 #define CELL_SIZE 12u
-#define CL_OFF (2u * HDR_SLOT)
+#define CL_MIN 64u
 #define CL_ENTRY 40u
 #define CL_COUNT (CLUSTER_LAST - CLUSTER_FIRST + 1)
 #define PAGE 4096u
 #define ALIGN(x, a) (((x) + (a)-1) / (a) * (a))
-#define REGION_BASE ALIGN((uint64_t)CL_OFF + (uint64_t)CL_COUNT * CL_ENTRY, PAGE)
+#define REGION_BASE (2u * HDR_SLOT)
 #define ROW_HDR 16u
 #define REC_HDR 32u
 
@@ -120,8 +121,8 @@ void (*snapshot_test_commit_hook)(int fd, unsigned phase, void *userdata);
 void *snapshot_test_commit_userdata;
 
 struct layout {
-	unsigned cols, rows, sb_cap;
-	uint64_t region_off, region_size;
+	unsigned cols, rows, sb_cap, cl_cap;
+	uint64_t region_off, region_size, cl_off;
 	uint64_t slot_size, rows_off;
 	uint64_t max_rec, ring_off, ring_cap;
 };
@@ -285,18 +286,21 @@ static bool attr_eq(const struct tsm_screen_attr *a, const struct tsm_screen_att
 /* ---- layout ------------------------------------------------------------- */
 
 static bool layout_compute(struct layout *l, unsigned cols, unsigned rows, unsigned sb_cap,
-			   uint64_t region_off)
+			   unsigned cl_cap, uint64_t region_off)
 {
-	if (cols < 1 || cols > MAX_COLS || rows < 1 || rows > MAX_ROWS || sb_cap > MAX_SB)
+	if (cols < 1 || cols > MAX_COLS || rows < 1 || rows > MAX_ROWS || sb_cap > MAX_SB ||
+	    cl_cap > CL_COUNT)
 		return false;
 	l->cols = cols;
 	l->rows = rows;
 	l->sb_cap = sb_cap;
+	l->cl_cap = cl_cap;
 	l->region_off = region_off;
+	l->cl_off = region_off;
 	l->slot_size = ALIGN(ROW_HDR + (uint64_t)cols * CELL_SIZE, 8);
-	l->rows_off = region_off;
+	l->rows_off = region_off + (uint64_t)cl_cap * CL_ENTRY;
 	l->max_rec = ALIGN(REC_HDR + (uint64_t)cols * CELL_SIZE, 8);
-	l->ring_off = region_off + 4 * (uint64_t)rows * l->slot_size;
+	l->ring_off = l->rows_off + 4 * (uint64_t)rows * l->slot_size;
 	l->ring_cap = ((uint64_t)sb_cap + 1) * l->max_rec + REC_HDR;
 	l->region_size = ALIGN(l->ring_off - region_off + l->ring_cap, PAGE);
 	return true;
@@ -406,6 +410,7 @@ static size_t header_build(uint8_t *buf, uint64_t gen, const struct hdr_state *h
 	put_u32(p, h->lay.cols);
 	put_u32(p + 4, h->lay.rows);
 	put_u32(p + 8, h->lay.sb_cap);
+	put_u32(p + 12, h->lay.cl_cap);
 	put_u64(p + 16, h->lay.region_off);
 
 	p = rec_begin(buf, &off, TAG_CURSOR, 8);
@@ -655,7 +660,8 @@ static bool hdr_state_eq(const struct hdr_state *a, const struct hdr_state *b)
 	put_stream(x, &a->stream);
 	put_stream(y, &b->stream);
 	return a->lay.cols == b->lay.cols && a->lay.rows == b->lay.rows &&
-	       a->lay.sb_cap == b->lay.sb_cap && a->lay.region_off == b->lay.region_off &&
+	       a->lay.sb_cap == b->lay.sb_cap && a->lay.cl_cap == b->lay.cl_cap &&
+	       a->lay.region_off == b->lay.region_off &&
 	       a->cursor_x == b->cursor_x &&
 	       a->cursor_y == b->cursor_y && a->flags == b->flags &&
 	       a->margin_top == b->margin_top && a->margin_bottom == b->margin_bottom &&
@@ -681,11 +687,11 @@ static uint64_t ring_next(const struct snapshot *s, const struct layout *l, uint
 	return off + rec_size(get_u16(p + 8));
 }
 
-static void write_clusters(struct snapshot *s, const struct cluster_table *t, uint32_t from,
-			   uint32_t to)
+static void write_clusters(struct snapshot *s, const struct layout *l,
+			   const struct cluster_table *t, uint32_t from, uint32_t to)
 {
 	for (uint32_t i = from; i < to; i++) {
-		uint8_t *p = s->map + CL_OFF + (uint64_t)i * CL_ENTRY;
+		uint8_t *p = s->map + l->cl_off + (uint64_t)i * CL_ENTRY;
 		unsigned flags = 0;
 		size_t len = 0;
 		const uint32_t *ch = cluster_lookup(t, CLUSTER_FIRST + i, &len, &flags);
@@ -722,16 +728,21 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 			    p->age_cnt < s->last_age))
 		snapshot_reset(s);
 
-	relayout = !s->laid_out || p->cols != s->cur.lay.cols || p->rows != s->cur.lay.rows;
+	relayout = !s->laid_out || p->cols != s->cur.lay.cols || p->rows != s->cur.lay.rows ||
+		   n_cl > s->cur.lay.cl_cap;
 	full = relayout;
 	if (relayout) {
 		uint64_t off = REGION_BASE, need;
+		unsigned cl_cap = CL_MIN;
 
-		if (!layout_compute(&lay, p->cols, p->rows, s->sb_size, 0))
+		while (cl_cap < n_cl)
+			cl_cap *= 2;
+		cl_cap = MIN(cl_cap, CL_COUNT);
+		if (!layout_compute(&lay, p->cols, p->rows, s->sb_size, cl_cap, 0))
 			return -E2BIG;
 		if (s->laid_out && REGION_BASE + lay.region_size > s->cur.lay.region_off)
 			off = ALIGN(s->cur.lay.region_off + s->cur.lay.region_size, PAGE);
-		layout_compute(&lay, p->cols, p->rows, s->sb_size, off);
+		layout_compute(&lay, p->cols, p->rows, s->sb_size, cl_cap, off);
 		need = MAX(off + lay.region_size, (uint64_t)s->map_size);
 		r = snapshot_resize_file(s, need);
 		if (r < 0)
@@ -838,8 +849,8 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 	gen = s->gen + 1;
 
 	/* new stand-ins */
-	if (n_cl > s->cur.clusters || (relayout && !s->laid_out)) {
-		write_clusters(s, clusters, relayout && !s->laid_out ? 0 : s->cur.clusters, n_cl);
+	if (n_cl > s->cur.clusters || relayout) {
+		write_clusters(s, &lay, clusters, relayout ? 0 : s->cur.clusters, n_cl);
 		changed = true;
 	}
 
@@ -984,9 +995,9 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 		seen |= 1u << tag;
 		switch (tag) {
 		case TAG_GRID:
-			if (rlen != 24 || get_u32(p + 12) != 0 ||
+			if (rlen != 24 ||
 			    !layout_compute(&h->lay, get_u32(p), get_u32(p + 4), get_u32(p + 8),
-					    get_u64(p + 16)))
+					    get_u32(p + 12), get_u64(p + 16)))
 				return false;
 			if (h->lay.region_off < REGION_BASE || h->lay.region_off % PAGE ||
 			    h->lay.region_off > size || h->lay.region_size > size - h->lay.region_off)
@@ -1055,7 +1066,7 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 	if (!(h->margin_top == 0 && h->margin_bottom == h->lay.rows - 1) &&
 	    !(h->margin_top < h->margin_bottom && h->margin_bottom < h->lay.rows))
 		return false;
-	if (h->clusters > CL_COUNT || h->sb_count > h->lay.sb_cap || h->sb_tail > h->lay.ring_cap ||
+	if (h->clusters > h->lay.cl_cap || h->sb_count > h->lay.sb_cap || h->sb_tail > h->lay.ring_cap ||
 	    (h->sb_count > 0 && h->sb_last_id < h->sb_count))
 		return false;
 	return true;
@@ -1065,11 +1076,9 @@ static bool parse_clusters(const uint8_t *buf, uint64_t size, struct parsed *ps)
 {
 	uint32_t n = ps->h.clusters;
 
-	if ((uint64_t)CL_OFF + (uint64_t)n * CL_ENTRY > size)
-		return false;
 	ps->table = cluster_table_new();
 	for (uint32_t i = 0; i < n; i++) {
-		const uint8_t *p = buf + CL_OFF + (uint64_t)i * CL_ENTRY;
+		const uint8_t *p = buf + ps->h.lay.cl_off + (uint64_t)i * CL_ENTRY;
 		uint32_t ch[CLUSTER_MAX_LEN];
 		unsigned len = p[4];
 

@@ -20,8 +20,9 @@
  *     32  records: u16 tag, u16 payload length, payload padded to 4 bytes;
  *         unknown tags are skipped, each known one appears once:
  *     GRID (1)     u32 cols, rows, sb_cap (scrollback lines the ring holds),
- *                  zero; u64 region offset (the region's layout follows from
- *                  these, see layout_compute())
+ *                  cl_cap (stand-in entries the region holds); u64 region
+ *                  offset (the region's layout follows from these, see
+ *                  layout_compute())
  *     CURSOR (2)   u32 x (cols or cols + 1: a wrap is pending), y
  *     SCREEN (3)   u32 flags (TSM_SCREEN_*), margin top, margin bottom (0-based,
  *                  inclusive); a cell: the attribute erased cells get
@@ -30,16 +31,19 @@
  *     CLUSTERS (6) u32 stand-ins handed out
  *     SB (7)       u64 ring offset of the oldest line, u64 ring offset where
  *                  the next goes, u32 lines, u32 zero, u64 id of the newest
+ *     ROWS (8)     u32 CRC-32 of the rows' CRCs (main screen, then alternate,
+ *                  each as u32), u32 zero: a row whose newest copy is broken
+ *                  cannot pass for its older copy
  * The valid header (magic, version, length, CRC) with the highest generation
  * is the snapshot; if what it points to is broken, the other one is tried.
  *
- * [8192, +65534 * 40): the stand-ins, append-only within a session. An
- * entry: u32 CRC-32 of the rest, u8 length (1-8), u8 flags, u16 zero, u32
- * code points[8] (unused ones zero).
- *
- * A region (at the offset GRID names, 4096-aligned; a new one is written
- * beside the old when the grid changes, so that the old stays valid until
- * the header that points to the new one is written):
+ * A region (at the offset GRID names, 4096-aligned, from 8192 on; a new one
+ * is written beside the old when the grid changes or the stand-ins outgrow
+ * theirs, so that the old stays valid until the header that points to the
+ * new one is written):
+ *   - the stand-ins, cl_cap entries of 40 bytes, append-only: u32 CRC-32 of
+ *     the rest, u8 length (1-8), u8 flags, u16 zero, u32 code points[8]
+ *     (unused ones zero).
  *   - rows: for the main screen, then the alternate one, each row has two
  *     slots of align8(16 + cols * 12) bytes: u64 generation, u32 CRC-32 of
  *     bytes [0, 8) and [16, end), u32 zero, cols cells. A row is the valid
@@ -85,12 +89,12 @@
 #define HDR_SLOT 4096u
 #define HDR_FIXED 32u
 #define CELL_SIZE 12u
-#define CL_OFF (2u * HDR_SLOT)
+#define CL_MIN 64u
 #define CL_ENTRY 40u
 #define CL_COUNT (CLUSTER_LAST - CLUSTER_FIRST + 1)
 #define PAGE 4096u
 #define ALIGN(x, a) (((x) + (a)-1) / (a) * (a))
-#define REGION_BASE ALIGN((uint64_t)CL_OFF + (uint64_t)CL_COUNT * CL_ENTRY, PAGE)
+#define REGION_BASE (2u * HDR_SLOT)
 #define ROW_HDR 16u
 #define REC_HDR 32u
 
@@ -107,7 +111,8 @@ enum {
 	TAG_STREAM = 5,
 	TAG_CLUSTERS = 6,
 	TAG_SB = 7,
-	TAG_MAX_KNOWN = 7,
+	TAG_ROWS = 8,
+	TAG_MAX_KNOWN = 8,
 };
 
 #define STREAM_REC_SIZE 112u
@@ -116,8 +121,8 @@ void (*snapshot_test_commit_hook)(int fd, unsigned phase, void *userdata);
 void *snapshot_test_commit_userdata;
 
 struct layout {
-	unsigned cols, rows, sb_cap;
-	uint64_t region_off, region_size;
+	unsigned cols, rows, sb_cap, cl_cap;
+	uint64_t region_off, region_size, cl_off;
 	uint64_t slot_size, rows_off;
 	uint64_t max_rec, ring_off, ring_cap;
 };
@@ -139,12 +144,14 @@ struct hdr_state {
 	uint32_t clusters;
 	uint64_t sb_tail, sb_head, sb_last_id;
 	uint32_t sb_count;
+	uint32_t rows_crc;
 };
 
 struct row_track {
 	const struct tsmpeek_line *line; /* the line written last */
 	uint8_t slot;			 /* which slot holds the committed copy */
 	bool dirty;			 /* written in this update */
+	uint32_t crc, new_crc;		 /* the committed copy's, the new one's */
 };
 
 struct snapshot {
@@ -156,6 +163,7 @@ struct snapshot {
 	uint64_t gen;  /* the committed header's */
 	struct hdr_state cur;
 	struct row_track *track[2];
+	uint32_t *crcs; /* scratch: 2 * rows */
 	tsm_age_t last_age;
 	/* scratch */
 	const struct tsmpeek_line **sb_lines;
@@ -278,18 +286,21 @@ static bool attr_eq(const struct tsm_screen_attr *a, const struct tsm_screen_att
 /* ---- layout ------------------------------------------------------------- */
 
 static bool layout_compute(struct layout *l, unsigned cols, unsigned rows, unsigned sb_cap,
-			   uint64_t region_off)
+			   unsigned cl_cap, uint64_t region_off)
 {
-	if (cols < 1 || cols > MAX_COLS || rows < 1 || rows > MAX_ROWS || sb_cap > MAX_SB)
+	if (cols < 1 || cols > MAX_COLS || rows < 1 || rows > MAX_ROWS || sb_cap > MAX_SB ||
+	    cl_cap > CL_COUNT)
 		return false;
 	l->cols = cols;
 	l->rows = rows;
 	l->sb_cap = sb_cap;
+	l->cl_cap = cl_cap;
 	l->region_off = region_off;
+	l->cl_off = region_off;
 	l->slot_size = ALIGN(ROW_HDR + (uint64_t)cols * CELL_SIZE, 8);
-	l->rows_off = region_off;
+	l->rows_off = region_off + (uint64_t)cl_cap * CL_ENTRY;
 	l->max_rec = ALIGN(REC_HDR + (uint64_t)cols * CELL_SIZE, 8);
-	l->ring_off = region_off + 4 * (uint64_t)rows * l->slot_size;
+	l->ring_off = l->rows_off + 4 * (uint64_t)rows * l->slot_size;
 	l->ring_cap = ((uint64_t)sb_cap + 1) * l->max_rec + REC_HDR;
 	l->region_size = ALIGN(l->ring_off - region_off + l->ring_cap, PAGE);
 	return true;
@@ -399,6 +410,7 @@ static size_t header_build(uint8_t *buf, uint64_t gen, const struct hdr_state *h
 	put_u32(p, h->lay.cols);
 	put_u32(p + 4, h->lay.rows);
 	put_u32(p + 8, h->lay.sb_cap);
+	put_u32(p + 12, h->lay.cl_cap);
 	put_u64(p + 16, h->lay.region_off);
 
 	p = rec_begin(buf, &off, TAG_CURSOR, 8);
@@ -426,6 +438,9 @@ static size_t header_build(uint8_t *buf, uint64_t gen, const struct hdr_state *h
 	put_u64(p + 8, h->sb_head);
 	put_u32(p + 16, h->sb_count);
 	put_u64(p + 24, h->sb_last_id);
+
+	p = rec_begin(buf, &off, TAG_ROWS, 8);
+	put_u32(p, h->rows_crc);
 
 	put_u32(buf + 12, (uint32_t)off);
 	put_u32(buf + 24, crc_skip(buf, off, 24));
@@ -467,6 +482,7 @@ void snapshot_free(struct snapshot *s)
 	close(s->fd);
 	free(s->track[0]);
 	free(s->track[1]);
+	free(s->crcs);
 	free(s->sb_lines);
 	free(s);
 }
@@ -507,8 +523,8 @@ static int snapshot_resize_file(struct snapshot *s, uint64_t size)
 	return 0;
 }
 
-static void write_row(struct snapshot *s, const struct layout *l, unsigned screen, unsigned row,
-		      unsigned slot, uint64_t gen, const struct tsmpeek_line *line)
+static uint32_t write_row(struct snapshot *s, const struct layout *l, unsigned screen,
+			  unsigned row, unsigned slot, uint64_t gen, const struct tsmpeek_line *line)
 {
 	uint8_t *p = s->map + slot_off(l, screen, row, slot);
 
@@ -520,6 +536,21 @@ static void write_row(struct snapshot *s, const struct layout *l, unsigned scree
 		put_cell(p + ROW_HDR + (size_t)x * CELL_SIZE, c->ch, c->width, &c->attr);
 	}
 	put_u32(p + 8, crc_skip(p, l->slot_size, 8));
+	return get_u32(p + 8);
+}
+
+/* The CRC of the rows' CRCs, for the header. */
+static uint32_t rows_digest(uint32_t *const crcs, size_t n)
+{
+	uLong c = crc32(0, NULL, 0);
+
+	for (size_t i = 0; i < n; i++) {
+		uint8_t b[4];
+
+		put_u32(b, crcs[i]);
+		c = crc32(c, b, 4);
+	}
+	return (uint32_t)c;
 }
 
 static bool line_changed(const struct tsmpeek_line *line, unsigned cols, tsm_age_t since)
@@ -624,19 +655,21 @@ static void read_screen_state(struct hdr_state *h, const struct tsmpeek_screen *
 
 static bool hdr_state_eq(const struct hdr_state *a, const struct hdr_state *b)
 {
-	uint8_t x[STREAM_REC_SIZE], y[STREAM_REC_SIZE];
+	uint8_t x[STREAM_REC_SIZE] = {0}, y[STREAM_REC_SIZE] = {0};
 
 	put_stream(x, &a->stream);
 	put_stream(y, &b->stream);
 	return a->lay.cols == b->lay.cols && a->lay.rows == b->lay.rows &&
-	       a->lay.sb_cap == b->lay.sb_cap && a->lay.region_off == b->lay.region_off &&
+	       a->lay.sb_cap == b->lay.sb_cap && a->lay.cl_cap == b->lay.cl_cap &&
+	       a->lay.region_off == b->lay.region_off &&
 	       a->cursor_x == b->cursor_x &&
 	       a->cursor_y == b->cursor_y && a->flags == b->flags &&
 	       a->margin_top == b->margin_top && a->margin_bottom == b->margin_bottom &&
 	       attr_eq(&a->def_attr, &b->def_attr) && memcmp(a->tabs, b->tabs, sizeof(a->tabs)) == 0 &&
 	       memcmp(x, y, sizeof(x)) == 0 && a->clusters == b->clusters &&
 	       a->sb_tail == b->sb_tail && a->sb_head == b->sb_head &&
-	       a->sb_last_id == b->sb_last_id && a->sb_count == b->sb_count;
+	       a->sb_last_id == b->sb_last_id && a->sb_count == b->sb_count &&
+	       a->rows_crc == b->rows_crc;
 }
 
 /* The ring offset of the line after the one at off (our own bytes). */
@@ -654,11 +687,11 @@ static uint64_t ring_next(const struct snapshot *s, const struct layout *l, uint
 	return off + rec_size(get_u16(p + 8));
 }
 
-static void write_clusters(struct snapshot *s, const struct cluster_table *t, uint32_t from,
-			   uint32_t to)
+static void write_clusters(struct snapshot *s, const struct layout *l,
+			   const struct cluster_table *t, uint32_t from, uint32_t to)
 {
 	for (uint32_t i = from; i < to; i++) {
-		uint8_t *p = s->map + CL_OFF + (uint64_t)i * CL_ENTRY;
+		uint8_t *p = s->map + l->cl_off + (uint64_t)i * CL_ENTRY;
 		unsigned flags = 0;
 		size_t len = 0;
 		const uint32_t *ch = cluster_lookup(t, CLUSTER_FIRST + i, &len, &flags);
@@ -695,16 +728,21 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 			    p->age_cnt < s->last_age))
 		snapshot_reset(s);
 
-	relayout = !s->laid_out || p->cols != s->cur.lay.cols || p->rows != s->cur.lay.rows;
+	relayout = !s->laid_out || p->cols != s->cur.lay.cols || p->rows != s->cur.lay.rows ||
+		   n_cl > s->cur.lay.cl_cap;
 	full = relayout;
 	if (relayout) {
 		uint64_t off = REGION_BASE, need;
+		unsigned cl_cap = CL_MIN;
 
-		if (!layout_compute(&lay, p->cols, p->rows, s->sb_size, 0))
+		while (cl_cap < n_cl)
+			cl_cap *= 2;
+		cl_cap = MIN(cl_cap, CL_COUNT);
+		if (!layout_compute(&lay, p->cols, p->rows, s->sb_size, cl_cap, 0))
 			return -E2BIG;
 		if (s->laid_out && REGION_BASE + lay.region_size > s->cur.lay.region_off)
 			off = ALIGN(s->cur.lay.region_off + s->cur.lay.region_size, PAGE);
-		layout_compute(&lay, p->cols, p->rows, s->sb_size, off);
+		layout_compute(&lay, p->cols, p->rows, s->sb_size, cl_cap, off);
 		need = MAX(off + lay.region_size, (uint64_t)s->map_size);
 		r = snapshot_resize_file(s, need);
 		if (r < 0)
@@ -713,6 +751,8 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 			free(s->track[k]);
 			s->track[k] = xcalloc(p->rows, sizeof(struct row_track));
 		}
+		free(s->crcs);
+		s->crcs = xcalloc(2 * (size_t)p->rows, sizeof(uint32_t));
 	} else
 		lay = s->cur.lay;
 
@@ -809,8 +849,8 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 	gen = s->gen + 1;
 
 	/* new stand-ins */
-	if (n_cl > s->cur.clusters || (relayout && !s->laid_out)) {
-		write_clusters(s, clusters, relayout && !s->laid_out ? 0 : s->cur.clusters, n_cl);
+	if (n_cl > s->cur.clusters || relayout) {
+		write_clusters(s, &lay, clusters, relayout ? 0 : s->cur.clusters, n_cl);
 		changed = true;
 	}
 
@@ -823,11 +863,20 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 
 			t->dirty = full || lines[y] != t->line || line_changed(lines[y], lay.cols,
 									       s->last_age);
+			t->new_crc = t->crc;
 			if (!t->dirty)
 				continue;
-			write_row(s, &lay, k, y, relayout ? 0 : !t->slot, gen, lines[y]);
+			t->new_crc = write_row(s, &lay, k, y, relayout ? 0 : !t->slot, gen, lines[y]);
 			changed = true;
 		}
+	}
+	{
+		uint32_t *crcs = s->crcs;
+
+		for (unsigned k = 0; k < 2; k++)
+			for (unsigned y = 0; y < lay.rows; y++)
+				crcs[k * lay.rows + y] = s->track[k][y].new_crc;
+		h.rows_crc = rows_digest(crcs, 2 * (size_t)lay.rows);
 	}
 
 	if (!changed && hdr_state_eq(&h, &s->cur))
@@ -854,6 +903,7 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 				continue;
 			t->slot = relayout ? 0 : !t->slot;
 			t->line = lines[y];
+			t->crc = t->new_crc;
 			t->dirty = false;
 		}
 	}
@@ -945,9 +995,9 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 		seen |= 1u << tag;
 		switch (tag) {
 		case TAG_GRID:
-			if (rlen != 24 || get_u32(p + 12) != 0 ||
+			if (rlen != 24 ||
 			    !layout_compute(&h->lay, get_u32(p), get_u32(p + 4), get_u32(p + 8),
-					    get_u64(p + 16)))
+					    get_u32(p + 12), get_u64(p + 16)))
 				return false;
 			if (h->lay.region_off < REGION_BASE || h->lay.region_off % PAGE ||
 			    h->lay.region_off > size || h->lay.region_size > size - h->lay.region_off)
@@ -986,6 +1036,11 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 				return false;
 			h->clusters = get_u32(p);
 			break;
+		case TAG_ROWS:
+			if (rlen != 8 || get_u32(p + 4) != 0)
+				return false;
+			h->rows_crc = get_u32(p);
+			break;
 		case TAG_SB:
 			if (rlen != 32 || get_u32(p + 20) != 0)
 				return false;
@@ -995,7 +1050,7 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 			break;
 		}
 	}
-	if (seen != 0xfe)
+	if (seen != 0x1fe)
 		return false;
 	/* with the grid known */
 	if (tabs_len != (h->lay.cols + 7) / 8)
@@ -1011,7 +1066,7 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 	if (!(h->margin_top == 0 && h->margin_bottom == h->lay.rows - 1) &&
 	    !(h->margin_top < h->margin_bottom && h->margin_bottom < h->lay.rows))
 		return false;
-	if (h->clusters > CL_COUNT || h->sb_count > h->lay.sb_cap || h->sb_tail >= h->lay.ring_cap ||
+	if (h->clusters > h->lay.cl_cap || h->sb_count > h->lay.sb_cap || h->sb_tail > h->lay.ring_cap ||
 	    (h->sb_count > 0 && h->sb_last_id < h->sb_count))
 		return false;
 	return true;
@@ -1021,11 +1076,9 @@ static bool parse_clusters(const uint8_t *buf, uint64_t size, struct parsed *ps)
 {
 	uint32_t n = ps->h.clusters;
 
-	if ((uint64_t)CL_OFF + (uint64_t)n * CL_ENTRY > size)
-		return false;
 	ps->table = cluster_table_new();
 	for (uint32_t i = 0; i < n; i++) {
-		const uint8_t *p = buf + CL_OFF + (uint64_t)i * CL_ENTRY;
+		const uint8_t *p = buf + ps->h.lay.cl_off + (uint64_t)i * CL_ENTRY;
 		uint32_t ch[CLUSTER_MAX_LEN];
 		unsigned len = p[4];
 
@@ -1048,6 +1101,8 @@ static bool parse_clusters(const uint8_t *buf, uint64_t size, struct parsed *ps)
 static bool parse_rows(const uint8_t *buf, struct parsed *ps)
 {
 	const struct layout *l = &ps->h.lay;
+	uint32_t *crcs = xcalloc(2 * (size_t)l->rows, sizeof(uint32_t));
+	bool ok;
 
 	for (unsigned k = 0; k < 2; k++) {
 		ps->rows[k] = xcalloc(l->rows, sizeof(struct parsed_row));
@@ -1066,12 +1121,17 @@ static bool parse_rows(const uint8_t *buf, struct parsed *ps)
 				best = p;
 				best_gen = g;
 			}
-			if (!best || !cells_valid(best + ROW_HDR, l->cols, ps->h.clusters))
+			if (!best || !cells_valid(best + ROW_HDR, l->cols, ps->h.clusters)) {
+				free(crcs);
 				return false;
+			}
 			ps->rows[k][y].cells = best + ROW_HDR;
+			crcs[k * l->rows + y] = get_u32(best + 8);
 		}
 	}
-	return true;
+	ok = rows_digest(crcs, 2 * (size_t)l->rows) == ps->h.rows_crc;
+	free(crcs);
+	return ok;
 }
 
 static bool parse_sb(const uint8_t *buf, struct parsed *ps)
@@ -1160,14 +1220,25 @@ static bool parse_stream_state(const struct parsed *ps)
 /* Everything the header at `hdr` points to, checked; 0 or -EBADMSG. */
 static int parse_all(const uint8_t *buf, uint64_t size, const uint8_t *hdr, struct parsed *ps)
 {
+	const char *what;
+
 	*ps = (struct parsed){0};
 	ps->gen = get_u64(hdr + 16);
-	if (!parse_records(hdr, get_u32(hdr + 12), &ps->h, size) || !parse_clusters(buf, size, ps) ||
-	    !parse_rows(buf, ps) || !parse_sb(buf, ps) || !parse_stream_state(ps)) {
-		parsed_free(ps);
-		return -EBADMSG;
-	}
-	return 0;
+	if (!parse_records(hdr, get_u32(hdr + 12), &ps->h, size))
+		what = "header records";
+	else if (!parse_clusters(buf, size, ps))
+		what = "stand-ins";
+	else if (!parse_rows(buf, ps))
+		what = "rows";
+	else if (!parse_sb(buf, ps))
+		what = "scrollback";
+	else if (!parse_stream_state(ps))
+		what = "stream state";
+	else
+		return 0;
+	log_debug("Snapshot generation %" PRIu64 ": bad %s", ps->gen, what);
+	parsed_free(ps);
+	return -EBADMSG;
 }
 
 /* ---- restoring ------------------------------------------------------------ */
@@ -1240,6 +1311,53 @@ static void decode_cells(const uint8_t *p, unsigned n, struct cell *out)
 		(void)get_cell(p + (size_t)x * CELL_SIZE, &out[x]);
 }
 
+/* The cell at (x, y) of the screen the flags show. */
+static bool decode_at(const struct parsed *ps, unsigned y, unsigned x, struct cell *ret)
+{
+	const struct parsed_row *row = &ps->rows[(ps->h.flags & TSM_SCREEN_ALTERNATE) != 0][y];
+
+	decode_cells(row->cells + (size_t)x * CELL_SIZE, 1, ret);
+	return true;
+}
+
+/* The cursor, on the screen the flags show; a pending wrap (x at the width,
+ * or one more after a wide character in the last column) by writing the
+ * last cell again, or, if it is blank, a character of the width wanted that
+ * is then erased (erasing leaves the cursor where it is). */
+static void put_cursor(const struct parsed *ps, struct tsm_screen *screen)
+{
+	const struct hdr_state *h = &ps->h;
+	unsigned cols = h->lay.cols, x = cols - 1, keep;
+	struct cell last, before;
+
+	keep = h->flags & (TSM_SCREEN_REL_ORIGIN | TSM_SCREEN_INSERT_MODE);
+	if (keep)
+		tsm_screen_reset_flags(screen, keep);
+	if (h->cursor_x < cols)
+		tsm_screen_move_to(screen, h->cursor_x, h->cursor_y);
+	else {
+		decode_at(ps, h->cursor_y, x, &last);
+		tsm_screen_move_to(screen, x, h->cursor_y);
+		if (h->cursor_x == cols && last.width == 0 && cols >= 2 &&
+		    decode_at(ps, h->cursor_y, x - 1, &before) && before.width == 2) {
+			/* the second half of a wide character */
+			tsm_screen_move_to(screen, x - 1, h->cursor_y);
+			tsm_screen_write(screen, before.ch, &before.attr);
+		} else if (last.ch != 0 && last.width == h->cursor_x - x)
+			tsm_screen_write(screen, last.ch, &last.attr);
+		else {
+			tsm_screen_write(screen, h->cursor_x - x == 2 ? HELPER_WIDE : ' ', &last.attr);
+			tsm_screen_set_def_attr(screen, &last.attr);
+			tsm_screen_erase_chars(screen, 1);
+			tsm_screen_set_def_attr(screen, &h->def_attr);
+			if (last.ch != 0) /* libtsm makes no such state */
+				log_debug("pending wrap after %x of width %u", last.ch, last.width);
+		}
+	}
+	if (keep)
+		tsm_screen_set_flags(screen, keep);
+}
+
 /* The rebuild through libtsm's public API: scrollback (pushed from row 0),
  * main screen, alternate screen, tab stops, margins, cursor, flags, then the
  * vte through the stream stage. */
@@ -1310,36 +1428,15 @@ static int apply(struct parsed *ps, struct tsm_screen *screen, struct tsm_vte *v
 	else
 		tsm_screen_set_margins(screen, h->margin_top + 1, h->margin_bottom + 1);
 
-	/* the cursor; a pending wrap by writing the cell before it again */
-	if (h->cursor_x < cols)
-		tsm_screen_move_to(screen, h->cursor_x, h->cursor_y);
-	else {
-		unsigned x = cols - 1;
-		struct cell last;
-
-		decode_cells(ps->rows[(h->flags & TSM_SCREEN_ALTERNATE) != 0][h->cursor_y].cells +
-				 (size_t)x * CELL_SIZE,
-			     1, &last);
-		if (h->flags & TSM_SCREEN_ALTERNATE)
-			tsm_screen_set_flags(screen, TSM_SCREEN_ALTERNATE);
-		tsm_screen_move_to(screen, x, h->cursor_y);
-		if (last.ch != 0 && last.width == h->cursor_x - x)
-			tsm_screen_write(screen, last.ch, &last.attr);
-		else {
-			tsm_screen_write(screen, h->cursor_x - x == 2 ? HELPER_WIDE : ' ', &last.attr);
-			/* erasing leaves the cursor where it is */
-			tsm_screen_set_def_attr(screen, &last.attr);
-			tsm_screen_erase_chars(screen, 1);
-			if (last.ch != 0) /* cannot be: libtsm moves the cursor back */
-				log_debug("pending wrap after %x of width %u", last.ch, last.width);
-		}
-		tsm_screen_reset_flags(screen, TSM_SCREEN_ALTERNATE);
-	}
 	tsm_screen_set_def_attr(screen, &h->def_attr);
 	tsm_screen_set_flags(screen, h->flags);
+	put_cursor(ps, screen);
 	free(cells);
 
 	r = stream_set_state(stream, &h->stream);
+	/* it puts the cursor back, a pending wrap as best it can (a character
+	 * it writes again may not be the cell that was there): made exact */
+	put_cursor(ps, screen);
 	tsm_screen_set_def_attr(screen, &h->def_attr);
 	return r;
 }
@@ -1393,7 +1490,6 @@ int snapshot_restore(int fd, struct tsm_screen *screen, struct tsm_vte *vte,
 		r = parse_all(buf, size, cand[i], &ps);
 		if (r == 0)
 			break;
-		log_debug("Snapshot generation %" PRIu64 " refused", get_u64(cand[i] + 16));
 	}
 	if (r == 0) {
 		r = apply(&ps, screen, vte, stream, clusters);

@@ -36,6 +36,13 @@
 #include "vt.h"
 
 #define FRAME_INTERVAL_USEC (16 * USEC_PER_MSEC)
+/* Session restore: while output keeps coming, the snapshot is brought up to
+ * date at most once per SNAPSHOT_INTERVAL (at a frame), and once more when no
+ * new output follows a frame for SNAPSHOT_QUIET: it lags the screen by at
+ * most about SNAPSHOT_INTERVAL during a flood, and holds the screen last
+ * drawn SNAPSHOT_QUIET after the output stops (restore.h). */
+#define SNAPSHOT_INTERVAL_USEC (100 * USEC_PER_MSEC)
+#define SNAPSHOT_QUIET_USEC (2 * FRAME_INTERVAL_USEC)
 
 /* Exit statuses (consoled(8)): permanent errors that a restart cannot mend,
  * listed in consoled@.service's RestartPreventExitStatus= so that getty takes
@@ -61,15 +68,57 @@ struct manager {
 	struct backend *backend;
 	struct restore *restore; /* session restore: the snapshot, the fd store */
 	sd_event_source *frame_source;
+	sd_event_source *snapshot_source; /* the update after the last frame */
 	sd_event_source *respawn_source;
 	uint64_t exits[5]; /* times of the last RESPAWN_BURST session exits */
 	unsigned n_exits;
 	uint64_t last_frame_usec;
+	uint64_t last_snapshot_usec;
 	bool wipe_pending; /* a session ended while another VT was shown */
 	int exit_status;
 };
 
 static void manager_schedule_frame(struct manager *m);
+
+static void manager_snapshot(struct manager *m)
+{
+	restore_update(m->restore, m->term);
+	m->last_snapshot_usec = now_usec();
+	sd_event_source_set_enabled(m->snapshot_source, SD_EVENT_OFF);
+}
+
+/* A frame was drawn (or is due while another VT is shown): the snapshot
+ * follows now if the last update is SNAPSHOT_INTERVAL old, else when the
+ * output has stopped (manager_on_snapshot()). */
+static void manager_frame_done(struct manager *m)
+{
+	uint64_t now = now_usec();
+
+	if (!restore_active(m->restore))
+		return;
+	if (now >= m->last_snapshot_usec + SNAPSHOT_INTERVAL_USEC) {
+		manager_snapshot(m);
+		return;
+	}
+	sd_event_source_set_time(m->snapshot_source, now + SNAPSHOT_QUIET_USEC);
+	sd_event_source_set_enabled(m->snapshot_source, SD_EVENT_ONESHOT);
+}
+
+static int manager_on_snapshot(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+	int enabled = SD_EVENT_OFF;
+
+	(void)s;
+	(void)usec;
+	/* A frame is pending: output goes on, that frame updates the
+	 * snapshot or waits again. */
+	sd_event_source_get_enabled(m->frame_source, &enabled);
+	if (enabled != SD_EVENT_OFF || !m->term)
+		return 0;
+	manager_snapshot(m);
+	return 0;
+}
 
 static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 {
@@ -82,14 +131,14 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 	if (!m->vt || !vt_is_active(m->vt)) {
 		/* Nothing is drawn while another VT is shown; the snapshot
 		 * follows the output at the pace of frames all the same. */
-		restore_update(m->restore, m->term);
 		m->last_frame_usec = now_usec();
+		manager_frame_done(m);
 		return 0;
 	}
 	bool again = render_frame(m->render, term_screen(m->term));
-	/* the snapshot holds what was just drawn */
-	restore_update(m->restore, m->term);
 	m->last_frame_usec = now_usec();
+	/* the snapshot holds what was just drawn, now or soon */
+	manager_frame_done(m);
 	if (again)
 		manager_schedule_frame(m);
 	return 0;
@@ -153,6 +202,7 @@ static void manager_on_exited(int status, void *userdata)
 
 	/* Nothing of the session stays in the fd store or the snapshot. */
 	restore_session_ended(m->restore);
+	sd_event_source_set_enabled(m->snapshot_source, SD_EVENT_OFF);
 	m->exits[m->n_exits++ % RESPAWN_BURST] = now;
 	if (m->n_exits >= RESPAWN_BURST && now - oldest < RESPAWN_INTERVAL_USEC) {
 		when = oldest + RESPAWN_INTERVAL_USEC;
@@ -482,6 +532,12 @@ static int manager_start(struct manager *m)
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the frame timer: %m");
 	sd_event_source_set_enabled(m->frame_source, SD_EVENT_OFF);
+	/* to the millisecond (sd-event's default accuracy is 250 ms) */
+	r = sd_event_add_time(m->event, &m->snapshot_source, CLOCK_MONOTONIC, 0, USEC_PER_MSEC,
+			      manager_on_snapshot, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the snapshot timer: %m");
+	sd_event_source_set_enabled(m->snapshot_source, SD_EVENT_OFF);
 
 	r = vt_open(m->event, m->opts.vt, m->opts.switchvt,
 		    &(struct vt_callbacks){manager_on_release, manager_on_acquire}, m, &m->vt);
@@ -593,6 +649,7 @@ static void manager_stop(struct manager *m)
 	fbdev_free(m->fb);
 	fontset_free(m->fonts);
 	sd_event_source_unref(m->frame_source);
+	sd_event_source_unref(m->snapshot_source);
 	sd_event_source_unref(m->respawn_source);
 	sd_event_unref(m->event);
 }

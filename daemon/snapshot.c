@@ -2,7 +2,7 @@
 /*
  * The terminal's snapshot (snapshot.h).
  *
- * Format, version 1. All integers little-endian; offsets are from the start
+ * Format, version 2 (1 stored scrollback lines as rows of cells). All integers little-endian; offsets are from the start
  * of the memfd. A cell is 12 bytes:
  *     u32  code point (bits 0-20), width (21-22: 0 behind a wide character,
  *          1, 2), bold (23), italic (24), underline (25), inverse (26),
@@ -12,7 +12,7 @@
  *
  * [0, 8192): two header slots of 4096 bytes. A header:
  *     0   "CONSNAP\n"
- *     8   u32 version (1)
+ *     8   u32 version (2)
  *     12  u32 length of the header (32 + records, at most 4096)
  *     16  u64 generation
  *     24  u32 CRC-32 (zlib) of bytes [0, 24) and [28, length)
@@ -49,12 +49,18 @@
  *     bytes [0, 8) and [16, end), u32 zero, cols cells. A row is the valid
  *     slot with the highest generation not above the header's. An update
  *     writes a changed row into the slot not holding its committed copy.
- *   - the scrollback ring, (sb_cap + 1) * align8(32 + cols * 12) + 32 bytes.
+ *   - the scrollback ring, (sb_cap + 1) * align8(32 + cols * 16) + 32 bytes.
  *     A line: u64 id (the push's number, consecutive), u16 cells stored,
  *     u16 width (cells shown, at most cols), u32 CRC-32 of bytes [0, 12) and
- *     [16, end), a cell whose attribute fills the cells from the stored ones
- *     to the width (code point 0, width 1), u32 zero, the stored cells;
- *     padded to 8 bytes. A line never wraps around the end of the ring: if
+ *     [16, end), u16 runs, u16 text bytes, a cell whose attribute fills the
+ *     cells from the stored ones to the width (code point 0, width 1); then
+ *     the runs: cells whose code point field is the run's length in cells
+ *     (width 0) and whose attribute the run's cells have, the lengths adding
+ *     up to the cells stored; then the text: one unsigned LEB128 number per
+ *     stored cell, its code point at the width libtsm gives it
+ *     (tsm_ucs4_get_width(); 0: a blank of width 1), or 0x110000 plus the
+ *     code point for a cell of width 0; padded with zeros to 8 bytes. Plain
+ *     text thus takes about a byte per cell. A line never wraps around the end of the ring: if
  *     it does not fit, a marker (id 0, no cells) is left when 32 bytes
  *     remain and the line goes to offset 0. Lines are appended as libtsm
  *     pushes them; when appending would overwrite lines the committed header
@@ -85,7 +91,7 @@
 #include "util/util.h"
 
 #define SNAP_MAGIC "CONSNAP\n"
-#define SNAP_VERSION 1u
+#define SNAP_VERSION 2u
 #define HDR_SLOT 4096u
 #define HDR_FIXED 32u
 #define CELL_SIZE 12u
@@ -167,8 +173,10 @@ struct snapshot {
 	tsm_age_t last_age;
 	/* scratch */
 	const struct tsmpeek_line **sb_lines;
-	unsigned *sb_stored; /* their cells to store */
+	uint64_t *sb_at;    /* their records in sb_buf, and one past the last */
 	size_t sb_lines_cap;
+	uint8_t *sb_buf; /* the new lines' records */
+	size_t sb_buf_cap;
 	uint8_t hdr_buf[HDR_SLOT];
 };
 
@@ -324,7 +332,7 @@ static bool layout_compute(struct layout *l, unsigned cols, unsigned rows, unsig
 	l->cl_off = region_off;
 	l->slot_size = ALIGN(ROW_HDR + (uint64_t)cols * CELL_SIZE, 8);
 	l->rows_off = region_off + (uint64_t)cl_cap * CL_ENTRY;
-	l->max_rec = ALIGN(REC_HDR + (uint64_t)cols * CELL_SIZE, 8);
+	l->max_rec = ALIGN(REC_HDR + (uint64_t)cols * (CELL_SIZE + 4), 8);
 	l->ring_off = l->rows_off + 4 * (uint64_t)rows * l->slot_size;
 	l->ring_cap = ((uint64_t)sb_cap + 1) * l->max_rec + REC_HDR;
 	l->region_size = ALIGN(l->ring_off - region_off + l->ring_cap, PAGE);
@@ -336,9 +344,10 @@ static uint64_t slot_off(const struct layout *l, unsigned screen, unsigned row, 
 	return l->rows_off + (((uint64_t)screen * l->rows + row) * 2 + slot) * l->slot_size;
 }
 
-static uint64_t rec_size(unsigned stored)
+/* A scrollback record's size, from its runs and text bytes. */
+static uint64_t rec_size(unsigned runs, unsigned text)
 {
-	return ALIGN(REC_HDR + (uint64_t)stored * CELL_SIZE, 8);
+	return ALIGN(REC_HDR + (uint64_t)runs * CELL_SIZE + text, 8);
 }
 
 /* ---- the header ----------------------------------------------------------- */
@@ -509,7 +518,8 @@ void snapshot_free(struct snapshot *s)
 	free(s->track[1]);
 	free(s->crcs);
 	free(s->sb_lines);
-	free(s->sb_stored);
+	free(s->sb_at);
+	free(s->sb_buf);
 	free(s);
 }
 
@@ -611,22 +621,78 @@ static unsigned sb_line_shape(const struct tsmpeek_line *line, unsigned cols, un
 	return n;
 }
 
-static void write_sb_line(uint8_t *p, const struct tsmpeek_line *line, unsigned cols, unsigned n)
+static unsigned put_leb(uint8_t *p, uint32_t v)
 {
-	unsigned w = MIN(line->size, cols);
-	const struct tsm_screen_attr *fill = &line->cells[w - 1].attr;
-	uint64_t size = rec_size(n);
-	struct cell_enc e = {0};
+	unsigned n = 0;
 
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+/* The text number of a cell (see the format). */
+static uint32_t sb_code(uint32_t ch, unsigned width)
+{
+	int natural;
+
+	if (ch > 0x10ffff || width > 2) /* libtsm 4's vte makes neither */
+		return 0xfffd;
+	if (width == 0)
+		return 0x110000 + ch;
+	if (ch == 0)
+		return width == 1 ? 0 : 0xfffd;
+	natural = tsm_ucs4_get_width(ch);
+	/* a width libtsm would not give it (it makes none): a stand-in of
+	 * width 1 for the character */
+	return (int)width == natural ? ch : 0xfffd;
+}
+
+/* Encodes a scrollback line of n stored cells (sb_line_shape()) at p (room
+ * for max_rec bytes); returns the record's size. */
+static uint64_t encode_sb_line(uint8_t *p, const struct tsmpeek_line *line, unsigned cols,
+			       unsigned n)
+{
+	unsigned w = MIN(line->size, cols), runs = 0, text = 0, run_len = 0;
+	const struct tsm_screen_attr *fill = &line->cells[w - 1].attr, *run_attr = NULL;
+	uint8_t tbuf[4 * MAX_COLS];
+	uint8_t *r = p + REC_HDR;
+	uint64_t size;
+
+	for (unsigned x = 0; x < n; x++) {
+		const struct tsmpeek_cell *c = &line->cells[x];
+		uint32_t v;
+
+		if (!run_attr || (memcmp(&c->attr, run_attr, sizeof(*run_attr)) != 0 &&
+				  !attr_eq(&c->attr, run_attr))) {
+			if (run_attr)
+				put_cell(r + (size_t)(runs - 1) * CELL_SIZE, run_len, 0, run_attr);
+			run_attr = &c->attr;
+			run_len = 0;
+			runs++;
+		}
+		run_len++;
+		v = c->width == 1 && c->ch < 0x80 ? c->ch : sb_code(c->ch, c->width);
+		if (v < 0x80)
+			tbuf[text++] = (uint8_t)v;
+		else
+			text += put_leb(tbuf + text, v);
+	}
+	if (run_attr)
+		put_cell(r + (size_t)(runs - 1) * CELL_SIZE, run_len, 0, run_attr);
+	memcpy(r + (size_t)runs * CELL_SIZE, tbuf, text);
+	size = rec_size(runs, text);
+	memset(r + (size_t)runs * CELL_SIZE + text, 0, size - REC_HDR - runs * CELL_SIZE - text);
 	put_u64(p, line->sb_id);
 	put_u16(p + 8, (uint16_t)n);
 	put_u16(p + 10, (uint16_t)w);
-	put_cell(p + 16, 0, 1, fill);
-	put_u32(p + 28, 0);
-	for (unsigned x = 0; x < n; x++)
-		put_cell_run(&e, p + REC_HDR + (size_t)x * CELL_SIZE, line->cells[x].ch,
-			     line->cells[x].width, &line->cells[x].attr);
+	put_u16(p + 16, (uint16_t)runs);
+	put_u16(p + 18, (uint16_t)text);
+	put_cell(p + 20, 0, 1, fill);
 	put_u32(p + 12, crc_skip(p, size, 12));
+	return size;
 }
 
 static void write_marker(uint8_t *p)
@@ -713,7 +779,7 @@ static uint64_t ring_next(const struct snapshot *s, const struct layout *l, uint
 		off = 0;
 		p = s->map + l->ring_off;
 	}
-	return off + rec_size(get_u16(p + 8));
+	return off + rec_size(get_u16(p + 16), get_u16(p + 18));
 }
 
 static void write_clusters(struct snapshot *s, const struct layout *l,
@@ -821,21 +887,29 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 		if (s->sb_lines_cap < k_new) {
 			s->sb_lines_cap = k_new;
 			s->sb_lines = xrealloc(s->sb_lines, k_new * sizeof(*s->sb_lines));
-			s->sb_stored = xrealloc(s->sb_stored, k_new * sizeof(*s->sb_stored));
+			s->sb_at = xrealloc(s->sb_at, (k_new + 1) * sizeof(*s->sb_at));
 		}
 		for (uint64_t i = k_new; i-- > 0; line = line->prev) {
 			if (!line || line->sb_id != first_new + i)
 				return -EIO; /* not what libtsm 4.0.2 does */
 			s->sb_lines[i] = line;
 		}
+		/* encoded first (into sb_buf): the ring place needs the size */
+		s->sb_at[0] = 0;
 		for (uint64_t i = 0; i < k_new; i++) {
 			const struct tsm_screen_attr *fill;
 			unsigned w, n = sb_line_shape(s->sb_lines[i], lay.cols, &w, &fill);
+			uint64_t size;
 
-			s->sb_stored[i] = n;
-			pos = ring_place(pos, rec_size(n), lay.ring_cap, &used);
+			if (s->sb_buf_cap < s->sb_at[i] + lay.max_rec) {
+				s->sb_buf_cap = MAX(2 * s->sb_buf_cap, s->sb_at[i] + lay.max_rec);
+				s->sb_buf = xrealloc(s->sb_buf, s->sb_buf_cap);
+			}
+			size = encode_sb_line(s->sb_buf + s->sb_at[i], s->sb_lines[i], lay.cols, n);
+			s->sb_at[i + 1] = s->sb_at[i] + size;
+			pos = ring_place(pos, size, lay.ring_cap, &used);
 			need += used;
-			pos += rec_size(n);
+			pos += size;
 		}
 		/* the lines kept must stay clear of what is written; those the
 		 * committed header counts too are dropped from it first */
@@ -860,16 +934,16 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 			s->cur = ph;
 		}
 		for (uint64_t i = 0; i < k_new; i++) {
-			unsigned n = s->sb_stored[i];
-			uint64_t at = ring_place(head, rec_size(n), lay.ring_cap, &used);
+			uint64_t size = s->sb_at[i + 1] - s->sb_at[i];
+			uint64_t at = ring_place(head, size, lay.ring_cap, &used);
 
 			if (at != head && head + REC_HDR <= lay.ring_cap)
 				write_marker(s->map + lay.ring_off + head);
-			write_sb_line(s->map + lay.ring_off + at, s->sb_lines[i], lay.cols, n);
+			memcpy(s->map + lay.ring_off + at, s->sb_buf + s->sb_at[i], size);
 			if (h.sb_count == 0)
 				tail = at;
 			h.sb_count++;
-			head = at + rec_size(n);
+			head = at + size;
 		}
 		h.sb_last_id = L;
 		changed = true;
@@ -1167,18 +1241,73 @@ static bool parse_rows(const uint8_t *buf, struct parsed *ps)
 	return ok;
 }
 
+/* Decodes and checks a scrollback record (its header's sizes already
+ * checked against the ring): its n stored cells into cells (cols of them),
+ * the rest from the fill up to the width and the default attribute after. */
+static bool decode_sb_line(const uint8_t *p, unsigned cols, uint32_t n_clusters,
+			   const struct tsm_screen_attr *def_attr, struct cell *cells)
+{
+	unsigned n = get_u16(p + 8), w = get_u16(p + 10), runs = get_u16(p + 16);
+	unsigned text = get_u16(p + 18), x = 0, t = 0;
+	const uint8_t *r = p + REC_HDR, *tp = r + (size_t)runs * CELL_SIZE;
+	uint64_t size = rec_size(runs, text);
+	struct cell fill, run;
+
+	if (!get_cell(p + 20, &fill) || fill.ch != 0 || fill.width != 1)
+		return false;
+	for (unsigned k = 0; k < runs; k++) {
+		if (!get_cell(r + (size_t)k * CELL_SIZE, &run) || run.width != 0 || run.ch < 1 ||
+		    run.ch > n - x)
+			return false;
+		for (unsigned e = x + run.ch; x < e; x++) {
+			uint32_t v = 0;
+			unsigned shift = 0;
+
+			for (;;) {
+				if (t >= text || shift > 21)
+					return false;
+				v |= (uint32_t)(tp[t] & 0x7f) << shift;
+				shift += 7;
+				if (!(tp[t++] & 0x80))
+					break;
+			}
+			cells[x].attr = run.attr;
+			if (v >= 0x110000) {
+				cells[x].ch = v - 0x110000;
+				cells[x].width = 0;
+			} else {
+				int natural = v ? tsm_ucs4_get_width(v) : 1;
+
+				cells[x].ch = v;
+				cells[x].width = natural == 1 || natural == 2 ? (unsigned)natural : 3;
+			}
+			if (cells[x].ch > 0x10ffff || !cell_valid(&cells[x], n_clusters))
+				return false;
+		}
+	}
+	if (x != n || t != text)
+		return false;
+	for (uint64_t b = REC_HDR + (uint64_t)runs * CELL_SIZE + text; b < size; b++)
+		if (p[b])
+			return false;
+	for (; x < cols; x++)
+		cells[x] = x < w ? fill : (struct cell){.width = 1, .attr = *def_attr};
+	return true;
+}
+
 static bool parse_sb(const uint8_t *buf, struct parsed *ps)
 {
 	const struct layout *l = &ps->h.lay;
 	const uint8_t *ring = buf + l->ring_off;
 	uint64_t off = ps->h.sb_tail, id = ps->h.sb_last_id - ps->h.sb_count + 1;
+	struct cell *cells = xcalloc(l->cols, sizeof(struct cell));
+	bool ok = false;
 
 	ps->sb = xcalloc(ps->h.sb_count ? ps->h.sb_count : 1, sizeof(struct parsed_sb));
 	for (uint32_t i = 0; i < ps->h.sb_count; i++, id++) {
 		const uint8_t *p;
-		unsigned n, w;
+		unsigned n, w, runs, text;
 		uint64_t size;
-		struct cell fill;
 
 		for (unsigned tries = 0;; tries++) {
 			if (off + REC_HDR > l->ring_cap)
@@ -1189,25 +1318,29 @@ static bool parse_sb(const uint8_t *buf, struct parsed *ps)
 			/* a marker: checked, then the line is at 0 */
 			if (tries > 0 || off == 0 || get_u32(p + 8) != 0 ||
 			    get_u32(p + 12) != crc_skip(p, REC_HDR, 12))
-				return false;
+				goto out;
 			for (unsigned b = 16; b < REC_HDR; b++)
 				if (p[b])
-					return false;
+					goto out;
 			off = 0;
 		}
 		n = get_u16(p + 8);
 		w = get_u16(p + 10);
-		size = rec_size(n);
-		if (get_u64(p) != id || w < 1 || w > l->cols || n > w || off + size > l->ring_cap ||
-		    get_u32(p + 28) != 0 || get_u32(p + 12) != crc_skip(p, size, 12))
-			return false;
-		if (!get_cell(p + 16, &fill) || fill.ch != 0 || fill.width != 1 ||
-		    !cells_valid(p + REC_HDR, n, ps->h.clusters))
-			return false;
+		runs = get_u16(p + 16);
+		text = get_u16(p + 18);
+		size = rec_size(runs, text);
+		if (get_u64(p) != id || w < 1 || w > l->cols || n > w || runs > n ||
+		    text > 4 * n || off + size > l->ring_cap ||
+		    get_u32(p + 12) != crc_skip(p, size, 12) ||
+		    !decode_sb_line(p, l->cols, ps->h.clusters, &ps->h.def_attr, cells))
+			goto out;
 		ps->sb[i].rec = p;
 		off += size;
 	}
-	return true;
+	ok = true;
+out:
+	free(cells);
+	return ok;
 }
 
 static void scratch_write(struct tsm_vte *vte, const char *u8, size_t len, void *data)
@@ -1429,14 +1562,7 @@ static int apply(struct parsed *ps, struct tsm_screen *screen, struct tsm_vte *v
 
 	b.y = 0;
 	for (uint32_t i = 0; i < h->sb_count; i++) {
-		const uint8_t *p = ps->sb[i].rec;
-		unsigned n = get_u16(p + 8), w = get_u16(p + 10);
-		struct cell fill;
-
-		(void)get_cell(p + 16, &fill);
-		decode_cells(p + REC_HDR, n, cells);
-		for (unsigned x = n; x < cols; x++)
-			cells[x] = x < w ? fill : (struct cell){.width = 1, .attr = h->def_attr};
+		(void)decode_sb_line(ps->sb[i].rec, cols, h->clusters, &h->def_attr, cells);
 		restore_row(&b, cells);
 		tsm_screen_scroll_up(screen, 1);
 	}

@@ -592,6 +592,18 @@ struct crash {
 	int copy[3]; /* by phase */
 };
 
+/* The line with a colour per character, then CR LF. */
+static void feed_rainbow(struct term *t, const char *text)
+{
+	char buf[512];
+	size_t n = 0;
+
+	for (unsigned i = 0; text[i] && n + 16 < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\033[3%um%c", 1 + i % 7, text[i]);
+	snprintf(buf + n, sizeof(buf) - n, "\r\n");
+	feeds(t, buf);
+}
+
 static void crash_hook(int fd, unsigned phase, void *userdata)
 {
 	struct crash *c = userdata;
@@ -609,8 +621,10 @@ static void test_crash(void)
 
 	term_init(&a, 20, 5, 8);
 	CHECK(snapshot_new(8, &s) == 0);
+	/* a colour per character: lines that take much of the ring, so that
+	 * the new ones overwrite lines the header counts */
 	for (unsigned i = 0; i < 20; i++)
-		feeds(&a, "a line that scrolls\r\n");
+		feed_rainbow(&a, "a line that scrolls");
 	feeds(&a, "\033[?1049hfull screen\033[2;1H\xe4\xb8\xad");
 	CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
 	before = term_dump(&a);
@@ -619,7 +633,7 @@ static void test_crash(void)
 	 * header counts (phase 1), and the update stops before its header */
 	feeds(&a, "\033[3;3Hchanged\033[?1049l\033[31m");
 	for (unsigned i = 0; i < 6; i++)
-		feeds(&a, "new scrolled line\r\n");
+		feed_rainbow(&a, "new scrolled line");
 	snapshot_test_commit_hook = crash_hook;
 	snapshot_test_commit_userdata = &c;
 	CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
@@ -769,9 +783,9 @@ static void test_broken(void)
 		check_refused(copy, -EBADMSG, "both headers");
 		map[100] ^= 1;
 		map[4096 + 100] ^= 1;
-		/* another version in both */
-		map[8] = 2;
-		map[4096 + 8] = 2;
+		/* another version in both (this one writes 2) */
+		map[8] = 3;
+		map[4096 + 8] = 3;
 		check_refused(copy, -EPROTONOSUPPORT, "foreign version");
 		munmap(map, size);
 		close(copy);
@@ -1000,7 +1014,7 @@ static void write_corpus(const char *dir)
 		write_file(dir, seeds[i][0], snapshot_fd(s), -1, -1, 0);
 		if (i == 0) {
 			write_file(dir, "bad-truncated", snapshot_fd(s), 9000, -1, 0);
-			write_file(dir, "bad-version", snapshot_fd(s), -1, 8, 2);
+			write_file(dir, "bad-version", snapshot_fd(s), -1, 8, 3);
 		}
 		snapshot_free(s);
 		term_fini(&a);

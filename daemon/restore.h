@@ -19,7 +19,12 @@
  * While a session runs, its fds are in the store (only under systemd, with
  * sessions started through consoled-session: a session consoled forked lives
  * in consoled's cgroup and dies with it), and the snapshot is brought up to
- * date after every frame, or at the same pace while another VT is shown. The
+ * date as frames are drawn (or would be, while another VT is shown): at a
+ * frame if the last update is 100 ms old, else 32 ms after a frame that no
+ * new output follows (main.c). So during a flood of output it lags the
+ * screen by at most about 100 ms (a crash then restores a screen a little
+ * older than the last one drawn, still whole), and once the output stops it
+ * holds exactly the screen last drawn within 32 ms. The
  * snapshot is kept with session restore on also without systemd (so its cost
  * can be measured), only never stored. When the session ends, its fds leave
  * the store and the snapshot is reset. At exit nothing is removed: systemctl
@@ -57,8 +62,7 @@ void restore_handed_done(struct restore *r, bool adopted, int error);
 void restore_session_started(struct restore *r, struct term *t);
 /* The session ended: its fds leave the store, the snapshot is reset. */
 void restore_session_ended(struct restore *r);
-/* Brings the snapshot up to date with t (after a frame, or while another VT
- * is shown at the same pace). */
+/* Brings the snapshot up to date with t (main.c calls it at the pace above). */
 void restore_update(struct restore *r, struct term *t);
 
 /* Whether a snapshot is kept (session restore on and possible). */

@@ -43,9 +43,12 @@ void snapshot_free(struct snapshot *s);
 /* The memfd (owned by the snapshot; dup it to hand it on). */
 int snapshot_fd(const struct snapshot *s);
 
-/* Brings the memfd up to date with the terminal: called after every frame
- * drawn, and while nothing is drawn (another VT shown) at the same pace.
- * Costs O(rows changed + scrollback lines added). */
+/* Brings the memfd up to date with the terminal: called after a frame drawn
+ * (or due, while another VT is shown), at most every 100 ms while output
+ * keeps coming and once right after it stops (restore.h), so the snapshot
+ * may lag the screen by that much. Costs O(rows changed + scrollback lines
+ * added since the last update, at most sb_size of them); a scrollback line
+ * costs about its text's bytes plus 12 per run of equal attributes. */
 int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream *stream,
 		    const struct cluster_table *clusters);
 

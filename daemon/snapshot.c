@@ -2,8 +2,9 @@
 /*
  * The terminal's snapshot (snapshot.h).
  *
- * Format, version 2 (1 stored scrollback lines as rows of cells). All integers little-endian; offsets are from the start
- * of the memfd. A cell is 12 bytes:
+ * Format, version 2 (version 1 stored scrollback lines as 12-byte cells). All
+ * integers little-endian; offsets are from the start of the memfd. A cell is
+ * 12 bytes:
  *     u32  code point (bits 0-20), width (21-22: 0 behind a wide character,
  *          1, 2), bold (23), italic (24), underline (25), inverse (26),
  *          protect (27), blink (28); bits 29-31 zero
@@ -60,9 +61,9 @@
  *     stored cell, its code point at the width libtsm gives it
  *     (tsm_ucs4_get_width(); 0: a blank of width 1), or 0x110000 plus the
  *     code point for a cell of width 0; padded with zeros to 8 bytes. Plain
- *     text thus takes about a byte per cell. A line never wraps around the end of the ring: if
- *     it does not fit, a marker (id 0, no cells) is left when 32 bytes
- *     remain and the line goes to offset 0. Lines are appended as libtsm
+ *     text thus takes about a byte per cell. A line never wraps around the
+ *     end of the ring: if it does not fit, a marker (id 0, no cells) is left
+ *     when 32 bytes remain and the line goes to offset 0. Lines are appended as libtsm
  *     pushes them; when appending would overwrite lines the committed header
  *     still counts, a header without them is committed first.
  *
@@ -103,6 +104,9 @@
 #define REGION_BASE (2u * HDR_SLOT)
 #define ROW_HDR 16u
 #define REC_HDR 32u
+
+/* A memfd up to this size gets all its pages when it is mapped. */
+#define POPULATE_MAX (16u << 20)
 
 /* What a snapshot may describe (a larger one is refused). */
 #define MAX_COLS 4096u
@@ -173,7 +177,7 @@ struct snapshot {
 	tsm_age_t last_age;
 	/* scratch */
 	const struct tsmpeek_line **sb_lines;
-	uint64_t *sb_at;    /* their records in sb_buf, and one past the last */
+	uint64_t *sb_at; /* their records in sb_buf, and one past the last */
 	size_t sb_lines_cap;
 	uint8_t *sb_buf; /* the new lines' records */
 	size_t sb_buf_cap;
@@ -551,7 +555,10 @@ static int snapshot_resize_file(struct snapshot *s, uint64_t size)
 	snapshot_unmap(s);
 	if (ftruncate(s->fd, (off_t)size) < 0)
 		return -errno;
-	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+	/* The pages at once (one call, not a fault per page in the updates
+	 * that touch them first), unless the scrollback makes it big. */
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | (size <= POPULATE_MAX ? MAP_POPULATE : 0), s->fd, 0);
 	if (map == MAP_FAILED)
 		return -errno;
 	s->map = map;
@@ -1279,7 +1286,8 @@ static bool decode_sb_line(const uint8_t *p, unsigned cols, uint32_t n_clusters,
 				int natural = v ? tsm_ucs4_get_width(v) : 1;
 
 				cells[x].ch = v;
-				cells[x].width = natural == 1 || natural == 2 ? (unsigned)natural : 3;
+				cells[x].width =
+				    natural == 1 || natural == 2 ? (unsigned)natural : 3;
 			}
 			if (cells[x].ch > 0x10ffff || !cell_valid(&cells[x], n_clusters))
 				return false;
@@ -1329,9 +1337,8 @@ static bool parse_sb(const uint8_t *buf, struct parsed *ps)
 		runs = get_u16(p + 16);
 		text = get_u16(p + 18);
 		size = rec_size(runs, text);
-		if (get_u64(p) != id || w < 1 || w > l->cols || n > w || runs > n ||
-		    text > 4 * n || off + size > l->ring_cap ||
-		    get_u32(p + 12) != crc_skip(p, size, 12) ||
+		if (get_u64(p) != id || w < 1 || w > l->cols || n > w || runs > n || text > 4 * n ||
+		    off + size > l->ring_cap || get_u32(p + 12) != crc_skip(p, size, 12) ||
 		    !decode_sb_line(p, l->cols, ps->h.clusters, &ps->h.def_attr, cells))
 			goto out;
 		ps->sb[i].rec = p;

@@ -938,14 +938,15 @@ static void test_cost(void)
 		frames = run_cat(d.buf, d.len, 1, warm, &u1, &i1);
 		reads = run_cat(d.buf, d.len, 2, warm, &u2, &i2);
 		big = run_cat(d.buf, d.len, 3, warm, &u3, &i3);
-		fprintf(stderr,
-			"cost (%s): cat of 20000 lines through stream+libtsm (160x50, sb 1000): "
-			"%.1f ms; with updates every 16 ms %.1f ms (%u updates + 1 taking %.1f ms, "
-			"%+.1f%%); after every 4 KiB read %.1f ms (%u + 1 taking %.1f ms, %+.1f%%); "
-			"after every 20 KiB %.1f ms (%u + 1 taking %.1f ms, %+.1f%%)\n",
-			warm ? "terminal in use" : "fresh terminal", none * 1e3, frames * 1e3, u1,
-			i1 * 1e3, (frames / none - 1) * 100, reads * 1e3, u2, i2 * 1e3,
-			(reads / none - 1) * 100, big * 1e3, u3, i3 * 1e3, (big / none - 1) * 100);
+		fprintf(
+		    stderr,
+		    "cost (%s): cat of 20000 lines through stream+libtsm (160x50, sb 1000): "
+		    "%.1f ms; with updates every 16 ms %.1f ms (%u updates + 1 taking %.1f ms, "
+		    "%+.1f%%); after every 4 KiB read %.1f ms (%u + 1 taking %.1f ms, %+.1f%%); "
+		    "after every 20 KiB %.1f ms (%u + 1 taking %.1f ms, %+.1f%%)\n",
+		    warm ? "terminal in use" : "fresh terminal", none * 1e3, frames * 1e3, u1,
+		    i1 * 1e3, (frames / none - 1) * 100, reads * 1e3, u2, i2 * 1e3,
+		    (reads / none - 1) * 100, big * 1e3, u3, i3 * 1e3, (big / none - 1) * 100);
 	}
 
 	/* one changed row with a full scrollback: the update does not grow

@@ -37,10 +37,11 @@
 
 #define FRAME_INTERVAL_USEC (16 * USEC_PER_MSEC)
 /* Session restore: while output keeps coming, the snapshot is brought up to
- * date at most once per SNAPSHOT_INTERVAL (at a frame), and once more when no
- * new output follows a frame for SNAPSHOT_QUIET: it lags the screen by at
- * most about SNAPSHOT_INTERVAL during a flood, and holds the screen last
- * drawn SNAPSHOT_QUIET after the output stops (restore.h). */
+ * date at most once per SNAPSHOT_INTERVAL (at a frame, with at most a
+ * screenful of new scrollback), and once more (whole) when no new output
+ * follows a frame for SNAPSHOT_QUIET: it lags the screen by at most about
+ * SNAPSHOT_INTERVAL during a flood, and holds the screen last drawn and the
+ * whole scrollback SNAPSHOT_QUIET after the output stops (restore.h). */
 #define SNAPSHOT_INTERVAL_USEC (100 * USEC_PER_MSEC)
 #define SNAPSHOT_QUIET_USEC (2 * FRAME_INTERVAL_USEC)
 
@@ -80,16 +81,11 @@ struct manager {
 
 static void manager_schedule_frame(struct manager *m);
 
-static void manager_snapshot(struct manager *m)
-{
-	restore_update(m->restore, m->term);
-	m->last_snapshot_usec = now_usec();
-	sd_event_source_set_enabled(m->snapshot_source, SD_EVENT_OFF);
-}
-
 /* A frame was drawn (or is due while another VT is shown): the snapshot
- * follows now if the last update is SNAPSHOT_INTERVAL old, else when the
- * output has stopped (manager_on_snapshot()). */
+ * follows now if the last update is SNAPSHOT_INTERVAL old (with at most a
+ * screenful of new scrollback: output may be flooding in), and once more
+ * when the output has stopped (manager_on_snapshot()) unless that one
+ * was complete. */
 static void manager_frame_done(struct manager *m)
 {
 	uint64_t now = now_usec();
@@ -97,8 +93,11 @@ static void manager_frame_done(struct manager *m)
 	if (!restore_active(m->restore))
 		return;
 	if (now >= m->last_snapshot_usec + SNAPSHOT_INTERVAL_USEC) {
-		manager_snapshot(m);
-		return;
+		m->last_snapshot_usec = now;
+		if (!restore_update_flood(m->restore, m->term)) {
+			sd_event_source_set_enabled(m->snapshot_source, SD_EVENT_OFF);
+			return;
+		}
 	}
 	sd_event_source_set_time(m->snapshot_source, now + SNAPSHOT_QUIET_USEC);
 	sd_event_source_set_enabled(m->snapshot_source, SD_EVENT_ONESHOT);
@@ -116,7 +115,8 @@ static int manager_on_snapshot(sd_event_source *s, uint64_t usec, void *userdata
 	sd_event_source_get_enabled(m->frame_source, &enabled);
 	if (enabled != SD_EVENT_OFF || !m->term)
 		return 0;
-	manager_snapshot(m);
+	restore_update(m->restore, m->term);
+	m->last_snapshot_usec = now_usec();
 	return 0;
 }
 

@@ -258,6 +258,18 @@ void restore_update(struct restore *r, struct term *t)
 		log_debug_errno(e, "Failed to update the snapshot: %m");
 }
 
+bool restore_update_flood(struct restore *r, struct term *t)
+{
+	int e;
+
+	if (!restore_active(r) || !t)
+		return false;
+	e = snapshot_update_flood(r->snap, term_screen(t), term_stream(t), term_clusters(t));
+	if (e < 0)
+		log_debug_errno(e, "Failed to update the snapshot: %m");
+	return e != 0;
+}
+
 void restore_session_started(struct restore *r, struct term *t)
 {
 	int e;

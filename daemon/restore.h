@@ -23,8 +23,10 @@
  * frame if the last update is 100 ms old, else 32 ms after a frame that no
  * new output follows (main.c). So during a flood of output it lags the
  * screen by at most about 100 ms (a crash then restores a screen a little
- * older than the last one drawn, still whole), and once the output stops it
- * holds exactly the screen last drawn within 32 ms. The
+ * older than the last one drawn, still whole, whose scrollback may hold only
+ * the last screenful or two of the flood: an update at a frame writes at most
+ * a screenful of new scrollback lines), and once the output stops it holds
+ * exactly the screen last drawn and the whole scrollback within 32 ms. The
  * snapshot is kept with session restore on also without systemd (so its cost
  * can be measured), only never stored. When the session ends, its fds leave
  * the store and the snapshot is reset. At exit nothing is removed: systemctl
@@ -64,6 +66,11 @@ void restore_session_started(struct restore *r, struct term *t);
 void restore_session_ended(struct restore *r);
 /* Brings the snapshot up to date with t (main.c calls it at the pace above). */
 void restore_update(struct restore *r, struct term *t);
+/* The same during a flood of output: with at most a screenful of the new
+ * scrollback (snapshot_update_flood()). Returns true if the snapshot then
+ * holds less scrollback than t: a restore_update() is due once the output
+ * stops. */
+bool restore_update_flood(struct restore *r, struct term *t);
 
 /* Whether a snapshot is kept (session restore on and possible). */
 bool restore_active(const struct restore *r);

@@ -170,7 +170,9 @@ struct snapshot {
 	size_t map_size;
 	unsigned sb_size;
 	bool laid_out; /* something committed */
-	uint64_t gen;  /* the committed header's */
+	/* The committed scrollback lacks older lines libtsm has (a flood). */
+	bool sb_partial;
+	uint64_t gen; /* the committed header's */
 	struct hdr_state cur;
 	struct row_track *track[2];
 	uint32_t *crcs; /* scratch: 2 * rows */
@@ -539,6 +541,7 @@ void snapshot_reset(struct snapshot *s)
 	if (ftruncate(s->fd, 0) < 0)
 		log_warning_errno(errno, "Cannot empty the snapshot: %m");
 	s->laid_out = false;
+	s->sb_partial = false;
 	s->gen = 0;
 	s->cur = (struct hdr_state){0};
 	free(s->track[0]);
@@ -807,13 +810,14 @@ static void write_clusters(struct snapshot *s, const struct layout *l,
 	}
 }
 
-int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream *stream,
-		    const struct cluster_table *clusters)
+/* max_new: at most this many new scrollback lines (0: all). */
+static int update(struct snapshot *s, struct tsm_screen *screen, struct stream *stream,
+		  const struct cluster_table *clusters, uint64_t max_new)
 {
 	const struct tsmpeek_screen *p;
 	struct hdr_state h;
 	struct layout lay;
-	bool relayout, full, changed = false;
+	bool relayout, full, changed = false, partial = false;
 	uint64_t gen, L, C, keep_from, first_new, k_new, tail, head, used, drop_to;
 	uint32_t n_cl;
 	int r;
@@ -875,7 +879,6 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 		head = s->cur.sb_head;
 		first_new = MAX(L - C, s->cur.sb_last_id) + 1;
 	}
-	k_new = L + 1 - first_new;
 	/* the committed lines libtsm no longer has go first */
 	keep_from = L - C + 1;
 	drop_to = h.sb_last_id - h.sb_count + 1; /* the oldest id counted */
@@ -884,8 +887,23 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 		h.sb_count--;
 		drop_to++;
 	}
+	if (!full && max_new && L + 1 - first_new > max_new) {
+		/* a flood: only the newest lines, the scrollback starts over
+		 * from them (its ids follow each other) */
+		first_new = L + 1 - max_new;
+		h.sb_count = 0;
+		partial = true;
+	} else if (!full && !max_new && s->sb_partial &&
+		   (h.sb_count ? drop_to : first_new) > keep_from) {
+		/* after a flood: libtsm has older lines than the snapshot,
+		 * all are written again */
+		first_new = keep_from;
+		h.sb_count = 0;
+	} else
+		partial = !full && s->sb_partial && max_new;
 	if (h.sb_count == 0)
 		tail = head;
+	k_new = L + 1 - first_new;
 
 	if (k_new > 0) {
 		const struct tsmpeek_line *line = p->sb_last;
@@ -992,9 +1010,12 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 		h.rows_crc = rows_digest(crcs, 2 * (size_t)lay.rows);
 	}
 
-	if (!changed && hdr_state_eq(&h, &s->cur))
-		return 0;
+	if (!changed && hdr_state_eq(&h, &s->cur)) {
+		s->sb_partial = partial;
+		return partial;
+	}
 	commit_header(s, gen, &h, 2);
+	s->sb_partial = partial;
 
 	if (relayout && s->laid_out) {
 		/* the old region is no longer pointed to */
@@ -1024,7 +1045,24 @@ int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream
 	s->gen = gen;
 	s->laid_out = true;
 	s->last_age = p->age_cnt;
-	return 0;
+	return partial;
+}
+
+int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream *stream,
+		    const struct cluster_table *clusters)
+{
+	return update(s, screen, stream, clusters, 0);
+}
+
+int snapshot_update_flood(struct snapshot *s, struct tsm_screen *screen, struct stream *stream,
+			  const struct cluster_table *clusters)
+{
+	const struct tsmpeek_screen *p;
+
+	if (!tsmpeek_check(screen))
+		return -EOPNOTSUPP;
+	p = tsmpeek(screen);
+	return update(s, screen, stream, clusters, MAX(p->rows, 1u));
 }
 
 /* ---- reading ------------------------------------------------------------ */

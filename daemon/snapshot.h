@@ -52,6 +52,16 @@ int snapshot_fd(const struct snapshot *s);
 int snapshot_update(struct snapshot *s, struct tsm_screen *screen, struct stream *stream,
 		    const struct cluster_table *clusters);
 
+/* The same while output floods in: of the scrollback lines added since the
+ * last update, at most a screenful (the newest) is written; if more came, the
+ * snapshot's scrollback starts over from these (older lines are dropped from
+ * it), so an update costs about two screenfuls however fast the output
+ * comes. Returns 1 while the snapshot holds less scrollback than the screen
+ * (the next snapshot_update() writes all of it again), 0 if it holds all, or
+ * a negative errno. */
+int snapshot_update_flood(struct snapshot *s, struct tsm_screen *screen, struct stream *stream,
+			  const struct cluster_table *clusters);
+
 /* A new session: what the snapshot holds is dropped at once (the next
  * update writes everything anew), so nothing of the last user stays in it. */
 void snapshot_reset(struct snapshot *s);

@@ -592,6 +592,18 @@ struct crash {
 	int copy[3]; /* by phase */
 };
 
+static void feedf(struct term *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void feedf(struct term *t, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	feeds(t, buf);
+}
+
 /* The line with a colour per character, then CR LF. */
 static void feed_rainbow(struct term *t, const char *text)
 {
@@ -673,6 +685,93 @@ static void test_crash(void)
 	close(c.copy[2]);
 	free(before);
 	free(after);
+	snapshot_free(s);
+	term_fini(&a);
+}
+
+/* dump (term_dump()) with only its newest `keep` scrollback lines. */
+static char *dump_keep_sb(const char *dump, unsigned keep)
+{
+	struct dump d = {0};
+	const char *nl = strchr(dump, '\n'), *sb = strstr(dump, " sb "), *p, *e;
+	unsigned total = 0, skip;
+
+	CHECK(nl && sb && sb < nl);
+	for (p = nl + 1; (e = strchr(p, '\n')); p = e + 1)
+		total += strncmp(p, "sb ", 3) == 0;
+	CHECK(keep <= total);
+	skip = total - keep;
+	dump_add(&d, "%.*s sb %u\n", (int)(sb - dump), dump, keep);
+	for (p = nl + 1; (e = strchr(p, '\n')); p = e + 1) {
+		if (strncmp(p, "sb ", 3) == 0 && skip > 0) {
+			skip--;
+			continue;
+		}
+		dump_add(&d, "%.*s\n", (int)(e - p), p);
+	}
+	return d.buf;
+}
+
+/* Updates during a flood (snapshot_update_flood()): at most a screenful of
+ * new scrollback; more starts the snapshot's scrollback over from the newest
+ * lines; the next snapshot_update() writes the whole scrollback again (a
+ * crash in the middle of that leaves the flood's state). */
+static void test_flood(void)
+{
+	struct crash c = {{-1, -1, -1}};
+	struct term a;
+	struct snapshot *s;
+	char *want, *part;
+
+	term_init(&a, 20, 5, 50);
+	CHECK(snapshot_new(50, &s) == 0);
+	for (unsigned i = 0; i < 40; i++)
+		feedf(&a, "\033[3%umold line %u\r\n", i % 8, i);
+	CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
+	/* a screenful or less: all of it */
+	for (unsigned i = 0; i < 5; i++)
+		feedf(&a, "slow line %u\r\n", i);
+	CHECK(snapshot_update_flood(s, a.screen, a.stream, a.table) == 0);
+	want = term_dump(&a);
+	CHECK(restore_equals(snapshot_fd(s), want, 50, "flood, a screenful"));
+	free(want);
+
+	/* more: the newest screenful only */
+	for (unsigned i = 0; i < 12; i++)
+		feedf(&a, "\033[1mflood line %u\r\n", i);
+	CHECK(snapshot_update_flood(s, a.screen, a.stream, a.table) == 1);
+	want = term_dump(&a);
+	part = dump_keep_sb(want, 5);
+	CHECK(restore_equals(snapshot_fd(s), part, 50, "flood, the newest screenful"));
+	free(want);
+	free(part);
+	/* a few more: appended, the scrollback still partial */
+	for (unsigned i = 0; i < 3; i++)
+		feedf(&a, "\033[mflood end %u\r\n", i);
+	CHECK(snapshot_update_flood(s, a.screen, a.stream, a.table) == 1);
+	want = term_dump(&a);
+	part = dump_keep_sb(want, 8);
+	CHECK(restore_equals(snapshot_fd(s), part, 50, "flood, appended"));
+
+	/* the output stopped: everything, and a crash before its header
+	 * leaves the flood's state */
+	snapshot_test_commit_hook = crash_hook;
+	snapshot_test_commit_userdata = &c;
+	CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
+	snapshot_test_commit_hook = NULL;
+	CHECK(c.copy[2] >= 0);
+	CHECK(restore_equals(c.copy[2], part, 50, "crash in the update after the flood"));
+	if (c.copy[1] >= 0) {
+		CHECK(restore_equals(c.copy[1], part, 50, "crash before phase 1"));
+		close(c.copy[1]);
+	}
+	close(c.copy[2]);
+	CHECK(restore_equals(snapshot_fd(s), want, 50, "after the flood"));
+	/* and goes on as usual */
+	feedf(&a, "after %u\r\n", 1);
+	check_round_trip(&a, s, "x\r\n", 3, "after the flood, more");
+	free(want);
+	free(part);
 	snapshot_free(s);
 	term_fini(&a);
 }
@@ -1054,6 +1153,7 @@ int main(void)
 	RUN(test_cases);
 	RUN(test_random);
 	RUN(test_crash);
+	RUN(test_flood);
 	RUN(test_broken);
 	RUN(test_resize);
 	RUN(test_many_clusters);

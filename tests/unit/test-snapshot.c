@@ -963,8 +963,9 @@ static double in_updates;
 
 /* mode 0: no snapshot; 1: an update every 16 ms of input; 2: after every
  * 4 KiB read; 3: after every 20 KiB (about 360 lines: what a frame of the
- * daemon saw in QEMU before updates were paced). *ret_in: the time in
- * updates. */
+ * daemon saw in QEMU before updates were paced); 4: the same with
+ * snapshot_update_flood() (as the daemon's updates during a flood), the last
+ * one whole. *ret_in: the time in updates. */
 static double run_cat(const char *text, size_t len, int mode, bool warm, unsigned *ret_updates,
 		      double *ret_in)
 {
@@ -989,11 +990,15 @@ static double run_cat(const char *text, size_t len, int mode, bool warm, unsigne
 		t0 = last = now_sec();
 		for (size_t i = 0; i < len; i += 4096) {
 			feed(&a, text + i, MIN(4096, len - i));
-			if (mode == 2 || (mode == 3 && (i / 4096) % 5 == 4) ||
+			if (mode == 2 || (mode >= 3 && (i / 4096) % 5 == 4) ||
 			    (mode == 1 && now_sec() - last >= 0.016)) {
 				double u0 = now_sec();
 
-				CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
+				if (mode == 4)
+					CHECK(snapshot_update_flood(s, a.screen, a.stream,
+								    a.table) >= 0);
+				else
+					CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
 				last = now_sec();
 				in_updates += last - u0;
 				updates++;
@@ -1024,8 +1029,8 @@ static double run_cat(const char *text, size_t len, int mode, bool warm, unsigne
 static void test_cost(void)
 {
 	struct dump d = {0};
-	unsigned u0, u1, u2, u3;
-	double none, frames, reads, big, i0, i1, i2, i3;
+	unsigned u0, u1, u2, u3, u4;
+	double none, frames, reads, big, flood, i0, i1, i2, i3, i4;
 	struct term a;
 	struct snapshot *s;
 	double t0, one_row, many_sb;
@@ -1037,15 +1042,18 @@ static void test_cost(void)
 		frames = run_cat(d.buf, d.len, 1, warm, &u1, &i1);
 		reads = run_cat(d.buf, d.len, 2, warm, &u2, &i2);
 		big = run_cat(d.buf, d.len, 3, warm, &u3, &i3);
+		flood = run_cat(d.buf, d.len, 4, warm, &u4, &i4);
 		fprintf(
 		    stderr,
 		    "cost (%s): cat of 20000 lines through stream+libtsm (160x50, sb 1000): "
 		    "%.1f ms; with updates every 16 ms %.1f ms (%u updates + 1 taking %.1f ms, "
 		    "%+.1f%%); after every 4 KiB read %.1f ms (%u + 1 taking %.1f ms, %+.1f%%); "
-		    "after every 20 KiB %.1f ms (%u + 1 taking %.1f ms, %+.1f%%)\n",
+		    "after every 20 KiB %.1f ms (%u + 1 taking %.1f ms, %+.1f%%); the same as "
+		    "during a flood %.1f ms (%u + 1 taking %.1f ms, %+.1f%%)\n",
 		    warm ? "terminal in use" : "fresh terminal", none * 1e3, frames * 1e3, u1,
 		    i1 * 1e3, (frames / none - 1) * 100, reads * 1e3, u2, i2 * 1e3,
-		    (reads / none - 1) * 100, big * 1e3, u3, i3 * 1e3, (big / none - 1) * 100);
+		    (reads / none - 1) * 100, big * 1e3, u3, i3 * 1e3, (big / none - 1) * 100,
+		    flood * 1e3, u4, i4 * 1e3, (flood / none - 1) * 100);
 	}
 
 	/* one changed row with a full scrollback: the update does not grow

@@ -49,12 +49,12 @@ static int check_private(const struct stat *st, mode_t type, const char *what, c
 	return 0;
 }
 
-static int bootmode_open_dir(const char *dir)
+static int bootmode_open_dir(const char *dir, bool create)
 {
 	struct stat st;
 	int fd;
 
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return log_warning_errno(errno, "Cannot create %s: %m", dir);
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -69,8 +69,10 @@ static int bootmode_open_dir(const char *dir)
 /* 1 and *ret: a valid file for this device; 0: none or not this device's
  * (or not trustworthy); negative: cannot read. */
 static int bootmode_read(int dfd, const char *dir, const char *name,
-			 const struct bootmode_identity *ident, struct bootmode *ret)
+			 const struct bootmode_identity *ident, bool replace, struct bootmode *ret)
 {
+	const char *then = replace ? "replacing it" : "ignoring it";
+
 	struct bootmode_file f;
 	struct stat st;
 	ssize_t n;
@@ -89,12 +91,12 @@ static int bootmode_read(int dfd, const char *dir, const char *name,
 	close(fd);
 	if (n != (ssize_t)sizeof(f) || memcmp(f.magic, BOOTMODE_MAGIC, 8) != 0 ||
 	    f.version != BOOTMODE_VERSION || f.size != sizeof(f) || f.mode.cmap_len > 256) {
-		log_warning("%s/%s is not a saved mode of this version, replacing it", dir, name);
+		log_warning("%s/%s is not a saved mode of this version, %s", dir, name, then);
 		return 0;
 	}
 	if (memcmp(&f.ident, ident, sizeof(*ident)) != 0) {
-		log_info("%s/%s describes another device or boot (%.16s), replacing it", dir, name,
-			 f.ident.id);
+		log_info("%s/%s describes another device or boot (%.16s), %s", dir, name,
+			 f.ident.id, then);
 		return 0;
 	}
 	*ret = f.mode;
@@ -109,10 +111,10 @@ int bootmode_load_or_save(const char *dir, const char *name, const struct bootmo
 	char tmp[64];
 	int dfd, fd, r;
 
-	dfd = bootmode_open_dir(dir);
+	dfd = bootmode_open_dir(dir, true);
 	if (dfd < 0)
 		return dfd;
-	r = bootmode_read(dfd, dir, name, ident, ret);
+	r = bootmode_read(dfd, dir, name, ident, true, ret);
 	if (r != 0)
 		goto out;
 
@@ -151,7 +153,7 @@ int bootmode_load_or_save(const char *dir, const char *name, const struct bootmo
 			break;
 		}
 		/* Another instance was first, or a stale file is in the way. */
-		k = bootmode_read(dfd, dir, name, ident, ret);
+		k = bootmode_read(dfd, dir, name, ident, true, ret);
 		if (k != 0) {
 			r = k;
 			break;
@@ -165,6 +167,19 @@ int bootmode_load_or_save(const char *dir, const char *name, const struct bootmo
 		log_warning("Cannot save the boot mode in %s: %s keeps coming back", dir, name);
 	unlinkat(dfd, tmp, 0);
 out:
+	close(dfd);
+	return r;
+}
+
+int bootmode_load(const char *dir, const char *name, const struct bootmode_identity *ident,
+		  struct bootmode *ret)
+{
+	int dfd, r;
+
+	dfd = bootmode_open_dir(dir, false);
+	if (dfd < 0)
+		return dfd;
+	r = bootmode_read(dfd, dir, name, ident, false, ret);
 	close(dfd);
 	return r;
 }

@@ -52,3 +52,10 @@ void bootmode_identity_init(struct bootmode_identity *ident, const struct fb_fix
  * directory or file cannot be used: the caller goes on with `current`. */
 int bootmode_load_or_save(const char *dir, const char *name, const struct bootmode_identity *ident,
 			  const struct bootmode *current, struct bootmode *ret);
+
+/* Only reads: 1 and the saved mode in *ret when the file exists and is this
+ * device's, 0 when not, a negative errno when the directory cannot be used
+ * (consoled-fallback, which must not take a mode consoled left for the boot
+ * mode). */
+int bootmode_load(const char *dir, const char *name, const struct bootmode_identity *ident,
+		  struct bootmode *ret);

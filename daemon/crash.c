@@ -20,6 +20,7 @@ static struct {
 	int vt_fd;
 	int kbmode;
 	volatile int active;
+	volatile sig_atomic_t keep_display;
 	void *altstack;
 } crash_state = {.fb_fd = -1, .vt_fd = -1};
 
@@ -44,11 +45,26 @@ void crash_register_vt(int fd, int kbmode)
 	crash_state.kbmode = kbmode;
 }
 
+void crash_set_keep_display(bool keep)
+{
+	crash_state.keep_display = keep;
+}
+
 static void crash_handler(int sig)
 {
 	static const char msg[] = "consoled: fatal signal, restoring the console\n";
+	static const char msg_keep[] = "consoled: fatal signal, the screen stays for the restart\n";
 	ssize_t n;
 
+	if (crash_state.keep_display) {
+		/* The successor takes over from the frame on screen: the mode,
+		 * graphics mode and keyboard off stay (keys typed meanwhile
+		 * go nowhere rather than to the VT's line discipline). */
+		n = write(STDERR_FILENO, msg_keep, sizeof(msg_keep) - 1);
+		(void)n;
+		raise(sig);
+		return;
+	}
 	n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
 	(void)n;
 
@@ -124,4 +140,38 @@ void crash_install_handlers(void)
 	sigemptyset(&sa.sa_mask);
 	for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
+}
+
+#ifdef CONSOLED_TEST_HOOKS
+static int crash_on_test_stall(sd_event_source *s, const struct signalfd_siginfo *si,
+			       void *userdata)
+{
+	(void)s;
+	(void)si;
+	(void)userdata;
+	log_warning("Test hook: SIGUSR2, the event loop stops here (no more watchdog pings)");
+	/* Every signal the loop handles is blocked; a fatal one (the
+	 * watchdog's SIGABRT) or SIGKILL ends this. */
+	for (;;)
+		pause();
+	return 0;
+}
+#endif
+
+int crash_add_test_hooks(sd_event *event)
+{
+#ifdef CONSOLED_TEST_HOOKS
+	sigset_t mask;
+	int r;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	r = sd_event_add_signal(event, NULL, SIGUSR2, crash_on_test_stall, NULL);
+	if (r < 0)
+		return log_warning_errno(r, "Test hook: cannot watch SIGUSR2: %m");
+#else
+	(void)event;
+#endif
+	return 0;
 }

@@ -11,15 +11,34 @@
  * alternate signal stack (sigaltstack), so a stack overflow, whose SIGSEGV
  * comes with no stack left, restores the console too.
  *
+ * With session restore under systemd (consoled(8), SESSION RESTORE) the
+ * handler leaves the display as it is instead: the VT stays in graphics mode
+ * with the last frame drawn, the keyboard off, until the consoled systemd
+ * starts next takes the screen and the session over (a frozen frame, never
+ * the kernel's console in between). If no consoled follows (the start limit,
+ * a permanent exit status), consoled-fallback@.service puts the boot mode and
+ * the text mode back before getty starts.
+ *
  * The registered state is the one piece of mutable global state besides the
  * log level: a signal handler has no other way to reach it.
  */
 #include <linux/fb.h>
+#include <stdbool.h>
+#include <systemd/sd-event.h>
 
 void crash_register_fb(int fd, const struct fb_var_screeninfo *var, const struct fb_cmap *cmap);
 void crash_register_vt(int fd, int kbmode);
 /* The framebuffer mode is only put back while our VT is the visible one:
  * otherwise fbcon (or another VT's owner) is using the device. */
 void crash_set_active(int active);
+/* Whether a fatal signal leaves the display for a successor (session
+ * restore under a service manager that restarts consoled) instead of
+ * restoring the text mode. Off by default. */
+void crash_set_keep_display(bool keep);
 /* Sets up the alternate signal stack (once) and the handlers. */
 void crash_install_handlers(void);
+
+/* Test builds only (meson -Dtest-hooks=true; a no-op otherwise): SIGUSR2
+ * stalls the event loop for good, so that a lowered WatchdogSec= has systemd
+ * abort consoled (consoled(8), ENVIRONMENT). */
+int crash_add_test_hooks(sd_event *event);

@@ -456,6 +456,11 @@ static int manager_start(struct manager *m)
 			return log_error_errno(r, "Failed to watch signals: %m");
 	}
 	crash_install_handlers();
+	/* Session restore under systemd: a crash leaves the last frame for the
+	 * consoled started next (consoled-fallback@.service puts the text mode
+	 * back if none is). */
+	crash_set_keep_display(m->opts.session_socket && getenv("NOTIFY_SOCKET"));
+	(void)crash_add_test_hooks(m->event);
 
 	r = sd_event_add_time(m->event, &m->frame_source, CLOCK_MONOTONIC, 0, 0, manager_on_frame,
 			      m);

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "crash.h"
 #include "log.h"
@@ -181,6 +182,16 @@ void vt_free(struct vt *vt)
 	if (!vt)
 		return;
 	if (vt->fd >= 0) {
+		/* The kernel's console comes back blank, not with text from
+		 * before consoled (written while in graphics mode, so never
+		 * drawn): what TTYVTDisallocate= did at exit, which
+		 * consoled@.service no longer sets. */
+		if (vt->graphics_set) {
+			static const char clear[] = "\033[H\033[2J\033[3J";
+			ssize_t n = write(vt->fd, clear, sizeof(clear) - 1);
+
+			(void)n;
+		}
 		if (vt->graphics_set && ioctl(vt->fd, KDSETMODE, KD_TEXT) < 0)
 			log_warning_errno(errno, "Failed to put VT %u back in text mode: %m",
 					  vt->num);

@@ -83,11 +83,51 @@ next one runs):
   helper-refuses  A well-formed request with a pty slave from the harness's
                root shell (consoled-test-shell.service, not consoled@ttyN)
                is refused: no session, an error in the helper's journal.
+  restore-segv, restore-kill, restore-watchdog, restore-restart
+               Session restore (issue 13), in one login of the test user:
+               lines for the scrollback, a background job that stopped
+               itself (kill -STOP $$), then vim (segv, watchdog) or less
+               (kill, restart) on a file, both on the alternate screen with
+               application cursor keys; then consoled gets SIGSEGV, SIGKILL,
+               a watchdog abort (a runtime drop-in sets WatchdogSec=3s, the
+               test build's SIGUSR2 hook stalls the loop) or `systemctl
+               restart`.  The screen after the restart equals the one before
+               pixel for pixel, and for the three crashes every picture in
+               between is the frozen frame, black or the restored frame being
+               drawn (pixel by pixel), and tty1 never left KD_GRAPHICS and
+               K_OFF (polled every 10 ms in the guest: no kernel console in
+               between).  The shell is the same process in the same logind
+               session, Down Down moves vim's cursor or scrolls less by two
+               lines, the quit key gives back the shell's screen as it was,
+               the job continued by SIGCONT prints on the terminal, and
+               Shift+PageUp shows the scrollback from before.
+  restore-logout  The restored session (after a restart) logs out: a fresh
+               login prompt with nothing of it, neither on screen nor with
+               Shift+PageUp, logind's session gone, and the next login's
+               Shift+PageUp shows nothing of it either.
+  restore-corrupt  consoled's snapshot memfd (/proc/PID/fd) overwritten with
+               random bytes from outside, then SIGKILL: a warning about the
+               snapshot in the journal, a fresh login prompt whose every
+               cell decodes (no garbage) and nothing of the session on it,
+               and the session's shell is gone (hung up).
   no-helper    consoled-session.socket masked and stopped: consoled@tty1
                exits with status 5 at once, is not restarted, and getty@tty1
                runs; with the socket back, consoled is back.
   no-fb        A drop-in names /dev/fb9: consoled exits with status 3, is not
                restarted, and getty@tty1 runs within seconds (OnFailure=).
+  giveup       consoled killed with SIGKILL until systemd gives up (the
+               start limit: "Start request repeated too quickly"):
+               consoled-fallback@tty1 ran and logged the boot mode consoled
+               logged as restored, getty@tty1 runs, fb0 has the boot mode's
+               virtual size and depth, tty1 is in KD_TEXT with a keyboard,
+               the kernel's console draws getty's prompt in the Linux
+               console's white on a screen of the boot mode's size, and the
+               user name typed reaches getty (Password:).  A runtime drop-in
+               sets TTYReset=no on getty@tty1, whose own reset would set the
+               text mode and the keyboard and so hide a fallback that does
+               not (fbcon itself sets the mode it recorded for the VT when it
+               goes back to text mode, so fb0's mode proves less: the
+               fallback's log line is checked for it).  Then consoled again.
 
 Logs, the guest's console and pictures of failures go to --out.
 """
@@ -132,6 +172,17 @@ SERVICE_ENV = ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "INVOCATION_ID"
 # What the helper gives login -p (daemon/session.c, session_env()).
 SESSION_ENV = re.compile(r"^(TERM|COLORTERM|COLORFGBG|PATH|XDG_SEAT|XDG_VTNR|LANG|LANGUAGE"
                          r"|LC_\w+|TZ)=")
+
+FALLBACK = "consoled-fallback@tty1.service"
+# Session restore's test drop-in (a runtime one: systemctl daemon-reload).
+UNIT_DROPIN = "/run/systemd/system/%s.d/50-systemdtest.conf" % UNIT
+GETTY_DROPIN = "/run/systemd/system/%s.d/50-systemdtest.conf" % GETTY
+# The restore checks' background job: it stops itself at once and, when
+# continued, prints its line on the session's terminal.
+JOB = "sh -c 'kill -STOP $$; echo JOB-RESUMED-$((6*7))'"
+JOB_LINE = "JOB-RESUMED-42"
+# The snapshot consoled keeps for systemd's file descriptor store (snapshot.h).
+SNAPSHOT_LINK = "/memfd:consoled-snapshot (deleted)"
 
 FONT = "Lat15-Fixed16.psf.gz"                # in vmtest.FONT_DIR on the host
 GUEST_FONT = "/usr/local/share/consolefonts/" + FONT
@@ -228,9 +279,11 @@ class Runner(vmtest.Runner):
         except Exception:  # noqa: BLE001 -- only there after a failed hotplug
             pass
         try:
-            self.vm.run("rm -f %s; systemctl unmask --runtime %s; systemctl start %s;"
+            self.vm.run("rm -f %s %s %s; systemctl daemon-reload;"
+                        " systemctl unmask --runtime %s; systemctl start %s;"
                         " systemctl reset-failed %s; systemctl restart %s"
-                        % (DROPIN, SOCKET, SOCKET, UNIT, UNIT), timeout=60)
+                        % (DROPIN, UNIT_DROPIN, GETTY_DROPIN, SOCKET, SOCKET, UNIT, UNIT),
+                        timeout=60)
         except Exception:  # noqa: BLE001 -- best effort only
             pass
 
@@ -1008,12 +1061,428 @@ class Runner(vmtest.Runner):
         if self.vm.run("systemctl is-active " + GETTY)[0].strip() != "inactive":
             self.fail("getty@tty1 still runs beside consoled")
 
+    # -- session restore (issue 13) --
+
+    def user_session(self):
+        """The logind session id of the test user (None: none)."""
+        ids = [f[0] for f in (l.split() for l in
+                              self.sh("loginctl list-sessions --no-legend").splitlines())
+               if len(f) > 2 and f[2] == USER]
+        if len(ids) > 1:
+            self.fail("logind has %d sessions of %s: %r" % (len(ids), USER, ids))
+        return ids[0] if ids else None
+
+    def restore_shell(self):
+        """The test user's shell at a clear prompt on tty1, nothing else of
+        the user's running: the one the last restore check left, else a new
+        login (after ending whatever a failed check left).  Returns the
+        shell's pid."""
+        shells = self.sh("pgrep -u %s -x bash || true" % USER).split()
+        others = self.sh("pgrep -u %s -x 'vim.*|less|sh' || true" % USER).split()
+        decoded = self.prog_screen(self.vm.grab())
+        if len(shells) == 1 and not others and \
+                any(l.rstrip() == SHELL_PROMPT for l in decoded.lines):
+            self.vm.send_text("clear\n")
+            self.prog_wait(lambda s: s.lines[0].rstrip() == SHELL_PROMPT
+                           and not any(l.strip() for l in s.lines[1:]), "clear did not clear")
+            return self.login_pids()[1]
+        if shells or others:
+            # A failed check's leftovers: end them, consoled starts a new login.
+            self.vm.run("loginctl terminate-user %s; pkill -KILL -u %s" % (USER, USER))
+            self.wait_unit(UNIT, "consoled running", lambda p: p["ActiveState"] == "active")
+        self.wait_prompt("no login prompt before the restore check", timeout=40)
+        self.login("clear", SHELL_PROMPT)
+        return self.login_pids()[1]
+
+    def restore_prepare(self, program):
+        """In the test user's shell: lines for the scrollback, a background
+        job that stopped itself, then `program` (vim or less, each on the
+        alternate screen with application cursor keys) on a file of numbered
+        lines, still.  Returns (picture of the shell before the program, row
+        of its command line, its length, the job's pid, picture with the
+        program)."""
+        self.sh("seq -f 'restore-line-%g' 1 200 > /tmp/restore.txt; chmod 644 /tmp/restore.txt")
+        # 40 lines scroll the 30 rows: the first ones are in the scrollback.
+        # ED 2 (not clear(1), whose E3 drops the scrollback) then leaves the
+        # shell's screen short, so the program's command line is near the top.
+        self.vm.send_text("seq -f 'scrollback-%%g' 1 40; printf '\\033[H\\033[2J'; %s &\n" % JOB)
+        deadline = time.monotonic() + 20
+        while True:
+            out = self.sh("ps -u %s -o pid=,stat=,args= | grep -F 'kill -STOP' || true" % USER)
+            fields = out.split()
+            if fields and fields[1].startswith("T"):
+                job = fields[0]
+                break
+            if time.monotonic() > deadline:
+                self.fail("the background job did not stop itself: %r" % out)
+            time.sleep(0.3)
+        # An empty command line: bash reports the stopped job before its prompt.
+        self.vm.send_text("\n")
+        decoded = self.prog_wait(lambda s: "Stopped" in s and
+                                 [l.rstrip() for l in s.lines if l.strip()][-1] == SHELL_PROMPT,
+                                 "bash did not report the stopped job")
+        row = max(r for r in range(decoded.rows) if decoded.lines[r].rstrip() == SHELL_PROMPT)
+        command = "%s /tmp/restore.txt" % program
+        self.vm.send_text(command)
+        line = SHELL_PROMPT + " " + command
+        self.prog_wait(lambda s: s.lines[row].rstrip() == line, "%r not typed" % command)
+        before = self.stable_grab()
+        self.vm.send_keys(["ret"])
+        if program == "vim":
+            self.prog_wait(lambda s: s.lines[0].rstrip() == "restore-line-1"
+                           and "1,1" in s.lines[-1], "vim did not open the file")
+        else:
+            self.prog_wait(lambda s: s.lines[0].rstrip() == "restore-line-1"
+                           and s.lines[-1].startswith("/tmp/restore.txt"),
+                           "less did not show the file")
+        return before, row, len(line), job, self.stable_grab()
+
+    def kd_watch_start(self, seconds):
+        """Poll tty1's KDGETMODE and KDGKBMODE every 10 ms for `seconds` in
+        the guest (what the display mode and the keyboard went through while
+        consoled was away; a hangup of tty1 makes it open the VT again);
+        kd_watch_result() reads it."""
+        self.sh("rm -f /tmp/kdwatch; (perl -e 'my (%%m, %%k, $t); my $end = time + %d;"
+                " while (time < $end) { $t or open($t, \"<\", \"/dev/tty1\") or die \"$!\";"
+                " my $v = pack(\"L\", 99); my $w = pack(\"L\", 99);"
+                " if (ioctl($t, %d, $v) and ioctl($t, %d, $w)) {"
+                " $m{unpack(\"L\", $v)}++; $k{unpack(\"L\", $w)}++; } else { close($t); $t = undef; }"
+                " select(undef, undef, undef, 0.01); }"
+                " print join(\",\", sort keys %%m), \" \", join(\",\", sort keys %%k), \"\\n\"'"
+                " > /tmp/kdwatch.tmp 2>&1; mv /tmp/kdwatch.tmp /tmp/kdwatch) </dev/null"
+                " >/dev/null 2>&1 &" % (seconds, KDGETMODE, KDGKBMODE))
+
+    def kd_watch_result(self):
+        """(set of display modes, set of keyboard modes) kd_watch_start() saw."""
+        deadline = time.monotonic() + 20
+        while self.vm.run("test -e /tmp/kdwatch")[1] != 0:
+            if time.monotonic() > deadline:
+                self.fail("the KD mode watcher did not finish")
+            time.sleep(0.5)
+        out = self.sh("cat /tmp/kdwatch").split()
+        if len(out) != 2:
+            self.fail("the KD mode watcher failed: %r" % out)
+        return ({int(v) for v in out[0].split(",")}, {int(v) for v in out[1].split(",")})
+
+    @staticmethod
+    def frozen_or_blank(before, img):
+        """Whether every pixel of img is that of `before` or black."""
+        if img == before:
+            return True
+        if (img.width, img.height) != (before.width, before.height):
+            return False
+        row = img.width * 3
+        for y in range(img.height):
+            a, b = before.data[y * row:(y + 1) * row], img.data[y * row:(y + 1) * row]
+            if a == b or b == bytes(row):
+                continue
+            for x in range(0, row, 3):
+                if b[x:x + 3] != a[x:x + 3] and b[x:x + 3] != b"\0\0\0":
+                    return False
+        return True
+
+    def restore_kind(self, kind, program):
+        """The session survives one kind of restart of consoled: the screen
+        after it equals the one before pixel for pixel, the same shell in the
+        same logind session, keys reach the program, which quits to the
+        shell's screen as it was, the job resumes and prints, the scrollback
+        is there; for crashes (no `restart`), the VT never left graphics mode
+        nor got its keyboard back in between."""
+        shell = self.restore_shell()
+        session = self.user_session()
+        shell_before, row, width, job, before = self.restore_prepare(program)
+        state = self.unit(UNIT, "MainPID", "NRestarts")
+        pid = state["MainPID"]
+        crash = kind != "restart"
+        if kind == "watchdog":
+            # WatchdogSec=3s came with the restart of the check's set-up; the
+            # hook stalls the loop and systemd aborts consoled (SIGABRT).
+            cursor = self.journal_cursor()
+        if crash:
+            self.kd_watch_start(8 if kind == "watchdog" else 5)
+            time.sleep(0.3)
+        signal = {"segv": "SEGV", "kill": "KILL", "watchdog": "USR2"}.get(kind)
+        t0 = time.monotonic()
+        if signal:
+            self.sh("kill -%s %s" % (signal, pid))
+        else:
+            self.sh("systemctl restart " + UNIT, timeout=60)
+        # Every picture until the restored screen: the frozen frame, a blank
+        # (video memory wiped) or the restored frame being drawn, each pixel
+        # that of the frame before or black; the kernel's console, another
+        # mode's picture or stale video memory are none of these.
+        odd, up, img = None, None, None
+        while True:
+            img = self.vm.grab()
+            if up is not None and img == before:
+                break
+            if crash and odd is None and not self.frozen_or_blank(before, img):
+                odd = img
+            if up is None:
+                now = self.unit(UNIT, "ActiveState", "MainPID", "NRestarts")
+                if now["ActiveState"] == "active" and now["MainPID"] not in ("0", pid):
+                    up = time.monotonic() - t0
+            if time.monotonic() - t0 > 40:
+                if up is None:
+                    self.fail("%s: consoled did not come back within 40s: %r" % (kind, now))
+                break
+            time.sleep(0.1)
+        log("%s: consoled %s -> %s after %.1fs%s"
+            % (kind, pid, now["MainPID"], up, ", the screen back after %.1fs"
+               % (time.monotonic() - t0) if img == before else ""))
+        if int(now["NRestarts"]) != int(state["NRestarts"]) + (1 if crash else 0):
+            self.fail("%s: NRestarts went from %s to %s" % (kind, state["NRestarts"],
+                                                             now["NRestarts"]))
+        if kind == "watchdog":
+            self.wait_journal(cursor, "Watchdog timeout", "the watchdog's abort", unit=UNIT)
+            if "Test hook: SIGUSR2" not in self.journal_since(cursor, "-o cat -u " + UNIT):
+                self.fail("the stall hook did not run (not a -Dtest-hooks=true build?)")
+        if crash:
+            modes, kbmodes = self.kd_watch_result()
+            if modes != {KD_GRAPHICS} or kbmodes != {K_OFF}:
+                self.fail("%s: while consoled was away tty1 went through display modes %r and"
+                          " keyboard modes %r, not KD_GRAPHICS and K_OFF alone (the kernel's"
+                          " console came up in between)" % (kind, sorted(modes), sorted(kbmodes)))
+        if odd is not None:
+            self.fail("%s: between the crash and the restored screen the screen showed"
+                      " something else than the frozen frame or a blank" % kind, before, odd,
+                      tag="between")
+        if img != before:
+            self.fail("%s: the screen after the restart is not the one before" % kind,
+                      before, img, tag="after")
+        if self.login_pids()[1] != shell:
+            self.fail("%s: the shell is not the one from before (%s)" % (kind, shell))
+        if self.user_session() != session or \
+                self.sh("loginctl show-session %s -p State --value" % session).strip() \
+                not in ("active", "online"):
+            self.fail("%s: logind's session %s is gone or not active: %s" % (
+                kind, session, self.sh("loginctl list-sessions --no-legend")))
+        # Keys reach the program, cursor keys in its mode: two lines down.
+        self.vm.send_keys(["down"])
+        self.vm.send_keys(["down"])
+        if program == "vim":
+            self.prog_wait(lambda s: re.search(r"\b3,1\b", s.lines[-1]),
+                           "%s: Down Down did not move vim's cursor to line 3" % kind)
+            self.vm.send_text(":q\n")
+        else:
+            self.prog_wait(lambda s: s.lines[0].rstrip() == "restore-line-3",
+                           "%s: Down Down did not scroll less by two lines" % kind)
+            self.vm.send_text("q")
+        self.prog_back(shell_before, row, width, "%s's quit after the restart (%s)"
+                       % (program, kind))
+        self.sh("kill -CONT %s" % job)
+        self.prog_wait(lambda s: JOB_LINE in s,
+                       "%s: the background job did not print after SIGCONT" % kind)
+        self.vm.send_keys(["shift", "pgup"])
+        self.prog_wait(lambda s: "scrollback-1" in s, "%s: the scrollback from before the"
+                       " restart is not there (Shift+PageUp)" % kind)
+        self.vm.send_keys(["shift", "pgdn"])
+        self.prog_wait(lambda s: JOB_LINE in s, "%s: Shift+PageDown did not come back" % kind)
+
+    def check_restore_segv(self):
+        self.restore_kind("segv", "vim")
+
+    def check_restore_kill(self):
+        self.restore_kind("kill", "less")
+
+    def check_restore_watchdog(self):
+        self.sh("mkdir -p %s && printf '[Service]\\nWatchdogSec=3s\\n' > %s"
+                " && systemctl daemon-reload" % (os.path.dirname(UNIT_DROPIN), UNIT_DROPIN))
+        self.sh("systemctl restart " + UNIT, timeout=60)
+        if self.unit(UNIT, "WatchdogUSec")["WatchdogUSec"] != "3s":
+            self.fail("the drop-in did not lower WatchdogSec=: %r" % self.unit(UNIT, "WatchdogUSec"))
+        try:
+            self.restore_kind("watchdog", "vim")
+        finally:
+            self.sh("rm -f %s && systemctl daemon-reload" % UNIT_DROPIN)
+
+    def check_restore_restart(self):
+        self.restore_kind("restart", "less")
+
+    def check_restore_logout(self):
+        """The restored session logs out: a fresh login prompt with nothing
+        of it, neither on screen nor in the scrollback, and so for the next
+        login."""
+        self.restore_shell()
+        session = self.user_session()
+        self.vm.send_text("seq -f 'secret-%g' 1 60; echo MARKER-$((6*7))\n")
+        self.prog_wait(lambda s: "MARKER-42" in s, "no marker")
+        self.sh("systemctl restart " + UNIT, timeout=60)
+        self.prog_wait(lambda s: "MARKER-42" in s, "the session is not back after a restart")
+        self.vm.send_text("exit\n")
+        leftovers = ("secret-", "MARKER", SHELL_PROMPT, "exit", "scrollback-", "JOB-")
+        self.wait_prompt("no clean login prompt after the restored session's logout",
+                         lambda s: not any(w in s for w in leftovers))
+        self.vm.send_keys(["shift", "pgup"])
+        time.sleep(1)
+        decoded = screen.read_screen(self.vm.screendump(), vmtest.load_font(FONT))
+        if any(w in decoded for w in leftovers):
+            self.fail("after the logout Shift+PageUp shows:\n" + decoded.text())
+        self.vm.send_keys(["shift", "pgdn"])
+        deadline = time.monotonic() + 20
+        while self.user_session() == session and session is not None:
+            if time.monotonic() > deadline:
+                self.fail("logind still has the session %s after the logout" % session)
+            time.sleep(0.5)
+        self.login("echo NEXT-$((6*7))", "NEXT-42")
+        self.vm.send_keys(["shift", "pgup"])
+        time.sleep(1)
+        decoded = screen.read_screen(self.vm.screendump(), vmtest.load_font(FONT))
+        if any(w in decoded for w in leftovers[:2]):
+            self.fail("the next login's Shift+PageUp shows the restored session:\n"
+                      + decoded.text())
+        self.vm.send_keys(["shift", "pgdn"])
+        self.vm.send_text("exit\n")
+        self.wait_prompt("no login prompt after the next login's exit")
+
+    def check_restore_corrupt(self):
+        """A snapshot scribbled over (from outside, as root) and consoled
+        killed: a line in the journal, a fresh login prompt with nothing of
+        the session (no garbage), the session hung up."""
+        shell = self.restore_shell()
+        self.vm.send_text("echo CORRUPT-$((6*7))\n")
+        self.prog_wait(lambda s: "CORRUPT-42" in s, "no marker")
+        time.sleep(1)                       # the snapshot has caught up, the screen is still
+        pid = self.unit(UNIT, "MainPID")["MainPID"]
+        fds = [l.split(" -> ", 1) for l in self.sh("cd /proc/%s/fd && for f in *; do"
+                                                     " echo \"$f -> $(readlink $f)\"; done"
+                                                     % pid).splitlines()]
+        memfds = [fd for fd, target in fds if target == SNAPSHOT_LINK]
+        if len(memfds) != 1:
+            self.fail("consoled holds %d snapshots (%r), not one" % (len(memfds), fds))
+        cursor = self.journal_cursor()
+        size = int(self.sh("stat -L -c %%s /proc/%s/fd/%s" % (pid, memfds[0])).strip())
+        if size < 64:
+            self.fail("the snapshot is only %d bytes" % size)
+        # Random bytes over all of it, then SIGKILL before a frame can mend it.
+        self.sh("dd if=/dev/urandom of=/proc/%s/fd/%s bs=%d count=1 conv=notrunc status=none"
+                " && kill -9 %s" % (pid, memfds[0], size, pid))
+        self.wait_unit(UNIT, "a restart", lambda p: p["ActiveState"] == "active"
+                       and p["MainPID"] not in ("0", pid))
+        decoded = self.wait_prompt("no fresh login prompt after the corrupt snapshot",
+                                   lambda s: "CORRUPT" not in s and SHELL_PROMPT not in s)
+        garbage = [l for l in decoded.lines if "?" in l]
+        if garbage:
+            self.fail("the screen after the corrupt snapshot has cells the reader cannot"
+                      " decode:\n" + decoded.text())
+        deadline = time.monotonic() + 15
+        while True:
+            entries = [json.loads(l) for l in self.journal_since(
+                cursor, "-u %s -o json --output-fields=PRIORITY,MESSAGE" % UNIT).splitlines()
+                if l]
+            found = [e for e in entries if re.search(r"snapshot", str(e.get("MESSAGE")), re.I)
+                     and int(e.get("PRIORITY", 6)) <= 4]
+            if found:
+                log("logged: " + found[0]["MESSAGE"])
+                break
+            if time.monotonic() > deadline:
+                self.fail("no warning about the snapshot in the journal; consoled logged:\n"
+                          + "\n".join(str(e.get("MESSAGE")) for e in entries))
+            time.sleep(0.5)
+        deadline = time.monotonic() + 15
+        while self.vm.run("test -d /proc/%s" % shell)[1] == 0:
+            if time.monotonic() > deadline:
+                self.fail("the session's shell %s still runs after its snapshot was refused"
+                          % shell)
+            time.sleep(0.5)
+
+    def check_giveup(self):
+        """consoled killed until systemd gives up (the start limit):
+        consoled-fallback@tty1 gives the VT back to the kernel's console and
+        getty@tty1 takes over; the kernel's console draws getty's prompt at
+        the boot mode and the kernel's keyboard types into it.  Debian's
+        getty@.service would set the text mode and the keyboard itself
+        (TTYReset=yes), hiding a fallback that does not: a drop-in turns that
+        off here.  (Nor does fb0's mode tell the fallback's work from
+        fbcon's own: the kernel's console sets the mode it recorded for the
+        VT, the boot mode, when the VT goes back to text mode; the fallback's
+        log line is checked for it.)"""
+        self.sh("mkdir -p %s && printf '[Service]\\nTTYReset=no\\n' > %s"
+                " && systemctl daemon-reload" % (os.path.dirname(GETTY_DROPIN), GETTY_DROPIN))
+        try:
+            self.giveup()
+        finally:
+            self.sh("rm -f %s && systemctl daemon-reload" % GETTY_DROPIN)
+        # Back to consoled: starting it stops getty (Conflicts=).
+        self.sh("systemctl reset-failed %s && systemctl start %s" % (UNIT, UNIT), timeout=60)
+        self.wait_prompt("no login prompt after going back to consoled",
+                         lambda s: "Debian" not in s and "Password" not in s)
+        if self.vm.run("systemctl is-active " + GETTY)[0].strip() != "inactive":
+            self.fail("getty@tty1 still runs beside consoled")
+
+    def giveup(self):
+        # The boot mode, as every restarted consoled logs it.
+        self.sh("systemctl restart " + UNIT, timeout=60)
+        self.wait_prompt("no login prompt before the give-up check")
+        match = re.search(r"the boot mode saved in /run/consoled/fb0\.mode is (\d+)x(\d+)"
+                          r" \(virtual (\d+)x(\d+)\) at (\d+) bpp", self.invocation_log())
+        if not match:
+            self.fail("consoled did not log the boot mode:\n" + self.invocation_log())
+        xres, yres, vx, vy, bpp = match.groups()
+        running = self.sh("cat /sys/class/graphics/fb0/virtual_size").strip()
+        if running == "%s,%s" % (vx, vy):
+            self.fail("consoled runs in the boot mode's virtual size: the check proves nothing")
+        cursor = self.journal_cursor()
+        kills = 0
+        while kills < 12:
+            state = self.unit(UNIT, "ActiveState", "MainPID")
+            if state["ActiveState"] == "failed":
+                break
+            if state["ActiveState"] == "active" and state["MainPID"] != "0":
+                self.vm.run("kill -9 %s" % state["MainPID"])
+                kills += 1
+            self.wait_unit(UNIT, "a restart or the give-up",
+                           lambda p: p["ActiveState"] == "failed" or p["ActiveState"] == "active"
+                           and p["MainPID"] not in ("0", state["MainPID"]), timeout=20)
+        state = self.wait_unit(UNIT, "the give-up", lambda p: p["ActiveState"] == "failed")
+        # systemd 252 keeps the Result of the last run (signal) when the
+        # next start hits the limit; its log says which.
+        if "Start request repeated too quickly" not in self.journal_since(cursor,
+                                                                          "-o cat -u " + UNIT):
+            self.fail("consoled failed (%r), but not at the start limit" % state)
+        log("systemd gave up after %d kills" % kills)
+        self.wait_unit(GETTY, "getty", lambda p: p["SubState"] == "running", timeout=20)
+        fb = self.unit(FALLBACK, "Result", "ExecMainStatus", "ActiveState")
+        if fb["Result"] != "success" or fb["ExecMainStatus"] != "0":
+            self.fail("%s did not run or failed: %r" % (FALLBACK, fb))
+        text = self.journal_since(cursor, "-o cat -u " + FALLBACK)
+        want = "boot mode %sx%s (virtual %sx%s) at %s bpp restored" % (xres, yres, vx, vy, bpp)
+        if want not in text or "tty1 is a text VT again" not in text:
+            self.fail("%s did not restore %r:\n%s" % (FALLBACK, want, text))
+        fb_after = self.sh("cd /sys/class/graphics/fb0 && cat virtual_size bits_per_pixel").split()
+        if fb_after != ["%s,%s" % (vx, vy), bpp]:
+            self.fail("fb0 is %r after the fallback, not the boot mode %s,%s at %s bpp"
+                      % (fb_after, vx, vy, bpp))
+        mode, kbmode = self.vt_modes()
+        if mode != KD_TEXT or kbmode == K_OFF:
+            self.fail("tty1 has KDGETMODE %d and KDGKBMODE %d under getty" % (mode, kbmode))
+        # fbcon draws getty's prompt: in the font the reader knows, at the
+        # boot mode's size, in the Linux console's white.
+        self.sh("setfont -C /dev/tty1 %s" % GUEST_FONT)
+        decoded = self.wait_prompt("the kernel's console does not show getty's prompt")
+        img = self.vm.grab()
+        if (img.width, img.height) != (int(xres), int(yres)):
+            self.fail("the screen is %dx%d, not the boot mode's %sx%s"
+                      % (img.width, img.height, xres, yres))
+        if self.prompt_colours(decoded) != {7}:
+            self.fail("getty's prompt is drawn in colours %r, not the Linux console's white"
+                      % self.prompt_colours(decoded))
+        # The kernel's keyboard reaches getty.
+        self.vm.send_text(USER + "\n")
+        self.wait_text(FONT, lambda s: any(l.rstrip() == "Password:" for l in s.lines),
+                       "getty did not get the user name typed")
+
 
 # The real programs (issue 12), in one login of the test user.
 PROGRAM_CHECKS = ["vim", "less", "tmux", "mc", "htop", "nano", "dialog", "htop-c", "nano-c",
                   "dialog-c"]
+# Session restore (issue 13): one login of the test user through the kinds
+# of restart, then its logout, a corrupt snapshot, and systemd giving up.
+RESTORE_CHECKS = ["restore-segv", "restore-kill", "restore-watchdog", "restore-restart",
+                  "restore-logout", "restore-corrupt"]
 CHECKS = ["fbdev", "units", "security", "sandbox", "plugin", "login", "session"] + \
-    PROGRAM_CHECKS + ["config", "kill", "stop", "hotplug", "helper-refuses", "no-helper", "no-fb"]
+    PROGRAM_CHECKS + ["config", "kill", "stop", "hotplug", "helper-refuses"] + \
+    RESTORE_CHECKS + ["no-helper", "no-fb", "giveup"]
 
 
 def main():

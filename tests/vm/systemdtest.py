@@ -73,7 +73,8 @@ next one runs):
   kill         kill -9 of consoled: systemd restarts it, the prompt is back
                (not the half-typed login) and keys work (a full login).
   stop         `systemctl stop` leaves tty1 in KD_TEXT with a keyboard mode
-               other than K_OFF, fbcon draws text written to /dev/tty1, no
+               other than K_OFF and blank (text written to /dev/tty1 while
+               consoled ran is cleared), fbcon draws text written to /dev/tty1, no
                getty is started (a stop is no failure); start brings the
                prompt back.
   hotplug      A USB keyboard plugged in through QMP (usb-kbd on the xhci
@@ -954,6 +955,10 @@ class Runner(vmtest.Runner):
         self.wait_prompt("no login prompt after the logout", lambda s: "ALIVE" not in s)
 
     def check_stop(self):
+        # Text for tty1's own buffer, never drawn while consoled has the VT
+        # in graphics mode: consoled clears it on exit, so the kernel's
+        # console comes back blank, not with whatever was written there.
+        self.sh("printf 'STALE-TEXT\\n' > /dev/tty1")
         self.sh("systemctl stop " + UNIT, timeout=60)
         state = self.unit(UNIT, "ActiveState", "Result")
         if state != {"ActiveState": "inactive", "Result": "success"}:
@@ -962,6 +967,12 @@ class Runner(vmtest.Runner):
         if mode != KD_TEXT or kbmode == K_OFF:
             self.fail("after stop tty1 has KDGETMODE %d (want KD_TEXT) and KDGKBMODE %d "
                       "(K_OFF is %d)" % (mode, kbmode, K_OFF))
+        img = self.stable_grab()
+        # Black but for the cursor in the top left cell (fbcon's 8x16 font).
+        if img.crop(0, 16, img.width, img.height - 16).colors() != {b"\0\0\0"} or \
+                img.crop(8, 0, img.width - 8, 16).colors() != {b"\0\0\0"}:
+            self.fail("after stop the kernel's console is not blank (picture: %s)"
+                      % self.vm.save_png(img, "systemd-%d-stop.png" % self.n))
         self.sh("setfont -C /dev/tty1 %s" % GUEST_FONT)
         self.sh("printf '\\033[H\\033[2JFBCON-%d\\n' $((6*7)) > /dev/tty1")
         self.wait_text(FONT, lambda s: any(l.rstrip() == "FBCON-42" for l in s.lines),

@@ -70,8 +70,9 @@ next one runs):
                restart the journal has the error (priority err) with
                file:line, consoled runs, and the prompt is drawn in xterm's
                white; without the drop-in, the Linux console's again.
-  kill         kill -9 of consoled: systemd restarts it, the prompt is back
-               (not the half-typed login) and keys work (a full login).
+  kill         kill -9 of consoled at login's password prompt: systemd
+               restarts it, the half-typed login is back (session restore)
+               and keys work (the password completes the login).
   stop         `systemctl stop` leaves tty1 in KD_TEXT with a keyboard mode
                other than K_OFF and blank (text written to /dev/tty1 while
                consoled ran is cleared), fbcon draws text written to /dev/tty1, no
@@ -111,8 +112,9 @@ next one runs):
                snapshot in the journal, a fresh login prompt whose every
                cell decodes (no garbage) and nothing of the session on it,
                and the session's shell is gone (hung up).
-  no-helper    consoled-session.socket masked and stopped: consoled@tty1
-               exits with status 5 at once, is not restarted, and getty@tty1
+  no-helper    consoled-session.socket masked and stopped, consoled@tty1
+               stopped (no session kept) and started: it exits with status 5
+               at once, is not restarted, and getty@tty1
                runs; with the socket back, consoled is back.
   no-fb        A drop-in names /dev/fb9: consoled exits with status 3, is not
                restarted, and getty@tty1 runs within seconds (OnFailure=).
@@ -948,9 +950,17 @@ class Runner(vmtest.Runner):
                                and p["MainPID"] != before["MainPID"])
         if int(after["NRestarts"]) != int(before["NRestarts"]) + 1:
             self.fail("NRestarts went from %s to %s" % (before["NRestarts"], after["NRestarts"]))
-        self.wait_prompt("no fresh login prompt after the restart",
-                         lambda s: "Password" not in s and USER not in s)
-        self.login("echo ALIVE-$((6*7+1))", "ALIVE-43")
+        # Session restore: the half-typed login is still there, and the
+        # password completes it.
+        self.wait_text(FONT, lambda s: any(l.rstrip() == "Password:" for l in s.lines)
+                       and any(l.rstrip() == PROMPT + " " + USER for l in s.lines),
+                       "the login at its password prompt is not back after the restart")
+        self.vm.send_text(PASSWORD + "\n")
+        self.wait_text(FONT, lambda s: any(l.startswith(SHELL_PROMPT) for l in s.lines),
+                       "no shell prompt after the password typed after the restart")
+        self.vm.send_text("echo ALIVE-$((6*7+1))\n")
+        self.wait_text(FONT, lambda s: any(l.rstrip() == "ALIVE-43" for l in s.lines),
+                       "the shell does not run commands")
         self.vm.send_text("exit\n")
         self.wait_prompt("no login prompt after the logout", lambda s: "ALIVE" not in s)
 
@@ -1018,8 +1028,9 @@ class Runner(vmtest.Runner):
                 self.fail("consoled did not notice the USB keyboard going away; it logged:\n"
                           + self.journal_since(cursor, "-o cat -u " + UNIT))
             time.sleep(0.5)
-        # Away from the password prompt: a fresh consoled, a fresh login.
-        self.restart_with(None)
+        # Away from the password prompt: login ended, a fresh login (a
+        # restart would keep it: session restore).
+        self.sh("pkill -KILL -x login")
         self.wait_prompt("no login prompt after the hotplug", lambda s: "Password" not in s)
 
     def check_helper_refuses(self):
@@ -1036,6 +1047,9 @@ class Runner(vmtest.Runner):
     def check_no_helper(self):
         before = self.unit(UNIT, "NRestarts")
         self.sh("systemctl mask --runtime %s && systemctl stop %s" % (SOCKET, SOCKET))
+        # A stop drops the session kept for session restore, so the start
+        # needs a new one from the helper.
+        self.sh("systemctl stop " + UNIT, timeout=60)
         cursor = self.restart_with(None, check=False)
         state = self.wait_unit(UNIT, "the failure", lambda p: p["ActiveState"] == "failed")
         if state["Result"] != "exit-code" or state["ExecMainStatus"] != "5":

@@ -1240,12 +1240,21 @@ class Runner(vmtest.Runner):
         # that of the frame before or black; the kernel's console, another
         # mode's picture or stale video memory are none of these.
         odd, up, img = None, None, None
+        seen = {"frozen": 0, "black": 0, "partly drawn": 0, "other": 0}
         while True:
             img = self.vm.grab()
             if up is not None and img == before:
                 break
-            if crash and odd is None and not self.frozen_or_blank(before, img):
-                odd = img
+            if img == before:
+                seen["frozen"] += 1
+            elif img.data == bytes(len(img.data)):
+                seen["black"] += 1
+            elif self.frozen_or_blank(before, img):
+                seen["partly drawn"] += 1
+            else:
+                seen["other"] += 1
+                if crash and odd is None:
+                    odd = img
             if up is None:
                 now = self.unit(UNIT, "ActiveState", "MainPID", "NRestarts")
                 if now["ActiveState"] == "active" and now["MainPID"] not in ("0", pid):
@@ -1255,9 +1264,13 @@ class Runner(vmtest.Runner):
                     self.fail("%s: consoled did not come back within 40s: %r" % (kind, now))
                 break
             time.sleep(0.1)
-        log("%s: consoled %s -> %s after %.1fs%s"
+        log("%s: consoled %s -> %s after %.1fs%s; pictures in between: %s"
             % (kind, pid, now["MainPID"], up, ", the screen back after %.1fs"
-               % (time.monotonic() - t0) if img == before else ""))
+               % (time.monotonic() - t0) if img == before else "",
+               ", ".join("%d %s" % (n, k) for k, n in seen.items())))
+        # For the record (issue 13's closing note): before and after.
+        self.vm.save_png(before, "restore-%s-before.png" % kind)
+        self.vm.save_png(img, "restore-%s-after.png" % kind)
         if int(now["NRestarts"]) != int(state["NRestarts"]) + (1 if crash else 0):
             self.fail("%s: NRestarts went from %s to %s" % (kind, state["NRestarts"],
                                                              now["NRestarts"]))

@@ -70,8 +70,9 @@ next one runs):
                restart the journal has the error (priority err) with
                file:line, consoled runs, and the prompt is drawn in xterm's
                white; without the drop-in, the Linux console's again.
-  kill         kill -9 of consoled: systemd restarts it, the prompt is back
-               (not the half-typed login) and keys work (a full login).
+  kill         kill -9 of consoled at login's password prompt: systemd
+               restarts it, the half-typed login is back (session restore)
+               and keys work (the password completes the login).
   stop         `systemctl stop` leaves tty1 in KD_TEXT with a keyboard mode
                other than K_OFF and blank (text written to /dev/tty1 while
                consoled ran is cleared), fbcon draws text written to /dev/tty1, no
@@ -111,8 +112,9 @@ next one runs):
                snapshot in the journal, a fresh login prompt whose every
                cell decodes (no garbage) and nothing of the session on it,
                and the session's shell is gone (hung up).
-  no-helper    consoled-session.socket masked and stopped: consoled@tty1
-               exits with status 5 at once, is not restarted, and getty@tty1
+  no-helper    consoled-session.socket masked and stopped, consoled@tty1
+               stopped (no session kept) and started: it exits with status 5
+               at once, is not restarted, and getty@tty1
                runs; with the socket back, consoled is back.
   no-fb        A drop-in names /dev/fb9: consoled exits with status 3, is not
                restarted, and getty@tty1 runs within seconds (OnFailure=).
@@ -948,9 +950,17 @@ class Runner(vmtest.Runner):
                                and p["MainPID"] != before["MainPID"])
         if int(after["NRestarts"]) != int(before["NRestarts"]) + 1:
             self.fail("NRestarts went from %s to %s" % (before["NRestarts"], after["NRestarts"]))
-        self.wait_prompt("no fresh login prompt after the restart",
-                         lambda s: "Password" not in s and USER not in s)
-        self.login("echo ALIVE-$((6*7+1))", "ALIVE-43")
+        # Session restore: the half-typed login is still there, and the
+        # password completes it.
+        self.wait_text(FONT, lambda s: any(l.rstrip() == "Password:" for l in s.lines)
+                       and any(l.rstrip() == PROMPT + " " + USER for l in s.lines),
+                       "the login at its password prompt is not back after the restart")
+        self.vm.send_text(PASSWORD + "\n")
+        self.wait_text(FONT, lambda s: any(l.startswith(SHELL_PROMPT) for l in s.lines),
+                       "no shell prompt after the password typed after the restart")
+        self.vm.send_text("echo ALIVE-$((6*7+1))\n")
+        self.wait_text(FONT, lambda s: any(l.rstrip() == "ALIVE-43" for l in s.lines),
+                       "the shell does not run commands")
         self.vm.send_text("exit\n")
         self.wait_prompt("no login prompt after the logout", lambda s: "ALIVE" not in s)
 
@@ -1018,8 +1028,9 @@ class Runner(vmtest.Runner):
                 self.fail("consoled did not notice the USB keyboard going away; it logged:\n"
                           + self.journal_since(cursor, "-o cat -u " + UNIT))
             time.sleep(0.5)
-        # Away from the password prompt: a fresh consoled, a fresh login.
-        self.restart_with(None)
+        # Away from the password prompt: login ended, a fresh login (a
+        # restart would keep it: session restore).
+        self.sh("pkill -KILL -x login")
         self.wait_prompt("no login prompt after the hotplug", lambda s: "Password" not in s)
 
     def check_helper_refuses(self):
@@ -1036,6 +1047,9 @@ class Runner(vmtest.Runner):
     def check_no_helper(self):
         before = self.unit(UNIT, "NRestarts")
         self.sh("systemctl mask --runtime %s && systemctl stop %s" % (SOCKET, SOCKET))
+        # A stop drops the session kept for session restore, so the start
+        # needs a new one from the helper.
+        self.sh("systemctl stop " + UNIT, timeout=60)
         cursor = self.restart_with(None, check=False)
         state = self.wait_unit(UNIT, "the failure", lambda p: p["ActiveState"] == "failed")
         if state["Result"] != "exit-code" or state["ExecMainStatus"] != "5":
@@ -1226,12 +1240,21 @@ class Runner(vmtest.Runner):
         # that of the frame before or black; the kernel's console, another
         # mode's picture or stale video memory are none of these.
         odd, up, img = None, None, None
+        seen = {"frozen": 0, "black": 0, "partly drawn": 0, "other": 0}
         while True:
             img = self.vm.grab()
             if up is not None and img == before:
                 break
-            if crash and odd is None and not self.frozen_or_blank(before, img):
-                odd = img
+            if img == before:
+                seen["frozen"] += 1
+            elif img.data == bytes(len(img.data)):
+                seen["black"] += 1
+            elif self.frozen_or_blank(before, img):
+                seen["partly drawn"] += 1
+            else:
+                seen["other"] += 1
+                if crash and odd is None:
+                    odd = img
             if up is None:
                 now = self.unit(UNIT, "ActiveState", "MainPID", "NRestarts")
                 if now["ActiveState"] == "active" and now["MainPID"] not in ("0", pid):
@@ -1241,9 +1264,13 @@ class Runner(vmtest.Runner):
                     self.fail("%s: consoled did not come back within 40s: %r" % (kind, now))
                 break
             time.sleep(0.1)
-        log("%s: consoled %s -> %s after %.1fs%s"
+        log("%s: consoled %s -> %s after %.1fs%s; pictures in between: %s"
             % (kind, pid, now["MainPID"], up, ", the screen back after %.1fs"
-               % (time.monotonic() - t0) if img == before else ""))
+               % (time.monotonic() - t0) if img == before else "",
+               ", ".join("%d %s" % (n, k) for k, n in seen.items())))
+        # For the record (issue 13's closing note): before and after.
+        self.vm.save_png(before, "restore-%s-before.png" % kind)
+        self.vm.save_png(img, "restore-%s-after.png" % kind)
         if int(now["NRestarts"]) != int(state["NRestarts"]) + (1 if crash else 0):
             self.fail("%s: NRestarts went from %s to %s" % (kind, state["NRestarts"],
                                                              now["NRestarts"]))
@@ -1323,7 +1350,9 @@ class Runner(vmtest.Runner):
         self.prog_wait(lambda s: "MARKER-42" in s, "no marker")
         self.sh("systemctl restart " + UNIT, timeout=60)
         self.prog_wait(lambda s: "MARKER-42" in s, "the session is not back after a restart")
-        self.vm.send_text("exit\n")
+        # Not `exit`: Debian's ~/.bash_logout runs clear_console, which
+        # clears the screen and the scrollback (ED 3) itself.
+        self.vm.send_text("exec true\n")
         leftovers = ("secret-", "MARKER", SHELL_PROMPT, "exit", "scrollback-", "JOB-")
         self.wait_prompt("no clean login prompt after the restored session's logout",
                          lambda s: not any(w in s for w in leftovers))
@@ -1333,6 +1362,10 @@ class Runner(vmtest.Runner):
         if any(w in decoded for w in leftovers):
             self.fail("after the logout Shift+PageUp shows:\n" + decoded.text())
         self.vm.send_keys(["shift", "pgdn"])
+        # Nothing of it is kept for the next consoled either.
+        self.sh("systemctl restart " + UNIT, timeout=60)
+        self.wait_prompt("no clean login prompt after a restart after the logout",
+                         lambda s: not any(w in s for w in leftovers))
         deadline = time.monotonic() + 20
         while self.user_session() == session and session is not None:
             if time.monotonic() > deadline:

@@ -62,7 +62,8 @@ static void restore_fb(const char *name, unsigned minor)
 	bootmode_identity_init(&ident, &fix);
 	r = bootmode_load(BOOTMODE_DIR, name, &ident, &boot);
 	if (r <= 0) {
-		log_info("%s: no boot mode of it in %s/%s, left as it is", path, BOOTMODE_DIR, name);
+		log_info("%s: no boot mode of it in %s/%s, left as it is", path, BOOTMODE_DIR,
+			 name);
 		return;
 	}
 	v = boot.var;
@@ -84,7 +85,8 @@ static void restore_fb(const char *name, unsigned minor)
 		};
 
 		if (ioctl(fd, FBIOPUTCMAP, &cmap) < 0)
-			log_warning_errno(errno, "Failed to restore the colour map of %s: %m", path);
+			log_warning_errno(errno, "Failed to restore the colour map of %s: %m",
+					  path);
 	}
 }
 
@@ -102,8 +104,7 @@ static void restore_fbs(void)
 		char *end;
 
 		/* exactly fbN.mode: not the temporary .fbN.mode.PID files */
-		if (strncmp(de->d_name, "fb", 2) != 0 || de->d_name[2] < '0' ||
-		    de->d_name[2] > '9')
+		if (strncmp(de->d_name, "fb", 2) != 0 || de->d_name[2] < '0' || de->d_name[2] > '9')
 			continue;
 		minor = strtoul(de->d_name + 2, &end, 10);
 		if (strcmp(end, ".mode") != 0 || minor > 31)

@@ -1174,7 +1174,8 @@ class Runner(vmtest.Runner):
                 " while (time < $end) { $t or open($t, \"<\", \"/dev/tty1\") or die \"$!\";"
                 " my $v = pack(\"L\", 99); my $w = pack(\"L\", 99);"
                 " if (ioctl($t, %d, $v) and ioctl($t, %d, $w)) {"
-                " $m{unpack(\"L\", $v)}++; $k{unpack(\"L\", $w)}++; } else { close($t); $t = undef; }"
+                " $m{unpack(\"L\", $v)}++; $k{unpack(\"L\", $w)}++; }"
+                " else { close($t); $t = undef; }"
                 " select(undef, undef, undef, 0.01); }"
                 " print join(\",\", sort keys %%m), \" \", join(\",\", sort keys %%k), \"\\n\"'"
                 " > /tmp/kdwatch.tmp 2>&1; mv /tmp/kdwatch.tmp /tmp/kdwatch) </dev/null"
@@ -1331,7 +1332,8 @@ class Runner(vmtest.Runner):
                 " && systemctl daemon-reload" % (os.path.dirname(UNIT_DROPIN), UNIT_DROPIN))
         self.sh("systemctl restart " + UNIT, timeout=60)
         if self.unit(UNIT, "WatchdogUSec")["WatchdogUSec"] != "3s":
-            self.fail("the drop-in did not lower WatchdogSec=: %r" % self.unit(UNIT, "WatchdogUSec"))
+            self.fail("the drop-in did not lower WatchdogSec=: %r"
+                      % self.unit(UNIT, "WatchdogUSec"))
         try:
             self.restore_kind("watchdog", "vim")
         finally:

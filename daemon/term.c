@@ -195,6 +195,25 @@ static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	return 0;
 }
 
+/* The session ended: what it wrote last may still wait in the pty (its end
+ * can be seen before its last output), so it is read and shown first. Bounded:
+ * a slave another process still holds open cannot keep us here. */
+static void term_drain(struct term *t)
+{
+	char buf[TERM_READ_SIZE];
+
+	if (t->master < 0)
+		return;
+	for (unsigned i = 0; i < 16; i++) {
+		ssize_t n = read(t->master, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		stream_feed(t->stream, buf, (size_t)n);
+		if (t->cb.damage)
+			t->cb.damage(t->userdata);
+	}
+}
+
 static int term_on_child(sd_event_source *s, const siginfo_t *si, void *userdata)
 {
 	struct term *t = userdata;
@@ -203,6 +222,7 @@ static int term_on_child(sd_event_source *s, const siginfo_t *si, void *userdata
 	(void)s;
 	log_info("Session process %d exited with status %d", (int)t->child, status);
 	t->child = 0;
+	term_drain(t);
 	if (t->cb.exited)
 		t->cb.exited(status, t->userdata);
 	return 0;
@@ -370,6 +390,7 @@ static int term_on_helper(sd_event_source *s, int fd, uint32_t revents, void *us
 
 	t->helper_source = sd_event_source_disable_unref(t->helper_source);
 	t->helper = close_fd(t->helper);
+	term_drain(t);
 	if (t->cb.exited)
 		t->cb.exited(status, t->userdata);
 	return 0;
@@ -385,6 +406,7 @@ static int term_on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *use
 	(void)revents;
 	log_info("The session's process ended");
 	t->pidfd_source = sd_event_source_disable_unref(t->pidfd_source);
+	term_drain(t);
 	if (t->cb.exited)
 		t->cb.exited(-1, t->userdata);
 	return 0;

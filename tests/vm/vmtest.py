@@ -81,7 +81,9 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   (with a blitter: released before the mode is restored),
   exit-sigsegv    (or dies of SIGSEGV through its crash handler); the mode is
                   as before, fbcon's picture of tty1 is back pixel for pixel
-                  (its mode and colour map restored) and fbcon draws new text.
+                  (its mode and colour map restored; after SIGTERM the VT's
+                  text was cleared, so the text is written again first) and
+                  fbcon draws new text.
   depth-<N>bpp    (vfb) the oracle with the 8x16 font at 8, 16, 24 and 32 bpp,
                   set through sysfs; vfb has no display, so the pictures are
                   its memory at the pan offset (VM.read_fb()), and at 8 bpp
@@ -434,8 +436,18 @@ class Runner:
         after = self.fb_state()
         if after != before:
             self.fail("framebuffer mode after SIG%s: %r, before: %r" % (sig, after, before))
+        if sig == "TERM":
+            # A clean exit clears the VT's text (what TTYVTDisallocate= did
+            # at exit, consoled(8)): the old text is gone; written again, it
+            # gives fbcon's picture from before pixel for pixel, so the mode
+            # and the colour map are fbcon's again.
+            self.wait_text(font, lambda s: "fbcon text before consoled" not in s,
+                           "the text from before consoled is still on tty1 after SIGTERM"
+                           " (consoled clears the VT at exit)")
+            self.fbcon_show(font, text)
         # fbcon redraws tty1 with its own mode and colour map: the very picture
-        # it showed before consoled started.
+        # it showed before consoled started (after SIGSEGV, the crash handler
+        # leaves the text: restoring is all it does).
         self.wait_equal(expected, "fbcon's picture after SIG%s" % sig)
         # ... and it draws new text (KD_TEXT is back).
         self.sh("printf '\\033[31mfbcon draws again\\033[0m' > /dev/tty1")

@@ -39,6 +39,9 @@ struct restore {
 	bool stored;
 	/* The handed snapshot's stored copy is replaced by ours. */
 	bool replace_snapshot;
+	/* A session runs: from its end to the next session's start, frames
+	 * still show the old screen, which must not go into the snapshot. */
+	bool live;
 };
 
 static void store_remove(const struct restore *r, const char *name)
@@ -251,7 +254,7 @@ void restore_update(struct restore *r, struct term *t)
 {
 	int e;
 
-	if (!restore_active(r) || !t)
+	if (!restore_active(r) || !t || !r->live)
 		return;
 	e = snapshot_update(r->snap, term_screen(t), term_stream(t), term_clusters(t));
 	if (e < 0)
@@ -262,7 +265,7 @@ bool restore_update_flood(struct restore *r, struct term *t)
 {
 	int e;
 
-	if (!restore_active(r) || !t)
+	if (!restore_active(r) || !t || !r->live)
 		return false;
 	e = snapshot_update_flood(r->snap, term_screen(t), term_stream(t), term_clusters(t));
 	if (e < 0)
@@ -300,6 +303,7 @@ void restore_session_started(struct restore *r, struct term *t)
 		return;
 	}
 	/* Written once before it is stored: the store never has an empty one. */
+	r->live = true;
 	restore_update(r, t);
 	if (!r->cfg.store)
 		return;
@@ -335,6 +339,7 @@ void restore_session_ended(struct restore *r)
 		r->stored = false;
 	}
 	r->replace_snapshot = false;
+	r->live = false;
 	if (r->snap)
 		snapshot_reset(r->snap);
 }

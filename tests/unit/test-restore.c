@@ -29,6 +29,8 @@
 #include "test-stream-fake.h"
 
 static int notify_fd = -1;
+/* The last fd the stand-in notify socket got (the others are closed). */
+static int notify_last_fd = -1;
 static char notify_dir[] = "/tmp/test-restore-XXXXXX";
 
 /* What "PID 1" got since the last call: the messages joined by '|', and
@@ -64,7 +66,9 @@ static void notify_read(char *buf, size_t size, unsigned *ret_fds)
 			for (size_t i = 0; i < k; i++) {
 				int fd;
 				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-				close(fd);
+				if (notify_last_fd >= 0)
+					close(notify_last_fd);
+				notify_last_fd = fd;
 				(*ret_fds)++;
 			}
 		}
@@ -239,6 +243,26 @@ static const char *row(struct term *t, unsigned y)
 	return screen_text[y];
 }
 
+/* Whether the snapshot in fd, restored into a fresh terminal, shows text
+ * anywhere on its screen (a snapshot that is refused shows nothing). */
+static bool snapshot_shows(int fd, const char *text)
+{
+	struct fake_term f;
+	bool found = false;
+
+	memset(screen_text, ' ', sizeof(screen_text));
+	fake_term_init(&f, 100, 30);
+	if (snapshot_restore(fd, f.screen, f.vte, f.stream, f.table, NULL, NULL) == 0) {
+		tsm_screen_draw(f.screen, draw_cell, NULL);
+		for (unsigned y = 0; y < 30; y++) {
+			screen_text[y][100] = '\0';
+			found = found || strstr(screen_text[y], text);
+		}
+	}
+	fake_term_fini(&f);
+	return found;
+}
+
 /* The whole way: handed over, adopted at another grid, keys in, output out,
  * the end through the pidfd; the fd store told what it keeps. */
 static void test_adopt(void)
@@ -312,10 +336,22 @@ static void test_adopt(void)
 	CHECK(strstr(row(t, 2), "got:ok") || strstr(row(t, 1), "got:ok"));
 	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 3);
 
+	/* the stored snapshot is the live one */
+	restore_update(r, t);
+	CHECK(notify_last_fd >= 0 && snapshot_shows(notify_last_fd, "got:ok"));
+
 	restore_session_ended(r);
 	notify_read(got, sizeof(got), &n_fds);
 	CHECK(strcmp(got, "FDSTOREREMOVE=1,FDNAME=pty|FDSTOREREMOVE=1,FDNAME=pidfd|"
 			  "FDSTOREREMOVE=1,FDNAME=snapshot") == 0);
+	/* Frames after the session's end still show its screen (the new
+	 * session starts later): none of it goes into the snapshot, which the
+	 * next session's start stores again. */
+	restore_update(r, t);
+	CHECK(!snapshot_shows(notify_last_fd, "got:ok"));
+	CHECK(!snapshot_shows(notify_last_fd, "world"));
+	close(notify_last_fd);
+	notify_last_fd = -1;
 	term_free(t);
 	CHECK(!fd_open(3) && !fd_open(4));
 	restore_free(r);

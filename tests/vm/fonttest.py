@@ -304,7 +304,7 @@ class FontChecks:
             actual = self.vm.grab()
             if actual == expected or time.monotonic() > deadline:
                 break
-            if not r.consoled_pid():
+            if r.consoled_exited():
                 r.fail("consoled is not running; log:\n" + self.log())
             time.sleep(0.5)
         if actual != expected:
@@ -489,7 +489,7 @@ class FontChecks:
                    "--font-name=NoSuchFontXYZ", FC_ENV)
         deadline = time.monotonic() + 60
         while "Started session" not in self.log():
-            if time.monotonic() > deadline or not r.consoled_pid():
+            if time.monotonic() > deadline or r.consoled_exited():
                 r.fail("--font-name=NoSuchFontXYZ with fonts: no session; log:\n" + self.log())
             time.sleep(0.5)
         img = r.stable_grab()

@@ -342,6 +342,13 @@ class Runner:
         out, status = self.vm.run("pidof consoled")
         return out.split()[0] if status == 0 and out.split() else None
 
+    def consoled_exited(self):
+        """True once the consoled of start_consoled has exited (its status
+        file is written). Not `pidof`: right after the start the background
+        shell may not have run consoled yet."""
+        out, status = self.vm.run("cat %s" % CONSOLED_STATUS)
+        return status == 0 and bool(out.strip())
+
     def wait_consoled_exit(self, timeout=15):
         deadline = time.monotonic() + timeout
         while True:

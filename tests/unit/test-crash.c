@@ -49,7 +49,7 @@ static __attribute__((noinline)) unsigned recurse(unsigned depth)
 	return recurse(depth + 1) + (unsigned)frame[sizeof(frame) - 1];
 }
 
-static void crash_overflow(void)
+static __attribute__((unused)) void crash_overflow(void)
 {
 	recurse(0);
 }

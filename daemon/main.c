@@ -24,6 +24,7 @@
 #include "bootmode.h"
 #include "crash.h"
 #include "fbdev.h"
+#include "fbwait.h"
 #include "input.h"
 #include "log.h"
 #include "options.h"
@@ -466,23 +467,14 @@ static int manager_load_fonts(struct manager *m)
 static int manager_start(struct manager *m)
 {
 	static const int exit_signals[] = {SIGTERM, SIGINT, SIGHUP};
-	_cleanup_(freep) char *fbpath = NULL;
 	sigset_t mask;
 	int r;
 
 	if (palette_init(&m->palette, m->opts.palette, "/sys/module/vt/parameters"))
 		log_debug("Console colours from /sys/module/vt/parameters");
 
-	if (m->opts.fbdev)
-		fbpath = xstrdup(m->opts.fbdev);
-	else {
-		r = fbdev_find_default(&fbpath);
-		if (r < 0) {
-			m->exit_status = EXIT_NO_FRAMEBUFFER;
-			return r;
-		}
-	}
-	r = fbdev_open(fbpath, &m->palette, &m->fb);
+	/* The driver may come after us at boot: wait for it (bounded). */
+	r = fbwait_open(m->opts.fbdev, m->opts.fb_wait, &m->palette, &m->fb);
 	if (r < 0) {
 		m->exit_status = EXIT_NO_FRAMEBUFFER;
 		return r;

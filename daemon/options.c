@@ -33,6 +33,15 @@ enum {
  */
 #define SB_SIZE_MAX 100000
 
+/*
+ * The wait for a framebuffer at start comes before READY=1 (fbwait.h), so it
+ * must end well before the unit's start timeout (TimeoutStartSec=, 90 s by
+ * default): 10 s by default; longer waits need a longer timeout
+ * (consoled(8)), and beyond 10 minutes it is a typo.
+ */
+#define FB_WAIT_DEFAULT 10
+#define FB_WAIT_MAX 600
+
 enum key_type {
 	KEY_BOOL,     /* bool; given alone means yes */
 	KEY_NOT_BOOL, /* bool, inverted: no-calibrate=yes clears calibrate */
@@ -59,6 +68,7 @@ static const struct key {
     {"vt", KEY_VT, FIELD(vt), 0, 0, "expected N, ttyN or /dev/ttyN with N from 1 to 63"},
     {"switchvt", KEY_BOOL, FIELD(switchvt), 0, 0, NULL},
     {"fbdev", KEY_PATH, FIELD(fbdev), 0, 0, "expected a device path"},
+    {"fb-wait", KEY_UINT, FIELD(fb_wait), 0, FB_WAIT_MAX, NULL},
     {"login", KEY_LOGIN, FIELD(login_argv), 0, 0, "expected a command"},
     {"term", KEY_NAME, FIELD(term), 0, 0, "expected a terminal name"},
     {"session-socket", KEY_PATH, FIELD(session_socket), 0, 0, "expected a socket path"},
@@ -103,6 +113,8 @@ void options_help(FILE *f)
 	      "                          then its .d/*.conf; see consoled.conf(5))\n"
 	      "      --switchvt          switch to that VT at start\n"
 	      "      --fbdev=/dev/fbN    framebuffer (default: the first one found)\n"
+	      "      --fb-wait=SECONDS   wait that long for it at start, 0 = not at all;\n"
+	      "                          less once udev's coldplug is done (default: 10)\n"
 	      "      --login -- CMD ...  session to run (default: /bin/login -p)\n"
 	      "      --term=NAME         TERM for the session (default: xterm-256color)\n"
 	      "      --session-socket=PATH  start sessions through consoled-session(8)\n"
@@ -304,6 +316,7 @@ static void options_init(struct options *o, enum options_action action)
 	    .repeat_delay_ms = 250,
 	    .repeat_rate_hz = 30,
 	    .sb_size = 1000,
+	    .fb_wait = FB_WAIT_DEFAULT,
 	    .font_size = 12,
 	    .scroll_mode = SCROLL_MODE_AUTO,
 	    .calibrate = true,

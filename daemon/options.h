@@ -39,6 +39,7 @@ struct options {
 	unsigned vt; /* 1..63; 0 = not given: pick a free VT */
 	bool switchvt;
 	char *fbdev;	   /* NULL = first framebuffer found with libudev */
+	unsigned fb_wait;  /* seconds to wait for the framebuffer at start (fbwait.h) */
 	char **login_argv; /* NULL-terminated; default /bin/login -p */
 	char *term;
 	char *session_socket; /* consoled-session(8)'s socket; NULL = fork sessions */

@@ -14,6 +14,7 @@ keys = {
     "vt": ["2", "tty3", "/dev/tty63"],
     "switchvt": None,
     "fbdev": ["/dev/fb0"],
+    "fb-wait": ["0", "10", "600"],
     "login": ["/bin/login -p", "/bin/sh\t-l  -i"],
     "term": ["xterm-256color", "linux"],
     "session-socket": ["/run/consoled/session.sock"],

@@ -174,6 +174,7 @@ static void test_every_key(void)
 	    {"vt", "tty5"},
 	    {"switchvt", NULL},
 	    {"fbdev", "/dev/fb2"},
+	    {"fb-wait", "25"},
 	    {"term", "linux"},
 	    {"palette", "xterm"},
 	    {"font-file", "/usr/share/consolefonts/x.psf.gz"},
@@ -226,6 +227,7 @@ static void test_every_key(void)
 		CHECK_EQ_U(o->vt, 5);
 		CHECK(o->switchvt);
 		check_str(o->fbdev, "/dev/fb2");
+		CHECK_EQ_U(o->fb_wait, 25);
 		check_str(o->login_argv[0], "/bin/sh");
 		check_str(o->login_argv[1], "-l");
 		CHECK(o->login_argv[2] == NULL);

@@ -43,6 +43,7 @@ static void test_defaults(void)
 	CHECK_EQ_U(o.repeat_delay_ms, 250);
 	CHECK_EQ_U(o.repeat_rate_hz, 30);
 	CHECK_EQ_U(o.sb_size, 1000);
+	CHECK_EQ_U(o.fb_wait, 10);
 	options_fini(&o);
 }
 
@@ -271,9 +272,33 @@ static int parse_logged(struct options *o, const char *const *args, char *log, s
 	return r;
 }
 
-/* Scrollback is memory the session can make the daemon hold: the largest
- * sb-size is taken, one more is a usage error on the command line and a
- * skipped line (with file:line) in a configuration file. */
+/* --fb-wait: seconds, 0 (no wait) to 600, a usage error beyond. */
+static void test_fb_wait(void)
+{
+	static const char *const values[] = {"0", "1", "600"};
+	struct options o;
+	char log[512];
+
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		char arg[32];
+
+		snprintf(arg, sizeof(arg), "--fb-wait=%s", values[i]);
+		CHECK(parse(&o, (const char *const[]){arg, NULL}) == 0);
+		CHECK_EQ_U(o.fb_wait, (unsigned)atoi(values[i]));
+		options_fini(&o);
+	}
+	CHECK(parse_logged(&o, (const char *const[]){"--fb-wait=601", NULL}, log, sizeof(log)) ==
+	      -EINVAL);
+	CHECK(strstr(log, "consoled: --fb-wait: invalid value '601': expected a whole number "
+			  "from 0 to 600") != NULL);
+	CHECK(parse_logged(&o, (const char *const[]){"--fb-wait", NULL}, log, sizeof(log)) ==
+	      -EINVAL);
+	CHECK(strstr(log, "option '--fb-wait' needs a value") != NULL);
+	CHECK(parse(&o, (const char *const[]){"--fb-wait=-1", NULL}) == -EINVAL);
+	CHECK(parse(&o, (const char *const[]){"--fb-wait=5s", NULL}) == -EINVAL);
+	CHECK(parse(&o, (const char *const[]){"--fb-wait=", NULL}) == -EINVAL);
+}
+
 /* Session restore is on unless turned off, on the command line or in a
  * file (options_set() is what config.c calls for a line). */
 static void test_session_restore(void)
@@ -302,6 +327,9 @@ static void test_session_restore(void)
 	options_fini(&o);
 }
 
+/* Scrollback is memory the session can make the daemon hold: the largest
+ * sb-size is taken, one more is a usage error on the command line and a
+ * skipped line (with file:line) in a configuration file. */
 static void test_sb_size_bound(void)
 {
 	static const char text[] = "term=t\nsb-size=100001\n";
@@ -345,6 +373,7 @@ int main(void)
 	RUN(test_help_version);
 	RUN(test_command_without_login_flag);
 	RUN(test_boolean_flags);
+	RUN(test_fb_wait);
 	RUN(test_set_messages);
 	RUN(test_sb_size_bound);
 	RUN(test_session_restore);

@@ -51,8 +51,9 @@ else
 fi
 
 # Module probing is synchronous for these drivers, but device nodes appear
-# through devtmpfs a moment later; wait (bounded) for fb0 where one is expected.
-if [ "$card" != none ]; then
+# through devtmpfs a moment later; wait (bounded) for fb0 where one is expected
+# (a card whose list loads a driver: not none, not late).
+if [ -s "/etc/vm/modules/$card" ]; then
 	i=0
 	while [ ! -e /dev/fb0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 fi

@@ -46,6 +46,13 @@ CARD_MODULES = {
     "vfb": ["vfb"],
     "bochs": ["bochs"],
     "none": [],
+    "late": [],
+}
+# Modules in the initramfs that /init does not load: a test loads them
+# (/etc/vm/modules/<card>.later, in load order). "late": the framebuffer
+# driver comes while consoled waits for one (--fb-wait).
+LATER_MODULES = {
+    "late": ["cirrusfb"],
 }
 # evdev for consoled's keyboards; xhci + usbhid so tests can plug a USB
 # keyboard in and out (QMP device_add usb-kbd) to check the hotplug monitor;
@@ -303,6 +310,8 @@ def build_base(kernel, fonts=DEFAULT_FONTS, busybox="/bin/busybox"):
     lists = {"common": resolve_modules(COMMON_MODULES, index, blobs)}
     for card, roots in CARD_MODULES.items():
         lists[card] = resolve_modules(roots, index, blobs)
+    for card, roots in LATER_MODULES.items():
+        lists[card + ".later"] = resolve_modules(roots, index, blobs)
     for name, data in blobs.items():
         cpio.add_data("usr/lib/modules/%s.ko" % name, data)
     for card, names in lists.items():

@@ -118,6 +118,14 @@ next one runs):
                runs; with the socket back, consoled is back.
   no-fb        A drop-in names /dev/fb9: consoled exits with status 3, is not
                restarted, and getty@tty1 runs within seconds (OnFailure=).
+  fb-wait      A drop-in names /dev/fb7 with fb-wait=60, while udev's queue
+               holds an event (udevadm control --stop-exec-queue, then a
+               change event): consoled is activating, its STATUS= says it
+               waits up to 60 s for /dev/fb7, and it still waits well past
+               the 2 s grace; once the queue runs and empties, consoled
+               gives up within seconds, not after 60 (udev's coldplug is
+               done: the journal says so), exits with status 3, is not
+               restarted and getty@tty1 runs.
   giveup       consoled killed with SIGKILL until systemd gives up (the
                start limit: "Start request repeated too quickly"):
                consoled-fallback@tty1 ran and logged the boot mode consoled
@@ -188,6 +196,9 @@ JOB_LINE = "JOB-RESUMED-42"
 SNAPSHOT_LINK = "/memfd:consoled-snapshot (deleted)"
 
 FONT = "Lat15-Fixed16.psf.gz"                # in vmtest.FONT_DIR on the host
+# How long udev's queue stays empty before consoled's wait for a framebuffer
+# ends (daemon/fbwait.h FBWAIT_SETTLE_USEC), in seconds.
+FBWAIT_SETTLE = 2
 GUEST_FONT = "/usr/local/share/consolefonts/" + FONT
 DROPIN = "/etc/consoled/consoled.conf.d/50-systemdtest.conf"
 
@@ -1086,6 +1097,60 @@ class Runner(vmtest.Runner):
         if self.vm.run("systemctl is-active " + GETTY)[0].strip() != "inactive":
             self.fail("getty@tty1 still runs beside consoled")
 
+    def check_fb_wait(self):
+        before = self.unit(UNIT, "NRestarts")
+        try:
+            # An event held in udev's queue: coldplug is not done while it is.
+            self.sh("udevadm control --stop-exec-queue &&"
+                    " udevadm trigger --action=change /sys/class/tty/tty9")
+            if self.vm.run("test -e /run/udev/queue")[1] != 0:
+                self.fail("udev's queue is empty with its execution stopped and an event"
+                          " triggered: the check would prove nothing")
+            self.sh("mkdir -p %s && printf '%%s\\n' fbdev=/dev/fb7 fb-wait=60 > %s"
+                    % (os.path.dirname(DROPIN), DROPIN))
+            cursor = self.journal_cursor()
+            self.sh("systemctl restart --no-block " + UNIT)
+            props = ("ActiveState", "SubState", "StatusText", "ExecMainStatus")
+            want = "Waiting up to 60 s for a framebuffer (/dev/fb7)"
+            deadline = time.monotonic() + 30
+            while True:
+                state = self.unit(UNIT, *props)
+                if state["StatusText"] == want and state["ActiveState"] == "activating":
+                    break
+                if time.monotonic() > deadline:
+                    self.fail("consoled's STATUS= does not say it waits: %r" % state)
+                time.sleep(0.5)
+            # Well past the grace: the queue is not empty, consoled waits on.
+            time.sleep(FBWAIT_SETTLE + 3)
+            state = self.unit(UNIT, *props)
+            if state["ActiveState"] != "activating" or state["StatusText"] != want:
+                self.fail("consoled stopped waiting while udev's queue held an event: %r"
+                          % state)
+        finally:
+            self.vm.run("udevadm control --start-exec-queue")
+        t0 = time.monotonic()
+        state = self.wait_unit(UNIT, "the failure", lambda p: p["ActiveState"] == "failed",
+                               timeout=50)
+        took = time.monotonic() - t0
+        log("consoled failed %.1fs after udev's queue ran" % took)
+        if state["Result"] != "exit-code" or state["ExecMainStatus"] != "3":
+            self.fail("consoled failed with %r, expected exit status 3" % state)
+        if state["NRestarts"] != before["NRestarts"]:
+            self.fail("consoled was restarted despite RestartPreventExitStatus=3")
+        # 2 s of grace after the queue empties; the rest is the guest's pace.
+        if took > 20:
+            self.fail("consoled gave up %.1fs after udev's queue ran, not within seconds" % took)
+        self.wait_journal(cursor, "No framebuffer (/dev/fb7) appeared and udev's coldplug is"
+                          " done", "why the wait ended")
+        self.wait_journal(cursor, "Failed to open framebuffer /dev/fb7", "the missing framebuffer")
+        journal = self.journal_since(cursor, "-o cat -u " + UNIT)
+        if journal.count("Waiting up to 60 s for a framebuffer (/dev/fb7)") != 1:
+            self.fail("the wait is not logged once:\n" + journal)
+        self.wait_unit(GETTY, "the fail-over to getty", lambda p: p["SubState"] == "running",
+                       timeout=10)
+        self.restart_with(None)
+        self.wait_prompt("no login prompt after going back to consoled")
+
     # -- session restore (issue 13) --
 
     def user_session(self):
@@ -1531,7 +1596,7 @@ RESTORE_CHECKS = ["restore-segv", "restore-kill", "restore-watchdog", "restore-r
                   "restore-logout", "restore-corrupt"]
 CHECKS = ["fbdev", "units", "security", "sandbox", "plugin", "login", "session"] + \
     PROGRAM_CHECKS + ["config", "kill", "stop", "hotplug", "helper-refuses"] + \
-    RESTORE_CHECKS + ["no-helper", "no-fb", "giveup"]
+    RESTORE_CHECKS + ["no-helper", "no-fb", "fb-wait", "giveup"]
 
 
 def main():

@@ -46,6 +46,9 @@ CARD_QEMU_ARGS = {
     "bochs": ["-vga", "std"],
     "vfb": ["-vga", "none"],
     "none": ["-vga", "none"],
+    # The Cirrus card with no driver at boot: the test loads cirrusfb
+    # (/etc/vm/modules/late.later) while consoled waits (--fb-wait).
+    "late": ["-vga", "cirrus"],
 }
 
 # vfb needs memory for a virtual screen several times the visible one (pan and
@@ -223,7 +226,7 @@ class VM:
             out, status = vm.run("cat /sys/class/graphics/fb0/virtual_size")
             img = vm.screendump()
 
-    card:            cirrus | ati | rv100 | bochs | vfb | none
+    card:            cirrus | ati | rv100 | bochs | vfb | none | late
     consoled:        host path of a consoled binary to put in /usr/bin (or None)
     initramfs_extra: {guest_path: host_path | bytes | str} extra files
     extra_elves:     {guest_path: host_path} extra binaries/plugins (with their libraries)

@@ -103,6 +103,15 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   bad flags, devices and fonts give clear errors or fallbacks.
   font-*          (cirrus, bochs) TrueType fonts against ftref, a reference
                   renderer on the host: see fonttest.py.
+  fb-wait-none    (late: the Cirrus card, no driver loaded) consoled
+                  --fb-wait=4 without --fbdev and with no framebuffer says
+                  once that it waits, waits 4 s (no udevd: nothing ends the
+                  wait earlier; the guest's clock, 4 to 7 s) and exits 3 with
+                  the reason logged.
+  fb-wait-late    (late, after fb-wait-none) consoled --fb-wait=30 waits;
+                  3 s later the test inserts cirrusfb: consoled takes
+                  /dev/fb0 at once (the kernel's uevent), draws its session
+                  and a command typed runs.
 
 Pictures of failures (expected, actual, diff) go to --out.
 """
@@ -182,6 +191,11 @@ CONSOLED_LOG = "/tmp/consoled.log"
 # The session's PATH (daemon/session.h SESSION_PATH).
 SESSION_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 CONSOLED_STATUS = "/tmp/consoled.status"
+
+
+def tap_note(msg):
+    """A TAP comment."""
+    print("# " + msg, flush=True)
 
 
 class CheckFailed(Exception):
@@ -1436,6 +1450,77 @@ exec sleep 100000
         self.set_depth(bpp)
         self.check_oracle(KEYBOARD_FONT)
 
+    def fb_count(self):
+        return len([n for n in self.sh("ls /sys/class/graphics").split()
+                    if re.fullmatch(r"fb\d+", n)])
+
+    def check_fb_wait_none(self):
+        """No framebuffer at all: --fb-wait=4 waits its 4 s, then exit 3."""
+        if self.fb_count():
+            self.fail("the guest has a framebuffer: %s" % self.sh("ls /sys/class/graphics"))
+        self.sh("rm -f %s %s" % (CONSOLED_LOG, CONSOLED_STATUS))
+        # The guest's uptime before the start and after the exit.
+        self.sh("(cut -d' ' -f1 /proc/uptime > /tmp/fbw.t0; consoled --vt=1 --fb-wait=4"
+                " --login -- /bin/sh >%s 2>&1; echo $? >%s.tmp;"
+                " cut -d' ' -f1 /proc/uptime > /tmp/fbw.t1; mv %s.tmp %s)"
+                " </dev/null >/dev/null 2>&1 &"
+                % (CONSOLED_LOG, CONSOLED_STATUS, CONSOLED_STATUS, CONSOLED_STATUS))
+        status = self.wait_consoled_exit(timeout=30)
+        t0, t1 = (float(self.sh("cat /tmp/fbw.t%d" % i)) for i in (0, 1))
+        log = self.consoled_log()
+        if status != 3:
+            self.fail("consoled exited with %d, expected 3; log:\n%s" % (status, log))
+        if not 3.95 <= t1 - t0 <= 7:
+            self.fail("consoled --fb-wait=4 exited after %.2f s, expected 4 to 7; log:\n%s"
+                      % (t1 - t0, log))
+        waiting = ("Waiting up to 4 s for a framebuffer (any /dev/fbN); without udevd nothing"
+                   " ends the wait earlier")
+        for needle in (waiting, "No framebuffer (any /dev/fbN) appeared within 4 s",
+                       "No framebuffer device found"):
+            if needle not in log:
+                self.fail("the log lacks %r:\n%s" % (needle, log))
+        if log.count("Waiting up to") != 1:
+            self.fail("the wait is logged %d times:\n%s" % (log.count("Waiting up to"), log))
+        tap_note("consoled exited 3 after %.2f s" % (t1 - t0))
+
+    def check_fb_wait_late(self):
+        """The driver comes 3 s after consoled: consoled takes its framebuffer."""
+        font = KEYBOARD_FONT
+        if self.fb_count():
+            self.fail("the guest has a framebuffer already (run fb-wait-late once, after"
+                      " fb-wait-none): %s" % self.sh("ls /sys/class/graphics"))
+        self.sh("rm -f %s %s" % (CONSOLED_LOG, CONSOLED_STATUS))
+        self.sh("(consoled --vt=1 --fb-wait=30 --font-file=/fonts/%s --palette=linux"
+                " --login -- /usr/bin/env PS1='$ ' /bin/sh -c 'echo late fb session; exec sh'"
+                " >%s 2>&1; echo $? >%s) </dev/null >/dev/null 2>&1 &"
+                % (font, CONSOLED_LOG, CONSOLED_STATUS))
+        self.wait_log(CONSOLED_LOG, "Waiting up to 30 s for a framebuffer (any /dev/fbN)",
+                      "consoled does not say that it waits")
+        time.sleep(3)
+        if self.consoled_exited():
+            self.fail("consoled did not wait:\n" + self.consoled_log())
+        t0 = float(self.sh("cut -d' ' -f1 /proc/uptime"))
+        self.sh("for m in $(cat /etc/vm/modules/late.later); do"
+                " insmod /lib/modules/$m.ko || exit 1; done")
+        self.wait_text(font, lambda s: "late fb session" in s and
+                       any(l.startswith("$ ") for l in s.lines),
+                       "consoled did not draw its session on the late framebuffer")
+        took = float(self.sh("cut -d' ' -f1 /proc/uptime")) - t0
+        log = self.consoled_log()
+        found = re.search(r"/dev/fb0 appeared after ([\d.]+) s", log)
+        if not found or "/dev/fb0: CL Picasso4" not in log:
+            self.fail("consoled did not log the framebuffer that came:\n" + log)
+        # Taken at its event, not at the end of the wait (30 s).
+        if float(found.group(1)) > 12:
+            self.fail("consoled took /dev/fb0 %s s after its start, the driver came after"
+                      " about 3 s:\n%s" % (found.group(1), log))
+        tap_note("the session was on screen %.1f s after insmod; consoled logged: %s"
+                 % (took, found.group(0)))
+        self.vm.send_text("echo typed-$((6*7))\n")
+        self.wait_text(font, lambda s: any(l.rstrip() == "typed-42" for l in s.lines),
+                       "a command typed on the late framebuffer's session did not run")
+        self.stop_consoled()
+
     def check_refusal(self):
         self.set_depth(1)
         out, status = self.vm.run("consoled --vt=1 --fbdev=/dev/fb0 2>&1", timeout=30)
@@ -1452,7 +1537,8 @@ exec sleep 100000
 
         for args, want, needle in (
                 ("--fbdev=/dev/null", 3, "is not a framebuffer device"),
-                ("--fbdev=/dev/nonexistent", 3, "Failed to open framebuffer /dev/nonexistent"),
+                ("--fb-wait=0 --fbdev=/dev/nonexistent", 3,
+                 "Failed to open framebuffer /dev/nonexistent"),
                 ("--bogus-flag", 2, "unknown option '--bogus-flag'"),
                 ("--vt=0", 2, "--vt: invalid value '0': expected N, ttyN or /dev/ttyN"),
                 ("--palette=pink", 2, "--palette: invalid value 'pink': expected linux or xterm"),
@@ -1481,6 +1567,9 @@ def main():
     if args.card == "vfb":
         checks = (["depth-%dbpp" % b for b in (8, 16, 24, 32)]
                   + ["scroll-" + m for m in SCROLL_MODES["vfb"]] + ["refusal"])
+    elif args.card == "late":
+        # In this order: the second loads the driver.
+        checks = ["fb-wait-none", "fb-wait-late"]
     else:
         checks = (["oracle-" + f for f in ORACLE_FONTS]
                   + ["keyboard", "session", "keys", "syn-dropped", "respawn", "bad-font",
@@ -1548,6 +1637,8 @@ def main():
             "scroll-copy-hang": lambda: r.check_scroll("copy", None, "copy",
                                                        env="CONSOLED_TEST_BACKEND_HANG=1"),
             "refusal": r.check_refusal,
+            "fb-wait-none": r.check_fb_wait_none,
+            "fb-wait-late": r.check_fb_wait_late,
         }
         if args.card in fonttest.CARDS and ftref:
             simple.update(fonttest.FontChecks(r, ftref).checks)

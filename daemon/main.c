@@ -129,6 +129,9 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 	(void)usec;
 	if (!m->term)
 		return 0;
+	/* a compositor may have taken the VT since the last poll */
+	if (m->vt)
+		vt_poll(m->vt);
 	if (!m->vt || !vt_is_active(m->vt)) {
 		/* Nothing is drawn while another VT is shown; the snapshot
 		 * follows the output at the pace of frames all the same. */
@@ -228,6 +231,10 @@ static void manager_on_exited(int status, void *userdata)
 	sd_event_source_set_enabled(m->respawn_source, SD_EVENT_ONESHOT);
 }
 
+/* Another VT is shown, or another program (a compositor's logind) took ours:
+ * no drawing, no blitter, and every input event is dropped from here until
+ * manager_on_acquire() (input_set_active(): keys now, pointer events when
+ * input.c reads them). */
 static void manager_on_release(void *userdata)
 {
 	struct manager *m = userdata;
@@ -336,7 +343,9 @@ static void manager_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint3
 {
 	struct manager *m = userdata;
 
-	if (m->term)
+	/* not one key for the shell after a compositor took the VT */
+	vt_poll(m->vt);
+	if (m->term && vt_is_active(m->vt))
 		term_handle_key(m->term, keysym, ascii, mods, unicode);
 }
 
@@ -357,6 +366,10 @@ static bool manager_on_zoom(int step, void *userdata)
 	double old = fontset_size(m->fonts);
 	int r;
 
+	/* a relayout may set the device's mode: not under a compositor */
+	vt_poll(m->vt);
+	if (!vt_is_active(m->vt))
+		return true;
 	if (!fontset_scalable(m->fonts))
 		return false;
 	if (size == old)
@@ -622,6 +635,11 @@ static void manager_release_backend(struct manager *m)
 
 static void manager_stop(struct manager *m)
 {
+	/* A compositor that took the VT within the last second keeps the
+	 * framebuffer as it is: no wipe, no mode restored (vt_free() leaves
+	 * the VT's mode alone too). */
+	if (m->vt)
+		vt_poll(m->vt);
 	if (m->opts.stats)
 		manager_log_stats(m);
 	input_free(m->input);

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "crash.h"
@@ -19,13 +20,18 @@
 #define VT_SIG_RELEASE (SIGRTMIN + 1)
 #define VT_SIG_ACQUIRE (SIGRTMIN + 2)
 
+/* How often the VT's mode is checked for another program's VT_SETMODE. */
+#define VT_POLL_USEC USEC_PER_SEC
+
 struct vt {
 	int fd;
 	unsigned num;
 	bool active;
+	/* Another program has set its own VT_PROCESS mode on the VT. */
+	bool grabbed;
 	int saved_kbmode;
 	bool graphics_set, mode_set, kbmode_set;
-	sd_event_source *release_source, *acquire_source;
+	sd_event_source *release_source, *acquire_source, *poll_source;
 	struct vt_callbacks cb;
 	void *userdata;
 };
@@ -44,12 +50,18 @@ static int vt_find_free(unsigned *ret)
 	return 0;
 }
 
+static bool vt_check(struct vt *vt);
+
 static int on_release(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct vt *vt = userdata;
 
 	(void)s;
 	(void)si;
+	/* Sent before another program took the VT: the kernel asks that one
+	 * now, and an acknowledgement from us would answer for it. */
+	if (!vt_check(vt))
+		return 0;
 	log_debug("VT %u released", vt->num);
 	vt->active = false;
 	if (vt->cb.release)
@@ -65,6 +77,8 @@ static int on_acquire(sd_event_source *s, const struct signalfd_siginfo *si, voi
 
 	(void)s;
 	(void)si;
+	if (!vt_check(vt))
+		return 0;
 	log_debug("VT %u acquired", vt->num);
 	if (ioctl(vt->fd, VT_RELDISP, VT_ACKACQ) < 0)
 		log_debug_errno(errno, "VT_ACKACQ on VT %u: %m", vt->num);
@@ -83,14 +97,133 @@ static bool vt_query_active(struct vt *vt)
 	return st.v_active == vt->num;
 }
 
+static bool vt_mode_is_ours(const struct vt_mode *mode)
+{
+	return mode->mode == VT_PROCESS && mode->relsig == (short)VT_SIG_RELEASE &&
+	       mode->acqsig == (short)VT_SIG_ACQUIRE;
+}
+
+/* VT_PROCESS with signals that are not consoled's: logind for a compositor
+ * (SIGRTMIN, SIGRTMIN + 1), an X server (SIGUSR1), ... */
+static bool vt_mode_is_foreign(const struct vt_mode *mode)
+{
+	return mode->mode == VT_PROCESS && !vt_mode_is_ours(mode);
+}
+
+/* VT_PROCESS with our signals (the kernel sends them to the process that
+ * set the mode: us), KD_GRAPHICS, K_OFF. */
+static int vt_take(struct vt *vt)
+{
+	struct vt_mode mode = {
+	    .mode = VT_PROCESS,
+	    .relsig = (short)VT_SIG_RELEASE,
+	    .acqsig = (short)VT_SIG_ACQUIRE,
+	};
+
+	if (ioctl(vt->fd, VT_SETMODE, &mode) < 0)
+		return log_error_errno(errno, "Failed to take VT %u (VT_SETMODE): %m", vt->num);
+	vt->mode_set = true;
+	crash_register_vt(vt->fd, vt->saved_kbmode);
+
+	if (ioctl(vt->fd, KDSETMODE, KD_GRAPHICS) < 0)
+		return log_error_errno(errno, "Failed to put VT %u in graphics mode: %m", vt->num);
+	vt->graphics_set = true;
+	if (ioctl(vt->fd, KDSKBMODE, K_OFF) < 0)
+		return log_error_errno(errno, "Failed to turn off the kernel keyboard on VT %u: %m",
+				       vt->num);
+	vt->kbmode_set = true;
+	return 0;
+}
+
+static void vt_on_grabbed(struct vt *vt, const struct vt_mode *mode)
+{
+	vt->grabbed = true;
+	/* A crash must not reset a mode that is not ours. */
+	crash_register_vt(-1, 0);
+	log_info("VT %u was taken by another program (VT_PROCESS, signals %d/%d): not drawing, "
+		 "keys dropped until it hands the VT back",
+		 vt->num, mode->relsig, mode->acqsig);
+	if (vt->active) {
+		vt->active = false;
+		if (vt->cb.release)
+			vt->cb.release(vt->userdata);
+	}
+}
+
+/* The mode is VT_AUTO: handed back (logind's restore: KD_TEXT, the keyboard
+ * mode, VT_AUTO), or reset by the kernel (the VT_PROCESS owner was gone at a
+ * switch) or by someone else; or consoled's own mode again, set by another
+ * process (the kernel then signals that one). Either way the VT is taken
+ * anew. fbcon has drawn its text and may have set its mode meanwhile: the
+ * acquire callback puts consoled's back and redraws everything. */
+static void vt_take_back(struct vt *vt)
+{
+	bool was_grabbed = vt->grabbed;
+
+	if (vt->active) {
+		/* taken and handed back within one poll: the screen was not
+		 * ours meanwhile */
+		vt->active = false;
+		if (vt->cb.release)
+			vt->cb.release(vt->userdata);
+	}
+	if (vt_take(vt) < 0) {
+		/* again at the next poll */
+		vt->grabbed = true;
+		crash_register_vt(-1, 0);
+		return;
+	}
+	vt->grabbed = false;
+	/* keys the kernel's keyboard queued on the VT before K_OFF */
+	tcflush(vt->fd, TCIFLUSH);
+	vt->active = vt_query_active(vt);
+	log_info("VT %u %s: taking it again (%s)", vt->num,
+		 was_grabbed ? "was handed back" : "was reset to VT_AUTO by another program",
+		 vt->active ? "in front" : "in the background");
+	if (vt->active && vt->cb.acquire)
+		vt->cb.acquire(vt->userdata);
+}
+
+/* Returns true if the VT is in consoled's mode and nothing changed; else
+ * acts on what did. */
+static bool vt_check(struct vt *vt)
+{
+	struct vt_mode mode;
+
+	if (ioctl(vt->fd, VT_GETMODE, &mode) < 0) {
+		log_debug_errno(errno, "VT_GETMODE on VT %u: %m", vt->num);
+		return !vt->grabbed;
+	}
+	if (vt_mode_is_foreign(&mode)) {
+		if (!vt->grabbed)
+			vt_on_grabbed(vt, &mode);
+		return false;
+	}
+	if (vt_mode_is_ours(&mode) && !vt->grabbed)
+		return true;
+	vt_take_back(vt);
+	return false;
+}
+
+void vt_poll(struct vt *vt)
+{
+	(void)vt_check(vt);
+}
+
+static int on_poll(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)usec;
+	vt_poll(userdata);
+	sd_event_source_set_time_relative(s, VT_POLL_USEC);
+	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	return 0;
+}
+
 int vt_open(sd_event *event, unsigned num, bool activate, const struct vt_callbacks *cb,
 	    void *userdata, struct vt **ret)
 {
 	struct vt *vt;
-	struct vt_mode mode = {
-	    .mode = VT_PROCESS,
-	    .waitv = 0,
-	};
+	struct vt_mode mode;
 	sigset_t mask;
 	char path[32];
 	int r;
@@ -140,26 +273,28 @@ int vt_open(sd_event *event, unsigned num, bool activate, const struct vt_callba
 		goto fail;
 	}
 
-	mode.relsig = (short)VT_SIG_RELEASE;
-	mode.acqsig = (short)VT_SIG_ACQUIRE;
-	if (ioctl(vt->fd, VT_SETMODE, &mode) < 0) {
-		r = log_error_errno(errno, "Failed to take VT %u (VT_SETMODE): %m", num);
+	/* Polled whether or not the VT is in front: a program may take it
+	 * while another VT is shown, and then the acquire signal goes to it. */
+	r = sd_event_add_time_relative(event, &vt->poll_source, CLOCK_MONOTONIC, VT_POLL_USEC, 0,
+				       on_poll, vt);
+	if (r < 0) {
+		log_error_errno(r, "Failed to set up the VT poll timer: %m");
 		goto fail;
 	}
-	vt->mode_set = true;
-	crash_register_vt(vt->fd, vt->saved_kbmode);
 
-	if (ioctl(vt->fd, KDSETMODE, KD_GRAPHICS) < 0) {
-		r = log_error_errno(errno, "Failed to put VT %u in graphics mode: %m", num);
-		goto fail;
+	if (ioctl(vt->fd, VT_GETMODE, &mode) == 0 && vt_mode_is_foreign(&mode)) {
+		/* consoled restarted while a compositor runs in its session:
+		 * the VT is taken once it is handed back. */
+		vt->grabbed = true;
+		log_info("VT %u is held by another program (VT_PROCESS, signals %d/%d): waiting "
+			 "until it hands the VT back",
+			 num, mode.relsig, mode.acqsig);
+		*ret = vt;
+		return 0;
 	}
-	vt->graphics_set = true;
-	if (ioctl(vt->fd, KDSKBMODE, K_OFF) < 0) {
-		r = log_error_errno(errno, "Failed to turn off the kernel keyboard on VT %u: %m",
-				    num);
+	r = vt_take(vt);
+	if (r < 0)
 		goto fail;
-	}
-	vt->kbmode_set = true;
 
 	vt->active = vt_query_active(vt);
 	if (activate && !vt->active) {
@@ -179,8 +314,18 @@ fail:
 
 void vt_free(struct vt *vt)
 {
+	struct vt_mode cur;
+
 	if (!vt)
 		return;
+	/* Asked now, not at the last poll: a compositor may have taken the VT
+	 * within the last second. Its mode, graphics mode and keyboard stay;
+	 * its logind puts the text mode back when it is done. */
+	if (vt->fd >= 0 && ioctl(vt->fd, VT_GETMODE, &cur) == 0 && vt_mode_is_foreign(&cur)) {
+		log_info("VT %u is held by another program: leaving its mode alone", vt->num);
+		crash_register_vt(-1, 0);
+		vt->graphics_set = vt->mode_set = vt->kbmode_set = false;
+	}
 	if (vt->fd >= 0) {
 		/* The kernel's console comes back blank, not with text from
 		 * before consoled (written while in graphics mode, so never
@@ -209,6 +354,7 @@ void vt_free(struct vt *vt)
 	}
 	sd_event_source_unref(vt->release_source);
 	sd_event_source_unref(vt->acquire_source);
+	sd_event_source_unref(vt->poll_source);
 	free(vt);
 }
 

@@ -11,6 +11,21 @@
  * acquire vt acks first, then the owner restores the framebuffer and redraws.
  * vt_free() undoes everything in order: KD_TEXT, VT_AUTO, keyboard mode.
  * The framebuffer must be restored before that (see main.c).
+ *
+ * Another program may take the VT over while consoled has it: logind does for
+ * a compositor started from consoled's login (TakeControl: VT_SETMODE
+ * VT_PROCESS with its own signals, KD_GRAPHICS, K_OFF), and nothing tells
+ * consoled. vt polls VT_GETMODE once a second (and vt_poll() asks at once,
+ * before each frame and key): while the mode is VT_PROCESS with signals that
+ * are not consoled's, the VT counts as released (the release callback runs
+ * if it was active; no switch is acknowledged, the kernel asks the other
+ * program now). When it is handed back (VT_AUTO, as logind's restore leaves
+ * it, or consoled's own mode again) vt takes the VT again (VT_SETMODE,
+ * KD_GRAPHICS, K_OFF, the keys the kernel keyboard queued meanwhile flushed)
+ * and runs the acquire callback if the VT is in front; if it is not, the
+ * acquire signal comes when the user switches to it. A consoled that exits
+ * or starts while another program holds the VT leaves its mode alone, and
+ * one that crashes does not restore it either.
  */
 #include <stdbool.h>
 #include <systemd/sd-event.h>
@@ -27,7 +42,11 @@ int vt_open(sd_event *event, unsigned num, bool activate, const struct vt_callba
 	    void *userdata, struct vt **ret);
 void vt_free(struct vt *vt);
 
+/* Whether consoled may draw and read keys: the VT is in front and ours. */
 bool vt_is_active(const struct vt *vt);
+/* Checks the VT's mode now (VT_GETMODE) and acts on a change as the
+ * periodic poll does, callbacks included. */
+void vt_poll(struct vt *vt);
 unsigned vt_number(const struct vt *vt);
 
 /* Asks the kernel to switch to VT `target` (Ctrl+Alt+Fn). */

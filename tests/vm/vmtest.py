@@ -77,6 +77,21 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   fbcon text unchanged; keys typed there reach tty2 and never
                   consoled's session; `chvt 1` shows consoled's screen exactly
                   as before, and typing works again.
+  vt-grab         A program takes consoled's VT as logind does for a compositor
+                  (vtgrab: VT_PROCESS with logind's signals, KD_GRAPHICS,
+                  K_OFF, eight stripes drawn into fb0), run from consoled's
+                  shell like a compositor: keys typed meanwhile never reach
+                  the pty (nothing echoed or queued: TIOCINQ 0, the shell
+                  never runs them), output meanwhile (and a VT switch away and
+                  back) draws nothing over the stripes; once vtgrab gives the
+                  VT back (logind's restore: KD_TEXT, keyboard, VT_AUTO)
+                  consoled's screen is back with that output, the same
+                  picture a VT switch away and back draws, and typing works.
+                  Then, with vtgrab holding the VT from outside the session:
+                  SIGTERM leaves vtgrab's VT mode and picture alone, a
+                  consoled started meanwhile waits without touching them,
+                  takes the VT when it is given back behind another VT, and
+                  draws when it comes to the front.
   exit-sigterm    consoled, showing its own screen, gets SIGTERM: it exits 0
                   (with a blitter: released before the mode is restored),
   exit-sigsegv    (or dies of SIGSEGV through its crash handler); the mode is
@@ -1440,6 +1455,149 @@ exec sleep 100000
         self.sh("pkill -x cat || true")
         self.stop_consoled()
 
+    VTGRAB_STATE = "mode=process relsig=34 acqsig=35 kd=graphics kb=off"
+
+    def stripes_shown(self, img):
+        """Whether the picture is vtgrab's eight uniform vertical stripes,
+        each another colour than the next (nothing drawn over them)."""
+        w = img.width
+        cols = []
+        for i in range(8):
+            x0 = -(-i * w // 8)
+            x1 = -(-(i + 1) * w // 8)
+            c = img.crop(x0, 0, x1 - x0, img.height).colors()
+            if len(c) != 1:
+                return False
+            cols.append(next(iter(c)))
+        return all(cols[i] != cols[i + 1] for i in range(7))
+
+    def wait_stripes(self, what, timeout=20):
+        deadline = time.monotonic() + timeout
+        while True:
+            img = self.stable_grab()
+            if self.stripes_shown(img):
+                return img
+            if time.monotonic() > deadline:
+                path = self.vm.save_png(img, "%s-%d-vtgrab.png" % (self.card, self.n))
+                self.fail("%s (picture: %s)" % (what, path))
+            time.sleep(0.3)
+
+    def vt_state(self):
+        return self.sh("vtgrab state 1").strip()
+
+    def check_vt_grab(self):
+        font = KEYBOARD_FONT
+        if self.vm.run("test -x /usr/bin/vtgrab")[1] != 0:
+            self.fail("no vtgrab in the guest (build tests/vm/vtgrab)")
+        text2 = b"\033[0m\033[?25l\033[H\033[2J\033[36mthis is tty2, drawn by fbcon\033[0m\n"
+        self.fbcon_show(font, text2, tty=2)
+        self.sh("rm -f /tmp/vtgrab.*")
+
+        # 1. vtgrab runs in consoled's shell, in the foreground, as a
+        # compositor started from the login would.
+        self.start_shell(font)
+        pts = self.sh("readlink /proc/%s/fd/0" % self.session_pid()).strip()
+        self.vm.send_text("vtgrab take 1 /tmp/vtgrab.log /tmp/vtgrab.go; echo vtgrab-done\n")
+        self.wait_log("/tmp/vtgrab.log", "took", "vtgrab did not take the VT")
+        self.wait_log(CONSOLED_LOG, "was taken by another program",
+                      "consoled did not notice that vtgrab took its VT")
+        ref = self.wait_stripes("consoled drew over vtgrab's picture after it took the VT")
+        # Keys typed into the "compositor" (a whole line: the pty is in
+        # canonical mode, TIOCINQ counts whole lines), output from the
+        # session, and a VT switch away and back: vtgrab's picture stays.
+        self.vm.send_text("echo leaked\n")
+        self.sh("printf 'output during the grab\\n' > %s; seq 1 20 > %s" % (pts, pts))
+        self.sh("chvt 2")
+        self.wait_text(font, lambda s: "this is tty2" in s, "chvt 2 did not show tty2")
+        self.sh("chvt 1")
+        self.wait_log("/tmp/vtgrab.log", "redrawn", "vtgrab did not get the VT back")
+        time.sleep(2.5)  # two polls of consoled
+        self.wait_equal(ref, "vtgrab's picture after keys, output and a VT switch")
+        if self.vt_state() != self.VTGRAB_STATE:
+            self.fail("the VT's mode changed under vtgrab: %s" % self.vt_state())
+        if "handed back" in self.consoled_log():
+            self.fail("consoled took the VT back while vtgrab held it:\n" + self.consoled_log())
+
+        self.sh("touch /tmp/vtgrab.go")
+        self.wait_log("/tmp/vtgrab.log", "restored", "vtgrab did not give the VT back")
+        self.wait_log(CONSOLED_LOG, "was handed back: taking it again (in front)",
+                      "consoled did not take its VT back")
+        inq = re.search(r"^inq (-?\d+)$", self.sh("cat /tmp/vtgrab.log"), re.M)
+        if not inq or inq.group(1) != "0":
+            self.fail("keys typed while vtgrab held the VT reached the session's pty: %s"
+                      " bytes in its input queue" % (inq.group(1) if inq else "?"))
+        def back(s):
+            lines = [l.rstrip() for l in s.lines]
+            return "vtgrab-done" in lines and any(
+                l.startswith("$") for l in lines[lines.index("vtgrab-done") + 1:])
+        _, decoded = self.wait_text(font, back,
+                                    "consoled's screen did not come back after the handback")
+        lines = [l.rstrip() for l in decoded.lines]
+        for want in ("vtgrab: took tty1", "output during the grab", "20", "vtgrab: gave tty1 back",
+                     "vtgrab-done"):
+            if want not in lines:
+                self.fail("the output from the grab is not on screen (%r missing):\n%s"
+                          % (want, decoded.text()))
+        if "leaked" in decoded:
+            self.fail("keys typed while vtgrab held the VT reached the shell:\n" + decoded.text())
+        if self.vt_state() != "mode=process relsig=35 acqsig=36 kd=graphics kb=off":
+            self.fail("consoled did not set its VT mode again: %s" % self.vt_state())
+        # Exact: the picture equals a full redraw through a VT switch.
+        back = self.stable_grab()
+        self.sh("chvt 2")
+        self.wait_text(font, lambda s: "this is tty2" in s, "chvt 2 did not show tty2")
+        self.sh("chvt 1")
+        self.wait_equal(back, "consoled's picture after the handback against a VT switch's redraw")
+        self.vm.send_text("echo typed\n")
+        _, decoded = self.wait_output(font, "echo typed", "typed", "typing after the handback failed")
+        if "leaked" in decoded:
+            self.fail("keys typed while vtgrab held the VT reached the shell:\n" + decoded.text())
+
+        # 2. vtgrab holds the VT from outside the session (logind's part):
+        # consoled exits and starts meanwhile without touching the VT.
+        self.sh("rm -f /tmp/vtgrab.*; (setsid vtgrab take 1 /tmp/vtgrab.log /tmp/vtgrab.go"
+                " </dev/null >/dev/null 2>&1 &)")
+        self.wait_log("/tmp/vtgrab.log", "took", "vtgrab did not take the VT")
+        self.wait_log(CONSOLED_LOG, "was taken by another program",
+                      "consoled did not notice that vtgrab took its VT")
+        ref = self.wait_stripes("consoled drew over vtgrab's picture after it took the VT")
+        self.sh("kill %s" % self.consoled_pid())
+        status = self.wait_consoled_exit()
+        if status != 0:
+            self.fail("consoled exited with %d after SIGTERM while vtgrab held its VT" % status)
+        if "held by another program: leaving its mode alone" not in self.consoled_log():
+            self.fail("consoled's exit did not leave the VT alone:\n" + self.consoled_log())
+        if self.vt_state() != self.VTGRAB_STATE:
+            self.fail("consoled's exit changed vtgrab's VT mode: %s" % self.vt_state())
+        self.wait_equal(ref, "vtgrab's picture after consoled's exit")
+
+        self.start_consoled(font, "/usr/bin/env PS1='$ ' /bin/sh")
+        self.wait_log(CONSOLED_LOG, "is held by another program",
+                      "consoled started while vtgrab held the VT did not wait for it")
+        time.sleep(2.5)
+        if self.vt_state() != self.VTGRAB_STATE:
+            self.fail("consoled's start changed vtgrab's VT mode: %s" % self.vt_state())
+        self.wait_equal(ref, "vtgrab's picture after consoled's start")
+        # Given back while another VT is shown: consoled takes it, but draws
+        # only once it comes to the front.
+        self.sh("chvt 2")
+        ref2 = self.wait_text(font, lambda s: "this is tty2" in s, "chvt 2 did not show tty2")[0]
+        self.sh("touch /tmp/vtgrab.go")
+        self.wait_log("/tmp/vtgrab.log", "restored", "vtgrab did not give the VT back")
+        self.wait_log(CONSOLED_LOG, "was handed back: taking it again (in the background)",
+                      "consoled did not take its VT back behind tty2")
+        time.sleep(1)
+        self.wait_equal(ref2, "tty2 after consoled took its VT back behind it")
+        self.sh("chvt 1")
+        self.wait_text(font, lambda s: any(l.startswith("$ ") for l in s.lines),
+                       "consoled's shell did not show when its VT came to the front")
+        self.vm.send_text("echo again\n")
+        self.wait_output(font, "echo again", "again", "typing after the second handback failed")
+        self.stop_consoled()
+        for line in self.consoled_log().splitlines():
+            if "another program" in line or "handed back" in line:
+                print("# " + line, flush=True)
+
     def set_depth(self, bpp):
         self.sh("echo %d > /sys/class/graphics/fb0/bits_per_pixel" % bpp)
         got = self.sh("cat /sys/class/graphics/fb0/bits_per_pixel").strip()
@@ -1573,7 +1731,7 @@ def main():
     else:
         checks = (["oracle-" + f for f in ORACLE_FONTS]
                   + ["keyboard", "session", "keys", "syn-dropped", "respawn", "bad-font",
-                     "ctrl-alt-del", "hotplug", "frames", "vt-switch",
+                     "ctrl-alt-del", "hotplug", "frames", "vt-switch", "vt-grab",
                      "exit-sigterm", "exit-sigsegv"]
                   + ["scroll-" + m for m in scroll_modes(args.card, plugins)])
         if CARD_PLUGIN.get(args.card) in plugins:
@@ -1603,6 +1761,9 @@ def main():
     ukbd = os.path.join(os.path.dirname(blitcheck), "uinput-kbd")
     if os.path.exists(ukbd):
         elves["/usr/bin/uinput-kbd"] = os.path.normpath(ukbd)
+    vtgrab = os.path.join(os.path.dirname(blitcheck), "vtgrab")
+    if os.path.exists(vtgrab):
+        elves["/usr/bin/vtgrab"] = os.path.normpath(vtgrab)
     bad = os.path.join(os.path.dirname(blitcheck), "bad-abi-plugin.so")
     if os.path.exists(bad):
         elves["/usr/lib/bad-abi-plugin.so"] = os.path.normpath(bad)
@@ -1629,6 +1790,7 @@ def main():
             "hotplug": r.check_hotplug,
             "frames": r.check_frames,
             "vt-switch": r.check_vt_switch,
+            "vt-grab": r.check_vt_grab,
             "exit-sigterm": lambda: r.check_exit("TERM", 0),
             "exit-sigsegv": lambda: r.check_exit("SEGV", 139),
             "backend": r.check_backend,

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * vtgrab: does to a VT what logind does for a compositor that calls
+ * TakeControl on the VT's session, and what a compositor then does to the
+ * screen, for the VM check vt-grab.
+ *
+ *     vtgrab take N LOG GOFILE
+ *         Takes /dev/ttyN as logind's session_prepare_vt() does (KDSKBMODE
+ *         K_OFF, KDSETMODE KD_GRAPHICS, VT_SETMODE VT_PROCESS with relsig
+ *         SIGRTMIN and acqsig SIGRTMIN + 1, from this process), pans
+ *         /dev/fb0 to the top and fills all of its memory with eight
+ *         vertical stripes (at 8 bpp in colour map slots 1-8, which it
+ *         sets), then prints "vtgrab: took ttyN" to stdout and "took" to
+ *         LOG. It acknowledges VT switches as logind does (release:
+ *         VT_RELDISP 1; acquire: VT_ACKACQ, and draws the stripes again).
+ *         Once GOFILE exists (or on SIGTERM/SIGINT) it writes "inq N" to
+ *         LOG, the bytes waiting in its stdin's input queue if stdin is a
+ *         terminal (TIOCINQ; in canonical mode whole lines only), then gives
+ *         the VT back as logind's vt_restore() does: KD_TEXT, the kernel's
+ *         default keyboard mode (vt.default_utf8), VT_AUTO; and prints
+ *         "vtgrab: gave ttyN back" and "restored" to LOG.
+ *
+ *     vtgrab state N
+ *         Prints the VT's mode: "mode=auto|process relsig=S acqsig=S
+ *         kd=text|graphics kb=off|unicode|xlate|raw|mediumraw".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fb.h>
+#include <linux/kd.h>
+#include <linux/vt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+static int vt_fd = -1;
+static FILE *log_file;
+static volatile sig_atomic_t redraw, stop;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "vtgrab: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(log_file, fmt, ap);
+	va_end(ap);
+	fputc('\n', log_file);
+	fflush(log_file);
+}
+
+static void on_release(int sig)
+{
+	(void)sig;
+	ioctl(vt_fd, VT_RELDISP, 1);
+}
+
+static void on_acquire(int sig)
+{
+	(void)sig;
+	ioctl(vt_fd, VT_RELDISP, VT_ACKACQ);
+	redraw = 1;
+}
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* A colour in the device's pixel format: truecolour from the bitfields,
+ * palette index `index` otherwise. */
+static uint32_t pixel(const struct fb_var_screeninfo *var, unsigned r, unsigned g, unsigned b,
+		      unsigned index)
+{
+	if (var->bits_per_pixel <= 8)
+		return index;
+	return (r >> (8 - var->red.length)) << var->red.offset |
+	       (g >> (8 - var->green.length)) << var->green.offset |
+	       (b >> (8 - var->blue.length)) << var->blue.offset;
+}
+
+static void draw(void)
+{
+	static const unsigned char colours[8][3] = {
+	    {0xff, 0x00, 0x00}, {0x00, 0xff, 0x00}, {0x00, 0x00, 0xff}, {0xff, 0xff, 0x00},
+	    {0x00, 0xff, 0xff}, {0xff, 0x00, 0xff}, {0xff, 0xff, 0xff}, {0x80, 0x40, 0x00},
+	};
+	struct fb_var_screeninfo var;
+	struct fb_fix_screeninfo fix;
+	unsigned bpp;
+	uint8_t *mem;
+	int fd;
+
+	fd = open("/dev/fb0", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("open /dev/fb0");
+	if (ioctl(fd, FBIOGET_VSCREENINFO, &var) < 0 || ioctl(fd, FBIOGET_FSCREENINFO, &fix) < 0)
+		die("FBIOGET_*SCREENINFO");
+	/* a compositor shows its own buffer: the window at the top */
+	var.xoffset = 0;
+	var.yoffset = 0;
+	if (ioctl(fd, FBIOPAN_DISPLAY, &var) < 0)
+		die("FBIOPAN_DISPLAY");
+	if (fix.visual == FB_VISUAL_PSEUDOCOLOR) {
+		/* its own colours in slots 1-8, as a program at 8 bpp sets them */
+		uint16_t r[8], g[8], b[8];
+		struct fb_cmap cmap = {.start = 1, .len = 8, .red = r, .green = g, .blue = b};
+
+		for (unsigned i = 0; i < 8; i++) {
+			r[i] = (uint16_t)(colours[i][0] * 0x101);
+			g[i] = (uint16_t)(colours[i][1] * 0x101);
+			b[i] = (uint16_t)(colours[i][2] * 0x101);
+		}
+		if (ioctl(fd, FBIOPUTCMAP, &cmap) < 0)
+			die("FBIOPUTCMAP");
+	}
+	mem = mmap(NULL, fix.smem_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED)
+		die("mmap /dev/fb0");
+	bpp = (var.bits_per_pixel + 7) / 8;
+	for (size_t y = 0; y < fix.smem_len / fix.line_length; y++) {
+		uint8_t *row = mem + y * fix.line_length;
+
+		for (unsigned x = 0; x < var.xres_virtual; x++) {
+			unsigned i = x * 8 / var.xres;
+			const unsigned char *c = colours[i < 8 ? i : 7];
+			uint32_t p = pixel(&var, c[0], c[1], c[2], 1 + (i < 8 ? i : 7));
+
+			for (unsigned k = 0; k < bpp; k++)
+				row[x * bpp + k] = (uint8_t)(p >> (8 * k));
+		}
+	}
+	munmap(mem, fix.smem_len);
+	close(fd);
+}
+
+static int default_kbmode(void)
+{
+	char buf[8] = "1";
+	FILE *f = fopen("/sys/module/vt/parameters/default_utf8", "re");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '1';
+		fclose(f);
+	}
+	return buf[0] == '0' ? K_XLATE : K_UNICODE;
+}
+
+static int take(const char *num, const char *log_path, const char *go)
+{
+	struct vt_mode mode = {.mode = VT_PROCESS};
+	struct sigaction sa;
+	char path[32];
+	int inq = -1;
+
+	log_file = fopen(log_path, "we");
+	if (!log_file)
+		die("open the log");
+	snprintf(path, sizeof(path), "/dev/tty%s", num);
+	vt_fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (vt_fd < 0)
+		die(path);
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_release;
+	sigaction(SIGRTMIN, &sa, NULL);
+	sa.sa_handler = on_acquire;
+	sigaction(SIGRTMIN + 1, &sa, NULL);
+	sa.sa_handler = on_stop;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	/* logind's order (session_prepare_vt) */
+	if (ioctl(vt_fd, KDSKBMODE, K_OFF) < 0)
+		die("KDSKBMODE K_OFF");
+	if (ioctl(vt_fd, KDSETMODE, KD_GRAPHICS) < 0)
+		die("KDSETMODE KD_GRAPHICS");
+	mode.relsig = (short)SIGRTMIN;
+	mode.acqsig = (short)(SIGRTMIN + 1);
+	if (ioctl(vt_fd, VT_SETMODE, &mode) < 0)
+		die("VT_SETMODE");
+	draw();
+	printf("vtgrab: took tty%s\n", num);
+	fflush(stdout);
+	note("took");
+
+	while (!stop && access(go, F_OK) < 0) {
+		struct timespec ts = {0, 50 * 1000 * 1000};
+
+		if (redraw) {
+			redraw = 0;
+			draw();
+			note("redrawn");
+		}
+		nanosleep(&ts, NULL);
+	}
+
+	if (isatty(STDIN_FILENO) && ioctl(STDIN_FILENO, TIOCINQ, &inq) < 0)
+		inq = -1;
+	note("inq %d", inq);
+
+	/* logind's order (vt_restore) */
+	mode = (struct vt_mode){.mode = VT_AUTO};
+	if (ioctl(vt_fd, KDSETMODE, KD_TEXT) < 0)
+		die("KDSETMODE KD_TEXT");
+	if (ioctl(vt_fd, KDSKBMODE, default_kbmode()) < 0)
+		die("KDSKBMODE");
+	if (ioctl(vt_fd, VT_SETMODE, &mode) < 0)
+		die("VT_SETMODE VT_AUTO");
+	printf("vtgrab: gave tty%s back\n", num);
+	fflush(stdout);
+	note("restored");
+	return 0;
+}
+
+static int state(const char *num)
+{
+	static const char *const kb[] = {
+	    [K_RAW] = "raw",	     [K_XLATE] = "xlate", [K_MEDIUMRAW] = "mediumraw",
+	    [K_UNICODE] = "unicode", [K_OFF] = "off",
+	};
+	struct vt_mode mode;
+	char path[32];
+	int kd, kbmode;
+
+	snprintf(path, sizeof(path), "/dev/tty%s", num);
+	vt_fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (vt_fd < 0)
+		die(path);
+	if (ioctl(vt_fd, VT_GETMODE, &mode) < 0 || ioctl(vt_fd, KDGETMODE, &kd) < 0 ||
+	    ioctl(vt_fd, KDGKBMODE, &kbmode) < 0)
+		die("VT_GETMODE/KDGETMODE/KDGKBMODE");
+	printf("mode=%s relsig=%d acqsig=%d kd=%s kb=%s\n",
+	       mode.mode == VT_PROCESS ? "process"
+	       : mode.mode == VT_AUTO  ? "auto"
+				       : "other",
+	       mode.relsig, mode.acqsig, kd == KD_TEXT ? "text" : "graphics",
+	       kbmode >= 0 && kbmode <= K_OFF && kb[kbmode] ? kb[kbmode] : "other");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && strcmp(argv[1], "take") == 0)
+		return take(argv[2], argv[3], argv[4]);
+	if (argc == 3 && strcmp(argv[1], "state") == 0)
+		return state(argv[2]);
+	fprintf(stderr, "usage: vtgrab take N LOG GOFILE | vtgrab state N\n");
+	return 2;
+}

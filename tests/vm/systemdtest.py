@@ -46,6 +46,16 @@ next one runs):
                environment has only the session's variables (TERM, PATH,
                XDG_SEAT, XDG_VTNR, locale), none of consoled's or the
                helper's (NOTIFY_SOCKET, INVOCATION_ID, LISTEN_FDS, ...).
+  logind-control  What a compositor started from the login does first: the
+               test user's program (vtgrab logind) calls logind's
+               TakeControl on its own session, and logind puts VT 1 in its
+               mode (VT_PROCESS with SIGRTMIN and SIGRTMIN + 1, KD_GRAPHICS,
+               K_OFF): consoled's journal says the VT was taken, keys typed
+               meanwhile reach nothing (the program's input queue is empty,
+               the shell never runs them); after ReleaseControl (logind's
+               restore: KD_TEXT, keyboard, VT_AUTO) consoled takes the VT
+               again (its own signals, K_OFF), its screen is back with the
+               program's output and typing works.
   vim, less, tmux, mc, htop, nano, dialog, htop-c, nano-c, dialog-c
                Real programs driven with keys (issue 12), one after the
                other in one login of the test user, with LANG=C.UTF-8 and
@@ -172,6 +182,8 @@ SOCKET = "consoled-session.socket"
 HELPER_SOCKET = "/run/consoled-session.sock"
 # The test tool asking the helper for a session (tests/vm/session-client.c).
 SESSION_CLIENT = "/usr/local/libexec/consoled-test/session-client"
+# The test tool taking a VT (tests/vm/vtgrab.c): here through logind.
+VTGRAB = "/usr/local/libexec/consoled-test/vtgrab"
 # consoled@.service's bounding set: CAP_SYS_RAWIO (17), CAP_SYS_TTY_CONFIG (26).
 CONSOLED_CAPS = (1 << 17) | (1 << 26)
 # What `systemd-analyze security` may rate consoled@.service at most.
@@ -248,6 +260,8 @@ def setup_guest(root, build):
     client = os.path.join(root, SESSION_CLIENT.lstrip("/"))
     os.makedirs(os.path.dirname(client), exist_ok=True)
     shutil.copy2(os.path.join(build, "tests", "vm", "session-client"), client)
+    shutil.copy2(os.path.join(build, "tests", "vm", "vtgrab"),
+                 os.path.join(root, VTGRAB.lstrip("/")))
     rootfs.write(root, "/etc/consoled/consoled.conf",
                  "# The font the harness's screen reader decodes.\nfont-file=%s\n" % GUEST_FONT)
     # The fbdev driver, not DRM's cirrus, must own the card (DESIGN.md section 3).
@@ -571,6 +585,54 @@ class Runner(vmtest.Runner):
         last = self.sh("last --fullnames %s" % USER)
         if not re.search(r"^%s\s+pts/\d+" % USER, last, re.M):
             self.fail("the session is not in wtmp; last says:\n" + last)
+
+    def check_logind_control(self):
+        self.wait_prompt("no login prompt before logging in")
+        self.login("echo LOGIND-$((6*7))", "LOGIND-42")
+        before = self.invocation_log()
+        self.sh("rm -f /tmp/vtgrab.log /tmp/vtgrab.go")
+        self.vm.send_text("%s logind /tmp/vtgrab.log /tmp/vtgrab.go; echo vtgrab-done\n" % VTGRAB)
+
+        def wait_for(what, needle, read, timeout=30):
+            deadline = time.monotonic() + timeout
+            while needle not in read():
+                if time.monotonic() > deadline:
+                    self.fail("%s:\n%s" % (what, read()))
+                time.sleep(0.5)
+        vtgrab_log = lambda: self.vm.run("cat /tmp/vtgrab.log")[0]  # noqa: E731
+        consoled_log = lambda: self.invocation_log()[len(before):]  # noqa: E731
+        wait_for("TakeControl failed or did not happen", "taken", vtgrab_log)
+        wait_for("consoled did not notice logind taking its VT",
+                 "was taken by another program (VT_PROCESS, signals 34/35)", consoled_log)
+        state = self.sh("%s state 1" % VTGRAB).strip()
+        if state != "mode=process relsig=34 acqsig=35 kd=graphics kb=off":
+            self.fail("logind's TakeControl left tty1 in %s" % state)
+        self.vm.send_text("echo leaked\n")
+        time.sleep(2)
+        self.sh("touch /tmp/vtgrab.go")
+        wait_for("ReleaseControl failed or did not happen", "released", vtgrab_log)
+        inq = re.search(r"^inq (-?\d+)$", vtgrab_log(), re.M)
+        if not inq or inq.group(1) != "0":
+            self.fail("keys typed while logind had the VT reached the session's pty: %s bytes"
+                      " in its input queue" % (inq.group(1) if inq else "?"))
+        wait_for("consoled did not take its VT back", "was handed back: taking it again (in front)",
+                 consoled_log)
+
+        def back(s):
+            lines = [l.rstrip() for l in s.lines]
+            return "vtgrab-done" in lines and any(
+                l.startswith(SHELL_PROMPT) for l in lines[lines.index("vtgrab-done") + 1:])
+        _, decoded = self.wait_text(FONT, back, "consoled's screen did not come back")
+        if "vtgrab: logind took the VT" not in decoded or "leaked" in decoded:
+            self.fail("the screen after ReleaseControl:\n" + decoded.text())
+        state = self.sh("%s state 1" % VTGRAB).strip()
+        if state != "mode=process relsig=35 acqsig=36 kd=graphics kb=off":
+            self.fail("consoled did not set its modes again: %s" % state)
+        self.vm.send_text("echo typed-$((6*7))\n")
+        self.wait_text(FONT, lambda s: any(l.rstrip() == "typed-42" for l in s.lines),
+                       "typing after ReleaseControl failed")
+        self.vm.send_text("exit\n")
+        self.wait_prompt("no login prompt after the logout", lambda s: "LOGIND" not in s)
 
     # -- real programs, driven with keys (issue 12) --
 
@@ -1594,7 +1656,8 @@ PROGRAM_CHECKS = ["vim", "less", "tmux", "mc", "htop", "nano", "dialog", "htop-c
 # of restart, then its logout, a corrupt snapshot, and systemd giving up.
 RESTORE_CHECKS = ["restore-segv", "restore-kill", "restore-watchdog", "restore-restart",
                   "restore-logout", "restore-corrupt"]
-CHECKS = ["fbdev", "units", "security", "sandbox", "plugin", "login", "session"] + \
+CHECKS = ["fbdev", "units", "security", "sandbox", "plugin", "login", "session",
+          "logind-control"] + \
     PROGRAM_CHECKS + ["config", "kill", "stop", "hotplug", "helper-refuses"] + \
     RESTORE_CHECKS + ["no-helper", "no-fb", "fb-wait", "giveup"]
 

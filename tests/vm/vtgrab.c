@@ -20,6 +20,14 @@
  *         default keyboard mode (vt.default_utf8), VT_AUTO; and prints
  *         "vtgrab: gave ttyN back" and "restored" to LOG.
  *
+ *     vtgrab logind LOG GOFILE
+ *         What a compositor started from a login does: calls TakeControl on
+ *         its own logind session (org.freedesktop.login1 session "self"),
+ *         so logind prepares the session's VT, writes "taken" to LOG and
+ *         "vtgrab: logind took the VT" to stdout; once GOFILE exists writes
+ *         "inq N" as above and calls ReleaseControl (logind restores the
+ *         VT), then "released".
+ *
  *     vtgrab state N
  *         Prints the VT's mode: "mode=auto|process relsig=S acqsig=S
  *         kd=text|graphics kb=off|unicode|xlate|raw|mediumraw".
@@ -37,6 +45,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <systemd/sd-bus.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -162,12 +171,93 @@ static int default_kbmode(void)
 	return buf[0] == '0' ? K_XLATE : K_UNICODE;
 }
 
+/* Until GOFILE exists or SIGTERM/SIGINT; draws again after an acquire. */
+static void wait_go(const char *go)
+{
+	while (!stop && access(go, F_OK) < 0) {
+		struct timespec ts = {0, 50 * 1000 * 1000};
+
+		if (redraw) {
+			redraw = 0;
+			draw();
+			note("redrawn");
+		}
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The bytes waiting in the input queue of stdin (the session's pty). */
+static void note_inq(void)
+{
+	int inq = -1;
+
+	if (isatty(STDIN_FILENO) && ioctl(STDIN_FILENO, TIOCINQ, &inq) < 0)
+		inq = -1;
+	note("inq %d", inq);
+}
+
+static void catch_stop(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_stop;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+}
+
+static int session_call(sd_bus *bus, const char *method)
+{
+	sd_bus_error error = SD_BUS_ERROR_NULL;
+	int r;
+
+	r = sd_bus_call_method(bus, "org.freedesktop.login1",
+			       "/org/freedesktop/login1/session/self",
+			       "org.freedesktop.login1.Session", method, &error, NULL,
+			       strcmp(method, "TakeControl") == 0 ? "b" : "", 0);
+	if (r < 0) {
+		fprintf(stderr, "vtgrab: %s: %s\n", method,
+			error.message ? error.message : strerror(-r));
+		note("%s failed: %s", method, error.message ? error.message : strerror(-r));
+	}
+	sd_bus_error_free(&error);
+	return r;
+}
+
+static int control(const char *log_path, const char *go)
+{
+	sd_bus *bus = NULL;
+	int r;
+
+	log_file = fopen(log_path, "we");
+	if (!log_file)
+		die("open the log");
+	catch_stop();
+	r = sd_bus_open_system(&bus);
+	if (r < 0) {
+		errno = -r;
+		die("connect to the system bus");
+	}
+	if (session_call(bus, "TakeControl") < 0)
+		return 1;
+	printf("vtgrab: logind took the VT\n");
+	fflush(stdout);
+	note("taken");
+	wait_go(go);
+	note_inq();
+	if (session_call(bus, "ReleaseControl") < 0)
+		return 1;
+	note("released");
+	sd_bus_flush_close_unref(bus);
+	return 0;
+}
+
 static int take(const char *num, const char *log_path, const char *go)
 {
 	struct vt_mode mode = {.mode = VT_PROCESS};
 	struct sigaction sa;
 	char path[32];
-	int inq = -1;
 
 	log_file = fopen(log_path, "we");
 	if (!log_file)
@@ -183,9 +273,7 @@ static int take(const char *num, const char *log_path, const char *go)
 	sigaction(SIGRTMIN, &sa, NULL);
 	sa.sa_handler = on_acquire;
 	sigaction(SIGRTMIN + 1, &sa, NULL);
-	sa.sa_handler = on_stop;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	catch_stop();
 
 	/* logind's order (session_prepare_vt) */
 	if (ioctl(vt_fd, KDSKBMODE, K_OFF) < 0)
@@ -201,20 +289,8 @@ static int take(const char *num, const char *log_path, const char *go)
 	fflush(stdout);
 	note("took");
 
-	while (!stop && access(go, F_OK) < 0) {
-		struct timespec ts = {0, 50 * 1000 * 1000};
-
-		if (redraw) {
-			redraw = 0;
-			draw();
-			note("redrawn");
-		}
-		nanosleep(&ts, NULL);
-	}
-
-	if (isatty(STDIN_FILENO) && ioctl(STDIN_FILENO, TIOCINQ, &inq) < 0)
-		inq = -1;
-	note("inq %d", inq);
+	wait_go(go);
+	note_inq();
 
 	/* logind's order (vt_restore) */
 	mode = (struct vt_mode){.mode = VT_AUTO};
@@ -260,8 +336,11 @@ int main(int argc, char **argv)
 {
 	if (argc == 5 && strcmp(argv[1], "take") == 0)
 		return take(argv[2], argv[3], argv[4]);
+	if (argc == 4 && strcmp(argv[1], "logind") == 0)
+		return control(argv[2], argv[3]);
 	if (argc == 3 && strcmp(argv[1], "state") == 0)
 		return state(argv[2]);
-	fprintf(stderr, "usage: vtgrab take N LOG GOFILE | vtgrab state N\n");
+	fprintf(stderr,
+		"usage: vtgrab take N LOG GOFILE | vtgrab logind LOG GOFILE | vtgrab state N\n");
 	return 2;
 }

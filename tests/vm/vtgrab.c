@@ -54,7 +54,7 @@ static int vt_fd = -1;
 static FILE *log_file;
 static volatile sig_atomic_t redraw, stop;
 
-static void die(const char *what)
+static __attribute__((noreturn)) void die(const char *what)
 {
 	fprintf(stderr, "vtgrab: %s: %s\n", what, strerror(errno));
 	exit(1);

@@ -457,6 +457,17 @@ void backend_free(struct backend *b)
 	free(b);
 }
 
+void backend_abandon(struct backend *b)
+{
+	if (!b)
+		return;
+	log_info("Blitter backend %s abandoned with its device, without a last sync",
+		 b->plugin->name);
+	if (b->mmio_map)
+		munmap(b->mmio_map, b->mmio_map_len);
+	free(b);
+}
+
 void backend_list(struct fbdev *fb, FILE *out)
 {
 	struct consoled_fb_info info;

@@ -183,3 +183,20 @@ int bootmode_load(const char *dir, const char *name, const struct bootmode_ident
 	close(dfd);
 	return r;
 }
+
+int bootmode_drop(const char *dir, const char *name, const struct bootmode_identity *ident)
+{
+	struct bootmode mode;
+	int dfd, r;
+
+	dfd = bootmode_open_dir(dir, false);
+	if (dfd < 0)
+		return dfd == -ENOENT ? 0 : dfd;
+	r = bootmode_read(dfd, dir, name, ident, false, &mode);
+	if (r > 0 && unlinkat(dfd, name, 0) < 0)
+		r = errno == ENOENT
+			? 0
+			: log_warning_errno(errno, "Cannot remove %s/%s: %m", dir, name);
+	close(dfd);
+	return r;
+}

@@ -59,3 +59,9 @@ int bootmode_load_or_save(const char *dir, const char *name, const struct bootmo
  * mode). */
 int bootmode_load(const char *dir, const char *name, const struct bootmode_identity *ident,
 		  struct bootmode *ret);
+
+/* The device is gone: removes the file `name` in dir if it is this
+ * device's (ident), so the next device with that name starts afresh.
+ * Returns 1 if removed, 0 if there was none or it is another device's, a
+ * negative errno when the directory or file cannot be used. */
+int bootmode_drop(const char *dir, const char *name, const struct bootmode_identity *ident);

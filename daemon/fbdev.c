@@ -450,6 +450,20 @@ void fbdev_use_boot_mode(struct fbdev *fb, const char *dir)
 		 boot.var.yres_virtual, boot.var.bits_per_pixel);
 }
 
+void fbdev_drop_boot_mode(const struct fbdev *fb, const char *dir)
+{
+	struct bootmode_identity ident;
+	struct stat st;
+	char name[32];
+
+	if (fstat(fb->fd, &st) < 0 || !S_ISCHR(st.st_mode))
+		return;
+	snprintf(name, sizeof(name), "fb%u.mode", minor(st.st_rdev));
+	bootmode_identity_init(&ident, &fb->fix);
+	if (bootmode_drop(dir, name, &ident) > 0)
+		log_info("%s: its saved boot mode %s/%s is dropped", fb->path, dir, name);
+}
+
 void fbdev_restore(struct fbdev *fb)
 {
 	struct fb_var_screeninfo v = fb->saved_var;
@@ -517,6 +531,30 @@ int fbdev_pan(struct fbdev *fb, unsigned yoffset)
 		return -errno;
 	fb->var.yoffset = yoffset;
 	return 0;
+}
+
+int fbdev_activate(struct fbdev *fb)
+{
+	struct fb_var_screeninfo v = fb->var;
+
+	v.activate = FB_ACTIVATE_NOW | FB_ACTIVATE_FORCE;
+	if (ioctl(fb->fd, FBIOPUT_VSCREENINFO, &v) < 0)
+		return log_warning_errno(errno, "Failed to set the mode of %s: %m", fb->path);
+	if (ioctl(fb->fd, FBIOGET_VSCREENINFO, &fb->var) < 0)
+		return log_warning_errno(errno, "Failed to read the mode of %s: %m", fb->path);
+	return 0;
+}
+
+int fbdev_poll(struct fbdev *fb, struct fb_var_screeninfo *ret_cur)
+{
+	struct fb_var_screeninfo cur;
+
+	if (ioctl(fb->fd, FBIOGET_VSCREENINFO, &cur) < 0)
+		return -errno;
+	if (var_mode_equal(&cur, &fb->var))
+		return 0;
+	*ret_cur = cur;
+	return 1;
 }
 
 /*

@@ -101,6 +101,11 @@ int fbdev_reacquire(struct fbdev *fb);
  * the mode found at open stays (logged). */
 void fbdev_use_boot_mode(struct fbdev *fb, const char *dir);
 
+/* The device is gone (fbwatch.h): its saved boot mode in dir goes with it,
+ * if the file still describes this device (another consoled may have saved
+ * the successor's there already). Touches only the file. */
+void fbdev_drop_boot_mode(const struct fbdev *fb, const char *dir);
+
 /* Puts back the var (at yoffset 0) and colour map found at start (or the
  * boot mode, fbdev_use_boot_mode()). */
 void fbdev_restore(struct fbdev *fb);
@@ -112,6 +117,20 @@ int fbdev_set_virtual(struct fbdev *fb, unsigned yres_virtual, unsigned vmode);
 /* Moves the display window to yoffset (FBIOPAN_DISPLAY, with the current
  * vmode, so with FB_VMODE_YWRAP the window wraps). */
 int fbdev_pan(struct fbdev *fb, unsigned yoffset);
+
+/* Sets the device's current mode again (FB_ACTIVATE_FORCE), as fbcon does
+ * when it first shows a device. A framebuffer registered while consoled's VT
+ * is in graphics mode was never set up: fbcon sets the mode of a visible VT
+ * only in text mode, and DRM's fbdev emulation scans its buffer out only
+ * once a mode is set (before, the display shows what the previous driver
+ * left). Re-reads the mode. */
+int fbdev_activate(struct fbdev *fb);
+
+/* Before every frame: one FBIOGET_VSCREENINFO. Returns a negative errno if
+ * it fails (-ENODEV: the driver unregistered the framebuffer), 0 if the
+ * device is in consoled's mode (fb->var), 1 if someone else changed it
+ * (*ret_cur filled). Logs nothing. */
+int fbdev_poll(struct fbdev *fb, struct fb_var_screeninfo *ret_cur);
 
 /* Quirks: drivers whose pan ioctl succeeds while the picture does not move.
  * Returns why panning must not be used on this device, or NULL. */

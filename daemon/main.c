@@ -25,6 +25,7 @@
 #include "crash.h"
 #include "fbdev.h"
 #include "fbwait.h"
+#include "fbwatch.h"
 #include "input.h"
 #include "log.h"
 #include "options.h"
@@ -61,7 +62,10 @@ struct manager {
 	struct options opts;
 	struct palette palette;
 	struct fontset *fonts;
-	struct fbdev *fb;
+	struct fbdev *fb; /* NULL after a removal until a successor (fbwatch.h) */
+	struct fbwatch *fbwatch;
+	double fonts_dpi; /* what the fontset was made for */
+	bool fonts_mono;
 	struct vt *vt;
 	struct input *input;
 	struct term *term;
@@ -132,11 +136,19 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 	/* a compositor may have taken the VT since the last poll */
 	if (m->vt)
 		vt_poll(m->vt);
-	if (!m->vt || !vt_is_active(m->vt)) {
-		/* Nothing is drawn while another VT is shown; the snapshot
-		 * follows the output at the pace of frames all the same. */
+	if (!m->vt || !vt_is_active(m->vt) || !m->fb) {
+		/* Nothing is drawn while another VT is shown (or no
+		 * framebuffer is there); the snapshot follows the output at the
+		 * pace of frames all the same. */
 		m->last_frame_usec = now_usec();
 		manager_frame_done(m);
+		return 0;
+	}
+	/* Still there? A driver that unregistered it leaves a mapping that
+	 * may alias its successor's memory. */
+	struct fb_var_screeninfo cur;
+	if (fbdev_poll(m->fb, &cur) == -ENODEV) {
+		fbwatch_lost(m->fbwatch);
 		return 0;
 	}
 	bool again = render_frame(m->render, term_screen(m->term));
@@ -183,7 +195,7 @@ static int manager_on_respawn(sd_event_source *s, uint64_t usec, void *userdata)
 	/* Nothing of the last user stays in video memory, the text the pan
 	 * window left behind off the screen included; if another VT is shown,
 	 * when ours comes back. */
-	if (vt_is_active(m->vt))
+	if (vt_is_active(m->vt) && m->fb)
 		render_wipe_vram(m->render);
 	else
 		m->wipe_pending = true;
@@ -293,7 +305,15 @@ static void manager_on_acquire(void *userdata)
 	struct manager *m = userdata;
 	int r;
 
-	r = fbdev_reacquire(m->fb);
+	r = m->fb ? fbdev_reacquire(m->fb) : -ENODEV;
+	if (r == -ENODEV) {
+		/* No screen, or it was unregistered while another VT was
+		 * shown (fbwatch.h): keys still go to the session. */
+		if (m->input)
+			input_set_active(m->input, true);
+		fbwatch_lost(m->fbwatch);
+		return;
+	}
 	if (r < 0) {
 		log_error("The framebuffer cannot be used any more, exiting");
 		m->exit_status = EXIT_FAILURE;
@@ -370,6 +390,8 @@ static bool manager_on_zoom(int step, void *userdata)
 	vt_poll(m->vt);
 	if (!vt_is_active(m->vt))
 		return true;
+	if (!m->fb)
+		return true; /* nothing to zoom on */
 	if (!fontset_scalable(m->fonts))
 		return false;
 	if (size == old)
@@ -474,6 +496,78 @@ static int manager_load_fonts(struct manager *m)
 	r = fontset_new(&fc, &m->fonts);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up fonts: %m");
+	m->fonts_dpi = fc.dpi;
+	m->fonts_mono = fc.mono;
+	return 0;
+}
+
+/* A successor may have another depth (8 bpp: monochrome glyphs) or size in
+ * millimetres: the font is opened again for it, at the size it has now (a
+ * zoom stays). On failure the old fontset stays. */
+static void manager_refit_fonts(struct manager *m)
+{
+	double dpi = m->opts.font_dpi ? m->opts.font_dpi : manager_screen_dpi(m->fb);
+	struct fontset_config fc = {
+	    .file = m->opts.font_file,
+	    .name = m->opts.font_name,
+	    .size = fontset_scalable(m->fonts) ? fontset_size(m->fonts) : m->opts.font_size,
+	    .dpi = dpi,
+	    .mono = m->fb->format.indexed,
+	};
+	struct fontset *fonts;
+
+	if (fc.dpi == m->fonts_dpi && fc.mono == m->fonts_mono)
+		return;
+	if (fontset_new(&fc, &fonts) < 0) {
+		log_warning("Keeping the font made for the old framebuffer");
+		return;
+	}
+	fontset_free(m->fonts);
+	m->fonts = fonts;
+	m->fonts_dpi = fc.dpi;
+	m->fonts_mono = fc.mono;
+}
+
+/* The framebuffer was unregistered (fbwatch.h): nothing more is drawn (a
+ * frame in flight was the last), and nothing touches the hardware: the
+ * blitter is abandoned without a sync, the mapping and the fd go, and so does
+ * the saved boot mode. The terminal, the session and the keyboard go on. */
+static void manager_on_fb_gone(void *userdata)
+{
+	struct manager *m = userdata;
+
+	fbdev_drop_boot_mode(m->fb, BOOTMODE_DIR);
+	render_set_device(m->render, NULL, m->fonts);
+	scroller_free(m->scroller);
+	m->scroller = NULL;
+	backend_abandon(m->backend);
+	m->backend = NULL;
+	fbdev_free(m->fb);
+	m->fb = NULL;
+	crash_set_active(0);
+	sd_notifyf(0, "STATUS=Running on tty%u, no framebuffer (waiting for one)",
+		   vt_number(m->vt));
+}
+
+/* Its successor: the boot mode is the new device's, the font fits it, its
+ * mode is set (fbdev_activate()) and the first acquire of the VT (now, or
+ * when it comes back) loads a backend,
+ * lays everything out (manager_relayout(): the session gets SIGWINCH if the
+ * grid changed) and draws the whole screen. */
+static int manager_on_fb_found(struct fbdev *fb, void *userdata)
+{
+	struct manager *m = userdata;
+
+	m->fb = fb;
+	fbdev_use_boot_mode(fb, BOOTMODE_DIR);
+	manager_refit_fonts(m);
+	render_set_device(m->render, fb, m->fonts);
+	sd_notifyf(0, "STATUS=Running on tty%u, %s (%s)", vt_number(m->vt), fb->path, fb->fix.id);
+	/* With another VT in front, fbcon set the device up for it. */
+	if (vt_is_active(m->vt)) {
+		(void)fbdev_activate(fb);
+		manager_on_acquire(m);
+	}
 	return 0;
 }
 
@@ -531,6 +625,12 @@ static int manager_start(struct manager *m)
 	crash_set_keep_display(m->opts.session_restore && m->opts.session_socket &&
 			       getenv("NOTIFY_SOCKET"));
 	(void)crash_add_test_hooks(m->event);
+
+	r = fbwatch_new(m->event, m->fb, m->opts.fbdev, &m->palette,
+			&(struct fbwatch_callbacks){manager_on_fb_gone, manager_on_fb_found}, m,
+			&m->fbwatch);
+	if (r < 0)
+		return r;
 
 	r = sd_event_add_time(m->event, &m->frame_source, CLOCK_MONOTONIC, 0, 0, manager_on_frame,
 			      m);
@@ -642,6 +742,7 @@ static void manager_stop(struct manager *m)
 		vt_poll(m->vt);
 	if (m->opts.stats)
 		manager_log_stats(m);
+	fbwatch_free(m->fbwatch);
 	input_free(m->input);
 	/* The last output is in the snapshot that the store keeps. */
 	restore_update(m->restore, m->term);

@@ -254,6 +254,14 @@ int render_set_scroller(struct render *r, struct scroller *s)
 	return 0;
 }
 
+void render_set_device(struct render *r, struct fbdev *fb, struct fontset *fonts)
+{
+	render_set_scroller(r, NULL);
+	r->fb = fb;
+	r->fonts = fonts;
+	r->prev_valid = false;
+}
+
 void render_free(struct render *r)
 {
 	if (!r)

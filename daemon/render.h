@@ -69,6 +69,13 @@ bool render_layout_stale(const struct render *r);
  * (the cell does not fit the screen) the old layout stays. */
 int render_relayout(struct render *r);
 
+/* A handover (fbwatch.h): the renderer draws on fb (NULL while there is
+ * none: then nothing of it may be called but render_free(),
+ * render_set_clusters() and this) with fonts, both kept by the caller, and
+ * forgets the scroller. Before the next frame the caller lays everything out
+ * again (render_relayout(), render_set_scroller()). */
+void render_set_device(struct render *r, struct fbdev *fb, struct fontset *fonts);
+
 /* Moves are done through the scroller's strategies (NULL: redraw only);
  * in shadow mode this sets up the RAM copy. Invalidates the screen. */
 int render_set_scroller(struct render *r, struct scroller *s);

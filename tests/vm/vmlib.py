@@ -44,6 +44,9 @@ CARD_QEMU_ARGS = {
     "ati": ["-vga", "none", "-device", "ati-vga"],
     "rv100": ["-vga", "none", "-device", "ati-vga,model=rv100"],
     "bochs": ["-vga", "std"],
+    # The same card, left to the kernel's built-in vesafb (CARD_APPEND);
+    # the handover checks load bochs-drm, which replaces it.
+    "vesa": ["-vga", "std"],
     "vfb": ["-vga", "none"],
     "none": ["-vga", "none"],
     # The Cirrus card with no driver at boot: the test loads cirrusfb
@@ -54,6 +57,10 @@ CARD_QEMU_ARGS = {
 # vfb needs memory for a virtual screen several times the visible one (pan and
 # wrap tests); 8 MiB covers 1024x768x32 twice over and 640x480x8 27 times.
 VFB_DEFAULT_APPEND = "vfb.vfb_enable=1 vfb.videomemorysize=8388608 vfb.mode_option=640x480-8@60"
+
+# Kernel command line per card: vga=0x314 has the boot code set VESA mode
+# 0x114 (800x600, 16 bpp) for vesafb, which Debian's kernel has built in.
+CARD_APPEND = {"vesa": "vga=0x314"}
 
 # Kernel command line: printk only to the serial port (never over fbcon's
 # picture on tty1), no console blanking, reboot-less panic so QEMU exits.
@@ -226,7 +233,7 @@ class VM:
             out, status = vm.run("cat /sys/class/graphics/fb0/virtual_size")
             img = vm.screendump()
 
-    card:            cirrus | ati | rv100 | bochs | vfb | none | late
+    card:            cirrus | ati | rv100 | bochs | vesa | vfb | none | late
     consoled:        host path of a consoled binary to put in /usr/bin (or None)
     initramfs_extra: {guest_path: host_path | bytes | str} extra files
     extra_elves:     {guest_path: host_path} extra binaries/plugins (with their libraries)
@@ -288,6 +295,8 @@ class VM:
         parts = [BASE_APPEND, "consoled.card=" + self.card]
         if self.card == "vfb" and "vfb.videomemorysize" not in self.append:
             parts.append(VFB_DEFAULT_APPEND)
+        if self.card in CARD_APPEND:
+            parts.append(CARD_APPEND[self.card])
         if self.append:
             parts.append(self.append)
         return " ".join(parts)

@@ -127,6 +127,18 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   3 s later the test inserts cirrusfb: consoled takes
                   /dev/fb0 at once (the kernel's uevent), draws its session
                   and a command typed runs.
+  handover        (vesa) consoled runs a shell on the boot framebuffer
+                  (vesafb, 800x600x16); the bochs DRM modules are loaded and
+                  bochs-drm's fbdev emulation replaces it as fb0 (1280x800x32):
+                  consoled logs the handover and draws on the new fb0 the same
+                  screen (read back: every line, a colour), `stty size` typed
+                  there shows the new grid, and /run/consoled/fb0.mode is the
+                  new device's boot mode, not vesafb's.
+  fb-removal      (vesa) bochs-drm is unbound from its PCI device while
+                  consoled draws on its fb0: consoled logs once and keeps the
+                  session (a command typed meanwhile runs); after the rebind it
+                  takes the new fb0 and shows the exact screen, that command's
+                  output included.
 
 Pictures of failures (expected, actual, diff) go to --out.
 """
@@ -1705,6 +1717,124 @@ exec sleep 100000
             if status != want or needle not in out:
                 self.fail("consoled %s: status %d (want %d), output:\n%s" % (args, status, want, out))
 
+    # -- driver handover and removal (the vesa guest) --
+
+    def load_bochs(self):
+        """Load the bochs DRM driver (the bochs card's module list), unless loaded."""
+        self.sh("for m in $(cat /etc/vm/modules/bochs); do grep -q \"^$m \" /proc/modules"
+                " || insmod /lib/modules/$m.ko || exit 1; done", timeout=120)
+
+    def fb_name(self):
+        return self.vm.run("cat /sys/class/graphics/fb0/name")[0].strip()
+
+    def log_count(self, text):
+        return self.consoled_log().count(text)
+
+    def expect_screen(self, font, lines, what, timeout=30):
+        """Wait until the decoded screen's text is exactly `lines` (then blank)."""
+        want = "\n".join(lines)
+        return self.wait_text(font, lambda s: s.text() == want,
+                              "%s; expected exactly:\n%s" % (what, want), timeout=timeout)
+
+    def check_handover(self):
+        font = KEYBOARD_FONT
+        fw, fh = load_font(font).width, load_font(font).height
+        if self.fb_name() != "VESA VGA":
+            self.fail("fb0 is %r, not vesafb (is vga=0x314 on the command line?)" % self.fb_name())
+        self.sh("rm -rf /run/consoled")
+        self.start_shell(font)
+        self.vm.send_text("echo before-handover\n")
+        self.wait_output(font, "echo before-handover", "before-handover", "typing on vesafb failed")
+        green = "printf '\\033[32mgreen-text\\033[0m\\n'"
+        self.vm.send_text(green + "\n")
+        self.wait_output(font, green, "green-text", "printf on vesafb failed")
+        self.vm.send_text("stty size\n")
+        _, decoded = self.wait_output(font, "stty size", "%d %d" % (600 // fh, 800 // fw),
+                                      "the grid on vesafb is not 800x600's")
+        # what vesafb shows: the shell's banner, the commands, the prompt
+        screen_before = decoded.text().split("\n")
+        if "VESA VGA" not in self.sh("cat /run/consoled/fb0.mode"):
+            self.fail("no boot mode of vesafb saved in /run/consoled/fb0.mode")
+
+        self.load_bochs()
+        if self.fb_name() != "bochs-drmdrmfb":
+            self.fail("fb0 is %r after loading bochs" % self.fb_name())
+        self.wait_log(CONSOLED_LOG, "Took over /dev/fb0 (bochs-drmdrmfb)",
+                      "consoled did not take over bochs-drm's fb0")
+        log = self.consoled_log()
+        if "/dev/fb0 (VESA VGA) was unregistered by its driver" not in log:
+            self.fail("the log does not name the loss of vesafb:\n" + log)
+        img = self.vm.grab()
+        cols, rows = img.width // fw, img.height // fh
+        if (img.width, img.height) == (800, 600):
+            self.fail("the display is still 800x600 after bochs-drm took it")
+        # The whole screen, drawn on the new device (nothing of it was there).
+        self.expect_screen(font, screen_before,
+                           "the screen after the handover is not the one from before")
+        self.vm.send_text("stty size\n")
+        _, decoded = self.expect_screen(font, screen_before[:-1] + ["$ stty size",
+                                                                    "%d %d" % (rows, cols), "$"],
+                                        "the session does not answer on the new fb0 with its"
+                                        " new grid")
+        row = [l.rstrip() for l in decoded.lines].index("green-text")  # printf's output
+        if set(decoded.fg[row][:len("green-text")]) != {2}:
+            self.fail("green-text is drawn in colours %r on the new fb0, not 2 (green)"
+                      % decoded.fg[row][:len("green-text")])
+        mode = self.sh("cat /run/consoled/fb0.mode")
+        if "VESA VGA" in mode or "bochs-drmdrmfb" not in mode:
+            self.fail("/run/consoled/fb0.mode is not the new device's boot mode")
+        print("# handover: %s" % " / ".join(
+            l for l in log.splitlines() if "unregistered" in l or "Took over" in l), flush=True)
+        self.stop_consoled()
+        status = self.wait_consoled_exit()
+        if status != 0:
+            self.fail("consoled exited with %d after the handover" % status)
+
+    def check_fb_removal(self):
+        font = KEYBOARD_FONT
+        self.load_bochs()
+        if self.fb_name() != "bochs-drmdrmfb":
+            self.fail("fb0 is %r, not bochs-drm's" % self.fb_name())
+        pci = self.sh("basename $(readlink -f /sys/class/graphics/fb0/device)").strip()
+        self.start_shell(font)
+        self.vm.send_text("echo one\n")
+        _, decoded = self.wait_output(font, "echo one", "one", "typing on bochs-drm failed")
+        screen_before = decoded.text().split("\n")[:-1]  # up to the prompt
+
+        self.sh("echo %s > /sys/bus/pci/drivers/bochs-drm/unbind" % pci)
+        try:
+            self.wait_log(CONSOLED_LOG, "No framebuffer to draw on",
+                          "consoled did not notice the removal")
+            if self.vm.run("test -e /sys/class/graphics/fb0")[1] == 0:
+                self.fail("fb0 is still registered after the unbind")
+            # The session goes on: a command typed now runs, its output is kept.
+            cmd = "echo during-removal > /tmp/during; echo printed-while-away"
+            self.sh("rm -f /tmp/during")
+            self.vm.send_text(cmd + "\n")
+            deadline = time.monotonic() + 20
+            while "during-removal" not in self.vm.run("cat /tmp/during")[0]:
+                if time.monotonic() > deadline:
+                    self.fail("a command typed while no framebuffer was there did not run")
+                time.sleep(0.3)
+            time.sleep(3)  # past the search's retries: still logged once
+            if self.consoled_exited():
+                self.fail("consoled exited without a framebuffer:\n" + self.consoled_log())
+            for text in ("was unregistered by its driver", "No framebuffer to draw on"):
+                if self.log_count(text) != 1:
+                    self.fail("%r logged %d times, not once:\n%s"
+                              % (text, self.log_count(text), self.consoled_log()))
+        finally:
+            self.vm.run("echo %s > /sys/bus/pci/drivers/bochs-drm/bind" % pci)
+        self.wait_log(CONSOLED_LOG, "Took over /dev/fb0 (bochs-drmdrmfb)",
+                      "consoled did not take the framebuffer back after the rebind")
+        self.expect_screen(font, screen_before + ["$ " + cmd, "printed-while-away", "$"],
+                           "the screen after the rebind is not the session's")
+        self.vm.send_text("echo back\n")
+        self.expect_screen(font, screen_before + ["$ " + cmd, "printed-while-away",
+                                                  "$ echo back", "back", "$"],
+                           "the session does not answer after the rebind")
+        self.stop_consoled()
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -1722,7 +1852,9 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     plugins = find_plugins(args.consoled)
 
-    if args.card == "vfb":
+    if args.card == "vesa":
+        checks = ["handover", "fb-removal"]
+    elif args.card == "vfb":
         checks = (["depth-%dbpp" % b for b in (8, 16, 24, 32)]
                   + ["scroll-" + m for m in SCROLL_MODES["vfb"]] + ["refusal"])
     elif args.card == "late":
@@ -1801,6 +1933,8 @@ def main():
             "refusal": r.check_refusal,
             "fb-wait-none": r.check_fb_wait_none,
             "fb-wait-late": r.check_fb_wait_late,
+            "handover": r.check_handover,
+            "fb-removal": r.check_fb_removal,
         }
         if args.card in fonttest.CARDS and ftref:
             simple.update(fonttest.FontChecks(r, ftref).checks)

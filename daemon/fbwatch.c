@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define LOG_MODULE "fbwatch"
+#include <errno.h>
+#include <fcntl.h>
+#include <libudev.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "fbwatch.h"
+#include "log.h"
+#include "util/util.h"
+
+/* After a loss or an `add` whose device cannot be opened yet, the search is
+ * repeated this often, this far apart (a node exists a moment before its
+ * framebuffer is registered); after that only udev events start it. */
+#define FBWATCH_RETRIES 10
+#define FBWATCH_RETRY_USEC (200 * USEC_PER_MSEC)
+
+struct fbwatch {
+	sd_event *event;
+	struct fbdev *fb; /* the caller's; NULL while there is none */
+	char *path;	  /* --fbdev, or NULL: the first framebuffer */
+	const struct palette *palette;
+	struct fbwatch_callbacks cb;
+	void *userdata;
+
+	struct udev *udev;
+	struct udev_monitor *monitor;
+	sd_event_source *monitor_source;
+	sd_event_source *retry_source;
+	unsigned retries_left;
+	bool wait_logged; /* "waiting for a framebuffer" said since the loss */
+};
+
+static bool is_fb_name(const char *sysname)
+{
+	unsigned n;
+
+	return sysname && strncmp(sysname, "fb", 2) == 0 &&
+	       parse_uint(sysname + 2, 0, 1000, &n) == 0;
+}
+
+/* The device node of the lowest fbN there is now, or NULL. Quiet: waiting
+ * is logged once, by the caller. */
+static char *fbwatch_first(struct fbwatch *w)
+{
+	struct udev_enumerate *e = udev_enumerate_new(w->udev);
+	struct udev_list_entry *item;
+	char *best = NULL;
+	unsigned best_n = ~0u;
+
+	if (!e)
+		return NULL;
+	udev_enumerate_add_match_subsystem(e, "graphics");
+	udev_enumerate_scan_devices(e);
+	udev_list_entry_foreach (item, udev_enumerate_get_list_entry(e)) {
+		struct udev_device *d =
+		    udev_device_new_from_syspath(w->udev, udev_list_entry_get_name(item));
+		const char *sysname, *node;
+		unsigned n;
+
+		if (!d)
+			continue;
+		sysname = udev_device_get_sysname(d);
+		node = udev_device_get_devnode(d);
+		if (node && is_fb_name(sysname) && parse_uint(sysname + 2, 0, 1000, &n) == 0 &&
+		    n < best_n) {
+			free(best);
+			best = xstrdup(node);
+			best_n = n;
+		}
+		udev_device_unref(d);
+	}
+	udev_enumerate_unref(e);
+	return best;
+}
+
+/* 1: a successor was taken; 0: none there (yet); a negative errno: there is
+ * one, but it cannot be used (fbdev_open() or the caller said why). */
+static int fbwatch_try(struct fbwatch *w)
+{
+	_cleanup_(freep) char *path = w->path ? xstrdup(w->path) : fbwatch_first(w);
+	struct fb_var_screeninfo var;
+	struct fbdev *fb;
+	int fd, r;
+
+	if (!path)
+		return 0;
+	/* A quiet look first: the node may be there before its framebuffer
+	 * is registered (ENODEV), or gone with the old one (ENOENT). */
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 && (errno == ENOENT || errno == ENODEV || errno == ENXIO))
+		return 0;
+	if (fd >= 0) {
+		r = ioctl(fd, FBIOGET_VSCREENINFO, &var) < 0 ? -errno : 0;
+		close(fd);
+		if (r == -ENODEV)
+			return 0;
+	}
+	r = fbdev_open(path, w->palette, &fb);
+	if (r < 0)
+		return r;
+	r = w->cb.found(fb, w->userdata);
+	if (r < 0) {
+		log_warning_errno(r, "Cannot use %s (%s), waiting for another framebuffer: %m",
+				  path, fb->fix.id);
+		fbdev_free(fb);
+		return r;
+	}
+	w->fb = fb;
+	log_info("Took over %s (%s): %ux%u at %u bpp", fb->path, fb->fix.id, fb->var.xres,
+		 fb->var.yres, fb->var.bits_per_pixel);
+	return 1;
+}
+
+static int fbwatch_on_retry(sd_event_source *s, uint64_t usec, void *userdata);
+
+static void fbwatch_search(struct fbwatch *w)
+{
+	int r;
+
+	if (w->fb)
+		return;
+	r = fbwatch_try(w);
+	if (r > 0) {
+		w->retries_left = 0;
+		w->wait_logged = false;
+		return;
+	}
+	if (r == 0 && w->retries_left > 0 && w->retry_source) {
+		w->retries_left--;
+		sd_event_source_set_time(w->retry_source, now_usec() + FBWATCH_RETRY_USEC);
+		sd_event_source_set_enabled(w->retry_source, SD_EVENT_ONESHOT);
+	}
+	if (!w->wait_logged) {
+		log_warning("No framebuffer to draw on (%s): the terminal and the session go on "
+			    "unseen until one is registered",
+			    w->path ? w->path : "none found");
+		w->wait_logged = true;
+	}
+}
+
+static int fbwatch_on_retry(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)s;
+	(void)usec;
+	fbwatch_search(userdata);
+	return 0;
+}
+
+void fbwatch_lost(struct fbwatch *w)
+{
+	if (!w || !w->fb)
+		return;
+	log_warning("%s (%s) was unregistered by its driver: letting it go; the terminal and the "
+		    "session go on",
+		    w->fb->path, w->fb->fix.id);
+	w->fb = NULL;
+	w->wait_logged = false;
+	w->cb.gone(w->userdata);
+	/* Its successor (a handover) may be registering right now. */
+	w->retries_left = FBWATCH_RETRIES;
+	fbwatch_search(w);
+}
+
+static int fbwatch_on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct fbwatch *w = userdata;
+	struct udev_device *dev;
+	struct fb_var_screeninfo cur;
+	const char *action;
+	bool add;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	dev = udev_monitor_receive_device(w->monitor);
+	if (!dev)
+		return 0;
+	action = udev_device_get_action(dev);
+	add = action && strcmp(action, "add") == 0;
+	if (!is_fb_name(udev_device_get_sysname(dev)) || !action) {
+		udev_device_unref(dev);
+		return 0;
+	}
+	log_debug("udev: %s %s", action, udev_device_get_sysname(dev));
+	udev_device_unref(dev);
+	/* Any framebuffer coming or going: is ours still there? (A remove
+	 * may also be an old one's, seen after ours replaced it.) */
+	if (w->fb) {
+		if (fbdev_poll(w->fb, &cur) == -ENODEV)
+			fbwatch_lost(w);
+	} else if (add) {
+		w->retries_left = FBWATCH_RETRIES;
+		fbwatch_search(w);
+	}
+	return 0;
+}
+
+int fbwatch_new(sd_event *event, struct fbdev *fb, const char *path, const struct palette *palette,
+		const struct fbwatch_callbacks *cb, void *userdata, struct fbwatch **ret)
+{
+	struct fbwatch *w = xcalloc(1, sizeof(*w));
+	int r;
+
+	w->event = sd_event_ref(event);
+	w->fb = fb;
+	w->path = path ? xstrdup(path) : NULL;
+	w->palette = palette;
+	w->cb = *cb;
+	w->userdata = userdata;
+
+	r = sd_event_add_time(event, &w->retry_source, CLOCK_MONOTONIC, 0, 10 * USEC_PER_MSEC,
+			      fbwatch_on_retry, w);
+	if (r < 0) {
+		fbwatch_free(w);
+		return log_error_errno(r, "Failed to create the framebuffer retry timer: %m");
+	}
+	sd_event_source_set_enabled(w->retry_source, SD_EVENT_OFF);
+
+	w->udev = udev_new();
+	if (!w->udev) {
+		fbwatch_free(w);
+		return log_error_errno(ENOMEM, "Failed to create a udev context: %m");
+	}
+	/* Without udevd (an initramfs, a container) only the kernel's
+	 * uevents arrive. */
+	w->monitor = udev_monitor_new_from_netlink(
+	    w->udev, access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel");
+	if (w->monitor &&
+	    udev_monitor_filter_add_match_subsystem_devtype(w->monitor, "graphics", NULL) >= 0 &&
+	    udev_monitor_enable_receiving(w->monitor) >= 0) {
+		r = sd_event_add_io(event, &w->monitor_source, udev_monitor_get_fd(w->monitor),
+				    EPOLLIN, fbwatch_on_monitor, w);
+		if (r < 0)
+			log_warning_errno(r, "Failed to watch the graphics subsystem: %m");
+	} else
+		log_warning("Failed to watch the graphics subsystem: a framebuffer that replaces "
+			    "a lost one is not seen");
+	*ret = w;
+	return 0;
+}
+
+void fbwatch_free(struct fbwatch *w)
+{
+	if (!w)
+		return;
+	sd_event_source_unref(w->monitor_source);
+	sd_event_source_unref(w->retry_source);
+	udev_monitor_unref(w->monitor);
+	udev_unref(w->udev);
+	sd_event_unref(w->event);
+	free(w->path);
+	free(w);
+}

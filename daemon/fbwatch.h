@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * Driver handover and removal: the framebuffer consoled draws on can be
+ * unregistered by its driver while consoled runs. On a PC the boot
+ * framebuffer (vesafb, efifb, simplefb) is kicked out when the real driver
+ * loads, which registers its own fbdev emulation in its place; a driver can
+ * be unbound from its device or its module removed. The old device's fd then
+ * answers every ioctl with ENODEV, and its mapping may alias the video memory
+ * the next driver uses, so nothing may be drawn through it any more.
+ *
+ * fbwatch notices the loss two ways: a udev monitor on the "graphics"
+ * subsystem (a `remove` or `add` event makes it ask the device with one
+ * FBIOGET_VSCREENINFO), and the caller's own check before every frame
+ * (fbdev_poll(), then fbwatch_lost()). The caller then drops everything tied
+ * to the device (gone()); the terminal and the session are not. fbwatch looks
+ * for the successor at once and after every `add` event: the path given with
+ * --fbdev, or without it the first framebuffer (lowest fbN) there is. A
+ * device node appears before its framebuffer is registered (device_create()
+ * comes first in register_framebuffer()), so an `add` whose device cannot be
+ * opened yet is tried again a few times, briefly. With no successor it waits,
+ * logging that once.
+ *
+ * Without udevd (an initramfs) the monitor listens to the kernel's uevents;
+ * devtmpfs has made the node by then.
+ */
+#include <systemd/sd-event.h>
+
+#include "fbdev.h"
+
+struct fbwatch;
+
+struct fbwatch_callbacks {
+	/* The device in use is gone: stop using it, drop what depends on it
+	 * without touching the hardware, and free it (fbdev_free()). */
+	void (*gone)(void *userdata);
+	/* A successor, opened and checked: 0 if the caller took it (and owns
+	 * it from now on), a negative errno if it cannot use it (fbwatch frees
+	 * it and waits for another). */
+	int (*found)(struct fbdev *fb, void *userdata);
+};
+
+/* Watches fb (the caller's; NULL: none yet) for its removal. path: the
+ * device the user named (--fbdev), or NULL for the first one found. palette:
+ * for fbdev_open() of a successor, kept by the caller. */
+int fbwatch_new(sd_event *event, struct fbdev *fb, const char *path, const struct palette *palette,
+		const struct fbwatch_callbacks *cb, void *userdata, struct fbwatch **ret);
+void fbwatch_free(struct fbwatch *w);
+
+/* The caller found its device gone (fbdev_poll() or another ioctl failed
+ * with ENODEV): gone(), then a successor is looked for. */
+void fbwatch_lost(struct fbwatch *w);

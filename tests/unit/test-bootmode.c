@@ -6,6 +6,7 @@
  * device or boot, or one anybody but root could have written, is replaced;
  * a directory open to others is not used at all.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -99,8 +100,36 @@ static void test_bootmode(void)
 	CHECK(system(path) == 0);
 }
 
+/* A device that goes takes its file with it, but only its own: another
+ * consoled may already have saved the successor's there. */
+static void test_bootmode_drop(void)
+{
+	char dir[] = "/tmp/test-bootmode-XXXXXX", path[256];
+	struct bootmode_identity old = ident_of(0xf0000000), next = ident_of(0xe0000000);
+	struct bootmode boot = mode_of(480, 1), got;
+	struct stat st;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(chmod(dir, 0700) == 0);
+	snprintf(path, sizeof(path), "%s/fb0.mode", dir);
+	CHECK(bootmode_drop(dir, "fb0.mode", &old) == 0); /* none: nothing to do */
+
+	CHECK(bootmode_load_or_save(dir, "fb0.mode", &next, &boot, &got) == 0);
+	CHECK(bootmode_drop(dir, "fb0.mode", &old) == 0); /* the successor's stays */
+	CHECK(stat(path, &st) == 0);
+	CHECK(bootmode_load(dir, "fb0.mode", &next, &got) == 1);
+
+	CHECK(bootmode_drop(dir, "fb0.mode", &next) == 1);
+	CHECK(stat(path, &st) < 0 && errno == ENOENT);
+	CHECK(bootmode_drop(dir, "fb0.mode", &next) == 0);
+
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	CHECK(system(path) == 0);
+}
+
 int main(void)
 {
 	RUN(test_bootmode);
+	RUN(test_bootmode_drop);
 	return TESTS_RESULT();
 }

@@ -9,9 +9,10 @@ libclang-rt-14-dev"
 # The QEMU test bed: QEMU, the guest's busybox, kbd's setfont for the fbcon
 # oracle, xkb data for libxkbcommon, console fonts, the tools that fetch
 # and unpack the Debian kernel and build the initramfs, and those that make
-# the systemd test's Debian root file system (debootstrap, mke2fs -d).
+# the systemd test's Debian root file system (debootstrap, mke2fs -d), and
+# the UEFI firmware of the efi guest (ovmf).
 TESTBED="qemu-system-x86 busybox-static kbd xkb-data console-setup-linux python3 cpio
-zstd xz-utils apt dpkg debootstrap e2fsprogs"
+zstd xz-utils apt dpkg debootstrap e2fsprogs ovmf"
 
 missing=""
 for p in $BUILD $TESTBED; do

@@ -48,6 +48,7 @@ CARD_MODULES = {
     # vesafb (built in) only: the handover checks insmod the bochs list
     # (/etc/vm/modules/bochs) themselves.
     "vesa": [],
+    "efi": [],
     "none": [],
     "late": [],
 }

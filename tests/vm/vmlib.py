@@ -47,6 +47,9 @@ CARD_QEMU_ARGS = {
     # The same card, left to the kernel's built-in vesafb (CARD_APPEND);
     # the handover checks load bochs-drm, which replaces it.
     "vesa": ["-vga", "std"],
+    # The same card under UEFI firmware (OVMF, CARD_FIRMWARE): efifb on the
+    # firmware's GOP framebuffer, replaced by bochs-drm in the same checks.
+    "efi": ["-vga", "std"],
     "vfb": ["-vga", "none"],
     "none": ["-vga", "none"],
     # The Cirrus card with no driver at boot: the test loads cirrusfb
@@ -57,6 +60,12 @@ CARD_QEMU_ARGS = {
 # vfb needs memory for a virtual screen several times the visible one (pan and
 # wrap tests); 8 MiB covers 1024x768x32 twice over and 640x480x8 27 times.
 VFB_DEFAULT_APPEND = "vfb.vfb_enable=1 vfb.videomemorysize=8388608 vfb.mode_option=640x480-8@60"
+
+# UEFI firmware per card (Debian's ovmf): the code read-only, a copy of the
+# variable store per guest. TCG boots it in about a minute.
+OVMF_CODE = "/usr/share/OVMF/OVMF_CODE.fd"
+OVMF_VARS = "/usr/share/OVMF/OVMF_VARS.fd"
+CARD_FIRMWARE = {"efi": (OVMF_CODE, OVMF_VARS)}
 
 # Kernel command line per card: vga=0x314 has the boot code set VESA mode
 # 0x114 (800x600, 16 bpp) for vesafb, which Debian's kernel has built in.
@@ -233,7 +242,7 @@ class VM:
             out, status = vm.run("cat /sys/class/graphics/fb0/virtual_size")
             img = vm.screendump()
 
-    card:            cirrus | ati | rv100 | bochs | vesa | vfb | none | late
+    card:            cirrus | ati | rv100 | bochs | vesa | efi | vfb | none | late
     consoled:        host path of a consoled binary to put in /usr/bin (or None)
     initramfs_extra: {guest_path: host_path | bytes | str} extra files
     extra_elves:     {guest_path: host_path} extra binaries/plugins (with their libraries)
@@ -317,7 +326,17 @@ class VM:
                    "-monitor", "none",
                    # a USB controller, for keyboards plugged in by tests
                    "-device", "qemu-xhci,id=xhci"]
-                + self.qemu_args)
+                + self.firmware_args() + self.qemu_args)
+
+    def firmware_args(self):
+        """pflash drives for a UEFI card (CARD_FIRMWARE), else none (SeaBIOS)."""
+        if self.card not in CARD_FIRMWARE:
+            return []
+        code, vars_template = CARD_FIRMWARE[self.card]
+        store = os.path.join(self.sockdir, "efivars.fd")
+        shutil.copyfile(vars_template, store)
+        return ["-drive", "if=pflash,format=raw,unit=0,readonly=on,file=" + code,
+                "-drive", "if=pflash,format=raw,unit=1,file=" + store]
 
     def build_initrd(self, path):
         """Write the guest's initramfs to `path`; return the kernel.Kernel it is for.

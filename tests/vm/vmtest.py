@@ -127,18 +127,20 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   3 s later the test inserts cirrusfb: consoled takes
                   /dev/fb0 at once (the kernel's uevent), draws its session
                   and a command typed runs.
-  handover        (vesa) consoled runs a shell on the boot framebuffer
-                  (vesafb, 800x600x16); the bochs DRM modules are loaded and
-                  bochs-drm's fbdev emulation replaces it as fb0 (1280x800x32):
+  handover        (vesa, efi) consoled runs a shell on the boot framebuffer
+                  (vesafb at 800x600x16; efifb under OVMF at 1280x800x32); the
+                  bochs DRM modules are loaded and bochs-drm's fbdev
+                  emulation replaces it as fb0 (1280x800x32):
                   consoled logs the handover and draws on the new fb0 the same
                   screen (read back: every line, a colour), `stty size` typed
                   there shows the new grid, and /run/consoled/fb0.mode is the
-                  new device's boot mode, not vesafb's.
-  fb-removal      (vesa) bochs-drm is unbound from its PCI device while
+                  new device's boot mode, not the boot framebuffer's.
+  fb-removal      (vesa, efi) bochs-drm is unbound from its PCI device while
                   consoled draws on its fb0: consoled logs once and keeps the
-                  session (a command typed meanwhile runs); after the rebind it
-                  takes the new fb0 and shows the exact screen, that command's
-                  output included.
+                  session (a command typed meanwhile runs); the rebind comes
+                  while tty2 is shown: consoled takes the new fb0 without
+                  drawing on it, and back on tty1 shows the exact screen,
+                  that command's output included.
 
 Pictures of failures (expected, actual, diff) go to --out.
 """
@@ -213,6 +215,9 @@ def scroll_modes(card, plugins):
             modes["pan"] = ("--scroll-mode=pan: " + _QUIRK, "copy")
     return modes
 
+
+# The boot framebuffer of the handover guests (fix.id), replaced by bochs-drm.
+BOOT_FB = {"vesa": "VESA VGA", "efi": "EFI VGA"}
 
 CONSOLED_LOG = "/tmp/consoled.log"
 # The session's PATH (daemon/session.h SESSION_PATH).
@@ -1739,8 +1744,11 @@ exec sleep 100000
     def check_handover(self):
         font = KEYBOARD_FONT
         fw, fh = load_font(font).width, load_font(font).height
-        if self.fb_name() != "VESA VGA":
-            self.fail("fb0 is %r, not vesafb (is vga=0x314 on the command line?)" % self.fb_name())
+        boot_fb = BOOT_FB[self.card]
+        bw, bh = self.vm_xres, self.vm_yres
+        if self.fb_name() != boot_fb:
+            self.fail("fb0 is %r, not %r (vesa: is vga=0x314 on the command line?)"
+                      % (self.fb_name(), boot_fb))
         self.sh("rm -rf /run/consoled")
         self.start_shell(font)
         self.vm.send_text("echo before-handover\n")
@@ -1749,12 +1757,13 @@ exec sleep 100000
         self.vm.send_text(green + "\n")
         self.wait_output(font, green, "green-text", "printf on vesafb failed")
         self.vm.send_text("stty size\n")
-        _, decoded = self.wait_output(font, "stty size", "%d %d" % (600 // fh, 800 // fw),
-                                      "the grid on vesafb is not 800x600's")
-        # what vesafb shows: the shell's banner, the commands, the prompt
+        _, decoded = self.wait_output(font, "stty size", "%d %d" % (bh // fh, bw // fw),
+                                      "the grid on %s is not %dx%d's" % (boot_fb, bw, bh))
+        # what the boot framebuffer shows: the shell's banner, the commands,
+        # the prompt
         screen_before = decoded.text().split("\n")
-        if "VESA VGA" not in self.sh("cat /run/consoled/fb0.mode"):
-            self.fail("no boot mode of vesafb saved in /run/consoled/fb0.mode")
+        if boot_fb not in self.sh("cat /run/consoled/fb0.mode"):
+            self.fail("no boot mode of %s saved in /run/consoled/fb0.mode" % boot_fb)
 
         self.load_bochs()
         if self.fb_name() != "bochs-drmdrmfb":
@@ -1762,12 +1771,13 @@ exec sleep 100000
         self.wait_log(CONSOLED_LOG, "Took over /dev/fb0 (bochs-drmdrmfb)",
                       "consoled did not take over bochs-drm's fb0")
         log = self.consoled_log()
-        if "/dev/fb0 (VESA VGA) was unregistered by its driver" not in log:
-            self.fail("the log does not name the loss of vesafb:\n" + log)
+        if "/dev/fb0 (%s) was unregistered by its driver" % boot_fb not in log:
+            self.fail("the log does not name the loss of %s:\n%s" % (boot_fb, log))
         img = self.vm.grab()
         cols, rows = img.width // fw, img.height // fh
-        if (img.width, img.height) == (800, 600):
-            self.fail("the display is still 800x600 after bochs-drm took it")
+        new = self.sh("cat /sys/class/graphics/fb0/virtual_size").strip()
+        if (img.width, img.height) != tuple(int(v) for v in new.split(",")):
+            self.fail("the display is %dx%d, not bochs-drm's %s" % (img.width, img.height, new))
         # The whole screen, drawn on the new device (nothing of it was there).
         self.expect_screen(font, screen_before,
                            "the screen after the handover is not the one from before")
@@ -1781,7 +1791,7 @@ exec sleep 100000
             self.fail("green-text is drawn in colours %r on the new fb0, not 2 (green)"
                       % decoded.fg[row][:len("green-text")])
         mode = self.sh("cat /run/consoled/fb0.mode")
-        if "VESA VGA" in mode or "bochs-drmdrmfb" not in mode:
+        if boot_fb in mode or "bochs-drmdrmfb" not in mode:
             self.fail("/run/consoled/fb0.mode is not the new device's boot mode")
         print("# handover: %s" % " / ".join(
             l for l in log.splitlines() if "unregistered" in l or "Took over" in l), flush=True)
@@ -1823,10 +1833,30 @@ exec sleep 100000
                 if self.log_count(text) != 1:
                     self.fail("%r logged %d times, not once:\n%s"
                               % (text, self.log_count(text), self.consoled_log()))
+            # The successor comes while another VT is shown: consoled takes
+            # it, draws nothing there, and lays out and draws when its VT
+            # comes back.
+            self.sh("chvt 2")
         finally:
             self.vm.run("echo %s > /sys/bus/pci/drivers/bochs-drm/bind" % pci)
         self.wait_log(CONSOLED_LOG, "Took over /dev/fb0 (bochs-drmdrmfb)",
                       "consoled did not take the framebuffer back after the rebind")
+        time.sleep(1)
+        shown = screen.read_screen(self.stable_grab(), load_font(font))
+        if "printed-while-away" in shown:
+            self.fail("consoled drew on the new fb0 while tty2 was shown:\n" + shown.text())
+        # ... and keys typed there go to tty2, not to consoled's session
+        self.sh("rm -f /tmp/tty2.in; (setsid sh -c 'exec cat </dev/tty2 >/tmp/tty2.in' &);"
+                " sleep 0.5")
+        self.vm.send_text("typed-on-tty2\n")
+        deadline = time.monotonic() + 10
+        while "typed-on-tty2" not in self.vm.run("cat /tmp/tty2.in")[0]:
+            if time.monotonic() > deadline:
+                self.vm.run("pkill -x cat")
+                self.fail("keys typed on tty2 after the rebind did not reach tty2")
+            time.sleep(0.3)
+        self.vm.run("pkill -x cat")
+        self.sh("chvt 1")
         self.expect_screen(font, screen_before + ["$ " + cmd, "printed-while-away", "$"],
                            "the screen after the rebind is not the session's")
         self.vm.send_text("echo back\n")
@@ -1834,6 +1864,9 @@ exec sleep 100000
                                                   "$ echo back", "back", "$"],
                            "the session does not answer after the rebind")
         self.stop_consoled()
+        status = self.wait_consoled_exit()
+        if status != 0:
+            self.fail("consoled exited with %d after the removal and the rebind" % status)
 
 
 def main():
@@ -1852,7 +1885,7 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     plugins = find_plugins(args.consoled)
 
-    if args.card == "vesa":
+    if args.card in BOOT_FB:
         checks = ["handover", "fb-removal"]
     elif args.card == "vfb":
         checks = (["depth-%dbpp" % b for b in (8, 16, 24, 32)]
@@ -1880,6 +1913,10 @@ def main():
         checks = [c for c in args.only.split(",") if c]
 
     append = args.append
+    firmware = vmlib.CARD_FIRMWARE.get(args.card, ())
+    if any(not os.path.exists(f) for f in firmware):
+        print("1..0 # SKIP no UEFI firmware (%s): install ovmf" % ", ".join(firmware))
+        return 0
 
     print("1..%d" % len(checks), flush=True)
     elves = {GUEST_BACKEND_DIR + "/" + n + ".so": p for n, p in plugins.items()}
@@ -1900,7 +1937,8 @@ def main():
     if os.path.exists(bad):
         elves["/usr/lib/bad-abi-plugin.so"] = os.path.normpath(bad)
     with vmlib.VM(args.card, consoled=os.path.abspath(args.consoled), append=append.strip(),
-                  out_dir=out_dir, extra_elves=elves) as vm:
+                  out_dir=out_dir, extra_elves=elves,
+                  boot_timeout=400 if firmware else 180) as vm:
         print("# %s booted in %.1fs, fb0 %s" % (args.card, vm.boot_seconds, vm.fb_info), flush=True)
         r = Runner(vm, args.card, out_dir)
         if vm.fb_info and vm.fb_info[0].isdigit():

@@ -17,6 +17,7 @@
 
 #include "../../daemon/backend.h"
 #include "../../daemon/scroll.h"
+#include "../../daemon/util/util.h"
 #include "test-backend-fake.h"
 #include "tests.h"
 
@@ -363,6 +364,37 @@ static void test_grown_screens(void)
 		test_grown_screen(&chips[i]);
 }
 
+/* The device is gone (fbwatch.h): backend_abandon() runs nothing of the
+ * plugin. With the engine "busy" for good, destroy() would wait for it (and
+ * log that it leaves it busy) and backend_free() would take the plugin's
+ * settle timeout (100 ms); abandoning takes no time at all. */
+static void test_abandon(void)
+{
+	char tmpl[] = "/tmp/consoled-test-backendXXXXXX";
+	const char *d = make_dir(tmpl);
+	struct backend_config cfg = {.name = "radeon", .dir = d};
+	struct backend *b = NULL;
+	struct fake_fb f;
+	uint64_t t0, t;
+
+	CHECK(install_plugin(d, "radeon", "radeon.so") == 0);
+	CHECK(fake_fb_init(&f, "ATI Radeon") == 0);
+	CHECK(backend_load(&f.fb, &cfg, &b) == 0);
+	CHECK(b != NULL);
+	if (!b)
+		goto out;
+	CHECK(backend_copy(b, 0, 16, 0, 0, FAKE_XRES, 100) == 0); /* pending */
+	fake_set_reg(&f, FAKE_RADEON_RBBM_STATUS, 1u << 31 | 64);
+	t0 = now_usec();
+	backend_abandon(b);
+	t = now_usec() - t0;
+	CHECK(t < 50 * USEC_PER_MSEC);
+	fprintf(stderr, "backend_abandon() took %llu us\n", (unsigned long long)t);
+out:
+	fake_fb_done(&f);
+	remove_dir(d);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -376,5 +408,6 @@ int main(void)
 	RUN(test_load_checks);
 	RUN(test_fd_names);
 	RUN(test_grown_screens);
+	RUN(test_abandon);
 	return TESTS_RESULT();
 }

@@ -461,8 +461,17 @@ void backend_abandon(struct backend *b)
 {
 	if (!b)
 		return;
-	log_info("Blitter backend %s abandoned with its device, without a last sync",
-		 b->plugin->name);
+	const struct consoled_backend_ops *o = b->impl->ops;
+
+	if (o->struct_size >= offsetof(struct consoled_backend_ops, forget) + sizeof(o->forget) &&
+	    o->forget) {
+		o->forget(b->impl);
+		log_info("Blitter backend %s let go with its device, without a last sync",
+			 b->plugin->name);
+	} else
+		log_info("Blitter backend %s abandoned with its device, without a last sync (its "
+			 "state is not freed: it has no forget())",
+			 b->plugin->name);
 	if (b->mmio_map)
 		munmap(b->mmio_map, b->mmio_map_len);
 	free(b);

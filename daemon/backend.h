@@ -54,11 +54,11 @@ int backend_open_file(int dir_fd, const char *dir, const char *name);
 int backend_load(struct fbdev *fb, const struct backend_config *cfg, struct backend **ret);
 void backend_free(struct backend *b);
 /* The device is gone (its driver unregistered the framebuffer, fbwatch.h):
- * nothing of the plugin runs any more, not even sync() or destroy(), which
- * wait for the engine and so would read registers that now belong to no
- * driver or to the next one. The register mapping is unmapped; the plugin's
- * own state stays allocated and its library loaded (the ABI has no way to
- * free it without the hardware): a few hundred bytes per device lost. */
+ * no sync() or destroy(), which wait for the engine and so would read
+ * registers that now belong to no driver or to the next one; the plugin's
+ * forget() (ABI 1.1) frees its state without touching the hardware, then the
+ * register mapping is unmapped. A plugin without forget() is left as it is
+ * (its state never freed, its library loaded). */
 void backend_abandon(struct backend *b);
 
 /* --list-backends: each plugin, its version, and whether it matches fb (or

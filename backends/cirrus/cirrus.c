@@ -553,6 +553,13 @@ static void cirrus_destroy(struct consoled_backend *b)
 	cirrus_release(c);
 }
 
+/* Its own register mapping goes and the ports are given back (ioperm()
+ * changes only this process's permissions): nothing reaches the card. */
+static void cirrus_forget(struct consoled_backend *b)
+{
+	cirrus_release(to_cirrus(b));
+}
+
 static const struct consoled_backend_ops cirrus_ops = {
     .struct_size = sizeof(struct consoled_backend_ops),
     .copy = cirrus_copy,
@@ -561,6 +568,7 @@ static const struct consoled_backend_ops cirrus_ops = {
     .destroy = cirrus_destroy,
     .reset = cirrus_reset,
     .mode_changed = cirrus_mode_changed,
+    .forget = cirrus_forget,
 };
 
 static bool cirrus_pci_device_has_blt(uint16_t device)

@@ -353,6 +353,11 @@ static void radeon_destroy(struct consoled_backend *b)
 	free(r);
 }
 
+static void radeon_forget(struct consoled_backend *b)
+{
+	free(to_radeon(b));
+}
+
 static const struct consoled_backend_ops radeon_ops = {
     .struct_size = sizeof(struct consoled_backend_ops),
     .copy = radeon_copy,
@@ -361,6 +366,7 @@ static const struct consoled_backend_ops radeon_ops = {
     .destroy = radeon_destroy,
     .reset = radeon_reset,
     .mode_changed = radeon_mode_changed,
+    .forget = radeon_forget,
 };
 
 static int radeon_create(const struct consoled_fb_info *fb, const struct consoled_host *host,

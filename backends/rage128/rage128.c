@@ -342,6 +342,11 @@ static void rage128_destroy(struct consoled_backend *b)
 	free(r);
 }
 
+static void rage128_forget(struct consoled_backend *b)
+{
+	free(to_rage128(b));
+}
+
 static const struct consoled_backend_ops rage128_ops = {
     .struct_size = sizeof(struct consoled_backend_ops),
     .copy = rage128_copy,
@@ -350,6 +355,7 @@ static const struct consoled_backend_ops rage128_ops = {
     .destroy = rage128_destroy,
     .reset = rage128_reset,
     .mode_changed = rage128_mode_changed,
+    .forget = rage128_forget,
 };
 
 static int rage128_create(const struct consoled_fb_info *fb, const struct consoled_host *host,

@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 #define CONSOLED_BACKEND_ABI_MAJOR 1
-#define CONSOLED_BACKEND_ABI_MINOR 0
+#define CONSOLED_BACKEND_ABI_MINOR 1
 
 /* What consoled knows about the framebuffer. Owned by consoled; valid for
  * the call it is passed to (copy what you keep). */
@@ -141,6 +141,15 @@ struct consoled_backend_ops {
 	 * fg, clear bits in bg) at (x, y). */
 	int (*expand)(struct consoled_backend *b, uint32_t x, uint32_t y, uint32_t w, uint32_t h,
 		      const uint8_t *bits, uint32_t stride, uint32_t fg, uint32_t bg);
+
+	/* Optional (NULL; ABI 1.1). The framebuffer is gone (its driver
+	 * unregistered it, see consoled(8), FRAMEBUFFER HANDOVER): release
+	 * everything without touching the hardware (no register access, no
+	 * wait for the engine: the registers belong to no driver now, or to
+	 * the next one). consoled unmaps the register window map_mmio() gave
+	 * afterwards. Without it consoled calls nothing and the plugin's state
+	 * is never freed. */
+	void (*forget)(struct consoled_backend *b);
 };
 
 /* Created by the plugin; consoled only reads `ops`. */

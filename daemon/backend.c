@@ -70,6 +70,26 @@ static unsigned read_sysfs_hex(const struct fbdev *fb, const char *attr)
 	return (unsigned)strtoul(buf, NULL, 16);
 }
 
+bool backend_fb_is_drm(const struct fbdev *fb)
+{
+	static const char suffix[] = "drmfb";
+	char id[sizeof(fb->fix.id) + 1] = {0}, path[160];
+	struct stat st;
+	size_t n;
+
+	memcpy(id, fb->fix.id, sizeof(fb->fix.id));
+	n = strlen(id);
+	if (n >= sizeof(suffix) - 1 && strcmp(id + n - (sizeof(suffix) - 1), suffix) == 0)
+		return true;
+	/* A long driver name cuts the id short: the device of a DRM
+	 * driver's framebuffer has the driver's card (drm/cardN) beside it. */
+	if (fstat(fb->fd, &st) < 0 || !S_ISCHR(st.st_mode))
+		return false;
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/device/drm", major(st.st_rdev),
+		 minor(st.st_rdev));
+	return access(path, F_OK) == 0;
+}
+
 static void backend_fb_info(const struct fbdev *fb, struct consoled_fb_info *info)
 {
 	memset(info, 0, sizeof(*info));
@@ -376,6 +396,22 @@ int backend_load(struct fbdev *fb, const struct backend_config *cfg, struct back
 		return 0;
 	}
 
+	/* A DRM driver's fbdev emulation: the mapping is a buffer the driver
+	 * copies to the screen (its own scanout is elsewhere in video
+	 * memory), so an engine's copies and fills would miss what is shown
+	 * and leave stale pixels there. */
+	if (backend_fb_is_drm(fb)) {
+		if (named)
+			return log_warning_errno(ENODEV,
+						 "%s (%s) is a DRM driver's fbdev emulation: no "
+						 "blitter works on it, not even '%s'; scrolling "
+						 "without one",
+						 fb->path, fb->fix.id, cfg->name);
+		log_info("No blitter backend for %s (%s): a DRM driver's fbdev emulation", fb->path,
+			 fb->fix.id);
+		return 0;
+	}
+
 	backend_fb_info(fb, &info);
 	plugin_dir_scan(&pd, cfg->dir ? cfg->dir : backend_dir());
 	for (size_t i = 0; i < pd.n; i++) {
@@ -481,6 +517,7 @@ void backend_list(struct fbdev *fb, FILE *out)
 {
 	struct consoled_fb_info info;
 	struct plugin_dir pd;
+	bool drm = fb && backend_fb_is_drm(fb);
 
 	if (fb)
 		backend_fb_info(fb, &info);
@@ -496,10 +533,11 @@ void backend_list(struct fbdev *fb, FILE *out)
 			fprintf(out, "%s/%s: skipped (see the log)\n", pd.path, pd.names[i]);
 			continue;
 		}
-		score = fb ? p->probe(&info) : 0;
+		score = fb && !drm ? p->probe(&info) : 0;
 		fprintf(out, "%-10s %-8s ABI %u.%u  %s  %s/%s\n", p->name,
 			p->version ? p->version : "-", p->abi_major, p->abi_minor,
 			!fb	    ? "(no framebuffer)"
+			: drm	    ? "not used (DRM fbdev emulation)"
 			: score > 0 ? "matches"
 				    : "does not match",
 			pd.path, pd.names[i]);

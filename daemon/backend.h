@@ -51,6 +51,9 @@ int backend_open_file(int dir_fd, const char *dir, const char *name);
 /* Loads the backend for fb. *ret is NULL (and 0 returned) when none
  * matches or is wanted; an error only for a named plugin that cannot be
  * used. */
+/* Whether fb is a DRM driver's fbdev emulation (its id ends in "drmfb", or
+ * its device has a DRM card): backend_load() gives it no blitter. */
+bool backend_fb_is_drm(const struct fbdev *fb);
 int backend_load(struct fbdev *fb, const struct backend_config *cfg, struct backend **ret);
 void backend_free(struct backend *b);
 /* The device is gone (its driver unregistered the framebuffer, fbwatch.h):

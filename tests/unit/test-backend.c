@@ -209,6 +209,37 @@ static void test_load_checks(void)
 	remove_dir(other);
 }
 
+/* A DRM driver's fbdev emulation gets no blitter, by name or by probe:
+ * the engine draws where the driver's scanout is, not into the buffer the
+ * driver copies from. The radeon plugin's probe takes any id starting with
+ * "ATI Radeon", so only the DRM rule keeps it off "ATI Radeondrmfb". */
+static void test_drm_emulation(void)
+{
+	char tmpl[] = "/tmp/consoled-test-backendXXXXXX";
+	const char *d = make_dir(tmpl), *name;
+	struct fake_fb f;
+
+	CHECK(install_plugin(d, "radeon", "radeon.so") == 0);
+	CHECK(fake_fb_init(&f, "ATI Radeon") == 0);
+	CHECK(!backend_fb_is_drm(&f.fb));
+	name = load_name(&f, d, "radeon");
+	CHECK(name && strcmp(name, "radeon") == 0);
+	name = load_name(&f, d, NULL);
+	CHECK(name && strcmp(name, "radeon") == 0);
+
+	snprintf(f.fb.fix.id, sizeof(f.fb.fix.id), "%s", "ATI Radeondrmfb");
+	CHECK(backend_fb_is_drm(&f.fb));
+	CHECK(load_name(&f, d, "radeon") == NULL);
+	CHECK(load_name(&f, d, NULL) == NULL);
+
+	snprintf(f.fb.fix.id, sizeof(f.fb.fix.id), "%s", "bochs-drmdrmfb");
+	CHECK(backend_fb_is_drm(&f.fb));
+	snprintf(f.fb.fix.id, sizeof(f.fb.fix.id), "%s", "CL GD5446");
+	CHECK(!backend_fb_is_drm(&f.fb));
+	fake_fb_done(&f);
+	remove_dir(d);
+}
+
 /* Another object already loaded under the /proc/self/fd/N names of the fd
  * numbers the loader is given next (as an earlier plugin, still loaded,
  * would be) must not come back in place of the plugin being loaded: the
@@ -407,6 +438,7 @@ int main(void)
 	RUN(test_file_checks);
 	RUN(test_load_checks);
 	RUN(test_fd_names);
+	RUN(test_drm_emulation);
 	RUN(test_grown_screens);
 	RUN(test_abandon);
 	return TESTS_RESULT();

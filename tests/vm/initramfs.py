@@ -57,6 +57,8 @@ CARD_MODULES = {
 # driver comes while consoled waits for one (--fb-wait).
 LATER_MODULES = {
     "late": ["cirrusfb"],
+    # drm-no-blitter: the DRM driver of the same card, once cirrusfb is gone
+    "late-drm": ["cirrus"],
 }
 # evdev for consoled's keyboards; xhci + usbhid so tests can plug a USB
 # keyboard in and out (QMP device_add usb-kbd) to check the hotplug monitor;

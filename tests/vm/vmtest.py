@@ -127,6 +127,11 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   3 s later the test inserts cirrusfb: consoled takes
                   /dev/fb0 at once (the kernel's uevent), draws its session
                   and a command typed runs.
+  drm-no-blitter  (late, after fb-wait-late) fbcon unbound, cirrusfb
+                  unloaded, the DRM cirrus driver loaded: on its fbdev
+                  emulation (fb0 cirrusdrmfb) consoled loads no blitter
+                  (the cirrus plugin matches the PCI id) and 400 scrolled
+                  lines equal their full redraw after a VT switch.
   handover        (vesa, efi) consoled runs a shell on the boot framebuffer
                   (vesafb at 800x600x16; efifb under OVMF at 1280x800x32); the
                   bochs DRM modules are loaded and bochs-drm's fbdev
@@ -1696,6 +1701,51 @@ exec sleep 100000
                        "a command typed on the late framebuffer's session did not run")
         self.stop_consoled()
 
+    def check_drm_no_blitter(self):
+        """The same card under the DRM cirrus driver: its fbdev emulation gets
+        no blitter (the cirrus plugin's probe matches the PCI id, but its copies
+        would land in the scanout, not in the buffer the driver copies from)
+        and scrolled text is exact: the screen equals a full redraw of it."""
+        font = KEYBOARD_FONT
+        if self.fb_count() != 1 or "CL " not in self.sh("cat /sys/class/graphics/fb0/name"):
+            self.fail("run after fb-wait-late (cirrusfb as the only fb): %s"
+                      % self.sh("cat /sys/class/graphics/fb*/name; true"))
+        # fbcon lets go of cirrusfb, which is then unloaded; the DRM driver
+        # takes the card and registers its fbdev emulation as fb0.
+        self.sh("for c in /sys/class/vtconsole/vtcon*; do grep -q 'frame buffer' $c/name"
+                " && echo 0 > $c/bind; done; rmmod cirrusfb")
+        self.sh("for m in $(cat /etc/vm/modules/late-drm.later); do grep -q \"^$m \" /proc/modules"
+                " || insmod /lib/modules/$m.ko || exit 1; done", timeout=120)
+        self.sh("i=0; while [ ! -e /dev/fb0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done")
+        name = self.sh("cat /sys/class/graphics/fb0/name").strip()
+        if not name.endswith("drmfb"):
+            self.fail("fb0 is %r, not the DRM driver's fbdev emulation" % name)
+        # After the scrolling, one cell changes: the driver flushes the whole
+        # pixel lines of the pages written, from its buffer, which a
+        # blitter's copies left behind.
+        self.start_consoled(font, "/bin/sh -c 'seq 1 400; printf \"\\033[?25l\"; sleep 1;"
+                            " printf \"\\033[5;3HX\"; exec sleep 100000'")
+
+        def scrolled(s):
+            lines = [l.rstrip() for l in s.lines]
+            while lines and not lines[-1]:
+                lines.pop()
+            want = [str(400 - len(lines) + 1 + i) for i in range(len(lines))]
+            if len(want) > 10:
+                want[4] = want[4][:2] + "X" + want[4][3:]
+            return len(lines) > 10 and lines[-1] == "400" and lines == want
+        self.wait_text(font, scrolled, "seq's last lines (and an X on row 5) are not exactly"
+                       " on the screen")
+        log = self.consoled_log()
+        if "a DRM driver's fbdev emulation" not in log or "Blitter backend cirrus" in log:
+            self.fail("consoled did not refuse a blitter on %s:\n%s" % (name, log))
+        before = self.stable_grab()
+        self.sh("chvt 2")
+        self.sh("chvt 1")
+        self.wait_equal(before, "the scrolled screen differs from its full redraw on %s" % name)
+        tap_note("fb0 %s: no blitter, the scrolled screen equals its redraw" % name)
+        self.stop_consoled()
+
     def check_refusal(self):
         self.set_depth(1)
         out, status = self.vm.run("consoled --vt=1 --fbdev=/dev/fb0 2>&1", timeout=30)
@@ -1892,7 +1942,7 @@ def main():
                   + ["scroll-" + m for m in SCROLL_MODES["vfb"]] + ["refusal"])
     elif args.card == "late":
         # In this order: the second loads the driver.
-        checks = ["fb-wait-none", "fb-wait-late"]
+        checks = ["fb-wait-none", "fb-wait-late", "drm-no-blitter"]
     else:
         checks = (["oracle-" + f for f in ORACLE_FONTS]
                   + ["keyboard", "session", "keys", "syn-dropped", "respawn", "bad-font",
@@ -1971,6 +2021,7 @@ def main():
             "refusal": r.check_refusal,
             "fb-wait-none": r.check_fb_wait_none,
             "fb-wait-late": r.check_fb_wait_late,
+            "drm-no-blitter": r.check_drm_no_blitter,
             "handover": r.check_handover,
             "fb-removal": r.check_fb_removal,
         }

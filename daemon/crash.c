@@ -74,6 +74,8 @@ static void crash_handler(int sig)
 		v.xoffset = 0;
 		v.yoffset = 0;
 		v.activate = FB_ACTIVATE_NOW | FB_ACTIVATE_FORCE;
+		/* a screen consoled blanked (FBIOBLANK) shows again */
+		ioctl(crash_state.fb_fd, FBIOBLANK, FB_BLANK_UNBLANK);
 		ioctl(crash_state.fb_fd, FBIOPUT_VSCREENINFO, &v);
 		if (crash_state.have_cmap)
 			ioctl(crash_state.fb_fd, FBIOPUTCMAP, &crash_state.cmap);

@@ -70,6 +70,8 @@ static void restore_fb(const char *name, unsigned minor)
 	v.xoffset = 0;
 	v.yoffset = 0;
 	v.activate = FB_ACTIVATE_NOW | FB_ACTIVATE_FORCE;
+	/* a consoled killed while its screen was blanked (FBIOBLANK) */
+	(void)ioctl(fd, FBIOBLANK, FB_BLANK_UNBLANK);
 	if (ioctl(fd, FBIOPUT_VSCREENINFO, &v) < 0)
 		log_warning_errno(errno, "Failed to restore the boot mode of %s: %m", path);
 	else

@@ -414,6 +414,92 @@ int fbdev_reacquire(struct fbdev *fb)
 	return fbdev_put_cmap(fb);
 }
 
+/* What else of a mode consoled's drawing depends on or fbdev_reacquire() puts
+ * back: the pixel format and the timings (a refresh rate set with fbset is
+ * the user's too). activate, the physical size and the reserved fields are
+ * not compared. */
+static bool var_rest_equal(const struct fb_var_screeninfo *a, const struct fb_var_screeninfo *b)
+{
+#define SAME_BITFIELD(f)                                                                           \
+	(a->f.offset == b->f.offset && a->f.length == b->f.length &&                               \
+	 a->f.msb_right == b->f.msb_right)
+	return SAME_BITFIELD(red) && SAME_BITFIELD(green) && SAME_BITFIELD(blue) &&
+	       SAME_BITFIELD(transp) && a->grayscale == b->grayscale && a->nonstd == b->nonstd &&
+	       a->rotate == b->rotate && a->pixclock == b->pixclock &&
+	       a->left_margin == b->left_margin && a->right_margin == b->right_margin &&
+	       a->upper_margin == b->upper_margin && a->lower_margin == b->lower_margin &&
+	       a->hsync_len == b->hsync_len && a->vsync_len == b->vsync_len && a->sync == b->sync;
+#undef SAME_BITFIELD
+}
+
+int fbdev_poll(struct fbdev *fb, struct fb_var_screeninfo *ret_cur)
+{
+	struct fb_var_screeninfo cur;
+
+	if (ioctl(fb->fd, FBIOGET_VSCREENINFO, &cur) < 0)
+		return -errno;
+	if (var_mode_equal(&cur, &fb->var) && var_rest_equal(&cur, &fb->var))
+		return 0;
+	log_debug("%s: %ux%u virtual %ux%u +%u+%u at %u bpp, consoled's is %ux%u virtual %ux%u "
+		  "+%u+%u at %u bpp",
+		  fb->path, cur.xres, cur.yres, cur.xres_virtual, cur.yres_virtual, cur.xoffset,
+		  cur.yoffset, cur.bits_per_pixel, fb->var.xres, fb->var.yres, fb->var.xres_virtual,
+		  fb->var.yres_virtual, fb->var.xoffset, fb->var.yoffset, fb->var.bits_per_pixel);
+	if (ret_cur)
+		*ret_cur = cur;
+	return 1;
+}
+
+int fbdev_adopt(struct fbdev *fb, const struct fb_var_screeninfo *cur)
+{
+	struct fb_fix_screeninfo old_fix = fb->fix;
+	struct fb_var_screeninfo old_var = fb->var;
+	struct pixel_format old_format = fb->format;
+	unsigned old_line_length = fb->line_length;
+	int r;
+
+	fb->var = *cur;
+	if (ioctl(fb->fd, FBIOGET_FSCREENINFO, &fb->fix) < 0)
+		return log_error_errno(errno, "Failed to read %s: %m", fb->path);
+	/* (fbdev_check() logs what it refuses) */
+	if (fbdev_check(fb) < 0) {
+		fb->fix = old_fix;
+		fb->var = old_var;
+		fb->format = old_format;
+		fb->line_length = old_line_length;
+		/* consoled's mode back, as after a VT switch */
+		r = fbdev_reacquire(fb);
+		return r < 0 ? r : 1;
+	}
+	fbdev_build_cmap(fb, fb->palette);
+	if (fb->fix.smem_start != old_fix.smem_start || fb->fix.smem_len != old_fix.smem_len) {
+		r = fbdev_map(fb);
+		if (r < 0)
+			return r;
+	}
+	/* The driver may have reset it with the mode (a new depth always). */
+	(void)fbdev_put_cmap(fb);
+	return 0;
+}
+
+int fbdev_set_mode(struct fbdev *fb, const struct fb_var_screeninfo *var)
+{
+	fb->var = *var;
+	return fbdev_reacquire(fb);
+}
+
+int fbdev_blank(struct fbdev *fb, bool blank)
+{
+	int r;
+
+	r = ioctl(fb->fd, FBIOBLANK, blank ? FB_BLANK_POWERDOWN : FB_BLANK_UNBLANK);
+	if (r < 0)
+		return -errno;
+	/* > 0: the driver wants its console to blank in software (cirrusfb
+	 * for FB_BLANK_NORMAL) */
+	return r > 0 ? -EOPNOTSUPP : 0;
+}
+
 void fbdev_use_boot_mode(struct fbdev *fb, const char *dir)
 {
 	struct bootmode_identity ident;
@@ -543,18 +629,6 @@ int fbdev_activate(struct fbdev *fb)
 	if (ioctl(fb->fd, FBIOGET_VSCREENINFO, &fb->var) < 0)
 		return log_warning_errno(errno, "Failed to read the mode of %s: %m", fb->path);
 	return 0;
-}
-
-int fbdev_poll(struct fbdev *fb, struct fb_var_screeninfo *ret_cur)
-{
-	struct fb_var_screeninfo cur;
-
-	if (ioctl(fb->fd, FBIOGET_VSCREENINFO, &cur) < 0)
-		return -errno;
-	if (var_mode_equal(&cur, &fb->var))
-		return 0;
-	*ret_cur = cur;
-	return 1;
 }
 
 /*

@@ -95,6 +95,28 @@ void fbdev_free(struct fbdev *fb);
  * caller must lay everything out again (render_layout_stale()). */
 int fbdev_reacquire(struct fbdev *fb);
 
+/* Before every frame: one FBIOGET_VSCREENINFO, whether the device is still
+ * in consoled's mode (var). Returns 0 if it is, 1 if another program set a
+ * mode (or panned) meanwhile, with the device's mode in *ret_cur (may be
+ * NULL), or -errno if the ioctl fails (-ENODEV: the driver unregistered the
+ * framebuffer). Logs only at debug level. */
+int fbdev_poll(struct fbdev *fb, struct fb_var_screeninfo *ret_cur);
+
+/* Takes cur (the device's mode, from fbdev_poll()) as consoled's: re-reads
+ * fix, checks the format and geometry, re-maps if the memory moved and makes
+ * and programs the colour map again. Returns 0 then; 1 if consoled cannot
+ * draw in that mode (logged), after putting consoled's previous mode back
+ * (fbdev_reacquire()); -errno if the device cannot be used any more. The
+ * caller lays everything out again after 0. */
+int fbdev_adopt(struct fbdev *fb, const struct fb_var_screeninfo *cur);
+
+/* Sets var as consoled's mode and puts it on the device (fbdev_reacquire()). */
+int fbdev_set_mode(struct fbdev *fb, const struct fb_var_screeninfo *var);
+
+/* FBIOBLANK: FB_BLANK_POWERDOWN, or FB_BLANK_UNBLANK. Returns 0 if the
+ * driver did it, -errno (-EOPNOTSUPP: it wants a software blank) if not. */
+int fbdev_blank(struct fbdev *fb, bool blank);
+
 /* Makes the boot mode (bootmode.h: the mode the first consoled found on this
  * device, saved in dir) the one fbdev_restore() and the crash handler put
  * back, saving the current one if none is saved. Without a usable directory
@@ -125,12 +147,6 @@ int fbdev_pan(struct fbdev *fb, unsigned yoffset);
  * once a mode is set (before, the display shows what the previous driver
  * left). Re-reads the mode. */
 int fbdev_activate(struct fbdev *fb);
-
-/* Before every frame: one FBIOGET_VSCREENINFO. Returns a negative errno if
- * it fails (-ENODEV: the driver unregistered the framebuffer), 0 if the
- * device is in consoled's mode (fb->var), 1 if someone else changed it
- * (*ret_cur filled). Logs nothing. */
-int fbdev_poll(struct fbdev *fb, struct fb_var_screeninfo *ret_cur);
 
 /* Quirks: drivers whose pan ioctl succeeds while the picture does not move.
  * Returns why panning must not be used on this device, or NULL. */

@@ -253,10 +253,12 @@ static void input_handle_key(struct input_device *d, unsigned code, int value)
 	uint32_t key = code + EVDEV_OFFSET;
 	enum xkb_state_component changed = 0;
 
-	if (value == 2)
-		return; /* the kernel's own autorepeat: we repeat in software */
 	if (!in->active)
 		return; /* dropped: the VT is not ours now; resynced on acquire */
+	if (in->cb.activity)
+		in->cb.activity(in->userdata);
+	if (value == 2)
+		return; /* the kernel's own autorepeat: we repeat in software */
 	if (code > KEY_MAX)
 		return;
 

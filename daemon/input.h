@@ -52,6 +52,10 @@ struct input_callbacks {
 	 * returns whether it zoomed, else the key goes to the session (a
 	 * bitmap font has one size, and Ctrl+Minus is ^_ to programs) */
 	bool (*zoom)(int step, void *userdata);
+	/* Any key event (press, release, the kernel's repeat) while the VT is
+	 * ours, before the key itself is acted on: the blank timer's input
+	 * (pointer events will call it too). May be NULL. */
+	void (*activity)(void *userdata);
 };
 
 int input_new(sd_event *event, const struct input_config *cfg, const struct input_callbacks *cb,

@@ -21,6 +21,7 @@
 #include <consoled/backend.h>
 
 #include "backend.h"
+#include "blank.h"
 #include "bootmode.h"
 #include "crash.h"
 #include "fbdev.h"
@@ -73,6 +74,9 @@ struct manager {
 	struct scroller *scroller;
 	struct backend *backend;
 	struct restore *restore; /* session restore: the snapshot, the fd store */
+	struct blank *blank;	 /* the idle timer */
+	bool blanked_by_driver;	 /* FBIOBLANK powerdown is on */
+	bool unblank_pending;	 /* FBIOBLANK unblank after the next frame */
 	sd_event_source *frame_source;
 	sd_event_source *snapshot_source; /* the update after the last frame */
 	sd_event_source *respawn_source;
@@ -85,6 +89,7 @@ struct manager {
 };
 
 static void manager_schedule_frame(struct manager *m);
+static int manager_follow_mode(struct manager *m, const struct fb_var_screeninfo *cur);
 
 /* A frame was drawn (or is due while another VT is shown): the snapshot
  * follows now if the last update is SNAPSHOT_INTERVAL old (with at most a
@@ -145,14 +150,37 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 		return 0;
 	}
 	/* Still there? A driver that unregistered it leaves a mapping that
-	 * may alias its successor's memory. */
+	 * may alias its successor's memory. And another program may have set
+	 * a mode on it (fbset in the session): followed before anything is
+	 * drawn. */
 	struct fb_var_screeninfo cur;
-	if (fbdev_poll(m->fb, &cur) == -ENODEV) {
+	int r = fbdev_poll(m->fb, &cur);
+	if (r == -ENODEV) {
 		fbwatch_lost(m->fbwatch);
+		return 0;
+	}
+	if (r < 0)
+		log_debug_errno(r, "Failed to read the mode of %s, drawing all the same: %m",
+				m->fb->path);
+	else if (r > 0 && manager_follow_mode(m, &cur) < 0)
+		return 0;
+	if (blank_is_blanked(m->blank)) {
+		/* Blanked: the terminal follows the output, nothing is drawn
+		 * until input wakes the screen (then all of it). */
+		m->last_frame_usec = now_usec();
+		manager_frame_done(m);
 		return 0;
 	}
 	bool again = render_frame(m->render, term_screen(m->term));
 	m->last_frame_usec = now_usec();
+	if (m->unblank_pending) {
+		/* the screen is drawn: the driver shows it again (the kernel
+		 * may use the VGA ports the blitter uses) */
+		m->unblank_pending = false;
+		if (m->backend && backend_ok(m->backend))
+			backend_sync(m->backend);
+		(void)fbdev_blank(m->fb, false);
+	}
 	/* the snapshot holds what was just drawn, now or soon */
 	manager_frame_done(m);
 	if (again)
@@ -257,6 +285,11 @@ static void manager_on_release(void *userdata)
 		backend_sync(m->backend);
 	if (m->input)
 		input_set_active(m->input, false);
+	/* the next VT's console shows, not a blanked screen */
+	blank_set_active(m->blank, false);
+	if (m->fb && (m->blanked_by_driver || m->unblank_pending))
+		(void)fbdev_blank(m->fb, false);
+	m->blanked_by_driver = m->unblank_pending = false;
 	sd_event_source_set_enabled(m->frame_source, SD_EVENT_OFF);
 }
 
@@ -321,6 +354,10 @@ static void manager_on_acquire(void *userdata)
 		return;
 	}
 	crash_set_active(1);
+	/* Unblanked, whoever blanked it (a consoled killed while blanked). */
+	(void)fbdev_blank(m->fb, false);
+	m->blanked_by_driver = m->unblank_pending = false;
+	blank_set_active(m->blank, true);
 	if (m->backend && backend_ok(m->backend) && backend_mode_changed(m->backend, m->fb) < 0)
 		scroller_drop_backend(m->scroller);
 	/* The scroller may change the device's mode (a taller virtual screen,
@@ -354,6 +391,92 @@ static void manager_on_acquire(void *userdata)
 	}
 	if (m->input)
 		input_set_active(m->input, true);
+	render_invalidate(m->render);
+	manager_schedule_frame(m);
+}
+
+/* Another program set a mode on the framebuffer while the VT is ours (fbset
+ * run in the session): consoled follows it as fbcon does, through the one
+ * rebuild path (the grid, the session's size and SIGWINCH, the scroller,
+ * which may set its virtual screen again) and a full redraw. A mode it cannot
+ * draw in, or one its cells do not fit, is replaced by consoled's previous
+ * mode. Returns < 0 if the device cannot be used any more (exiting). */
+static int manager_follow_mode(struct manager *m, const struct fb_var_screeninfo *cur)
+{
+	struct fb_var_screeninfo prev = m->fb->var;
+	int r;
+
+	log_info("%s: another program set %ux%u (virtual %ux%u) at %u bpp, following it",
+		 m->fb->path, cur->xres, cur->yres, cur->xres_virtual, cur->yres_virtual,
+		 cur->bits_per_pixel);
+	r = fbdev_adopt(m->fb, cur);
+	if (r > 0)
+		log_warning("%s: consoled cannot draw in %ux%u at %u bpp; its mode %ux%u at %u bpp "
+			    "is back",
+			    m->fb->path, cur->xres, cur->yres, cur->bits_per_pixel, prev.xres,
+			    prev.yres, prev.bits_per_pixel);
+	if (r >= 0 && (r == 0 || render_layout_stale(m->render))) {
+		if (m->backend && backend_ok(m->backend) &&
+		    backend_mode_changed(m->backend, m->fb) < 0)
+			scroller_drop_backend(m->scroller);
+		r = manager_relayout(m);
+		if (r < 0) {
+			log_warning(
+			    "%s: the text cells do not fit %ux%u; consoled's mode %ux%u at %u "
+			    "bpp is back",
+			    m->fb->path, cur->xres, cur->yres, prev.xres, prev.yres,
+			    prev.bits_per_pixel);
+			r = fbdev_set_mode(m->fb, &prev);
+			if (r >= 0 && m->backend && backend_ok(m->backend) &&
+			    backend_mode_changed(m->backend, m->fb) < 0)
+				scroller_drop_backend(m->scroller);
+			if (r >= 0)
+				r = manager_relayout(m);
+		}
+	}
+	if (r < 0) {
+		log_error("The framebuffer cannot be used any more, exiting");
+		m->exit_status = EXIT_FAILURE;
+		sd_event_exit(m->event, 0);
+		return r;
+	}
+	if (blank_is_blanked(m->blank))
+		render_wipe_vram(m->render); /* still black */
+	render_invalidate(m->render);
+	return 0;
+}
+
+/* The idle timer ran out (blank.h): black is drawn (a driver may take
+ * FBIOBLANK and go on showing the picture: QEMU's Cirrus does), then
+ * FBIOBLANK powerdown where the driver does it; no frame is drawn until input
+ * wakes the screen. */
+static void manager_on_blank(void *userdata)
+{
+	struct manager *m = userdata;
+	int r;
+
+	m->unblank_pending = false;
+	if (m->scroller)
+		render_wipe_vram(m->render); /* the blitter idle first */
+	r = fbdev_blank(m->fb, true);
+	m->blanked_by_driver = r >= 0;
+	log_info("No input for a while: screen blanked (%s)",
+		 r >= 0 ? "drawn black, FBIOBLANK powerdown"
+			: "drawn black; the driver does not blank");
+}
+
+/* Every key event (later also the pointer's): the idle timer starts again,
+ * and a blanked screen wakes, drawn whole. The key goes on to the session,
+ * as on the kernel's console. */
+static void manager_on_activity(void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (!blank_poke(m->blank))
+		return;
+	log_info("Input: waking the screen");
+	m->unblank_pending = m->blanked_by_driver;
+	m->blanked_by_driver = false;
 	render_invalidate(m->render);
 	manager_schedule_frame(m);
 }
@@ -643,6 +766,13 @@ static int manager_start(struct manager *m)
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the snapshot timer: %m");
 	sd_event_source_set_enabled(m->snapshot_source, SD_EVENT_OFF);
+	r = blank_new(m->event,
+		      m->opts.blank_sec == OPTIONS_BLANK_KERNEL
+			  ? blank_kernel_timeout(BLANK_KERNEL_SETTING)
+			  : m->opts.blank_sec,
+		      manager_on_blank, m, &m->blank);
+	if (r < 0)
+		return r;
 
 	r = vt_open(m->event, m->opts.vt, m->opts.switchvt,
 		    &(struct vt_callbacks){manager_on_release, manager_on_acquire}, m, &m->vt);
@@ -704,7 +834,8 @@ static int manager_start(struct manager *m)
 	};
 	r = input_new(m->event, &ic,
 		      &(struct input_callbacks){manager_on_key, manager_on_switch_vt,
-						manager_on_scroll_page, manager_on_zoom},
+						manager_on_scroll_page, manager_on_zoom,
+						manager_on_activity},
 		      m, &m->input);
 	if (r < 0)
 		return r;
@@ -752,8 +883,12 @@ static void manager_stop(struct manager *m)
 	if (m->render && m->scroller && m->vt && vt_is_active(m->vt))
 		render_wipe_vram(m->render);
 	manager_release_backend(m);
-	if (m->fb && m->vt && vt_is_active(m->vt))
+	if (m->fb && m->vt && vt_is_active(m->vt)) {
+		/* the kernel's console does not unblank a screen it did not blank */
+		if (m->blanked_by_driver || m->unblank_pending)
+			(void)fbdev_blank(m->fb, false);
 		fbdev_restore(m->fb);
+	}
 	vt_free(m->vt);
 	render_free(m->render);
 	scroller_free(m->scroller);
@@ -762,6 +897,7 @@ static void manager_stop(struct manager *m)
 	sd_event_source_unref(m->frame_source);
 	sd_event_source_unref(m->snapshot_source);
 	sd_event_source_unref(m->respawn_source);
+	blank_free(m->blank);
 	sd_event_unref(m->event);
 }
 

@@ -42,6 +42,9 @@ enum {
 #define FB_WAIT_DEFAULT 10
 #define FB_WAIT_MAX 600
 
+/* --blank: a day at most (the kernel's own setting is taken as it is). */
+#define BLANK_MAX_SEC 86400
+
 enum key_type {
 	KEY_BOOL,     /* bool; given alone means yes */
 	KEY_NOT_BOOL, /* bool, inverted: no-calibrate=yes clears calibrate */
@@ -74,6 +77,7 @@ static const struct key {
     {"session-socket", KEY_PATH, FIELD(session_socket), 0, 0, "expected a socket path"},
     {"session-restore", KEY_BOOL, FIELD(session_restore), 0, 0, NULL},
     {"palette", KEY_PALETTE, FIELD(palette), 0, 0, "expected linux or xterm"},
+    {"blank", KEY_UINT, FIELD(blank_sec), 0, BLANK_MAX_SEC, NULL},
     {"font-file", KEY_STRING, FIELD(font_file), 0, 0, NULL},
     {"font-name", KEY_STRING, FIELD(font_name), 0, 0, NULL},
     {"font-size", KEY_UINT, FIELD(font_size), 1, 500, NULL},
@@ -122,6 +126,8 @@ void options_help(FILE *f)
 	      "      --session-restore=yes|no  keep the session and the screen over a\n"
 	      "                          crash or restart under systemd (default: yes)\n"
 	      "      --palette=linux|xterm  the 16 colours (default: linux)\n"
+	      "      --blank=SECONDS     blank the screen after that long without input,\n"
+	      "                          0 = never (default: the kernel's consoleblank=)\n"
 	      "      --font-file=FILE    PSF1/PSF2 font (may be gzip'ed) or TTF/OTF font\n"
 	      "                          (default: found by --font-name)\n"
 	      "      --font-name=PATTERN fontconfig pattern (default: monospace; without\n"
@@ -321,6 +327,7 @@ static void options_init(struct options *o, enum options_action action)
 	    .scroll_mode = SCROLL_MODE_AUTO,
 	    .calibrate = true,
 	    .session_restore = true,
+	    .blank_sec = OPTIONS_BLANK_KERNEL,
 	};
 }
 

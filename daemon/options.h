@@ -45,6 +45,7 @@ struct options {
 	char *session_socket; /* consoled-session(8)'s socket; NULL = fork sessions */
 	bool session_restore; /* keep the session over restarts (restore.h) */
 	enum palette_kind palette;
+	unsigned blank_sec; /* idle seconds before blanking, 0 = never; OPTIONS_BLANK_KERNEL */
 	char *font_file;    /* NULL = by font_name */
 	char *font_name;    /* fontconfig pattern; NULL = "monospace" */
 	unsigned font_size; /* points */
@@ -59,6 +60,10 @@ struct options {
 	bool stats;
 	bool verbose;
 };
+
+/* blank_sec when neither --blank nor blank= is given: the kernel console's
+ * own setting applies (blank.h, blank_kernel_timeout()). */
+#define OPTIONS_BLANK_KERNEL (~0u)
 
 /* The files options_parse() reads. A NULL path is not read. */
 struct options_files {

@@ -12,7 +12,7 @@ libclang-rt-14-dev"
 # the systemd test's Debian root file system (debootstrap, mke2fs -d), and
 # the UEFI firmware of the efi guest (ovmf).
 TESTBED="qemu-system-x86 busybox-static kbd xkb-data console-setup-linux python3 cpio
-zstd xz-utils apt dpkg debootstrap e2fsprogs ovmf"
+zstd xz-utils apt dpkg debootstrap e2fsprogs ovmf fbset"
 
 missing=""
 for p in $BUILD $TESTBED; do

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <libtsm.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
 
+#include "../../daemon/blank.h"
 #include "../../daemon/input.h"
 #include "../../daemon/options.h"
 #include "../../daemon/scroll.h"
@@ -362,9 +364,84 @@ static void test_sb_size_bound(void)
 	unlink(conf);
 }
 
+/* --blank / blank=: unset means the kernel's setting, which comes from its
+ * sysfs file (0 when that cannot be read); a file sets it, the command line
+ * wins, 0 is never, past a day is refused. */
+static void test_blank(void)
+{
+	static const char text[] = "blank=600\n";
+	char conf[] = "/tmp/test-options-XXXXXX", kernel[] = "/tmp/test-blank-XXXXXX";
+	char config_arg[64], log[4096], err[256];
+	struct options o;
+	int fd;
+
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	CHECK_EQ_U(o.blank_sec, OPTIONS_BLANK_KERNEL);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--blank=3", NULL}) == 0);
+	CHECK_EQ_U(o.blank_sec, 3);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--blank=0", NULL}) == 0);
+	CHECK_EQ_U(o.blank_sec, 0);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--blank=86400", NULL}) == 0);
+	CHECK_EQ_U(o.blank_sec, 86400);
+	options_fini(&o);
+	CHECK(parse_logged(&o, (const char *const[]){"--blank=86401", NULL}, log, sizeof(log)) ==
+	      -EINVAL);
+	CHECK(strstr(log,
+		     "consoled: --blank: invalid value '86401': expected a whole number from 0 "
+		     "to 86400\n") != NULL);
+	CHECK(parse(&o, (const char *const[]){"--blank=soon", NULL}) == -EINVAL);
+	CHECK(parse(&o, (const char *const[]){"--blank", NULL}) == -EINVAL);
+
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	CHECK(options_set(&o, "blank", "-1", err, sizeof(err)) == -EINVAL);
+	CHECK_EQ_U(o.blank_sec, OPTIONS_BLANK_KERNEL);
+	CHECK(options_set(&o, "blank", "60", err, sizeof(err)) == 0);
+	CHECK_EQ_U(o.blank_sec, 60);
+	options_fini(&o);
+
+	fd = mkstemp(conf);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK(write(fd, text, sizeof(text) - 1) == sizeof(text) - 1);
+	close(fd);
+	snprintf(config_arg, sizeof(config_arg), "--config=%s", conf);
+	CHECK(parse(&o, (const char *const[]){config_arg, NULL}) == 0);
+	CHECK_EQ_U(o.blank_sec, 600);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){config_arg, "--blank=0", NULL}) == 0);
+	CHECK_EQ_U(o.blank_sec, 0);
+	options_fini(&o);
+	unlink(conf);
+
+	/* the kernel's setting, as /sys/module/kernel/parameters/consoleblank
+	 * shows it */
+	fd = mkstemp(kernel);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK(write(fd, "600\n", 4) == 4);
+	close(fd);
+	CHECK_EQ_U(blank_kernel_timeout(kernel), 600);
+	fd = open(kernel, O_WRONLY | O_TRUNC);
+	CHECK(fd >= 0 && write(fd, "0\n", 2) == 2);
+	close(fd);
+	CHECK_EQ_U(blank_kernel_timeout(kernel), 0);
+	fd = open(kernel, O_WRONLY | O_TRUNC);
+	CHECK(fd >= 0 && write(fd, "junk\n", 5) == 5);
+	close(fd);
+	CHECK_EQ_U(blank_kernel_timeout(kernel), 0);
+	unlink(kernel);
+	CHECK_EQ_U(blank_kernel_timeout(kernel), 0);
+}
+
 int main(void)
 {
 	RUN(test_defaults);
+	RUN(test_blank);
 	RUN(test_all_flags);
 	RUN(test_vt_forms);
 	RUN(test_zoom_keys);

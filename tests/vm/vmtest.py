@@ -113,6 +113,21 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   away and back shows the same picture, SIGTERM (and, in a
                   second run, SIGSEGV) leaves yoffset 0, the mode as before and
                   fbcon drawing again.
+  mode-change     (cirrus) fbset run in consoled's session: first to 1 bpp,
+                  which consoled cannot draw (it puts its mode back, logs it
+                  and draws on), then to 800x600 (with -vyres 600: consoled's
+                  tall virtual screen would not fit in video memory at 800
+                  wide): `stty size` shows the new grid, 37x100, and the
+                  oracle text then equals fbcon's drawing of it at 800x600
+                  pixel for pixel; on exit the boot mode is back.
+  blank           (cirrus) --blank=3: the screendump goes black (consoled draws
+                  black and cirrusfb takes FBIOBLANK powerdown, which QEMU does
+                  not show), output written meanwhile does not wake it, the
+                  waking key reaches the shell (`echo woken` runs whole) and
+                  the output is there; the picture equals consoled's full
+                  redraw after a VT switch. Blanked again, a switch to tty2
+                  shows fbcon's text, and SIGTERM gives fbcon a visible
+                  screen.
   refusal         (vfb at 1 bpp) consoled refuses the framebuffer with a
                   message naming type, visual and depth, exit status 1, and
                   bad flags, devices and fonts give clear errors or fallbacks.
@@ -153,6 +168,7 @@ Pictures of failures (expected, actual, diff) go to --out.
 import argparse
 import os
 import re
+import shutil
 import sys
 import time
 import traceback
@@ -1626,6 +1642,122 @@ exec sleep 100000
         if got != str(bpp):
             self.fail("vfb did not take %d bpp (it reports %s)" % (bpp, got))
 
+    def wait_black(self, what, timeout=20):
+        deadline = time.monotonic() + timeout
+        while True:
+            img = self.vm.grab()
+            if not any(img.data):
+                return img
+            if time.monotonic() > deadline:
+                path = self.vm.save_png(img, "%s-%d-not-black.png" % (self.card, self.n))
+                self.fail("%s (picture: %s)" % (what, path))
+            time.sleep(0.3)
+
+    def check_mode_change(self):
+        """Issue 14 item 3: a mode set by another program on consoled's
+        framebuffer (fbset in its session) is followed as fbcon does."""
+        font = KEYBOARD_FONT
+        fobj = load_font(font)
+        if self.vm.run("test -x /usr/bin/fbset")[1] != 0:
+            self.fail("no fbset in the guest (apt-get install fbset on the host)")
+        xres, yres = 800, 600
+        boot = self.fb_state()
+        back = "fbset -xres %d -yres %d -vxres %d -vyres %d" % (self.vm_xres, self.vm_yres,
+                                                                self.vm_xres, self.vm_yres)
+        # fbcon's picture of the oracle text at 800x600: the reference.
+        text, _ = oracle_text(font, xres // fobj.width)
+        self.sh("fbset -xres %d -yres %d -vxres %d -vyres %d" % (xres, yres, xres, yres))
+        try:
+            path = self.fbcon_show(font, text)
+            expected = self.stable_grab()
+        finally:
+            self.sh(back)
+        if (expected.width, expected.height) != (xres, yres):
+            self.fail("fbcon's reference is %dx%d, not %dx%d"
+                      % (expected.width, expected.height, xres, yres))
+        if "consoled pixel oracle" not in screen.read_screen(expected, fobj):
+            self.fail("fbcon's reference picture at %dx%d does not show the text" % (xres, yres))
+        if self.fb_state() != boot:
+            self.fail("fbset did not give the boot mode back: %r, not %r" % (self.fb_state(), boot))
+        self.sh("printf '\\033[H\\033[2J' > /dev/tty1")
+
+        self.start_shell(font)
+        # A mode consoled cannot draw in: its own comes back, and it draws on.
+        self.vm.send_text("fbset -depth 1; echo depth-rc=$?\n")
+        self.wait_output(font, "fbset -depth 1; echo depth-rc=$?", "depth-rc=0",
+                         "after fbset -depth 1 consoled does not draw its screen")
+        bpp = self.sh("cat /sys/class/graphics/fb0/bits_per_pixel").strip()
+        if bpp != "8":
+            self.fail("fb0 is at %s bpp after consoled refused 1 bpp" % bpp)
+        if "consoled cannot draw in %dx%d at 1 bpp" % (self.vm_xres, self.vm_yres) \
+                not in self.consoled_log():
+            self.fail("the refused mode was not logged:\n" + self.consoled_log())
+        # 800x600: the grid follows, the session gets the new size.
+        cmd = "fbset -xres %d -yres %d -vyres %d" % (xres, yres, yres)
+        self.vm.send_text(cmd + "\n")
+        self.wait_text(font, lambda s: any(l.startswith("$ " + cmd) for l in s.lines)
+                       and len(s.lines) == yres // fobj.height,
+                       "the screen is not %dx%d after %s" % (xres, yres, cmd))
+        self.vm.send_text("stty size\n")
+        self.wait_output(font, "stty size", "%d %d" % (yres // fobj.height, xres // fobj.width),
+                         "stty size does not show the new grid")
+        if "another program set %dx%d" % (xres, yres) not in self.consoled_log():
+            self.fail("the mode change was not logged:\n" + self.consoled_log())
+        # The screen in the new mode: fbcon's picture of the same text.
+        self.vm.send_text("cat %s; exec sleep 100000\n" % path)
+        self.wait_equal(expected, "consoled at %dx%d differs from fbcon" % (xres, yres))
+        self.stop_consoled()
+        # What goes back on exit is the mode found at start.
+        if self.fb_state() != boot:
+            self.fail("after exit the mode is %r, not the boot mode %r" % (self.fb_state(), boot))
+
+    def check_blank(self):
+        """Issue 14 item 4: blanking after --blank=3 seconds without input."""
+        font = KEYBOARD_FONT
+        how = "drawn black, FBIOBLANK powerdown"
+        text2 = b"\033[0m\033[?25l\033[H\033[2J\033[36mthis is tty2, drawn by fbcon\033[0m\n"
+        self.fbcon_show(font, text2, tty=2)
+        self.start_consoled(font, "/usr/bin/env PS1='$ ' /bin/sh", extra="--blank=3")
+        self.wait_text(font, lambda s: any(l.startswith("$ ") for l in s.lines), "no shell prompt")
+        self.vm.send_text("echo awake\n")
+        self.wait_output(font, "echo awake", "awake", "typing failed")
+        self.wait_black("the screen did not go black after 3 s without input")
+        if "screen blanked (%s)" % how not in self.consoled_log():
+            self.fail("the log does not say the screen was blanked by %r:\n%s"
+                      % (how, self.consoled_log()))
+        # Output does not wake the screen; the terminal takes it all the same.
+        pts = self.sh("readlink /proc/%s/fd/1" % self.session_pid()).strip()
+        self.sh("printf 'written while blanked\\n' > %s" % pts)
+        time.sleep(1.5)
+        if any(self.vm.grab().data):
+            self.fail("output woke the screen")
+        # A key wakes it and reaches the shell: without the first letter it
+        # would run `cho woken`.
+        self.vm.send_text("echo woken\n")
+        def woken(s):
+            lines = [l.rstrip() for l in s.lines]
+            first = [i for i, l in enumerate(lines) if "written while blanked" in l]
+            return bool(first) and any(lines[j].endswith("echo woken") and lines[j + 1] == "woken"
+                                       and lines[j + 2] == "$"
+                                       for j in range(first[0], len(lines) - 2))
+        woke, _ = self.wait_text(font, woken, "the waking key or the output written while"
+                                 " blanked is missing")
+        # Blanked again: a VT switch shows fbcon's tty2, not a black screen ...
+        self.wait_black("the screen did not blank again")
+        self.sh("chvt 2")
+        self.wait_text(font, lambda s: "this is tty2" in s, "tty2 is not shown after a switch from"
+                       " consoled's blanked screen")
+        # ... and back, consoled draws everything: the picture after waking.
+        self.sh("chvt 1")
+        self.wait_equal(woke, "consoled's redraw after a VT switch differs from its screen after"
+                        " waking", timeout=10)
+        # Exit while blanked: the kernel's console is seen.
+        self.wait_black("the screen did not blank after the VT switch")
+        self.stop_consoled()
+        self.fbcon_show(font, b"\033[H\033[2J\033[32mfbcon after blank\033[0m")
+        self.wait_text(font, lambda s: "fbcon after blank" in s,
+                       "fbcon's text is not seen after consoled exited blanked")
+
     def check_depth(self, bpp):
         self.set_depth(bpp)
         self.check_oracle(KEYBOARD_FONT)
@@ -1954,7 +2086,8 @@ def main():
         if args.card == "cirrus":
             # what keys send and what the session's output means do not
             # depend on the card
-            checks += ["keys-terminfo", "terminal-output", "caps-terminfo"]
+            checks += ["keys-terminfo", "terminal-output", "caps-terminfo", "mode-change",
+                       "blank"]
         if args.card == "cirrus" and "cirrus" in plugins:
             checks += ["session-ioports", "boot-mode"]
         if args.card in fonttest.CARDS:
@@ -1983,6 +2116,8 @@ def main():
     vtgrab = os.path.join(os.path.dirname(blitcheck), "vtgrab")
     if os.path.exists(vtgrab):
         elves["/usr/bin/vtgrab"] = os.path.normpath(vtgrab)
+    if shutil.which("fbset"):
+        elves["/usr/bin/fbset"] = shutil.which("fbset")  # Debian's fbset (tests/deps.sh)
     bad = os.path.join(os.path.dirname(blitcheck), "bad-abi-plugin.so")
     if os.path.exists(bad):
         elves["/usr/lib/bad-abi-plugin.so"] = os.path.normpath(bad)
@@ -2024,6 +2159,8 @@ def main():
             "drm-no-blitter": r.check_drm_no_blitter,
             "handover": r.check_handover,
             "fb-removal": r.check_fb_removal,
+            "mode-change": r.check_mode_change,
+            "blank": r.check_blank,
         }
         if args.card in fonttest.CARDS and ftref:
             simple.update(fonttest.FontChecks(r, ftref).checks)

@@ -603,7 +603,9 @@ restore:
 	old.activate = FB_ACTIVATE_NOW;
 	ioctl(fb->fd, FBIOPUT_VSCREENINFO, &old);
 	fb->fix = old_fix;
-	fb->var = old;
+	/* as the driver has it (fbdev_poll() compares every field) */
+	if (ioctl(fb->fd, FBIOGET_VSCREENINFO, &fb->var) < 0)
+		fb->var = old;
 	fbdev_check(fb);
 	return r;
 }

@@ -455,6 +455,11 @@ static void manager_on_blank(void *userdata)
 	struct manager *m = userdata;
 	int r;
 
+	/* not over a compositor that took the VT within the last second (its
+	 * release stops the timer) */
+	vt_poll(m->vt);
+	if (!vt_is_active(m->vt))
+		return;
 	m->unblank_pending = false;
 	if (m->scroller)
 		render_wipe_vram(m->render); /* the blitter idle first */

@@ -458,8 +458,8 @@ static void manager_on_blank(void *userdata)
 	/* not over a compositor that took the VT within the last second (its
 	 * release stops the timer) */
 	vt_poll(m->vt);
-	if (!vt_is_active(m->vt))
-		return;
+	if (!vt_is_active(m->vt) || !m->fb)
+		return; /* (no framebuffer: the next one's acquire starts again) */
 	m->unblank_pending = false;
 	if (m->scroller)
 		render_wipe_vram(m->render); /* the blitter idle first */

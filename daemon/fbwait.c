@@ -33,9 +33,7 @@ struct fbwait {
 	bool coldplug_done;
 };
 
-/* "fbN" with N a number: a framebuffer of the graphics subsystem (not
- * "fbcon"). */
-static bool fb_sysname(const char *sysname, unsigned *ret_n)
+bool fbwait_sysname(const char *sysname, unsigned *ret_n)
 {
 	unsigned n;
 
@@ -46,20 +44,13 @@ static bool fb_sysname(const char *sysname, unsigned *ret_n)
 	return true;
 }
 
-/* The node to open: path if it exists; without a path, that of the first
- * framebuffer (lowest N) the graphics subsystem lists, as
- * fbdev_find_default() (which logs an error when there is none). NULL: none
- * yet. */
-static char *fbwait_lookup(struct udev *udev, const char *path)
+char *fbwait_first_node(struct udev *udev)
 {
-	struct udev_enumerate *e;
+	struct udev_enumerate *e = udev_enumerate_new(udev);
 	struct udev_list_entry *item;
 	char *best = NULL;
 	unsigned best_n = ~0u, n;
 
-	if (path)
-		return access(path, F_OK) == 0 ? xstrdup(path) : NULL;
-	e = udev_enumerate_new(udev);
 	if (!e)
 		return NULL;
 	udev_enumerate_add_match_subsystem(e, "graphics");
@@ -72,7 +63,7 @@ static char *fbwait_lookup(struct udev *udev, const char *path)
 		if (!d)
 			continue;
 		node = udev_device_get_devnode(d);
-		if (node && fb_sysname(udev_device_get_sysname(d), &n) && n < best_n) {
+		if (node && fbwait_sysname(udev_device_get_sysname(d), &n) && n < best_n) {
 			free(best);
 			best = xstrdup(node);
 			best_n = n;
@@ -81,6 +72,16 @@ static char *fbwait_lookup(struct udev *udev, const char *path)
 	}
 	udev_enumerate_unref(e);
 	return best;
+}
+
+/* The node to open: path if it exists; without a path, that of the first
+ * framebuffer, as fbdev_find_default() (which logs an error when there is
+ * none). NULL: none yet. */
+static char *fbwait_lookup(struct udev *udev, const char *path)
+{
+	if (path)
+		return access(path, F_OK) == 0 ? xstrdup(path) : NULL;
+	return fbwait_first_node(udev);
 }
 
 /* Found: the wait ends. announced is the node of a framebuffer that an
@@ -115,7 +116,7 @@ static int fbwait_on_monitor(sd_event_source *s, int fd, uint32_t revents, void 
 	log_debug("uevent: %s %s (%s)", action ? action : "?", udev_device_get_sysname(dev),
 		  node ? node : "no node");
 	if (!action || strcmp(action, "add") != 0 ||
-	    !fb_sysname(udev_device_get_sysname(dev), NULL))
+	    !fbwait_sysname(udev_device_get_sysname(dev), NULL))
 		node = NULL;
 	fbwait_check(w, node);
 	udev_device_unref(dev);

@@ -24,10 +24,20 @@
  * (an initramfs, a container) nothing tells when drivers are done: the wait
  * takes its full time.
  */
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "fbdev.h"
 #include "pixel.h"
+
+struct udev;
+
+/* "fbN" with N a number: a framebuffer of the graphics subsystem (not
+ * "fbcon"); *ret_n (may be NULL) gets N. */
+bool fbwait_sysname(const char *sysname, unsigned *ret_n);
+/* The device node of the lowest fbN the graphics subsystem lists now, or
+ * NULL (quiet: callers log). */
+char *fbwait_first_node(struct udev *udev);
 
 /* udev's queue must stay empty this long before the wait gives up. */
 #define FBWAIT_SETTLE_USEC (2 * UINT64_C(1000000))

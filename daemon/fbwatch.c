@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "fbwait.h"
 #include "fbwatch.h"
 #include "log.h"
 #include "util/util.h"
@@ -35,54 +36,11 @@ struct fbwatch {
 	bool wait_logged; /* "waiting for a framebuffer" said since the loss */
 };
 
-static bool is_fb_name(const char *sysname)
-{
-	unsigned n;
-
-	return sysname && strncmp(sysname, "fb", 2) == 0 &&
-	       parse_uint(sysname + 2, 0, 1000, &n) == 0;
-}
-
-/* The device node of the lowest fbN there is now, or NULL. Quiet: waiting
- * is logged once, by the caller. */
-static char *fbwatch_first(struct fbwatch *w)
-{
-	struct udev_enumerate *e = udev_enumerate_new(w->udev);
-	struct udev_list_entry *item;
-	char *best = NULL;
-	unsigned best_n = ~0u;
-
-	if (!e)
-		return NULL;
-	udev_enumerate_add_match_subsystem(e, "graphics");
-	udev_enumerate_scan_devices(e);
-	udev_list_entry_foreach (item, udev_enumerate_get_list_entry(e)) {
-		struct udev_device *d =
-		    udev_device_new_from_syspath(w->udev, udev_list_entry_get_name(item));
-		const char *sysname, *node;
-		unsigned n;
-
-		if (!d)
-			continue;
-		sysname = udev_device_get_sysname(d);
-		node = udev_device_get_devnode(d);
-		if (node && is_fb_name(sysname) && parse_uint(sysname + 2, 0, 1000, &n) == 0 &&
-		    n < best_n) {
-			free(best);
-			best = xstrdup(node);
-			best_n = n;
-		}
-		udev_device_unref(d);
-	}
-	udev_enumerate_unref(e);
-	return best;
-}
-
 /* 1: a successor was taken; 0: none there (yet); a negative errno: there is
  * one, but it cannot be used (fbdev_open() or the caller said why). */
 static int fbwatch_try(struct fbwatch *w)
 {
-	_cleanup_(freep) char *path = w->path ? xstrdup(w->path) : fbwatch_first(w);
+	_cleanup_(freep) char *path = w->path ? xstrdup(w->path) : fbwait_first_node(w->udev);
 	struct fb_var_screeninfo var;
 	struct fbdev *fb;
 	int fd, r;
@@ -182,7 +140,7 @@ static int fbwatch_on_monitor(sd_event_source *s, int fd, uint32_t revents, void
 		return 0;
 	action = udev_device_get_action(dev);
 	add = action && strcmp(action, "add") == 0;
-	if (!is_fb_name(udev_device_get_sysname(dev)) || !action) {
+	if (!fbwait_sysname(udev_device_get_sysname(dev), NULL) || !action) {
 		udev_device_unref(dev);
 		return 0;
 	}

@@ -53,12 +53,13 @@ RELEASE = "bookworm"
 # libpam-systemd: consoled's sessions register a seat session), kmod for the
 # modules, the libraries consoled links and the data it reads (fonts, xkb),
 # and tools the checks use (procps, kbd, perl-base is in minbase), and the
-# programs systemdtest.py's programs-* checks drive with keys.
+# programs systemdtest.py's programs-* checks drive with keys, and weston
+# (its weston check; debootstrap installs no Recommends).
 PACKAGES = [
     "systemd-sysv", "udev", "kmod", "dbus", "libpam-systemd", "login", "passwd", "procps", "kbd",
     "libtsm4", "libxkbcommon0", "libudev1", "libsystemd0", "zlib1g", "libfreetype6",
     "libfontconfig1", "fonts-dejavu-core", "fonts-unifont", "xkb-data",
-    "vim", "less", "htop", "tmux", "mc", "nano", "dialog",
+    "vim", "less", "htop", "tmux", "mc", "nano", "dialog", "weston",
 ]
 # Bump when the cached tree must be made differently for the same PACKAGES.
 RECIPE = 1

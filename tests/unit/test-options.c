@@ -329,6 +329,17 @@ static void test_session_restore(void)
 	options_fini(&o);
 }
 
+/* text written to fd (from open() or mkstemp(): -1 fails), which is closed. */
+static bool write_close(int fd, const char *text)
+{
+	size_t n = strlen(text);
+	bool ok = fd >= 0 && write(fd, text, n) == (ssize_t)n;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 /* Scrollback is memory the session can make the daemon hold: the largest
  * sb-size is taken, one more is a usage error on the command line and a
  * skipped line (with file:line) in a configuration file. */
@@ -337,7 +348,7 @@ static void test_sb_size_bound(void)
 	static const char text[] = "term=t\nsb-size=100001\n";
 	char conf[] = "/tmp/test-options-XXXXXX", log[4096], config_arg[64];
 	struct options o;
-	int fd;
+	bool made;
 
 	CHECK(parse(&o, (const char *const[]){"--sb-size=100000", NULL}) == 0);
 	CHECK_EQ_U(o.sb_size, 100000);
@@ -348,12 +359,10 @@ static void test_sb_size_bound(void)
 	CHECK(strstr(log, "consoled: --sb-size: invalid value '100001': expected a whole number "
 			  "from 0 to 100000\n") != NULL);
 
-	fd = mkstemp(conf);
-	CHECK(fd >= 0);
-	if (fd < 0)
+	made = write_close(mkstemp(conf), text);
+	CHECK(made);
+	if (!made)
 		return;
-	CHECK(write(fd, text, sizeof(text) - 1) == sizeof(text) - 1);
-	close(fd);
 	snprintf(config_arg, sizeof(config_arg), "--config=%s", conf);
 	CHECK(parse_logged(&o, (const char *const[]){config_arg, NULL}, log, sizeof(log)) == 0);
 	CHECK(strstr(log, ":2: sb-size: invalid value '100001': expected a whole number from 0 "
@@ -373,7 +382,7 @@ static void test_blank(void)
 	char conf[] = "/tmp/test-options-XXXXXX", kernel[] = "/tmp/test-blank-XXXXXX";
 	char config_arg[64], log[4096], err[256];
 	struct options o;
-	int fd;
+	bool made;
 
 	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
 	CHECK_EQ_U(o.blank_sec, OPTIONS_BLANK_KERNEL);
@@ -402,12 +411,10 @@ static void test_blank(void)
 	CHECK_EQ_U(o.blank_sec, 60);
 	options_fini(&o);
 
-	fd = mkstemp(conf);
-	CHECK(fd >= 0);
-	if (fd < 0)
+	made = write_close(mkstemp(conf), text);
+	CHECK(made);
+	if (!made)
 		return;
-	CHECK(write(fd, text, sizeof(text) - 1) == sizeof(text) - 1);
-	close(fd);
 	snprintf(config_arg, sizeof(config_arg), "--config=%s", conf);
 	CHECK(parse(&o, (const char *const[]){config_arg, NULL}) == 0);
 	CHECK_EQ_U(o.blank_sec, 600);
@@ -419,20 +426,14 @@ static void test_blank(void)
 
 	/* the kernel's setting, as /sys/module/kernel/parameters/consoleblank
 	 * shows it */
-	fd = mkstemp(kernel);
-	CHECK(fd >= 0);
-	if (fd < 0)
+	made = write_close(mkstemp(kernel), "600\n");
+	CHECK(made);
+	if (!made)
 		return;
-	CHECK(write(fd, "600\n", 4) == 4);
-	close(fd);
 	CHECK_EQ_U(blank_kernel_timeout(kernel), 600);
-	fd = open(kernel, O_WRONLY | O_TRUNC);
-	CHECK(fd >= 0 && write(fd, "0\n", 2) == 2);
-	close(fd);
+	CHECK(write_close(open(kernel, O_WRONLY | O_TRUNC | O_CLOEXEC), "0\n"));
 	CHECK_EQ_U(blank_kernel_timeout(kernel), 0);
-	fd = open(kernel, O_WRONLY | O_TRUNC);
-	CHECK(fd >= 0 && write(fd, "junk\n", 5) == 5);
-	close(fd);
+	CHECK(write_close(open(kernel, O_WRONLY | O_TRUNC | O_CLOEXEC), "junk\n"));
 	CHECK_EQ_U(blank_kernel_timeout(kernel), 0);
 	unlink(kernel);
 	CHECK_EQ_U(blank_kernel_timeout(kernel), 0);

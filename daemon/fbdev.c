@@ -500,17 +500,27 @@ int fbdev_blank(struct fbdev *fb, bool blank)
 	return r > 0 ? -EOPNOTSUPP : 0;
 }
 
+/* The file of fb's boot mode in the boot mode directory: fbN.mode, N its
+ * minor number. */
+static int fbdev_boot_mode_name(const struct fbdev *fb, char name[static 32])
+{
+	struct stat st;
+
+	if (fstat(fb->fd, &st) < 0 || !S_ISCHR(st.st_mode))
+		return -ENODEV;
+	snprintf(name, 32, "fb%u.mode", minor(st.st_rdev));
+	return 0;
+}
+
 void fbdev_use_boot_mode(struct fbdev *fb, const char *dir)
 {
 	struct bootmode_identity ident;
 	struct bootmode cur = {.var = fb->saved_var}, boot;
-	struct stat st;
 	char name[32];
 	int r;
 
-	if (fstat(fb->fd, &st) < 0 || !S_ISCHR(st.st_mode))
+	if (fbdev_boot_mode_name(fb, name) < 0)
 		return;
-	snprintf(name, sizeof(name), "fb%u.mode", minor(st.st_rdev));
 	if (fb->saved_cmap_valid) {
 		cur.cmap_len = fb->saved_cmap.len;
 		for (unsigned c = 0; c < 3; c++)
@@ -539,12 +549,10 @@ void fbdev_use_boot_mode(struct fbdev *fb, const char *dir)
 void fbdev_drop_boot_mode(const struct fbdev *fb, const char *dir)
 {
 	struct bootmode_identity ident;
-	struct stat st;
 	char name[32];
 
-	if (fstat(fb->fd, &st) < 0 || !S_ISCHR(st.st_mode))
+	if (fbdev_boot_mode_name(fb, name) < 0)
 		return;
-	snprintf(name, sizeof(name), "fb%u.mode", minor(st.st_rdev));
 	bootmode_identity_init(&ident, &fb->fix);
 	if (bootmode_drop(dir, name, &ident) > 0)
 		log_info("%s: its saved boot mode %s/%s is dropped", fb->path, dir, name);

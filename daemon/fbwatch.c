@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fbwait.h"
@@ -36,6 +39,27 @@ struct fbwatch {
 	bool wait_logged; /* "waiting for a framebuffer" said since the loss */
 };
 
+/* Whether fd is a framebuffer still registered: its sysfs device is there
+ * and its ioctls work. The kernel removes the sysfs device (and sends udev's
+ * `remove`) before it frees the framebuffer's slot, and open() succeeds until
+ * then: a node opened right after the event can be the dying framebuffer,
+ * which nothing would report again. Checked after opening, so an fd that
+ * passes was registered when it was opened (a later loss sends its own
+ * event); the ioctl catches a slot already taken by a newer one. */
+static bool fbwatch_registered(int fd)
+{
+	struct fb_fix_screeninfo fix;
+	char sys[64];
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode))
+		return false;
+	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	if (access(sys, F_OK) < 0)
+		return false;
+	return ioctl(fd, FBIOGET_FSCREENINFO, &fix) == 0;
+}
+
 /* 1: a successor was taken; 0: none there (yet); a negative errno: there is
  * one, but it cannot be used (fbdev_open() or the caller said why). */
 static int fbwatch_try(struct fbwatch *w)
@@ -54,6 +78,8 @@ static int fbwatch_try(struct fbwatch *w)
 		return 0;
 	if (fd >= 0) {
 		r = ioctl(fd, FBIOGET_VSCREENINFO, &var) < 0 ? -errno : 0;
+		if (r == 0 && !fbwatch_registered(fd))
+			r = -ENODEV;
 		close(fd);
 		if (r == -ENODEV)
 			return 0;
@@ -61,6 +87,11 @@ static int fbwatch_try(struct fbwatch *w)
 	r = fbdev_open(path, w->palette, &fb);
 	if (r < 0)
 		return r;
+	if (!fbwatch_registered(fb->fd)) {
+		log_debug("%s went away while it was opened", path);
+		fbdev_free(fb);
+		return 0;
+	}
 	r = w->cb.found(fb, w->userdata);
 	if (r < 0) {
 		log_warning_errno(r, "Cannot use %s (%s), waiting for another framebuffer: %m",

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
+#include <xkbcommon/xkbcommon-keysyms.h>
 
 #include <consoled/backend.h>
 
@@ -34,6 +35,8 @@
 #include "render.h"
 #include "restore.h"
 #include "scroll.h"
+#include "selection.h"
+#include "stream.h"
 #include "term.h"
 #include "util/util.h"
 #include "vt.h"
@@ -70,6 +73,7 @@ struct manager {
 	struct vt *vt;
 	struct input *input;
 	struct term *term;
+	struct selection *selection; /* NULL if it could not be made */
 	struct render *render;
 	struct scroller *scroller;
 	struct backend *backend;
@@ -171,6 +175,8 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 		manager_frame_done(m);
 		return 0;
 	}
+	if (m->selection)
+		selection_check(m->selection); /* output may have changed selected cells */
 	bool again = render_frame(m->render, term_screen(m->term));
 	m->last_frame_usec = now_usec();
 	if (m->unblank_pending) {
@@ -205,6 +211,36 @@ static void manager_on_damage(void *userdata)
 {
 	manager_schedule_frame(userdata);
 }
+
+/* ---- selection and paste (selection.h) ---- */
+
+/* Whether the session asked for bracketed paste (DECSET 2004, followed by
+ * the stream stage once helper R's mode tracking is there). */
+static bool manager_bracketed_paste(struct manager *m)
+{
+#ifdef STREAM_MOUSE_BRACKETED_PASTE
+	return stream_mouse_modes(term_stream(m->term)) & STREAM_MOUSE_BRACKETED_PASTE;
+#else
+	(void)m;
+	return false;
+#endif
+}
+
+static void manager_paste(struct manager *m)
+{
+	if (m->selection && m->term)
+		selection_paste(m->selection, manager_bracketed_paste(m));
+}
+
+static void manager_on_osc52(const char *args, size_t len, void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (m->selection)
+		selection_osc52(m->selection, args, len);
+}
+
+/* ---- end of selection and paste ---- */
 
 static int manager_on_respawn(sd_event_source *s, uint64_t usec, void *userdata)
 {
@@ -246,6 +282,9 @@ static void manager_on_exited(int status, void *userdata)
 
 	/* Nothing of the session stays in the fd store or the snapshot. */
 	restore_session_ended(m->restore);
+	/* nor what its user selected or copied */
+	if (m->selection)
+		selection_wipe(m->selection);
 	sd_event_source_set_enabled(m->snapshot_source, SD_EVENT_OFF);
 	m->exits[m->n_exits++ % RESPAWN_BURST] = now;
 	if (m->n_exits >= RESPAWN_BURST && now - oldest < RESPAWN_INTERVAL_USEC) {
@@ -493,8 +532,17 @@ static void manager_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint3
 
 	/* not one key for the shell after a compositor took the VT */
 	vt_poll(m->vt);
-	if (m->term && vt_is_active(m->vt))
-		term_handle_key(m->term, keysym, ascii, mods, unicode);
+	if (!m->term || !vt_is_active(m->vt))
+		return;
+	/* Shift+Insert pastes (xterm) */
+	if (keysym == XKB_KEY_Insert &&
+	    (mods & (TSM_SHIFT_MASK | TSM_CONTROL_MASK | TSM_ALT_MASK | TSM_LOGO_MASK)) ==
+		TSM_SHIFT_MASK &&
+	    m->selection) {
+		manager_paste(m);
+		return;
+	}
+	term_handle_key(m->term, keysym, ascii, mods, unicode);
 }
 
 static void manager_on_switch_vt(unsigned target, void *userdata)
@@ -828,6 +876,10 @@ static int manager_start(struct manager *m)
 	}
 	render_set_clusters(m->render, term_clusters(m->term));
 	restore_session_started(m->restore, m->term);
+	if (selection_new(m->term, m->opts.word_chars, &m->selection) >= 0)
+		term_set_osc52(m->term, manager_on_osc52, m);
+	else
+		log_warning("No mouse selection");
 
 	struct input_config ic = {
 	    .model = m->opts.xkb_model,
@@ -882,6 +934,7 @@ static void manager_stop(struct manager *m)
 	input_free(m->input);
 	/* The last output is in the snapshot that the store keeps. */
 	restore_update(m->restore, m->term);
+	selection_free(m->selection);
 	term_free(m->term);
 	restore_free(m->restore);
 	/* the next user may get the device through the kernel's console */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -56,6 +57,7 @@ enum key_type {
 	KEY_PALETTE,  /* enum palette_kind */
 	KEY_SCROLL_MODE,
 	KEY_LOGIN, /* login_argv, split on whitespace */
+	KEY_WORD_CHARS, /* char *, UTF-8 without controls, at most 64 characters */
 };
 
 /* Every setting, once: its name on the command line and in the files, where
@@ -96,6 +98,8 @@ static const struct key {
     {"stats", KEY_BOOL, FIELD(stats), 0, 0, NULL},
     {"backend", KEY_NAME, FIELD(backend), 0, 0, "expected auto, none or a plugin name"},
     {"verbose", KEY_BOOL, FIELD(verbose), 0, 0, NULL},
+    {"word-chars", KEY_WORD_CHARS, FIELD(word_chars), 0, 0,
+     "expected up to 64 characters (UTF-8, no controls)"},
 #undef FIELD
 };
 
@@ -148,6 +152,8 @@ void options_help(FILE *f)
 	      "      --stats             log drawing statistics at exit (always on SIGUSR1)\n"
 	      "      --backend=auto|none|NAME  blitter plugin (default: auto)\n"
 	      "      --list-backends     list the blitter plugins and exit\n"
+	      "      --word-chars=CHARS  characters a double-click selects as part of a word\n"
+	      "                          besides letters and digits (default: -_./~:@+%)\n"
 	      "      --verbose           debug messages\n"
 	      "  -h, --help              show this help\n"
 	      "      --version           show the version\n"
@@ -223,6 +229,34 @@ static int options_set_login_line(struct options *o, const char *value)
 	return 0;
 }
 
+/* selection.h's word characters: UTF-8 (shortest forms), no C0 or C1
+ * controls, no DEL, at most 64 characters (selection.c parses them again). */
+static bool word_chars_valid(const char *v)
+{
+	const unsigned char *p = (const unsigned char *)v;
+	size_t n = 0;
+
+	while (*p) {
+		unsigned len = *p < 0x80 ? 1 : *p >= 0xc2 && *p <= 0xdf ? 2 : *p >= 0xe0 && *p <= 0xef ? 3
+						: *p >= 0xf0 && *p <= 0xf4	  ? 4
+										  : 0;
+		uint32_t cp = len == 1 ? *p : *p & (0x7f >> len);
+
+		if (len == 0 || ++n > 64)
+			return false;
+		for (unsigned i = 1; i < len; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (p[i] & 0x3f);
+		}
+		if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (len == 3 && cp < 0x800) ||
+		    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		p += len;
+	}
+	return true;
+}
+
 int options_set(struct options *o, const char *key, const char *value, char *err, size_t err_size)
 {
 	const struct key *k = key_find(key);
@@ -287,6 +321,12 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 		if (options_set_login_line(o, value) < 0)
 			goto invalid;
 		return 0;
+	case KEY_WORD_CHARS:
+		if (!word_chars_valid(value))
+			goto invalid;
+		free(*(char **)field);
+		*(char **)field = xstrdup(value);
+		return 0;
 	}
 
 invalid:
@@ -339,6 +379,7 @@ void options_fini(struct options *o)
 	free(o->font_file);
 	free(o->font_name);
 	free(o->backend);
+	free(o->word_chars);
 	free(o->xkb_model);
 	free(o->xkb_layout);
 	free(o->xkb_variant);

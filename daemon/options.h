@@ -59,6 +59,7 @@ struct options {
 	char *backend; /* NULL = auto, "none", or a plugin name */
 	bool stats;
 	bool verbose;
+	char *word_chars; /* selection.h; NULL = SELECTION_WORD_CHARS_DEFAULT */
 };
 
 /* blank_sec when neither --blank nor blank= is given: the kernel console's

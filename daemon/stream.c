@@ -71,6 +71,10 @@ struct stream {
 	char osc_buf[STREAM_OSC_MAX];
 	size_t osc_len;
 	bool osc_long;
+	/* an OSC 52 beyond osc_buf (with cfg.osc52): the rest, or too long */
+	char *osc52;
+	size_t osc52_len, osc52_cap;
+	bool osc52_bad;
 
 	uint32_t last[CLUSTER_MAX_LEN]; /* the last graphic character, for REP */
 	size_t last_len;
@@ -144,6 +148,7 @@ void stream_free(struct stream *s)
 	if (!s)
 		return;
 	free(s->scratch);
+	free(s->osc52);
 	free(s);
 }
 
@@ -967,6 +972,42 @@ static size_t osc_field(const char **p, const char *end, const char **ret)
 
 /* Answers the colour queries of an OSC: 4;c;? (palette entries), 10;? and
  * 11;? (default foreground and background; 10;?;? asks for both). */
+/* Whether the OSC being collected is an OSC 52 for cfg.osc52. */
+static bool osc_is_52(struct stream *s)
+{
+	return s->cfg.osc52 && s->osc_len >= 3 && memcmp(s->osc_buf, "52;", 3) == 0;
+}
+
+/* A byte of an OSC 52 that osc_buf has no room for. */
+static void osc52_add(struct stream *s, uint32_t cp)
+{
+	if (s->osc52_bad || cp >= 0x80 || s->osc_len + s->osc52_len >= STREAM_OSC52_MAX) {
+		s->osc52_bad = true;
+		return;
+	}
+	if (s->osc52_len == s->osc52_cap) {
+		s->osc52_cap = MAX(s->osc52_cap * 2, 256u);
+		s->osc52 = xrealloc(s->osc52, s->osc52_cap);
+	}
+	s->osc52[s->osc52_len++] = (char)cp;
+}
+
+static void osc52_end(struct stream *s)
+{
+	char *args;
+	size_t len = s->osc_len - 3 + s->osc52_len;
+
+	if (s->osc52_bad)
+		return;
+	args = xmalloc(len + 1);
+	memcpy(args, s->osc_buf + 3, s->osc_len - 3);
+	if (s->osc52_len)
+		memcpy(args + s->osc_len - 3, s->osc52, s->osc52_len);
+	args[len] = '\0';
+	s->cfg.osc52(args, len, s->cfg.userdata);
+	free(args);
+}
+
 static void stream_osc(struct stream *s, bool bel)
 {
 	const struct palette *pal = s->cfg.palette ? s->cfg.palette : &s->linux_palette;
@@ -974,6 +1015,10 @@ static void stream_osc(struct stream *s, bool bel)
 	char what[16];
 	int ps;
 
+	if (osc_is_52(s)) {
+		osc52_end(s);
+		return;
+	}
 	if (s->osc_long)
 		return;
 	ps = osc_number(&p, end);
@@ -1032,6 +1077,8 @@ static void stream_enter_string(struct stream *s, bool osc)
 	s->osc = osc;
 	s->osc_len = 0;
 	s->osc_long = false;
+	s->osc52_len = 0;
+	s->osc52_bad = false;
 }
 
 static void stream_esc(struct stream *s, uint8_t final)
@@ -1229,6 +1276,8 @@ static void stream_step(struct stream *s, uint32_t cp)
 			return;
 		if (cp < 0x80 && s->osc_len < STREAM_OSC_MAX)
 			s->osc_buf[s->osc_len++] = (char)cp;
+		else if (osc_is_52(s))
+			osc52_add(s, cp);
 		else
 			s->osc_long = true;
 		return;

@@ -30,6 +30,7 @@
  *    flags and the modes this stage follows (DECCKM, LNM).
  *  - OSC 10, 11 and 4 queries get the palette's colours in xterm's
  *    rgb:RRRR/GGGG/BBBB form, with the query's terminator (BEL or ST).
+ *  - OSC 52 goes to stream_config's osc52, when set.
  *  - Dropped: strings (OSC, DCS, SOS, PM, APC: libtsm shows none), CSI with
  *    a private marker libtsm would misread as another sequence (CSI > 4;2 m
  *    as SGR, CSI ? r as DECSTBM, ...), CSI with intermediates other than
@@ -66,8 +67,15 @@ struct stream_config {
 	/* Optional: every byte libtsm gets, as it gets them (the key encoder's
 	 * mode tracker follows the same stream as libtsm, never the raw one). */
 	void (*seen)(const char *bytes, size_t len, void *userdata);
+	/* Optional: an OSC 52 (set or query the selection) terminated by BEL
+	 * or ST, what follows "52;" ("Pc;Pd"); longer than STREAM_OSC52_MAX,
+	 * or with bytes outside ASCII, it is dropped. Nothing is answered
+	 * here. */
+	void (*osc52)(const char *args, size_t len, void *userdata);
 	void *userdata;
 };
+
+#define STREAM_OSC52_MAX (360 * 1024) /* base64 of the selection's SELECTION_MAX, and more */
 
 struct stream;
 

@@ -57,6 +57,8 @@ struct term {
 	sd_event_source *recheck_source;
 	struct term_callbacks cb;
 	void *userdata;
+	void (*osc52)(const char *args, size_t len, void *userdata);
+	void *osc52_userdata;
 
 	/* The pty's bytes on their way to libtsm (stream.h), and the
 	 * stand-ins it hands out (cluster.h). */
@@ -142,6 +144,14 @@ static void term_stream_seen(const char *bytes, size_t len, void *userdata)
 }
 
 #define TERM_HANGUP_RECHECK_USEC (100 * 1000)
+
+static void term_stream_osc52(const char *args, size_t len, void *userdata)
+{
+	struct term *t = userdata;
+
+	if (t->osc52)
+		t->osc52(args, len, t->osc52_userdata);
+}
 
 static int term_on_recheck(sd_event_source *s, uint64_t usec, void *userdata)
 {
@@ -567,6 +577,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	    .palette = cfg->palette,
 	    .reply = term_queue_write,
 	    .seen = term_stream_seen,
+	    .osc52 = term_stream_osc52,
 	    .userdata = t,
 	});
 
@@ -688,6 +699,25 @@ void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned m
 		if (t->cb.damage)
 			t->cb.damage(t->userdata);
 	}
+}
+
+void term_send(struct term *t, const char *bytes, size_t len)
+{
+	if (t->master >= 0)
+		term_queue_write(bytes, len, t);
+}
+
+void term_set_osc52(struct term *t, void (*osc52)(const char *args, size_t len, void *userdata),
+		    void *userdata)
+{
+	t->osc52 = osc52;
+	t->osc52_userdata = userdata;
+}
+
+void term_redraw(struct term *t)
+{
+	if (t->cb.damage)
+		t->cb.damage(t->userdata);
 }
 
 void term_scroll_page(struct term *t, int dir)

@@ -28,6 +28,7 @@
  */
 #include <libtsm.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
@@ -102,6 +103,17 @@ const struct cluster_table *term_clusters(struct term *t);
  * wrong, in the modes followed in the session's output; libtsm the rest. */
 void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned mods,
 		     uint32_t unicode);
+
+/* Bytes for the session, queued behind what it has not read yet (dropped
+ * whole when more than 1 MiB waits): a paste, mouse reports. */
+void term_send(struct term *t, const char *bytes, size_t len);
+/* Where OSC 52 from the session goes: what follows "52;" (stream.h);
+ * NULL: dropped. */
+void term_set_osc52(struct term *t, void (*osc52)(const char *args, size_t len, void *userdata),
+		    void *userdata);
+/* What the screen shows changed outside the session's output (the
+ * selection, the view): calls the damage callback. */
+void term_redraw(struct term *t);
 
 /* Shift+PageUp / Shift+PageDown: walk the scrollback by pages (dir < 0 = up). */
 void term_scroll_page(struct term *t, int dir);

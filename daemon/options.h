@@ -59,8 +59,13 @@ struct options {
 	char *backend; /* NULL = auto, "none", or a plugin name */
 	bool stats;
 	bool verbose;
-	char *word_chars; /* selection.h; NULL = SELECTION_WORD_CHARS_DEFAULT */
+	bool mouse;	    /* pointer devices are used */
+	double mouse_speed; /* relative motion factor, OPTIONS_MOUSE_SPEED_MIN..MAX */
+	char *word_chars;   /* selection.h; NULL = SELECTION_WORD_CHARS_DEFAULT */
 };
+
+#define OPTIONS_MOUSE_SPEED_MIN 0.1
+#define OPTIONS_MOUSE_SPEED_MAX 20.0
 
 /* blank_sec when neither --blank nor blank= is given: the kernel console's
  * own setting applies (blank.h, blank_kernel_timeout()). */

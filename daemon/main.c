@@ -248,6 +248,57 @@ static void manager_on_osc52(const char *args, size_t len, void *userdata)
 		selection_osc52(m->selection, args, len);
 }
 
+/* Interim pointer dispatch for the selection, until mouse.c (helper R)
+ * is wired in its place: the left button selects (clicks on the same cell
+ * within 400 ms count up to 3, Shift extends), the middle one pastes. The
+ * top pixel row and the bottom one are past the edges while dragging. */
+struct manager_select_state {
+	bool held;
+	unsigned clicks, last_col;
+	int last_row;
+	uint64_t last_usec;
+};
+static struct manager_select_state manager_select;
+
+static void manager_select_pointer(struct manager *m, const struct input_pointer_event *ev)
+{
+	struct manager_select_state *st = &manager_select;
+	unsigned cw, ch, col;
+	int row;
+
+	if (!m->selection || !m->term || !m->fonts)
+		return;
+	cw = fontset_cell_width(m->fonts);
+	ch = fontset_cell_height(m->fonts);
+	col = (unsigned)ev->x / cw;
+	row = ev->y / (int)ch;
+	if (st->held && ev->y == 0)
+		row = -1;
+	else if (st->held && m->fb && (unsigned)ev->y + 1 >= m->fb->var.yres)
+		row = (int)render_rows(m->render);
+	if (ev->kind == INPUT_POINTER_MOTION && st->held) {
+		selection_move(m->selection, col, row);
+	} else if (ev->kind == INPUT_POINTER_BUTTON && ev->button == 1 && ev->pressed) {
+		uint64_t now = now_usec();
+
+		if (col == st->last_col && row == st->last_row &&
+		    now - st->last_usec < 400 * USEC_PER_MSEC && st->clicks < 3)
+			st->clicks++;
+		else
+			st->clicks = 1;
+		st->last_col = col;
+		st->last_row = row;
+		st->last_usec = now;
+		st->held = true;
+		selection_start(m->selection, col, row, st->clicks, ev->mods & TSM_SHIFT_MASK);
+	} else if (ev->kind == INPUT_POINTER_BUTTON && ev->button == 1 && !ev->pressed) {
+		if (st->held)
+			selection_end(m->selection);
+		st->held = false;
+	} else if (ev->kind == INPUT_POINTER_BUTTON && ev->button == 2 && ev->pressed)
+		manager_paste(m);
+}
+
 /* ---- end of selection and paste ---- */
 
 static int manager_on_respawn(sd_event_source *s, uint64_t usec, void *userdata)
@@ -419,6 +470,7 @@ static void manager_on_pointer_event(const struct input_pointer_event *ev, void 
 	struct manager *m = userdata;
 
 	manager_on_pointer(m, ev);
+	manager_select_pointer(m, ev); /* interim, until mouse.c */
 }
 
 /* Every change of geometry, pixel format or cell size comes here (zoom, a

@@ -27,6 +27,29 @@
 /* evdev key codes are xkb key codes minus 8 (the X11 offset). */
 #define EVDEV_OFFSET 8
 
+/* What a device is for. A device may be a keyboard and a pointer at once. */
+enum pointer_kind {
+	POINTER_NONE,
+	POINTER_REL,	  /* a mouse: REL_X/REL_Y */
+	POINTER_ABS,	  /* a tablet, a touchscreen: ABS_X/ABS_Y scaled to the area */
+	POINTER_TOUCHPAD, /* ABS_X/ABS_Y of a pad: moves the pointer by the finger's moves */
+};
+
+/* A pointer device's buttons as it reports them (raw) */
+#define RAW_LEFT (1u << 0)
+#define RAW_MIDDLE (1u << 1)
+#define RAW_RIGHT (1u << 2)
+#define RAW_TOUCH (1u << 3)
+
+/* A touchpad without a resolution is taken as this wide, in mm; a mm of
+ * finger motion moves the pointer by TOUCHPAD_PX_PER_MM pixels (times the
+ * speed). */
+#define TOUCHPAD_DEFAULT_MM 100
+#define TOUCHPAD_PX_PER_MM 8
+
+/* One notch of a high-resolution wheel (linux/input-event-codes.h). */
+#define WHEEL_HI_RES_NOTCH 120
+
 struct input_device {
 	struct input_device *next;
 	struct input *in;
@@ -34,6 +57,20 @@ struct input_device {
 	char *devnode;
 	sd_event_source *source;
 	bool has_leds;
+	bool keyboard;
+	enum pointer_kind pointer;
+	bool wheel_hi_res; /* REL_WHEEL_HI_RES: REL_WHEEL is ignored */
+	struct input_absinfo abs_x, abs_y;
+	/* The report being read (up to its SYN_REPORT). */
+	int rel_x, rel_y;
+	int abs_vx, abs_vy; /* the axes' last values */
+	bool abs_moved;
+	int wheel;	    /* 120ths of a notch this report */
+	int wheel_rest;	    /* 120ths not yet reported as a notch */
+	bool touching;	    /* touchpad: a finger was down at the last report */
+	int last_vx, last_vy; /* touchpad: where it was */
+	unsigned raw;	    /* RAW_* as the device reports them now */
+	unsigned reported;  /* buttons 1..3 (bits 0..2) as the callback has them */
 	/* Since a SYN_DROPPED, until the SYN_REPORT that ends the broken report. */
 	bool dropped;
 	/* The keys this device has pressed into the xkb state: what a resync
@@ -59,7 +96,24 @@ struct input {
 
 	sd_event_source *repeat_source;
 	uint32_t repeat_key; /* xkb keycode, 0 = none */
+
+	/* The pointer, shared by every pointer device: in pixels of the area. */
+	unsigned area_w, area_h; /* 0: no area yet, events are dropped */
+	double px, py;
 };
+
+int input_scale_abs(int value, int min, int max, unsigned size)
+{
+	int64_t range = (int64_t)max - min + 1;
+
+	if (size == 0 || range <= 1)
+		return 0;
+	if (value < min)
+		value = min;
+	if (value > max)
+		value = max;
+	return (int)(((int64_t)value - min) * size / range);
+}
 
 bool input_zoom_key(uint32_t keysym, unsigned mods, int *ret_step)
 {
@@ -137,7 +191,7 @@ static void input_write_leds(struct input *in)
 	ev[ELEMENTSOF(leds)].code = SYN_REPORT;
 
 	for (struct input_device *d = in->devices; d; d = d->next)
-		if (write(d->fd, ev, sizeof(ev)) < 0)
+		if (d->keyboard && write(d->fd, ev, sizeof(ev)) < 0)
 			log_debug_errno(errno, "Failed to set LEDs on %s: %m", d->devnode);
 }
 
@@ -283,6 +337,13 @@ static void input_handle_key(struct input_device *d, unsigned code, int value)
 	input_start_repeat(in, key);
 }
 
+/* Mouse and touch buttons (BTN_MISC up to the first KEY_ after them): never
+ * keys for xkb. */
+static bool input_code_is_button(unsigned code)
+{
+	return code >= BTN_MISC && code < KEY_OK;
+}
+
 /* Brings the xkb state in line with the keys the device reports down now
  * (EVIOCGKEY), after events from it were lost or while the VT was away. A
  * key no longer down is released in the xkb state and stops repeating; a
@@ -296,12 +357,14 @@ static enum xkb_state_component input_device_sync_keys(struct input_device *d)
 	unsigned long keys[NBITS(KEY_MAX + 1)];
 	enum xkb_state_component changed = 0;
 
+	if (!d->keyboard)
+		return 0;
 	memset(keys, 0, sizeof(keys));
 	/* A device that cannot say (unplugged) has no key down. */
 	if (ioctl(d->fd, EVIOCGKEY(sizeof(keys)), keys) < 0)
 		log_debug_errno(errno, "Failed to read the keys down on %s: %m", d->devnode);
 	for (unsigned k = 0; k <= KEY_MAX; k++) {
-		bool now = TEST_BIT(k, keys);
+		bool now = TEST_BIT(k, keys) && !input_code_is_button(k);
 
 		if (now == (bool)TEST_BIT(k, d->down))
 			continue;
@@ -330,6 +393,284 @@ static void input_device_drain(struct input_device *d)
 	d->dropped = false;
 }
 
+/* --- pointer devices --- */
+
+static unsigned raw_bit(unsigned code)
+{
+	switch (code) {
+	case BTN_LEFT:
+		return RAW_LEFT;
+	case BTN_MIDDLE:
+		return RAW_MIDDLE;
+	case BTN_RIGHT:
+		return RAW_RIGHT;
+	case BTN_TOUCH:
+		return RAW_TOUCH;
+	default:
+		return 0;
+	}
+}
+
+/* Buttons 1..3 as bits 0..2 from the device's raw buttons: a touch is the
+ * left button, except on a touchpad (a finger on it moves the pointer). */
+static unsigned pointer_buttons(const struct input_device *d, unsigned raw)
+{
+	unsigned b = 0;
+
+	if (raw & RAW_LEFT || (raw & RAW_TOUCH && d->pointer == POINTER_ABS))
+		b |= 1u << 0;
+	if (raw & RAW_MIDDLE)
+		b |= 1u << 1;
+	if (raw & RAW_RIGHT)
+		b |= 1u << 2;
+	return b;
+}
+
+static void pointer_emit(struct input *in, enum input_pointer_kind kind, unsigned button,
+			 bool pressed, int wheel)
+{
+	struct input_pointer_event ev = {
+	    .kind = kind,
+	    .x = (int)in->px,
+	    .y = (int)in->py,
+	    .button = button,
+	    .pressed = pressed,
+	    .wheel = wheel,
+	    .mods = input_mods(in),
+	};
+
+	log_debug("Pointer %s at %d,%d%s%u%s", kind == INPUT_POINTER_MOTION   ? "motion"
+					       : kind == INPUT_POINTER_BUTTON ? "button"
+									      : "wheel",
+		  ev.x, ev.y, kind == INPUT_POINTER_MOTION ? "" : " ",
+		  kind == INPUT_POINTER_BUTTON	 ? button
+		  : kind == INPUT_POINTER_WHEEL ? (unsigned)abs(wheel)
+						 : 0u,
+		  kind == INPUT_POINTER_BUTTON ? (pressed ? " pressed" : " released")
+		  : kind == INPUT_POINTER_WHEEL ? (wheel > 0 ? " up" : " down")
+						 : "");
+	if (in->cb.pointer)
+		in->cb.pointer(&ev, in->userdata);
+}
+
+static double clamp_d(double v, double lo, double hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Forgets the report being read (dropped: the VT is away, or it is
+ * incomplete). */
+static void pointer_forget_report(struct input_device *d)
+{
+	d->rel_x = d->rel_y = 0;
+	d->wheel = 0;
+	d->abs_moved = false;
+}
+
+/* A finished report (SYN_REPORT) of device d while the VT is ours: the
+ * motion, then the buttons that changed, then whole wheel notches. */
+static void pointer_report(struct input_device *d)
+{
+	struct input *in = d->in;
+	int old_x = (int)in->px, old_y = (int)in->py;
+	unsigned now = pointer_buttons(d, d->raw);
+	double w = in->area_w, h = in->area_h;
+	int notches = 0;
+
+	if (in->area_w == 0 || in->area_h == 0) {
+		pointer_forget_report(d);
+		d->reported = now;
+		return;
+	}
+	switch (d->pointer) {
+	case POINTER_REL:
+		in->px = clamp_d(in->px + d->rel_x * in->cfg.pointer_speed, 0, w - 1);
+		in->py = clamp_d(in->py + d->rel_y * in->cfg.pointer_speed, 0, h - 1);
+		break;
+	case POINTER_ABS:
+		if (d->abs_moved) {
+			in->px = input_scale_abs(d->abs_vx, d->abs_x.minimum, d->abs_x.maximum,
+						 in->area_w);
+			in->py = input_scale_abs(d->abs_vy, d->abs_y.minimum, d->abs_y.maximum,
+						 in->area_h);
+		}
+		break;
+	case POINTER_TOUCHPAD: {
+		bool touching = d->raw & RAW_TOUCH;
+
+		if (touching && d->touching && d->abs_moved) {
+			/* units per mm: the resolution, else a pad TOUCHPAD_DEFAULT_MM wide */
+			double rx = d->abs_x.resolution > 0 ? d->abs_x.resolution
+							    : (d->abs_x.maximum - d->abs_x.minimum + 1.0) /
+								  TOUCHPAD_DEFAULT_MM;
+			double ry = d->abs_y.resolution > 0 ? d->abs_y.resolution : rx;
+			double f = TOUCHPAD_PX_PER_MM * in->cfg.pointer_speed;
+
+			in->px = clamp_d(in->px + (d->abs_vx - d->last_vx) / rx * f, 0, w - 1);
+			in->py = clamp_d(in->py + (d->abs_vy - d->last_vy) / ry * f, 0, h - 1);
+		}
+		d->touching = touching;
+		d->last_vx = d->abs_vx;
+		d->last_vy = d->abs_vy;
+		break;
+	}
+	case POINTER_NONE:
+		break;
+	}
+	if (d->wheel) {
+		/* A turn the other way starts from a whole notch. */
+		if ((d->wheel > 0) != (d->wheel_rest > 0))
+			d->wheel_rest = 0;
+		d->wheel_rest += d->wheel;
+		notches = d->wheel_rest / WHEEL_HI_RES_NOTCH;
+		d->wheel_rest -= notches * WHEEL_HI_RES_NOTCH;
+	}
+	if (((int)in->px != old_x || (int)in->py != old_y) || now != d->reported || notches) {
+		if (in->cb.activity)
+			in->cb.activity(in->userdata);
+	}
+	if ((int)in->px != old_x || (int)in->py != old_y)
+		pointer_emit(in, INPUT_POINTER_MOTION, 0, false, 0);
+	for (unsigned b = 0; b < 3; b++)
+		if ((now ^ d->reported) & 1u << b) {
+			d->reported ^= 1u << b;
+			pointer_emit(in, INPUT_POINTER_BUTTON, b + 1, now & 1u << b, 0);
+		}
+	if (notches)
+		pointer_emit(in, INPUT_POINTER_WHEEL, 0, false, notches);
+	pointer_forget_report(d);
+}
+
+/* The device's buttons and axes as they are now (EVIOCGKEY, EVIOCGABS):
+ * after SYN_DROPPED and on acquire. With `report`, a button no longer down
+ * is reported released (a drag must end); a press that was missed is only
+ * taken into the state, as is anything on acquire. The ioctls flush the
+ * device's queued events (kernel 3.12 on). */
+static void pointer_sync(struct input_device *d, bool report)
+{
+	unsigned long keys[NBITS(KEY_MAX + 1)];
+	struct input_absinfo ai;
+	unsigned raw = 0, now;
+
+	memset(keys, 0, sizeof(keys));
+	if (ioctl(d->fd, EVIOCGKEY(sizeof(keys)), keys) < 0)
+		log_debug_errno(errno, "Failed to read the buttons down on %s: %m", d->devnode);
+	for (unsigned code = BTN_MISC; code < KEY_OK; code++)
+		if (TEST_BIT(code, keys))
+			raw |= raw_bit(code);
+	d->raw = raw;
+	if (d->pointer == POINTER_ABS || d->pointer == POINTER_TOUCHPAD) {
+		if (ioctl(d->fd, EVIOCGABS(ABS_X), &ai) >= 0)
+			d->abs_vx = ai.value;
+		if (ioctl(d->fd, EVIOCGABS(ABS_Y), &ai) >= 0)
+			d->abs_vy = ai.value;
+		/* a finger down now starts a new move */
+		d->touching = false;
+	}
+	pointer_forget_report(d);
+	d->wheel_rest = 0;
+	now = pointer_buttons(d, raw);
+	if (report && d->in->active && d->in->area_w && d->in->area_h)
+		for (unsigned b = 0; b < 3; b++)
+			if (d->reported & ~now & 1u << b) {
+				d->reported &= ~(1u << b);
+				pointer_emit(d->in, INPUT_POINTER_BUTTON, b + 1, false, 0);
+			}
+	d->reported = now;
+}
+
+/* One event of a pointer device (the VT is ours). */
+static void pointer_event(struct input_device *d, const struct input_event *ev)
+{
+	switch (ev->type) {
+	case EV_KEY:
+		if (ev->value == 2)
+			break;
+		if (ev->value)
+			d->raw |= raw_bit(ev->code);
+		else
+			d->raw &= ~raw_bit(ev->code);
+		break;
+	case EV_REL:
+		if (ev->code == REL_X)
+			d->rel_x += ev->value;
+		else if (ev->code == REL_Y)
+			d->rel_y += ev->value;
+		else if (ev->code == REL_WHEEL_HI_RES)
+			d->wheel += ev->value;
+		else if (ev->code == REL_WHEEL && !d->wheel_hi_res)
+			d->wheel += ev->value * WHEEL_HI_RES_NOTCH;
+		break;
+	case EV_ABS:
+		if (ev->code == ABS_X) {
+			d->abs_vx = ev->value;
+			d->abs_moved = true;
+		} else if (ev->code == ABS_Y) {
+			d->abs_vy = ev->value;
+			d->abs_moved = true;
+		}
+		break;
+	case EV_SYN:
+		if (ev->code == SYN_REPORT)
+			pointer_report(d);
+		break;
+	}
+}
+
+void input_set_pointer_area(struct input *in, unsigned width, unsigned height)
+{
+	if (in->area_w == 0 || in->area_h == 0) {
+		in->px = width / 2;
+		in->py = height / 2;
+	}
+	in->area_w = width;
+	in->area_h = height;
+	if (width && height) {
+		in->px = clamp_d(in->px, 0, width - 1.0);
+		in->py = clamp_d(in->py, 0, height - 1.0);
+	}
+}
+
+/* What the device can be used for, from its capabilities. */
+static enum pointer_kind input_pointer_kind(int fd, bool *ret_hi_res)
+{
+	unsigned long evbits[NBITS(EV_MAX + 1)] = {0};
+	unsigned long keybits[NBITS(KEY_MAX + 1)] = {0};
+	unsigned long relbits[NBITS(REL_MAX + 1)] = {0};
+	unsigned long absbits[NBITS(ABS_MAX + 1)] = {0};
+	unsigned long props[NBITS(INPUT_PROP_MAX + 1)] = {0};
+	bool buttons;
+
+	*ret_hi_res = false;
+	if (ioctl(fd, EVIOCGBIT(0, sizeof(evbits)), evbits) < 0 || !TEST_BIT(EV_KEY, evbits))
+		return POINTER_NONE;
+	if (ioctl(fd, EVIOCGBIT(EV_KEY, sizeof(keybits)), keybits) < 0)
+		return POINTER_NONE;
+	if (TEST_BIT(EV_REL, evbits))
+		(void)ioctl(fd, EVIOCGBIT(EV_REL, sizeof(relbits)), relbits);
+	if (TEST_BIT(EV_ABS, evbits))
+		(void)ioctl(fd, EVIOCGBIT(EV_ABS, sizeof(absbits)), absbits);
+	(void)ioctl(fd, EVIOCGPROP(sizeof(props)), props);
+	*ret_hi_res = TEST_BIT(REL_WHEEL_HI_RES, relbits);
+	/* joysticks and game pads have axes and buttons too */
+	if (TEST_BIT(BTN_JOYSTICK, keybits) || TEST_BIT(BTN_GAMEPAD, keybits))
+		return POINTER_NONE;
+	buttons = TEST_BIT(BTN_LEFT, keybits) || TEST_BIT(BTN_RIGHT, keybits) ||
+		  TEST_BIT(BTN_MIDDLE, keybits);
+	if (TEST_BIT(ABS_X, absbits) && TEST_BIT(ABS_Y, absbits)) {
+		/* a touchpad: its surface is not the screen */
+		if (TEST_BIT(INPUT_PROP_POINTER, props) ||
+		    (TEST_BIT(BTN_TOOL_FINGER, keybits) && !TEST_BIT(BTN_TOOL_PEN, keybits) &&
+		     !TEST_BIT(INPUT_PROP_DIRECT, props)))
+			return TEST_BIT(BTN_TOUCH, keybits) ? POINTER_TOUCHPAD : POINTER_NONE;
+		if (buttons || TEST_BIT(BTN_TOUCH, keybits))
+			return POINTER_ABS;
+	}
+	if (TEST_BIT(REL_X, relbits) && TEST_BIT(REL_Y, relbits) && buttons)
+		return POINTER_REL;
+	return POINTER_NONE;
+}
+
 static void input_device_free(struct input_device *d)
 {
 	if (!d)
@@ -346,7 +687,8 @@ static void input_remove_device(struct input *in, struct input_device *dev)
 	for (struct input_device **p = &in->devices; *p; p = &(*p)->next)
 		if (*p == dev) {
 			*p = dev->next;
-			log_info("Keyboard %s removed", dev->devnode);
+			log_info("%s %s removed", dev->keyboard ? "Keyboard" : "Pointer",
+				 dev->devnode);
 			input_device_free(dev);
 			return;
 		}
@@ -382,16 +724,23 @@ static int input_on_device(sd_event_source *s, int fd, uint32_t revents, void *u
 			d->dropped = false;
 			if (!in->active)
 				continue; /* resynced on acquire */
-			log_info("Keyboard %s: the kernel dropped input events, reading the keys "
+			log_info("%s %s: the kernel dropped input events, reading the %s "
 				 "down back from the device",
-				 d->devnode);
+				 d->keyboard ? "Keyboard" : "Pointer", d->devnode,
+				 d->keyboard ? "keys" : "buttons");
 			if (input_device_sync_keys(d) & XKB_STATE_LEDS)
 				input_write_leds(in);
+			if (d->pointer)
+				pointer_sync(d, true);
 			/* What else this read returned is older than the state
 			 * just read, which includes it: applied again, a key
 			 * press whose release the ioctl flushed would stick. */
 			return 0;
-		} else if (ev[i].type == EV_KEY)
+		} else if (d->pointer && (ev[i].type != EV_KEY || input_code_is_button(ev[i].code))) {
+			/* dropped while the VT is away; resynced on acquire */
+			if (in->active)
+				pointer_event(d, &ev[i]);
+		} else if (ev[i].type == EV_KEY && d->keyboard && !input_code_is_button(ev[i].code))
 			input_handle_key(d, ev[i].code, ev[i].value);
 	}
 	return 0;
@@ -433,7 +782,10 @@ static void input_add_device(struct input *in, const char *devnode)
 		log_warning_errno(errno, "Failed to open %s, ignoring: %m", devnode);
 		return;
 	}
-	if (!input_is_keyboard(fd)) {
+	bool keyboard = input_is_keyboard(fd), hi_res;
+	enum pointer_kind pointer = in->cfg.pointer ? input_pointer_kind(fd, &hi_res) : POINTER_NONE;
+
+	if (!keyboard && !pointer) {
 		close(fd);
 		return;
 	}
@@ -441,6 +793,20 @@ static void input_add_device(struct input *in, const char *devnode)
 	d->in = in;
 	d->fd = fd;
 	d->devnode = xstrdup(devnode);
+	d->keyboard = keyboard;
+	d->pointer = pointer;
+	d->wheel_hi_res = pointer && hi_res;
+	if (pointer == POINTER_ABS || pointer == POINTER_TOUCHPAD) {
+		if (ioctl(fd, EVIOCGABS(ABS_X), &d->abs_x) < 0 ||
+		    ioctl(fd, EVIOCGABS(ABS_Y), &d->abs_y) < 0) {
+			log_warning_errno(errno, "Failed to read the axes of %s, ignoring: %m",
+					  devnode);
+			input_device_free(d);
+			return;
+		}
+		d->abs_vx = d->abs_x.value;
+		d->abs_vy = d->abs_y.value;
+	}
 	d->has_leds =
 	    ioctl(fd, EVIOCGBIT(0, sizeof(evbits)), evbits) >= 0 && TEST_BIT(EV_LED, evbits);
 	r = sd_event_add_io(in->event, &d->source, fd, EPOLLIN, input_on_device, d);
@@ -452,12 +818,21 @@ static void input_add_device(struct input *in, const char *devnode)
 	d->next = in->devices;
 	in->devices = d;
 	ioctl(fd, EVIOCGNAME(sizeof(name) - 1), name);
-	log_info("Keyboard %s: %s", devnode, name);
+	if (keyboard)
+		log_info("Keyboard %s: %s", devnode, name);
+	if (pointer)
+		log_info("Pointer %s: %s (%s%s)", devnode, name,
+			 pointer == POINTER_REL	  ? "relative"
+			 : pointer == POINTER_ABS ? "absolute"
+						  : "touchpad",
+			 d->wheel_hi_res ? ", high-resolution wheel" : "");
 	/* A modifier held on it while it was plugged in counts; a new keyboard
-	 * shows the lock state the others show. */
+	 * shows the lock state the others show. Buttons held count as down. */
 	if (in->active)
 		input_device_sync_keys(d);
-	if (in->state)
+	if (pointer)
+		pointer_sync(d, false);
+	if (in->state && keyboard)
 		input_write_leds(in);
 }
 
@@ -530,8 +905,13 @@ static int input_setup_udev(struct input *in)
 		udev_device_unref(d);
 	}
 	udev_enumerate_unref(e);
-	if (!in->devices)
+	bool keyboard = false;
+	for (struct input_device *d = in->devices; d; d = d->next)
+		keyboard |= d->keyboard;
+	if (!keyboard)
 		log_warning("No keyboard found yet; waiting for one to be plugged in");
+	if (!in->cfg.pointer)
+		log_info("Pointer devices are not used (--mouse=no)");
 	return 0;
 }
 
@@ -611,6 +991,8 @@ int input_new(sd_event *event, const struct input_config *cfg, const struct inpu
 	in->cb = *cb;
 	in->userdata = userdata;
 	in->cfg = *cfg;
+	if (!(in->cfg.pointer_speed > 0))
+		in->cfg.pointer_speed = 1;
 
 	r = input_setup_keymap(in);
 	if (r < 0)
@@ -658,6 +1040,8 @@ void input_set_active(struct input *in, bool active)
 	for (struct input_device *d = in->devices; d; d = d->next) {
 		input_device_drain(d);
 		input_device_sync_keys(d);
+		if (d->pointer)
+			pointer_sync(d, false);
 	}
 	input_sync_locks(in);
 	input_write_leds(in);

@@ -28,6 +28,23 @@
  *    session; input_set_active(true) reads and drops what is still queued,
  *    reads the keys back, and takes Caps and Num Lock from the LEDs of the
  *    keyboards that have them (another VT may have changed them).
+ *
+ * Pointer devices come from the same enumeration and monitor, by their
+ * capabilities too: relative mice (REL_X/REL_Y and a button), absolute
+ * pointers (ABS_X/ABS_Y and BTN_LEFT or BTN_TOUCH: tablets, touchscreens,
+ * QEMU's usb-tablet; the axis range is scaled to the pointer area, BTN_TOUCH
+ * counts as the left button) and their wheels (REL_WHEEL, or
+ * REL_WHEEL_HI_RES where the device has it: its 120ths are added up into
+ * notches, the low-resolution twin is then ignored). They are never grabbed
+ * either. One pointer position is shared by all of them, in the pixels of
+ * the pointer area (input_set_pointer_area()); relative motion is
+ * multiplied by the configured speed. Events reach the pointer callback at
+ * the end of each report (SYN_REPORT): the motion first, then each button
+ * that changed, then the wheel. While the VT is released every pointer event
+ * is dropped like a key, and so is what is still queued on acquire; the
+ * buttons held then count as down without a press. After SYN_DROPPED the
+ * buttons are read back (EVIOCGKEY): a release that was lost is reported,
+ * a lost press is only taken into the state.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -39,6 +56,25 @@ struct input_config {
 	const char *model, *layout, *variant, *options; /* NULL = xkb defaults */
 	unsigned repeat_delay_ms;
 	unsigned repeat_rate_hz; /* 0 = no repeat */
+	bool pointer;		 /* open pointer devices (--mouse=) */
+	double pointer_speed;	 /* relative motion factor (--mouse-speed=), > 0 */
+};
+
+enum input_pointer_kind { INPUT_POINTER_MOTION, INPUT_POINTER_BUTTON, INPUT_POINTER_WHEEL };
+
+struct input_pointer_event {
+	enum input_pointer_kind kind;
+	/* the pointer's position after the event, screen pixels: 0..width-1,
+	 * 0..height-1 of the pointer area */
+	int x, y;
+	unsigned button; /* BUTTON: 1 left (also BTN_TOUCH), 2 middle, 3 right */
+	bool pressed;	 /* BUTTON */
+	/* WHEEL: whole notches, > 0 = away from the user (up); hi-res wheels
+	 * are added up to 120ths first */
+	int wheel;
+	/* TSM_SHIFT_MASK | TSM_CONTROL_MASK | TSM_ALT_MASK ... (and
+	 * KEYS_NUM_LOCK_MASK) from the keyboards' xkb state */
+	unsigned mods;
 };
 
 enum input_pointer_kind { INPUT_POINTER_MOTION, INPUT_POINTER_BUTTON, INPUT_POINTER_WHEEL };
@@ -71,8 +107,11 @@ struct input_callbacks {
 	bool (*zoom)(int step, void *userdata);
 	/* Any key event (press, release, the kernel's repeat) while the VT is
 	 * ours, before the key itself is acted on: the blank timer's input
-	 * (pointer events will call it too). May be NULL. */
+	 * (and every pointer report). May be NULL. */
 	void (*activity)(void *userdata);
+	/* A pointer event while the VT is ours (input_pointer_event). May be
+	 * NULL. */
+	void (*pointer)(const struct input_pointer_event *ev, void *userdata);
 };
 
 int input_new(sd_event *event, const struct input_config *cfg, const struct input_callbacks *cb,
@@ -80,6 +119,16 @@ int input_new(sd_event *event, const struct input_config *cfg, const struct inpu
 void input_free(struct input *in);
 
 void input_set_active(struct input *in, bool active);
+
+/* The area pointer positions live in (the visible screen in pixels); set by
+ * the manager on every layout. The pointer stays where it was, moved inside
+ * the new area; it starts in the middle of the first. While there is no
+ * area (0x0) pointer events are dropped. */
+void input_set_pointer_area(struct input *in, unsigned width, unsigned height);
+
+/* Pure helper, unit-tested: an absolute axis value in [min, max] -> a pixel
+ * in [0, size): the range is cut into size equal parts. */
+int input_scale_abs(int value, int min, int max, unsigned size);
 
 /* Pure helper, unit-tested: whether keysym + modifiers is a zoom key, and
  * which (see input_callbacks.zoom). */

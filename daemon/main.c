@@ -47,6 +47,8 @@
  * whole scrollback SNAPSHOT_QUIET after the output stops (restore.h). */
 #define SNAPSHOT_INTERVAL_USEC (100 * USEC_PER_MSEC)
 #define SNAPSHOT_QUIET_USEC (2 * FRAME_INTERVAL_USEC)
+/* The pointer hides this long after the last pointer event (and at any key). */
+#define POINTER_HIDE_USEC (3 * USEC_PER_SEC)
 
 /* Exit statuses (consoled(8)): permanent errors that a restart cannot mend,
  * listed in consoled@.service's RestartPreventExitStatus= so that getty takes
@@ -86,10 +88,16 @@ struct manager {
 	uint64_t last_snapshot_usec;
 	bool wipe_pending; /* a session ended while another VT was shown */
 	int exit_status;
+	/* The pointer: where it is (pixels of the screen), whether it is
+	 * shown, and the timer that hides it. */
+	int pointer_x, pointer_y;
+	bool pointer_shown;
+	sd_event_source *pointer_source;
 };
 
 static void manager_schedule_frame(struct manager *m);
 static int manager_follow_mode(struct manager *m, const struct fb_var_screeninfo *cur);
+static void manager_hide_pointer(struct manager *m);
 
 /* A frame was drawn (or is due while another VT is shown): the snapshot
  * follows now if the last update is SNAPSHOT_INTERVAL old (with at most a
@@ -285,6 +293,8 @@ static void manager_on_release(void *userdata)
 		backend_sync(m->backend);
 	if (m->input)
 		input_set_active(m->input, false);
+	/* not shown at a stale place when the VT comes back */
+	manager_hide_pointer(m);
 	/* the next VT's console shows, not a blanked screen */
 	blank_set_active(m->blank, false);
 	if (m->fb && (m->blanked_by_driver || m->unblank_pending))
@@ -313,6 +323,65 @@ static int manager_setup_scroller(struct manager *m)
 	return render_set_scroller(m->render, m->scroller);
 }
 
+/* The pointer on the cell under its pixel, or hidden; drawn at the next
+ * frame. Only with a framebuffer, after a layout. */
+static void manager_update_pointer(struct manager *m)
+{
+	int col = -1, row = -1;
+
+	if (!m->render || !m->fb)
+		return;
+	if (m->pointer_shown && render_cols(m->render) && render_rows(m->render)) {
+		/* a pixel in the margins right of or below the grid: its
+		 * last cell */
+		col = (int)MIN((unsigned)m->pointer_x / fontset_cell_width(m->fonts),
+			       render_cols(m->render) - 1);
+		row = (int)MIN((unsigned)m->pointer_y / fontset_cell_height(m->fonts),
+			       render_rows(m->render) - 1);
+	}
+	render_set_pointer(m->render, col, row);
+	manager_schedule_frame(m);
+}
+
+static void manager_hide_pointer(struct manager *m)
+{
+	if (!m->pointer_shown)
+		return;
+	m->pointer_shown = false;
+	sd_event_source_set_enabled(m->pointer_source, SD_EVENT_OFF);
+	manager_update_pointer(m);
+}
+
+static int manager_on_pointer_idle(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)s;
+	(void)usec;
+	manager_hide_pointer(userdata);
+	return 0;
+}
+
+/* The pointer display part of a pointer event (input.h; only while the VT
+ * is ours): the pointer shows on the cell under it, and hides again
+ * POINTER_HIDE_USEC after the last event. */
+static void manager_on_pointer(struct manager *m, const struct input_pointer_event *ev)
+{
+	m->pointer_x = ev->x;
+	m->pointer_y = ev->y;
+	m->pointer_shown = true;
+	sd_event_source_set_time(m->pointer_source, now_usec() + POINTER_HIDE_USEC);
+	sd_event_source_set_enabled(m->pointer_source, SD_EVENT_ONESHOT);
+	manager_update_pointer(m);
+}
+
+/* input's pointer callback: the pointer is shown, then the event goes on
+ * (selection, paste, wheel, reports: the mouse dispatcher, later). */
+static void manager_on_pointer_event(const struct input_pointer_event *ev, void *userdata)
+{
+	struct manager *m = userdata;
+
+	manager_on_pointer(m, ev);
+}
+
 /* Every change of geometry, pixel format or cell size comes here (zoom, a
  * mode the driver adjusted when the VT came back; later a handover or a
  * rotation): the renderer's buffers, the scroller (and with it the virtual
@@ -330,6 +399,10 @@ static int manager_relayout(struct manager *m)
 	if (m->term)
 		term_resize(m->term, render_cols(m->render), render_rows(m->render),
 			    m->fb->var.xres, m->fb->var.yres);
+	/* the pointer lives on the visible screen, on the new grid */
+	if (m->input)
+		input_set_pointer_area(m->input, m->fb->var.xres, m->fb->var.yres);
+	manager_update_pointer(m);
 	return 0;
 }
 
@@ -491,6 +564,8 @@ static void manager_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint3
 {
 	struct manager *m = userdata;
 
+	/* typing hides the pointer */
+	manager_hide_pointer(m);
 	/* not one key for the shell after a compositor took the VT */
 	vt_poll(m->vt);
 	if (m->term && vt_is_active(m->vt))
@@ -771,6 +846,11 @@ static int manager_start(struct manager *m)
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the snapshot timer: %m");
 	sd_event_source_set_enabled(m->snapshot_source, SD_EVENT_OFF);
+	r = sd_event_add_time(m->event, &m->pointer_source, CLOCK_MONOTONIC, 0, 10 * USEC_PER_MSEC,
+			      manager_on_pointer_idle, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the pointer timer: %m");
+	sd_event_source_set_enabled(m->pointer_source, SD_EVENT_OFF);
 	r = blank_new(m->event,
 		      m->opts.blank_sec == OPTIONS_BLANK_KERNEL
 			  ? blank_kernel_timeout(BLANK_KERNEL_SETTING)
@@ -836,11 +916,13 @@ static int manager_start(struct manager *m)
 	    .options = m->opts.xkb_options,
 	    .repeat_delay_ms = m->opts.repeat_delay_ms,
 	    .repeat_rate_hz = m->opts.repeat_rate_hz,
+	    .pointer = m->opts.mouse,
+	    .pointer_speed = m->opts.mouse_speed,
 	};
 	r = input_new(m->event, &ic,
 		      &(struct input_callbacks){manager_on_key, manager_on_switch_vt,
 						manager_on_scroll_page, manager_on_zoom,
-						manager_on_activity},
+						manager_on_activity, manager_on_pointer_event},
 		      m, &m->input);
 	if (r < 0)
 		return r;
@@ -902,6 +984,7 @@ static void manager_stop(struct manager *m)
 	sd_event_source_unref(m->frame_source);
 	sd_event_source_unref(m->snapshot_source);
 	sd_event_source_unref(m->respawn_source);
+	sd_event_source_unref(m->pointer_source);
 	blank_free(m->blank);
 	sd_event_unref(m->event);
 }

@@ -56,6 +56,7 @@ enum key_type {
 	KEY_PALETTE,  /* enum palette_kind */
 	KEY_SCROLL_MODE,
 	KEY_LOGIN, /* login_argv, split on whitespace */
+	KEY_FACTOR, /* double, a decimal number in [OPTIONS_MOUSE_SPEED_MIN, _MAX] */
 };
 
 /* Every setting, once: its name on the command line and in the files, where
@@ -96,6 +97,9 @@ static const struct key {
     {"stats", KEY_BOOL, FIELD(stats), 0, 0, NULL},
     {"backend", KEY_NAME, FIELD(backend), 0, 0, "expected auto, none or a plugin name"},
     {"verbose", KEY_BOOL, FIELD(verbose), 0, 0, NULL},
+    {"mouse", KEY_BOOL, FIELD(mouse), 0, 0, NULL},
+    {"mouse-speed", KEY_FACTOR, FIELD(mouse_speed), 0, 0,
+     "expected a decimal number from 0.1 to 20"},
 #undef FIELD
 };
 
@@ -148,6 +152,9 @@ void options_help(FILE *f)
 	      "      --stats             log drawing statistics at exit (always on SIGUSR1)\n"
 	      "      --backend=auto|none|NAME  blitter plugin (default: auto)\n"
 	      "      --list-backends     list the blitter plugins and exit\n"
+	      "      --mouse=yes|no      use mice, tablets and touchscreens (default: yes)\n"
+	      "      --mouse-speed=FACTOR  pointer speed of mice and touchpads, 0.1 to 20\n"
+	      "                          (default: 1)\n"
 	      "      --verbose           debug messages\n"
 	      "  -h, --help              show this help\n"
 	      "      --version           show the version\n"
@@ -163,6 +170,24 @@ int options_parse_vt(const char *s, unsigned *ret)
 	if (strncmp(s, "tty", 3) == 0)
 		s += 3;
 	return parse_uint(s, 1, 63, ret);
+}
+
+/* A decimal number with a dot ("1", "0.5", "2.25"), whatever the locale. */
+static int parse_factor(const char *s, double min, double max, double *ret)
+{
+	double v = 0, scale = 1;
+	bool digits = false;
+
+	for (; *s >= '0' && *s <= '9'; s++, digits = true)
+		if (v < 1e6)
+			v = v * 10 + (*s - '0');
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9'; s++, digits = true)
+			v += (*s - '0') * (scale /= 10);
+	if (!digits || *s != '\0' || v < min || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
 }
 
 static const struct key *key_find(const char *name)
@@ -287,6 +312,16 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 		if (options_set_login_line(o, value) < 0)
 			goto invalid;
 		return 0;
+	case KEY_FACTOR: {
+		double d;
+
+		/* a little below the minimum: 0.1 is not exact in binary */
+		if (parse_factor(value, OPTIONS_MOUSE_SPEED_MIN - 1e-9, OPTIONS_MOUSE_SPEED_MAX, &d) <
+		    0)
+			goto invalid;
+		*(double *)field = d;
+		return 0;
+	}
 	}
 
 invalid:
@@ -328,6 +363,8 @@ static void options_init(struct options *o, enum options_action action)
 	    .calibrate = true,
 	    .session_restore = true,
 	    .blank_sec = OPTIONS_BLANK_KERNEL,
+	    .mouse = true,
+	    .mouse_speed = 1.0,
 	};
 }
 

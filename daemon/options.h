@@ -59,7 +59,12 @@ struct options {
 	char *backend; /* NULL = auto, "none", or a plugin name */
 	bool stats;
 	bool verbose;
+	bool mouse;	    /* pointer devices are used */
+	double mouse_speed; /* relative motion factor, OPTIONS_MOUSE_SPEED_MIN..MAX */
 };
+
+#define OPTIONS_MOUSE_SPEED_MIN 0.1
+#define OPTIONS_MOUSE_SPEED_MAX 20.0
 
 /* blank_sec when neither --blank nor blank= is given: the kernel console's
  * own setting applies (blank.h, blank_kernel_timeout()). */

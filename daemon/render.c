@@ -91,6 +91,8 @@ struct render {
 
 	struct render_stats stats;
 	struct scroll_counters counters[_SCROLL_MODE_MAX];
+
+	int pointer_col, pointer_row; /* col < 0: no pointer */
 };
 
 /* Frees what depends on the cell size. */
@@ -201,6 +203,7 @@ int render_new(struct fbdev *fb, struct fontset *fonts, const struct palette *pa
 	int err;
 
 	r = xcalloc(1, sizeof(*r));
+	r->pointer_col = -1;
 	r->fb = fb;
 	r->fonts = fonts;
 	r->palette = palette;
@@ -280,6 +283,27 @@ unsigned render_cols(const struct render *r)
 unsigned render_rows(const struct render *r)
 {
 	return r->rows;
+}
+
+void render_set_pointer(struct render *r, int col, int row)
+{
+	r->pointer_col = col;
+	r->pointer_row = row;
+}
+
+/* The pointer's cell in the snapshot: its colours swapped. */
+static void render_snapshot_pointer(struct render *r)
+{
+	struct cell *c;
+	uint32_t fg;
+
+	if (r->pointer_col < 0 || r->pointer_row < 0 || (unsigned)r->pointer_col >= r->cols ||
+	    (unsigned)r->pointer_row >= r->rows)
+		return;
+	c = &r->cur[(size_t)r->pointer_row * r->cols + (unsigned)r->pointer_col];
+	fg = c->fg;
+	c->fg = c->bg;
+	c->bg = fg;
 }
 
 void render_invalidate(struct render *r)
@@ -760,6 +784,7 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 	struct cell *tmp;
 
 	tsm_screen_draw(screen, render_snapshot_cell, r);
+	render_snapshot_pointer(r);
 
 	r->exposed_top = r->exposed_bottom = 0;
 	if (r->prev_valid)

@@ -91,6 +91,13 @@ void render_wipe_vram(struct render *r);
 /* Forget what is on the screen: the next frame draws everything, margins too. */
 void render_invalidate(struct render *r);
 
+/* The pointer on the cell col,row of the visible grid (shown as gpm does on
+ * the text console: that cell in inverted colours); col < 0 hides it. It is
+ * part of the frame's cell snapshot, so moving or hiding it redraws the cell
+ * at the next frame (which the caller schedules): no trace, with every
+ * scroll strategy. A cell off the grid (after a relayout) shows nothing. */
+void render_set_pointer(struct render *r, int col, int row);
+
 /* Draws what changed in `screen` since the last frame. Returns true when
  * another frame is needed (the blitter failed: everything is drawn again). */
 bool render_frame(struct render *r, struct tsm_screen *screen);

@@ -61,9 +61,11 @@ LATER_MODULES = {
     "late-drm": ["cirrus"],
 }
 # evdev for consoled's keyboards; xhci + usbhid so tests can plug a USB
-# keyboard in and out (QMP device_add usb-kbd) to check the hotplug monitor;
-# uinput for uinput-kbd, the scripted keyboard.
-COMMON_MODULES = ["evdev", "xhci_pci", "usbhid", "hid_generic", "uinput"]
+# keyboard in and out (QMP device_add usb-kbd) to check the hotplug monitor
+# (and a usb-tablet, the absolute pointer); uinput for uinput-kbd, the
+# scripted keyboard; psmouse for the PS/2 mouse on i8042's aux port (the
+# relative pointer).
+COMMON_MODULES = ["evdev", "xhci_pci", "usbhid", "hid_generic", "uinput", "psmouse"]
 
 # Fonts the tests use: 8x16 with 256 and 512 glyphs, and fonts that are not
 # 8 pixels wide (6, 10 and 16 px) to catch packing bugs.

@@ -14,6 +14,32 @@ the test three channels:
 * `read_fb()` for vfb, which has no display: the visible part of the guest's
   /dev/fb0, fetched with QMP `memsave` from the vmalloc area vfb draws into.
 
+Pointer devices (issue 15), driven through QMP `input-send-event`:
+
+* the PS/2 mouse on i8042's aux port is always there (the guest loads
+  psmouse): the relative pointer.  `mouse_move_rel(dx, dy)` moves it (pixels
+  at consoled's --mouse-speed=1; +y is down);
+* `plug_tablet()` / `unplug_tablet()` add and remove a usb-tablet on the
+  xhci bus (QMP device_add/device_del): the absolute pointer.
+  `tablet_move(x, y, width, height)` puts it on pixel x,y of a width x height
+  screen (the axis value in the middle of that pixel's share of 0..32767, so
+  any even split of the axis over the pixels lands on it).  Wait for the
+  guest to see it (consoled logs "Pointer /dev/input/eventN: QEMU QEMU USB
+  Tablet"), or the events go nowhere;
+* `pointer_button("left"|"middle"|"right", down, device)`,
+  `pointer_click(button, device, count=1)` and `pointer_wheel(notches,
+  device)` (> 0 up, away from the user) on device "tablet" or "ps2".
+
+How QEMU routes them (ui/input.c, qemu_input_find_handler()): every event
+goes to the first handler in a list that takes its kind: abs events only to
+the tablet, rel events only to the PS/2 mouse, but buttons and the wheel to
+whichever of the two is first.  A usb-tablet moves itself to the front once,
+when the guest's driver first talks to it (hid_pointer_activate()); HMP's
+`mouse_set INDEX` (query-mice gives the indexes) moves a handler there.  The
+`device` argument of input-send-event names a *display* console, not an
+input device, so it does not help.  The button helpers therefore run
+`mouse_set` for the device they are given before sending.
+
 Every wait has a timeout, and the context manager kills QEMU whatever happens,
 so a hung guest fails a test instead of hanging CI.  The serial log is kept
 in the VM's work directory (`vm.serial_log`, `vm.console_log`) for post-mortems.
@@ -546,6 +572,85 @@ class VM:
             raise VMError("vfb memory not found in /proc/vmallocinfo: %r" % out)
         start, _ = max(areas, key=lambda a: int(a[1]))
         return int(start, 16)
+
+    # -- pointer devices (see the module docstring) --
+
+    TABLET_ID = "tablet"
+    # query-mice names of QEMU's handlers
+    MOUSE_NAMES = {"tablet": "QEMU HID Tablet", "ps2": "QEMU PS/2 Mouse"}
+    ABS_RANGE = 32768  # usb-tablet's axes are 0..32767
+
+    def plug_tablet(self, dev_id=TABLET_ID):
+        self.qmp.cmd("device_add", driver="usb-tablet", id=dev_id, bus="xhci.0")
+
+    def unplug_tablet(self, dev_id=TABLET_ID):
+        self.qmp.cmd("device_del", id=dev_id)
+
+    def select_mouse(self, device):
+        """Make `device` ("tablet" or "ps2") the one buttons and the wheel go to."""
+        name = self.MOUSE_NAMES[device]
+        mice = self.qmp.cmd("query-mice")
+        match = [m for m in mice if m["name"] == name]
+        if not match:
+            raise VMError("no %s among QEMU's mice: %r" % (name, mice))
+        if not match[0]["current"]:
+            self.qmp.cmd("human-monitor-command",
+                         **{"command-line": "mouse_set %d" % match[0]["index"]})
+
+    @classmethod
+    def abs_value(cls, pixel, size):
+        """The tablet axis value in the middle of pixel's share of 0..32767."""
+        return (2 * pixel + 1) * cls.ABS_RANGE // (2 * size)
+
+    def _input_events(self, events):
+        self.qmp.cmd("input-send-event", events=events)
+
+    def tablet_move(self, x, y, width, height):
+        """Put the usb-tablet on pixel x,y of a width x height screen."""
+        self._input_events([
+            {"type": "abs", "data": {"axis": "x", "value": self.abs_value(x, width)}},
+            {"type": "abs", "data": {"axis": "y", "value": self.abs_value(y, height)}}])
+
+    def mouse_move_rel(self, dx, dy):
+        """Move the PS/2 mouse by dx, dy (+y down). QEMU sends at most 127 per
+        PS/2 packet and the kernel adds them up; large moves are split here
+        all the same, one QMP call each, so no packet queue overflows."""
+        while dx or dy:
+            sx = max(-100, min(100, dx))
+            sy = max(-100, min(100, dy))
+            events = []
+            if sx:
+                events.append({"type": "rel", "data": {"axis": "x", "value": sx}})
+            if sy:
+                events.append({"type": "rel", "data": {"axis": "y", "value": sy}})
+            self._input_events(events)
+            dx -= sx
+            dy -= sy
+            time.sleep(0.02)
+
+    def pointer_button(self, button, down, device="tablet"):
+        """Press (down=True) or release a button: "left", "middle" or "right"."""
+        self.select_mouse(device)
+        self._input_events([{"type": "btn", "data": {"button": button, "down": down}}])
+
+    def pointer_click(self, button="left", device="tablet", count=1, pause=0.05):
+        """Click `count` times (count=2: a double click; the pause is short)."""
+        self.select_mouse(device)
+        for _ in range(count):
+            for down in (True, False):
+                self._input_events([{"type": "btn", "data": {"button": button,
+                                                             "down": down}}])
+                time.sleep(pause)
+
+    def pointer_wheel(self, notches, device="tablet"):
+        """Turn the wheel by `notches` (> 0: up, away from the user)."""
+        self.select_mouse(device)
+        button = "wheel-up" if notches > 0 else "wheel-down"
+        for _ in range(abs(notches)):
+            for down in (True, False):
+                self._input_events([{"type": "btn", "data": {"button": button,
+                                                             "down": down}}])
+            time.sleep(0.05)
 
     # -- keyboard --
 

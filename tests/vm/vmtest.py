@@ -176,6 +176,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fonttest  # noqa: E402
+import pointertest  # noqa: E402
 import screen  # noqa: E402
 import terminfocaps  # noqa: E402
 import terminfokeys  # noqa: E402
@@ -2109,6 +2110,8 @@ def main():
             checks += ["session-ioports", "boot-mode"]
         if args.card in fonttest.CARDS:
             checks += fonttest.CHECKS
+        if args.card == "bochs":
+            checks += pointertest.CHECKS
     if args.only:
         checks = [c for c in args.only.split(",") if c]
 
@@ -2184,6 +2187,9 @@ def main():
         elif args.card in fonttest.CARDS:
             simple.update({c: lambda: r.fail("no ftref (build it, or pass --ftref)")
                            for c in fonttest.CHECKS})
+        if args.card in pointertest.CARDS:
+            pc = pointertest.PointerChecks(r, oracle_text, load_font, KEYBOARD_FONT)
+            simple.update({n: pc.guarded(f) for n, f in pc.checks.items()})
         for name in checks:
             if name in simple:
                 r.check(name, simple[name])

@@ -1,0 +1,303 @@
+#!/usr/bin/python3
+"""consoled's pointer checks (issue 15 items 1 and 2), run by vmtest.py in the
+bochs guest (32 bpp).  The pointer devices are QEMU's own: the PS/2 mouse
+(psmouse in the guest, relative) and a usb-tablet plugged in by the check
+(absolute), driven through QMP (vmlib.VM's pointer helpers).
+
+  pointer-oracle   consoled shows fbcon's oracle picture; a usb-tablet is
+                   plugged in while it runs (the hotplug monitor finds it)
+                   and put on a cell with text: exactly that cell shows in
+                   inverted colours; a key (Shift alone, which sends the
+                   session nothing) hides it well before the idle timeout.
+                   The PS/2 mouse then moves it by a number of cells
+                   (relative): the cell under the new position is inverted;
+                   it is still shown 1.5 s later and hidden by the 3 s
+                   timeout.  After each hide the screen equals fbcon's
+                   rendering again (no trace).
+  pointer-vt-away  with another VT in front, tablet motion, clicks, the wheel
+                   and PS/2 motion and clicks never reach consoled (its debug
+                   log counts no pointer event, the screen of the other VT
+                   stays), and on the way back consoled's screen is as it
+                   was, with no pointer; the next tablet motion shows it.
+  pointer-off      --mouse=no: consoled logs so, opens neither the tablet's
+                   nor the PS/2 mouse's event node (its /proc/PID/fd), and
+                   a tablet motion changes nothing on the screen.
+
+Helpers S and R may use PointerChecks.wait_pointer_devices() (tablet plugged
+and seen by consoled) and cell_center() for their own checks.
+"""
+
+import re
+import time
+
+import screen
+
+CARDS = ("bochs",)
+CHECKS = ["pointer-oracle", "pointer-vt-away", "pointer-off"]
+
+TABLET_NAME = "QEMU QEMU USB Tablet"
+# The pointer hides this long after its last event (daemon/main.c).
+HIDE_SECONDS = 3.0
+
+
+class PointerChecks:
+    def __init__(self, runner, oracle_text, load_font, font):
+        self.r = runner
+        self.vm = runner.vm
+        self.oracle_text = oracle_text
+        self.load_font = load_font
+        self.font = font
+        self.checks = {
+            "pointer-oracle": self.check_oracle,
+            "pointer-vt-away": self.check_vt_away,
+            "pointer-off": self.check_off,
+        }
+
+    # -- helpers --
+
+    def cell_size(self):
+        f = self.load_font(self.font)
+        return f.width, f.height
+
+    def cell_center(self, col, row):
+        cw, ch = self.cell_size()
+        return col * cw + cw // 2, row * ch + ch // 2
+
+    def log(self):
+        return self.r.consoled_log()
+
+    def wait_log(self, pattern, what, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            log = self.log()
+            m = re.search(pattern, log)
+            if m:
+                return m
+            if time.monotonic() > deadline:
+                self.r.fail("%s; consoled's log:\n%s" % (what, log))
+            time.sleep(0.3)
+
+    def wait_pointer_devices(self):
+        """Plug the usb-tablet in (consoled running) and wait until consoled
+        has opened it; the PS/2 mouse is there from the start. Returns the
+        event nodes (tablet, ps2)."""
+        self.vm.plug_tablet()
+        tablet = self.wait_log(r"Pointer (/dev/input/event\d+): %s \(absolute" % TABLET_NAME,
+                               "consoled did not pick up the plugged-in usb-tablet")
+        ps2 = self.wait_log(r"Pointer (/dev/input/event\d+): \S*PS/2[^\n]*\(relative",
+                            "consoled did not open the PS/2 mouse")
+        # the guest's HID driver has talked to the tablet (QEMU routes
+        # buttons to it from then on): give it a moment
+        time.sleep(0.5)
+        return tablet.group(1), ps2.group(1)
+
+    def unplug_tablet(self):
+        try:
+            self.vm.unplug_tablet()
+        except Exception:  # noqa: BLE001 -- gone already
+            pass
+        deadline = time.monotonic() + 20
+        while "QEMU USB Tablet" in self.r.sh("cat /proc/bus/input/devices"):
+            if time.monotonic() > deadline:
+                self.r.fail("the usb-tablet did not go away")
+            time.sleep(0.3)
+
+    def guarded(self, fn):
+        def run():
+            try:
+                fn()
+            finally:
+                self.unplug_tablet()
+        return run
+
+    def inverted_cell_problem(self, expected, actual, col, row):
+        """None if `actual` is `expected` with cell col,row in swapped colours
+        and nothing else changed; else what differs."""
+        cw, ch = self.cell_size()
+        x0, y0 = col * cw, row * ch
+        exp_cell = expected.crop(x0, y0, cw, ch)
+        colours = sorted(exp_cell.colors())
+        if len(colours) != 2:
+            raise ValueError("cell %d,%d has %d colours in the reference, not a glyph's two"
+                             % (col, row, len(colours)))
+        a, b = (tuple(c) for c in colours)
+        swap = {a: b, b: a}
+        for y in range(ch):
+            for x in range(cw):
+                want = swap[expected.pixel(x0 + x, y0 + y)]
+                got = actual.pixel(x0 + x, y0 + y)
+                if got != want:
+                    return ("pixel %d,%d of cell %d,%d is %r, inverted it would be %r"
+                            % (x, y, col, row, got, want))
+        # the rest: the actual picture with the cell put back equals expected
+        rest = bytearray(actual.data)
+        for y in range(ch):
+            i = ((y0 + y) * actual.width + x0) * 3
+            rest[i:i + cw * 3] = expected.data[i:i + cw * 3]
+        diff = screen.compare(expected, screen.Image(actual.width, actual.height, rest))
+        if diff:
+            return "%d pixels outside cell %d,%d differ in %r" % (diff.count, col, row, diff.bbox)
+        return None
+
+    def wait_inverted(self, expected, col, row, what, timeout=10):
+        deadline = time.monotonic() + timeout
+        while True:
+            img = self.vm.grab()
+            problem = self.inverted_cell_problem(expected, img, col, row)
+            if problem is None:
+                return img
+            if time.monotonic() > deadline:
+                self.r.fail("%s: %s" % (what, problem), expected, img, tag="pointer")
+            time.sleep(0.2)
+
+    def start_oracle(self, extra=""):
+        """fbcon's oracle picture, then consoled showing the same text; returns
+        the picture."""
+        font = self.font
+        cols = self.r.vm_xres // self.load_font(font).width
+        text, _ = self.oracle_text(font, cols)
+        path = self.r.fbcon_show(font, text)
+        expected = self.r.stable_grab()
+        self.r.sh("printf '\\033[H\\033[2J' > /dev/tty1")
+        self.r.start_consoled(font, "/bin/sh -c 'cat %s; exec sleep 100000'" % path,
+                              extra=extra)
+        self.r.wait_equal(expected, "consoled differs from fbcon before the pointer")
+        return expected
+
+    def pointer_events_logged(self):
+        return len(re.findall(r"Pointer (motion|button|wheel) at", self.log()))
+
+    # -- checks --
+
+    def check_oracle(self):
+        expected = self.start_oracle()
+        self.wait_pointer_devices()
+        w, h = self.r.vm_xres, self.r.vm_yres
+
+        # The tablet: absolute, on "n" of "consoled" in the first line.
+        col, row = 3, 0
+        x, y = self.cell_center(col, row)
+        self.vm.tablet_move(x, y, w, h)
+        self.wait_inverted(expected, col, row, "the tablet's pointer at cell %d,%d" % (col, row))
+        # A key hides it, long before the idle timeout: a pixel's nudge
+        # within the cell restarts that first.
+        self.vm.tablet_move(x + 1, y, w, h)
+        t0 = time.monotonic()
+        self.vm.send_keys(["shift"])
+        self.r.wait_equal(expected, "after a key hid the tablet's pointer", timeout=10)
+        if time.monotonic() - t0 >= HIDE_SECONDS - 0.2:
+            self.r.fail("the pointer went only after %.1f s: the idle timeout, not the key"
+                        % (time.monotonic() - t0))
+
+        # The PS/2 mouse: relative, from x+1,y by whole cells to "k" of
+        # the alphabet line (row 9).
+        cw, ch = self.cell_size()
+        col2, row2 = 10, 9
+        self.vm.mouse_move_rel((col2 - col) * cw, (row2 - row) * ch)
+        t1 = time.monotonic()
+        shown = self.wait_inverted(expected, col2, row2,
+                                   "the PS/2 mouse's pointer at cell %d,%d" % (col2, row2))
+        # still there before the timeout, gone after it
+        time.sleep(max(0, t1 + 1.5 - time.monotonic()))
+        img = self.vm.grab()
+        if self.inverted_cell_problem(expected, img, col2, row2) is not None:
+            self.r.fail("the pointer hid within 1.5 s without a key", shown, img, tag="early")
+        self.r.wait_equal(expected, "after the idle timeout hid the PS/2 pointer", timeout=10)
+        if time.monotonic() - t1 < HIDE_SECONDS - 0.5:
+            self.r.fail("the pointer hid after %.1f s, before the timeout"
+                        % (time.monotonic() - t1))
+        self.r.stop_consoled()
+
+    def check_vt_away(self):
+        font = self.font
+        text2 = b"\033[0m\033[?25l\033[H\033[2J\033[36mthis is tty2, drawn by fbcon\033[0m\n"
+        self.r.fbcon_show(font, text2, tty=2)
+        expected = self.start_oracle(extra="--verbose")
+        self.wait_pointer_devices()
+        w, h = self.r.vm_xres, self.r.vm_yres
+        before = self.pointer_events_logged()
+
+        self.r.sh("chvt 2")
+        ref2 = self.r.stable_grab()
+        if "this is tty2" not in screen.read_screen(ref2, self.load_font(font)):
+            self.r.fail("tty2's picture does not show its text")
+        # everything the two devices can do, on tty2
+        for col, row in ((3, 0), (10, 9), (20, 4)):
+            self.vm.tablet_move(*self.cell_center(col, row), w, h)
+            time.sleep(0.1)
+        self.vm.pointer_click("left", "tablet")
+        self.vm.pointer_click("right", "tablet")
+        self.vm.pointer_wheel(2, "tablet")
+        self.vm.mouse_move_rel(40, 30)
+        self.vm.pointer_click("left", "ps2")
+        self.vm.pointer_wheel(-2, "ps2")
+        # the last one stays queued until the switch back
+        self.vm.tablet_move(*self.cell_center(5, 6), w, h)
+        time.sleep(0.5)
+        img = self.vm.grab()
+        if screen.compare(ref2, img):
+            self.r.fail("tty2's screen changed under pointer events", ref2, img, tag="tty2")
+        after = self.pointer_events_logged()
+        if after != before:
+            self.r.fail("%d pointer events reached consoled while tty2 was shown:\n%s"
+                        % (after - before, self.log()))
+
+        self.r.sh("chvt 1")
+        self.r.wait_equal(expected, "consoled's screen after switching back")
+        # and it stays so: no pointer shows up late
+        time.sleep(1.0)
+        img = self.vm.grab()
+        if screen.compare(expected, img):
+            self.r.fail("a pointer (or something) appeared after the switch back",
+                        expected, img, tag="back")
+        if self.pointer_events_logged() != before:
+            self.r.fail("pointer events from tty2 reached consoled on the way back:\n"
+                        + self.log())
+        # pointer events work again
+        self.vm.tablet_move(*self.cell_center(3, 0), w, h)
+        self.wait_inverted(expected, 3, 0, "the pointer after the switch back")
+        self.r.stop_consoled()
+
+    def check_off(self):
+        font = self.font
+        expected = self.start_oracle(extra="--mouse=no")
+        self.vm.plug_tablet()
+        deadline = time.monotonic() + 20
+        while True:
+            devices = self.r.sh("cat /proc/bus/input/devices")
+            if "QEMU USB Tablet" in devices:
+                break
+            if time.monotonic() > deadline:
+                self.r.fail("the usb-tablet did not show up in the guest")
+            time.sleep(0.3)
+        time.sleep(1.0)  # consoled's monitor has seen it too
+        nodes = {}
+        for block in devices.split("\n\n"):
+            name = re.search(r'N: Name="([^"]*)"', block)
+            ev = re.search(r"H: Handlers=.*\b(event\d+)", block)
+            if name and ev:
+                nodes[name.group(1)] = "/dev/input/" + ev.group(1)
+        tablet = [n for k, n in nodes.items() if "Tablet" in k]
+        ps2 = [n for k, n in nodes.items() if "PS/2" in k and "Mouse" in k]
+        kbd = [n for k, n in nodes.items() if "AT Translated" in k]
+        if not tablet or not ps2 or not kbd:
+            self.r.fail("input devices not found in the guest: %r" % nodes)
+        pid = self.r.consoled_pid()
+        fds = self.r.sh("ls -l /proc/%s/fd" % pid)
+        opened = set(re.findall(r"/dev/input/event\d+", fds))
+        if kbd[0] not in opened:
+            self.r.fail("consoled has not even the keyboard %s open:\n%s" % (kbd[0], fds))
+        for node in tablet + ps2:
+            if node in opened:
+                self.r.fail("with --mouse=no consoled has %s open:\n%s" % (node, fds))
+        log = self.log()
+        if "Pointer devices are not used (--mouse=no)" not in log or "Pointer /dev" in log:
+            self.r.fail("consoled's log does not say --mouse=no, or names a pointer:\n" + log)
+        self.vm.tablet_move(*self.cell_center(3, 0), self.r.vm_xres, self.r.vm_yres)
+        self.vm.mouse_move_rel(30, 30)
+        time.sleep(1.0)
+        img = self.vm.grab()
+        if screen.compare(expected, img):
+            self.r.fail("the screen changed under pointer events with --mouse=no",
+                        expected, img, tag="off")
+        self.r.stop_consoled()

@@ -77,23 +77,6 @@ struct input_pointer_event {
 	unsigned mods;
 };
 
-enum input_pointer_kind { INPUT_POINTER_MOTION, INPUT_POINTER_BUTTON, INPUT_POINTER_WHEEL };
-
-struct input_pointer_event {
-	enum input_pointer_kind kind;
-	/* the pointer's position after the event, screen pixels: 0..width-1,
-	 * 0..height-1 of the pointer area */
-	int x, y;
-	unsigned button; /* BUTTON: 1 left (also BTN_TOUCH), 2 middle, 3 right */
-	bool pressed;	 /* BUTTON */
-	/* WHEEL: whole notches, > 0 = away from the user (up); hi-res wheels
-	 * are added up to 120ths first */
-	int wheel;
-	/* TSM_SHIFT_MASK | TSM_CONTROL_MASK | TSM_ALT_MASK ... (and
-	 * KEYS_NUM_LOCK_MASK) from the keyboards' xkb state */
-	unsigned mods;
-};
-
 struct input_callbacks {
 	/* keysym/ascii/unicode as tsm_vte_handle_keyboard() takes them, mods TSM_*_MASK
 	 * and KEYS_NUM_LOCK_MASK (keys.h) */

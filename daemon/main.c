@@ -29,6 +29,7 @@
 #include "fbwatch.h"
 #include "input.h"
 #include "log.h"
+#include "mouse.h"
 #include "options.h"
 #include "pixel.h"
 #include "render.h"
@@ -93,6 +94,8 @@ struct manager {
 	int pointer_x, pointer_y;
 	bool pointer_shown;
 	sd_event_source *pointer_source;
+	/* The mouse dispatcher: reports, wheel, selection (mouse.h). */
+	struct mouse *mouse;
 };
 
 static void manager_schedule_frame(struct manager *m);
@@ -295,6 +298,9 @@ static void manager_on_release(void *userdata)
 		input_set_active(m->input, false);
 	/* not shown at a stale place when the VT comes back */
 	manager_hide_pointer(m);
+	/* focus out (1004), and a drag in progress ends */
+	if (m->mouse)
+		mouse_focus(m->mouse, false);
 	/* the next VT's console shows, not a blanked screen */
 	blank_set_active(m->blank, false);
 	if (m->fb && (m->blanked_by_driver || m->unblank_pending))
@@ -380,7 +386,73 @@ static void manager_on_pointer_event(const struct input_pointer_event *ev, void 
 	struct manager *m = userdata;
 
 	manager_on_pointer(m, ev);
+	if (m->mouse)
+		mouse_handle(m->mouse, ev);
 }
+
+/* ---- the mouse dispatcher's callbacks (mouse.h) ---- */
+
+/* Reports, wheel keys and focus events go to the session as typed keys. */
+static void manager_mouse_send(const char *bytes, size_t len, void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (m->term)
+		term_send(m->term, bytes, len);
+}
+
+/* The wheel on the normal screen: libtsm's scrollback, lines > 0 up. */
+static void manager_mouse_scroll_view(int lines, void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (!m->term)
+		return;
+	if (lines > 0)
+		tsm_screen_sb_up(term_screen(m->term), (unsigned)lines);
+	else
+		tsm_screen_sb_down(term_screen(m->term), (unsigned)-lines);
+	manager_schedule_frame(m);
+}
+
+/* Selection and paste: selection.c (helper S) takes these over when the
+ * branches meet; until then they are logged. */
+static void manager_mouse_select_start(unsigned col, int row, unsigned clicks, bool extend,
+				       void *userdata)
+{
+	(void)userdata;
+	log_debug("Selection start at %u,%d (%u clicks%s)", col, row, clicks,
+		  extend ? ", extending" : "");
+}
+
+static void manager_mouse_select_move(unsigned col, int row, void *userdata)
+{
+	(void)userdata;
+	log_debug("Selection to %u,%d", col, row);
+}
+
+static void manager_mouse_select_end(void *userdata)
+{
+	(void)userdata;
+	log_debug("Selection end");
+}
+
+static void manager_mouse_paste(void *userdata)
+{
+	(void)userdata;
+	log_debug("Paste");
+}
+
+static const struct mouse_callbacks manager_mouse_callbacks = {
+    .select_start = manager_mouse_select_start,
+    .select_move = manager_mouse_select_move,
+    .select_end = manager_mouse_select_end,
+    .paste = manager_mouse_paste,
+    .scroll_view = manager_mouse_scroll_view,
+    .send = manager_mouse_send,
+};
+
+/* ---- */
 
 /* Every change of geometry, pixel format or cell size comes here (zoom, a
  * mode the driver adjusted when the VT came back; later a handover or a
@@ -402,6 +474,10 @@ static int manager_relayout(struct manager *m)
 	/* the pointer lives on the visible screen, on the new grid */
 	if (m->input)
 		input_set_pointer_area(m->input, m->fb->var.xres, m->fb->var.yres);
+	if (m->mouse)
+		mouse_set_geometry(m->mouse, fontset_cell_width(m->fonts),
+				   fontset_cell_height(m->fonts), render_cols(m->render),
+				   render_rows(m->render));
 	manager_update_pointer(m);
 	return 0;
 }
@@ -464,6 +540,9 @@ static void manager_on_acquire(void *userdata)
 	}
 	if (m->input)
 		input_set_active(m->input, true);
+	/* focus in (1004) */
+	if (m->mouse)
+		mouse_focus(m->mouse, true);
 	render_invalidate(m->render);
 	manager_schedule_frame(m);
 }
@@ -908,6 +987,10 @@ static int manager_start(struct manager *m)
 	}
 	render_set_clusters(m->render, term_clusters(m->term));
 	restore_session_started(m->restore, m->term);
+	/* the mouse follows the term's modes (the stream stage's) */
+	r = mouse_new(term_stream(m->term), &manager_mouse_callbacks, m, &m->mouse);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the mouse: %m");
 
 	struct input_config ic = {
 	    .model = m->opts.xkb_model,
@@ -962,6 +1045,7 @@ static void manager_stop(struct manager *m)
 		manager_log_stats(m);
 	fbwatch_free(m->fbwatch);
 	input_free(m->input);
+	mouse_free(m->mouse);
 	/* The last output is in the snapshot that the store keeps. */
 	restore_update(m->restore, m->term);
 	term_free(m->term);

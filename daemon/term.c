@@ -690,6 +690,11 @@ void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned m
 	}
 }
 
+void term_send(struct term *t, const char *bytes, size_t len)
+{
+	term_queue_write(bytes, len, t);
+}
+
 void term_scroll_page(struct term *t, int dir)
 {
 	if (dir < 0)

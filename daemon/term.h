@@ -105,3 +105,7 @@ void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned m
 
 /* Shift+PageUp / Shift+PageDown: walk the scrollback by pages (dir < 0 = up). */
 void term_scroll_page(struct term *t, int dir);
+
+/* Bytes for the session as if typed (mouse reports, wheel keys, focus
+ * events: mouse.h), queued with libtsm's answers and the keys. */
+void term_send(struct term *t, const char *bytes, size_t len);

@@ -30,6 +30,7 @@
 #include "fbwatch.h"
 #include "input.h"
 #include "log.h"
+#include "mouse.h"
 #include "options.h"
 #include "pixel.h"
 #include "render.h"
@@ -97,6 +98,8 @@ struct manager {
 	int pointer_x, pointer_y;
 	bool pointer_shown;
 	sd_event_source *pointer_source;
+	/* The mouse dispatcher: reports, wheel, selection (mouse.h). */
+	struct mouse *mouse;
 };
 
 static void manager_schedule_frame(struct manager *m);
@@ -223,15 +226,10 @@ static void manager_on_damage(void *userdata)
 /* ---- selection and paste (selection.h) ---- */
 
 /* Whether the session asked for bracketed paste (DECSET 2004, followed by
- * the stream stage once helper R's mode tracking is there). */
+ * the stream stage). */
 static bool manager_bracketed_paste(struct manager *m)
 {
-#ifdef STREAM_MOUSE_BRACKETED_PASTE
 	return stream_mouse_modes(term_stream(m->term)) & STREAM_MOUSE_BRACKETED_PASTE;
-#else
-	(void)m;
-	return false;
-#endif
 }
 
 static void manager_paste(struct manager *m)
@@ -246,57 +244,6 @@ static void manager_on_osc52(const char *args, size_t len, void *userdata)
 
 	if (m->selection)
 		selection_osc52(m->selection, args, len);
-}
-
-/* Interim pointer dispatch for the selection, until mouse.c (helper R)
- * is wired in its place: the left button selects (clicks on the same cell
- * within 400 ms count up to 3, Shift extends), the middle one pastes. The
- * top pixel row and the bottom one are past the edges while dragging. */
-struct manager_select_state {
-	bool held;
-	unsigned clicks, last_col;
-	int last_row;
-	uint64_t last_usec;
-};
-static struct manager_select_state manager_select;
-
-static void manager_select_pointer(struct manager *m, const struct input_pointer_event *ev)
-{
-	struct manager_select_state *st = &manager_select;
-	unsigned cw, ch, col;
-	int row;
-
-	if (!m->selection || !m->term || !m->fonts)
-		return;
-	cw = fontset_cell_width(m->fonts);
-	ch = fontset_cell_height(m->fonts);
-	col = (unsigned)ev->x / cw;
-	row = ev->y / (int)ch;
-	if (st->held && ev->y == 0)
-		row = -1;
-	else if (st->held && m->fb && (unsigned)ev->y + 1 >= m->fb->var.yres)
-		row = (int)render_rows(m->render);
-	if (ev->kind == INPUT_POINTER_MOTION && st->held) {
-		selection_move(m->selection, col, row);
-	} else if (ev->kind == INPUT_POINTER_BUTTON && ev->button == 1 && ev->pressed) {
-		uint64_t now = now_usec();
-
-		if (col == st->last_col && row == st->last_row &&
-		    now - st->last_usec < 400 * USEC_PER_MSEC && st->clicks < 3)
-			st->clicks++;
-		else
-			st->clicks = 1;
-		st->last_col = col;
-		st->last_row = row;
-		st->last_usec = now;
-		st->held = true;
-		selection_start(m->selection, col, row, st->clicks, ev->mods & TSM_SHIFT_MASK);
-	} else if (ev->kind == INPUT_POINTER_BUTTON && ev->button == 1 && !ev->pressed) {
-		if (st->held)
-			selection_end(m->selection);
-		st->held = false;
-	} else if (ev->kind == INPUT_POINTER_BUTTON && ev->button == 2 && ev->pressed)
-		manager_paste(m);
 }
 
 /* ---- end of selection and paste ---- */
@@ -385,6 +332,9 @@ static void manager_on_release(void *userdata)
 		input_set_active(m->input, false);
 	/* not shown at a stale place when the VT comes back */
 	manager_hide_pointer(m);
+	/* focus out (1004), and a drag in progress ends */
+	if (m->mouse)
+		mouse_focus(m->mouse, false);
 	/* the next VT's console shows, not a blanked screen */
 	blank_set_active(m->blank, false);
 	if (m->fb && (m->blanked_by_driver || m->unblank_pending))
@@ -470,8 +420,76 @@ static void manager_on_pointer_event(const struct input_pointer_event *ev, void 
 	struct manager *m = userdata;
 
 	manager_on_pointer(m, ev);
-	manager_select_pointer(m, ev); /* interim, until mouse.c */
+	if (m->mouse)
+		mouse_handle(m->mouse, ev);
 }
+
+/* ---- the mouse dispatcher's callbacks (mouse.h) ---- */
+
+/* Reports, wheel keys and focus events go to the session as typed keys. */
+static void manager_mouse_send(const char *bytes, size_t len, void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (m->term)
+		term_send(m->term, bytes, len);
+}
+
+/* The wheel on the normal screen: libtsm's scrollback, lines > 0 up. */
+static void manager_mouse_scroll_view(int lines, void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (!m->term)
+		return;
+	if (lines > 0)
+		tsm_screen_sb_up(term_screen(m->term), (unsigned)lines);
+	else
+		tsm_screen_sb_down(term_screen(m->term), (unsigned)-lines);
+	manager_schedule_frame(m);
+}
+
+/* Selection and paste: selection.h. */
+static void manager_mouse_select_start(unsigned col, int row, unsigned clicks, bool extend,
+				       void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (m->selection)
+		selection_start(m->selection, col, row, clicks, extend);
+}
+
+static void manager_mouse_select_move(unsigned col, int row, void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (m->selection)
+		selection_move(m->selection, col, row);
+}
+
+static void manager_mouse_select_end(void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (m->selection)
+		selection_end(m->selection);
+}
+
+static void manager_mouse_paste(void *userdata)
+{
+	manager_paste(userdata);
+}
+
+static const struct mouse_callbacks manager_mouse_callbacks = {
+    .select_start = manager_mouse_select_start,
+    .select_move = manager_mouse_select_move,
+    .select_end = manager_mouse_select_end,
+    .paste = manager_mouse_paste,
+    .scroll_view = manager_mouse_scroll_view,
+    .send = manager_mouse_send,
+};
+
+/* ---- */
 
 /* Every change of geometry, pixel format or cell size comes here (zoom, a
  * mode the driver adjusted when the VT came back; later a handover or a
@@ -493,6 +511,10 @@ static int manager_relayout(struct manager *m)
 	/* the pointer lives on the visible screen, on the new grid */
 	if (m->input)
 		input_set_pointer_area(m->input, m->fb->var.xres, m->fb->var.yres);
+	if (m->mouse)
+		mouse_set_geometry(m->mouse, fontset_cell_width(m->fonts),
+				   fontset_cell_height(m->fonts), render_cols(m->render),
+				   render_rows(m->render));
 	manager_update_pointer(m);
 	return 0;
 }
@@ -555,6 +577,9 @@ static void manager_on_acquire(void *userdata)
 	}
 	if (m->input)
 		input_set_active(m->input, true);
+	/* focus in (1004) */
+	if (m->mouse)
+		mouse_focus(m->mouse, true);
 	render_invalidate(m->render);
 	manager_schedule_frame(m);
 }
@@ -1012,6 +1037,10 @@ static int manager_start(struct manager *m)
 		term_set_osc52(m->term, manager_on_osc52, m);
 	else
 		log_warning("No mouse selection");
+	/* the mouse follows the term's modes (the stream stage's) */
+	r = mouse_new(term_stream(m->term), &manager_mouse_callbacks, m, &m->mouse);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the mouse: %m");
 
 	struct input_config ic = {
 	    .model = m->opts.xkb_model,
@@ -1066,6 +1095,7 @@ static void manager_stop(struct manager *m)
 		manager_log_stats(m);
 	fbwatch_free(m->fbwatch);
 	input_free(m->input);
+	mouse_free(m->mouse);
 	/* The last output is in the snapshot that the store keeps. */
 	restore_update(m->restore, m->term);
 	selection_free(m->selection);

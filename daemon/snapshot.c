@@ -35,6 +35,11 @@
  *     ROWS (8)     u32 CRC-32 of the rows' CRCs (main screen, then alternate,
  *                  each as u32), u32 zero: a row whose newest copy is broken
  *                  cannot pass for its older copy
+ *     MOUSE (9)    u32 the mouse modes (stream_state.mouse: STREAM_MOUSE_*
+ *                  bits, at most one tracking and one encoding), u32 zero.
+ *                  Optional, added after version 2 without a new version: a
+ *                  snapshot without it (an older consoled's) restores with
+ *                  every mouse mode off, and an older consoled skips it.
  * The valid header (magic, version, length, CRC) with the highest generation
  * is the snapshot; if what it points to is broken, the other one is tried.
  *
@@ -122,8 +127,12 @@ enum {
 	TAG_CLUSTERS = 6,
 	TAG_SB = 7,
 	TAG_ROWS = 8,
-	TAG_MAX_KNOWN = 8,
+	TAG_MOUSE = 9,
+	TAG_MAX_KNOWN = 9,
 };
+
+/* The records every snapshot has (MOUSE may be missing). */
+#define TAGS_REQUIRED 0x1feu
 
 #define STREAM_REC_SIZE 112u
 
@@ -482,6 +491,9 @@ static size_t header_build(uint8_t *buf, uint64_t gen, const struct hdr_state *h
 	p = rec_begin(buf, &off, TAG_ROWS, 8);
 	put_u32(p, h->rows_crc);
 
+	p = rec_begin(buf, &off, TAG_MOUSE, 8);
+	put_u32(p, h->stream.mouse);
+
 	put_u32(buf + 12, (uint32_t)off);
 	put_u32(buf + 24, crc_skip(buf, off, 24));
 	return off;
@@ -767,8 +779,8 @@ static bool hdr_state_eq(const struct hdr_state *a, const struct hdr_state *b)
 	put_stream(y, &b->stream);
 	return a->lay.cols == b->lay.cols && a->lay.rows == b->lay.rows &&
 	       a->lay.sb_cap == b->lay.sb_cap && a->lay.cl_cap == b->lay.cl_cap &&
-	       a->lay.region_off == b->lay.region_off && a->cursor_x == b->cursor_x &&
-	       a->cursor_y == b->cursor_y && a->flags == b->flags &&
+	       a->lay.region_off == b->lay.region_off && a->stream.mouse == b->stream.mouse &&
+	       a->cursor_x == b->cursor_x && a->cursor_y == b->cursor_y && a->flags == b->flags &&
 	       a->margin_top == b->margin_top && a->margin_bottom == b->margin_bottom &&
 	       attr_eq(&a->def_attr, &b->def_attr) &&
 	       memcmp(a->tabs, b->tabs, sizeof(a->tabs)) == 0 && memcmp(x, y, sizeof(x)) == 0 &&
@@ -1125,6 +1137,7 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 	size_t off = HDR_FIXED;
 	const uint8_t *tabs = NULL;
 	unsigned tabs_len = 0;
+	uint32_t mouse = 0;
 
 	*h = (struct hdr_state){0};
 	while (off < len) {
@@ -1193,6 +1206,13 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 				return false;
 			h->rows_crc = get_u32(p);
 			break;
+		case TAG_MOUSE:
+			/* checked with the rest of the stream state
+			 * (stream_set_state()) */
+			if (rlen != 8 || get_u32(p + 4) != 0)
+				return false;
+			mouse = get_u32(p);
+			break;
 		case TAG_SB:
 			if (rlen != 32 || get_u32(p + 20) != 0)
 				return false;
@@ -1202,8 +1222,10 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 			break;
 		}
 	}
-	if (seen != 0x1fe)
+	if ((seen & TAGS_REQUIRED) != TAGS_REQUIRED)
 		return false;
+	/* TAG_STREAM's get_stream() cleared it */
+	h->stream.mouse = mouse;
 	/* with the grid known */
 	if (tabs_len != (h->lay.cols + 7) / 8)
 		return false;

@@ -11,7 +11,8 @@
  * the sb-size it was made for), every cell's character and attributes, the
  * cursor and its visibility, the scrolling region, the screen's flags, the
  * tab stops, the vte's hidden state (stream_state: SGR pen, character sets,
- * saved cursor, key modes), the stand-ins' clusters and the grid size.
+ * saved cursor, key modes, mouse modes), the stand-ins' clusters and the
+ * grid size.
  *
  * Format (versioned, little-endian, documented in snapshot.c): two header
  * slots, each with a generation counter and a CRC; the newest valid one
@@ -20,7 +21,7 @@
  * update are written (to the copy being updated), scrollback lines are
  * appended as they arrive, never the whole history per update. State
  * records are tagged (tag, length), unknown tags are skipped, so later
- * features (mouse modes, rotation) add records without a new version.
+ * features add records without a new version (the mouse modes did so).
  *
  * The reader trusts nothing in the file: every size, offset, count and code
  * point is checked, and a snapshot that fails any check is refused as a

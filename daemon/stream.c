@@ -88,6 +88,7 @@ struct stream {
 	bool ckm, lnm;		  /* DECCKM and LNM (also for DECRQM) */
 	bool kpam;		  /* DECKPAM */
 	bool keys_kpam, keys_lnm; /* the key encoder's (STREAM_MODE_KEYS_*) */
+	unsigned mouse;		  /* STREAM_MOUSE_* */
 
 	char out[STREAM_OUT_SIZE]; /* for libtsm, in one call where possible */
 	size_t out_len;
@@ -114,7 +115,8 @@ static const struct tsm_screen_attr default_attr = {
 
 /* What libtsm's tsm_vte_reset() does to the state followed here (RIS and
  * DECSTR); `soft` (DECSTR) leaves the key encoder's LNM as keys.c does. The
- * alternate screen's saved cursor stays, as in libtsm. */
+ * alternate screen's saved cursor stays, as in libtsm. The mouse modes go
+ * with both (stream.h). */
 static void stream_mirror_reset(struct stream *s, bool soft)
 {
 	s->attr = default_attr;
@@ -129,6 +131,7 @@ static void stream_mirror_reset(struct stream *s, bool soft)
 	s->saved = (struct stream_saved){
 	    .attr = default_attr, .gl = 0, .gr = 1, .wrap = true, .origin = false};
 	s->ckm = s->lnm = s->kpam = s->keys_kpam = false;
+	s->mouse = 0;
 	if (!soft)
 		s->keys_lnm = false;
 }
@@ -720,6 +723,53 @@ static void stream_sgr(struct stream *s, const struct csi *c)
 	sgr_flush(&o);
 }
 
+/* The STREAM_MOUSE_* bit of a DEC private mode, or 0. */
+static unsigned mouse_mode_bit(int mode)
+{
+	switch (mode) {
+	case 9:
+		return STREAM_MOUSE_X10;
+	case 1000:
+		return STREAM_MOUSE_NORMAL;
+	case 1002:
+		return STREAM_MOUSE_BUTTON;
+	case 1003:
+		return STREAM_MOUSE_ANY;
+	case 1004:
+		return STREAM_MOUSE_FOCUS;
+	case 1005:
+		return STREAM_MOUSE_UTF8;
+	case 1006:
+		return STREAM_MOUSE_SGR;
+	case 1015:
+		return STREAM_MOUSE_URXVT;
+	case 2004:
+		return STREAM_MOUSE_BRACKETED_PASTE;
+	default:
+		return 0;
+	}
+}
+
+/* DECSET/DECRST of a mouse mode, as xterm keeps them (stream.h). */
+static void stream_mouse_mode(struct stream *s, int mode, bool set)
+{
+	unsigned bit = mouse_mode_bit(mode);
+
+	if (bit & STREAM_MOUSE_TRACKING)
+		s->mouse = (s->mouse & ~STREAM_MOUSE_TRACKING) | (set ? bit : 0);
+	else if (bit & STREAM_MOUSE_ENCODING) {
+		if (set)
+			s->mouse = (s->mouse & ~STREAM_MOUSE_ENCODING) | bit;
+		else
+			s->mouse &= ~bit;
+	} else if (bit) {
+		if (set)
+			s->mouse |= bit;
+		else
+			s->mouse &= ~bit;
+	}
+}
+
 /* DECRQM: whether mode is set (1), reset (2), permanently reset (4) or
  * not known (0). */
 static int stream_mode(struct stream *s, bool dec, int mode)
@@ -756,8 +806,13 @@ static int stream_mode(struct stream *s, bool dec, int mode)
 	case 1047:
 	case 1049:
 		return flags & TSM_SCREEN_ALTERNATE ? 1 : 2;
-	default:
+	default: {
+		unsigned bit = mouse_mode_bit(mode);
+
+		if (bit)
+			return s->mouse & bit ? 1 : 2;
 		return 0;
+	}
 	}
 }
 
@@ -853,6 +908,8 @@ static void stream_csi(struct stream *s, uint8_t final)
 					s->keys_kpam = final == 'h';
 				else if (c.v[i] == 1048 || c.v[i] == 1049)
 					alt_save = final == 'h';
+				else
+					stream_mouse_mode(s, c.v[i], final == 'h');
 			}
 			if (alt_save) {
 				/* no mode of a CSI ? h moves the cursor: libtsm
@@ -1346,6 +1403,7 @@ void stream_get_state(struct stream *s, struct stream_state *ret)
 	    .modes = (s->ckm ? STREAM_MODE_DECCKM : 0) | (s->kpam ? STREAM_MODE_DECKPAM : 0) |
 		     (s->lnm ? STREAM_MODE_LNM : 0) | (s->keys_kpam ? STREAM_MODE_KEYS_KEYPAD : 0) |
 		     (s->keys_lnm ? STREAM_MODE_KEYS_LNM : 0),
+	    .mouse = s->mouse,
 	    .saved = {.x = s->saved.x,
 		      .y = s->saved.y,
 		      .pen = {.attr = s->saved.attr, .extra = s->saved.extra},
@@ -1385,6 +1443,11 @@ static bool state_valid(const struct stream_state *st)
 	if ((st->modes & STREAM_MODE_LNM) && !(st->modes & STREAM_MODE_KEYS_LNM))
 		return false;
 	if (st->rep_len > STREAM_REP_MAX)
+		return false;
+	/* one tracking mode, one encoding at most (stream_mouse_mode()) */
+	if ((st->mouse & ~STREAM_MOUSE_ALL) ||
+	    __builtin_popcount(st->mouse & STREAM_MOUSE_TRACKING) > 1 ||
+	    __builtin_popcount(st->mouse & STREAM_MOUSE_ENCODING) > 1)
 		return false;
 	for (size_t i = 0; i < st->rep_len; i++)
 		if (st->rep[i] > 0x10ffff || (st->rep[i] >= 0xd800 && st->rep[i] <= 0xdfff) ||
@@ -1622,7 +1685,26 @@ int stream_set_state(struct stream *s, const struct stream_state *st)
 	s->lnm = st->modes & STREAM_MODE_LNM;
 	s->keys_kpam = st->modes & STREAM_MODE_KEYS_KEYPAD;
 	s->keys_lnm = st->modes & STREAM_MODE_KEYS_LNM;
+	/* libtsm 4.0.2 keeps no mouse mode: nothing to feed it */
+	s->mouse = st->mouse;
 	memcpy(s->last, st->rep, st->rep_len * sizeof(uint32_t));
 	s->last_len = st->rep_len;
 	return 0;
+}
+
+/* ---- the mouse dispatcher's view ------------------------------------------ */
+
+unsigned stream_mouse_modes(const struct stream *s)
+{
+	return s->mouse;
+}
+
+struct tsm_screen *stream_screen(const struct stream *s)
+{
+	return s->cfg.screen;
+}
+
+bool stream_cursor_keys_app(const struct stream *s)
+{
+	return s->ckm;
 }

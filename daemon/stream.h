@@ -27,7 +27,11 @@
  *    colour) are dropped with their arguments, 21 is underline.
  *  - DECRQM (CSI ? Ps $ p, CSI Ps $ p), which libtsm takes for a soft reset,
  *    is answered as xterm does (CSI ? Ps ; Pm $ y) from libtsm's screen
- *    flags and the modes this stage follows (DECCKM, LNM).
+ *    flags and the modes this stage follows (DECCKM, LNM, the mouse modes).
+ *  - The mouse modes (DECSET/DECRST 9, 1000, 1002, 1003, 1004, 1005, 1006,
+ *    1015) and bracketed paste (2004), which libtsm 4.0.2 ignores (no mouse
+ *    API: its DEC mode switch has no case for them), are followed here
+ *    (stream_mouse_modes()) and still handed on in their CSI ? h / l.
  *  - OSC 10, 11 and 4 queries get the palette's colours in xterm's
  *    rgb:RRRR/GGGG/BBBB form, with the query's terminator (BEL or ST).
  *  - OSC 52 goes to stream_config's osc52, when set.
@@ -108,6 +112,29 @@ void stream_reset(struct stream *s);
 #define STREAM_MODE_KEYS_LNM (1u << 4)	  /* LNM, which DECSTR leaves set for the encoder */
 #define STREAM_MODES_ALL 0x1fu
 
+/* The mouse modes a program set (stream_mouse_modes(), mouse.h), as xterm
+ * keeps them: one tracking mode at a time (setting one replaces the other;
+ * resetting any of 9, 1000, 1002, 1003 turns tracking off), one coordinate
+ * encoding at a time (setting one replaces the other; a reset only undoes
+ * the encoding it names), focus events and bracketed paste on their own.
+ * All are cleared by RIS, by DECSTR (and DECSCL, a soft reset here: unlike
+ * xterm, which keeps them over a soft reset, so that `tput init` or `reset`
+ * brings a console, which has no menu to turn reporting off, back to local
+ * selection) and by a new session (stream_reset()). */
+#define STREAM_MOUSE_X10 (1u << 0)	       /* 9: X10, presses only */
+#define STREAM_MOUSE_NORMAL (1u << 1)	       /* 1000: presses and releases */
+#define STREAM_MOUSE_BUTTON (1u << 2)	       /* 1002: and motion with a button down */
+#define STREAM_MOUSE_ANY (1u << 3)	       /* 1003: and any motion */
+#define STREAM_MOUSE_FOCUS (1u << 4)	       /* 1004: focus in/out events */
+#define STREAM_MOUSE_UTF8 (1u << 5)	       /* 1005: coordinates UTF-8 encoded */
+#define STREAM_MOUSE_SGR (1u << 6)	       /* 1006: CSI < b ; x ; y M/m */
+#define STREAM_MOUSE_URXVT (1u << 7)	       /* 1015: CSI b ; x ; y M */
+#define STREAM_MOUSE_BRACKETED_PASTE (1u << 8) /* 2004 */
+#define STREAM_MOUSE_TRACKING                                                                      \
+	(STREAM_MOUSE_X10 | STREAM_MOUSE_NORMAL | STREAM_MOUSE_BUTTON | STREAM_MOUSE_ANY)
+#define STREAM_MOUSE_ENCODING (STREAM_MOUSE_UTF8 | STREAM_MOUSE_SGR | STREAM_MOUSE_URXVT)
+#define STREAM_MOUSE_ALL 0x1ffu
+
 /* libtsm's four character sets, as designated to G0-G3 (ESC ( F, ...). */
 enum stream_charset {
 	STREAM_CHARSET_ASCII,		 /* B: as it is */
@@ -155,6 +182,7 @@ struct stream_state {
 	 * (rep_len 0: nothing yet). */
 	uint32_t rep[STREAM_REP_MAX];
 	uint8_t rep_len;
+	unsigned mouse; /* STREAM_MOUSE_* (snapshot.c keeps it in a record of its own) */
 };
 
 /* The state now (every byte fed so far has reached libtsm; a UTF-8 sequence
@@ -174,6 +202,15 @@ void stream_get_state(struct stream *s, struct stream_state *ret);
  * Returns 0, or -EINVAL if st holds values out of range (then nothing is
  * changed). */
 int stream_set_state(struct stream *s, const struct stream_state *st);
+
+/* The mouse modes now (STREAM_MOUSE_*): at most one tracking and one
+ * encoding bit. */
+unsigned stream_mouse_modes(const struct stream *s);
+
+/* What the mouse dispatcher (mouse.h) needs besides the mouse modes: the
+ * screen (alternate or not) and DECCKM (wheel keys). */
+struct tsm_screen *stream_screen(const struct stream *s);
+bool stream_cursor_keys_app(const struct stream *s);
 
 /* The most characters one REP repeats on a cols x rows screen: more give the
  * same screen (the last row as with the full count), so a few bytes cannot

@@ -104,9 +104,6 @@ const struct cluster_table *term_clusters(struct term *t);
 void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned mods,
 		     uint32_t unicode);
 
-/* Bytes for the session, queued behind what it has not read yet (dropped
- * whole when more than 1 MiB waits): a paste, mouse reports. */
-void term_send(struct term *t, const char *bytes, size_t len);
 /* Where OSC 52 from the session goes: what follows "52;" (stream.h);
  * NULL: dropped. */
 void term_set_osc52(struct term *t, void (*osc52)(const char *args, size_t len, void *userdata),
@@ -117,3 +114,8 @@ void term_redraw(struct term *t);
 
 /* Shift+PageUp / Shift+PageDown: walk the scrollback by pages (dir < 0 = up). */
 void term_scroll_page(struct term *t, int dir);
+
+/* Bytes for the session as if typed (mouse reports, wheel keys, focus
+ * events: mouse.h; a paste: selection.h), queued with libtsm's answers and
+ * the keys (dropped whole when more than 1 MiB waits, or between sessions). */
+void term_send(struct term *t, const char *bytes, size_t len);

@@ -1123,6 +1123,8 @@ static void write_corpus(const char *dir)
 	     "11\r\n12\r\n13\r\n14 \033[42mgreen\r\n15\r\n16\r\n17\r\n18\r\n19\r\n20"},
 	    {"modes", "\033[3g\033[1;4H\033H\033[3;5r\033[?6h\033[1;33m\0337\033[m\033(0\016"
 		      "\033[20h\033[4hlqk\033[?5h\033*<\033N"},
+	    /* with the MOUSE record (the seeds above were written before it) */
+	    {"mouse", "mouse\r\n\033[?1002;1006;1004;2004h"},
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(seeds); i++) {

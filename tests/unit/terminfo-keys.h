@@ -27,7 +27,7 @@
 	{"kHOM5", "\033[1;5H", 6, XKB_KEY_Home, TSM_CONTROL_MASK, 0, NULL},
 	{"kHOM6", "\033[1;6H", 6, XKB_KEY_Home, TSM_SHIFT_MASK | TSM_CONTROL_MASK, 0, NULL},
 	{"kHOM7", "\033[1;7H", 6, XKB_KEY_Home, TSM_ALT_MASK | TSM_CONTROL_MASK, 0, NULL},
-	{"kIC", "\033[2;2~", 6, XKB_KEY_Insert, TSM_SHIFT_MASK, 0, NULL},
+	{"kIC", "\033[2;2~", 6, 0, 0, 0, "consoled takes Shift+Insert: it pastes the selection (as xterm does)"},
 	{"kIC3", "\033[2;3~", 6, XKB_KEY_Insert, TSM_ALT_MASK, 0, NULL},
 	{"kIC4", "\033[2;4~", 6, XKB_KEY_Insert, TSM_SHIFT_MASK | TSM_ALT_MASK, 0, NULL},
 	{"kIC5", "\033[2;5~", 6, XKB_KEY_Insert, TSM_CONTROL_MASK, 0, NULL},

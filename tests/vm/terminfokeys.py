@@ -70,6 +70,7 @@ UNPRODUCIBLE = {
     "kpCMA": ("a keypad comma (KP_Separator) with Num Lock off: no such key in the"
               " usual keymaps (xkb's KPPT is KP_Decimal)"),
     "kDC7": "consoled takes Ctrl+Alt+Delete (it does what the kernel console does)",
+    "kIC": "consoled takes Shift+Insert: it pastes the selection (as xterm does)",
 }
 for _cap, _what in (("kPRV", "Shift+PageUp"), ("kNXT", "Shift+PageDown")):
     for _suffix, _mods in (("", ""), ("4", "Alt+"), ("6", "Ctrl+")):

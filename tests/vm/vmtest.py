@@ -177,6 +177,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fonttest  # noqa: E402
 import pointertest  # noqa: E402
+import selecttest  # noqa: E402
 import screen  # noqa: E402
 import terminfocaps  # noqa: E402
 import terminfokeys  # noqa: E402
@@ -2112,6 +2113,9 @@ def main():
             checks += fonttest.CHECKS
         if args.card == "bochs":
             checks += pointertest.CHECKS
+            checks += selecttest.PASTE_CHECKS
+        if args.card in ("bochs", "cirrus"):
+            checks += selecttest.SHOT_CHECKS
     if args.only:
         checks = [c for c in args.only.split(",") if c]
 
@@ -2190,6 +2194,9 @@ def main():
         if args.card in pointertest.CARDS:
             pc = pointertest.PointerChecks(r, oracle_text, load_font, KEYBOARD_FONT)
             simple.update({n: pc.guarded(f) for n, f in pc.checks.items()})
+        if args.card in ("bochs", "cirrus"):
+            simple.update(selecttest.SelectChecks(r, oracle_text, load_font,
+                                                  KEYBOARD_FONT).checks)
         for name in checks:
             if name in simple:
                 r.check(name, simple[name])

@@ -1,0 +1,284 @@
+#!/usr/bin/python3
+"""consoled's selection and paste checks (issue 15 items 3, 4 and 5), run by
+vmtest.py: select-paste and paste-keys in the bochs guest, select-shot in
+both the cirrus (8 bpp) and the bochs (32 bpp) guest.  The pointer is QEMU's
+usb-tablet, plugged in by the check (pointertest.PointerChecks), driven
+through QMP.
+
+  select-paste  a session shows three known lines (one with a wide CJK
+                character and a combining sequence), then runs
+                `cat > /tmp/selN` for each of: a double-click on a word, a
+                triple-click on a line, a drag across two lines starting on
+                the right half of the wide character; each pasted with the
+                middle button and ended with Ctrl+D.  Each file holds exactly
+                the selected text (the combining sequence as base + mark, the
+                triple-clicked line with its newline).
+  paste-keys    Shift+Insert pastes a double-clicked word into cat; a
+                program that enabled bracketed paste (`printf '\\e[?2004h';
+                cat -v`) reads it between ESC [ 200 ~ and ESC [ 201 ~; a
+                buffer set through OSC 52 to a text holding ESC [ 201 ~, ^C,
+                BEL and CR LF arrives neutralised (no ESC but the bracket's,
+                no ^C: cat is not interrupted, newline as one line end); an
+                OSC 52 query gets no answer (an OSC 11 query sent with it is
+                answered: the capture works).
+  select-shot   a drag selection over coloured text is shown in reverse
+                video: every selected cell of the screendump is the cell of
+                the picture before with its two colours swapped, nothing
+                else changed (the pointer hidden by a Shift press); the
+                picture is saved as <out>/<card>-select-shot.png and its path
+                printed.
+"""
+
+import base64
+import time
+
+import pointertest
+import screen
+
+PASTE_CHECKS = ["select-paste", "paste-keys"]
+SHOT_CHECKS = ["select-shot"]
+
+# The session's text: row 0..2, then the prompt on row 3.
+LINES = ["alpha beta-gamma delta",
+         "line two: \u4e2d\u6587 e\u0301x end",
+         "third line here"]
+PROMPT_ROW = len(LINES)
+
+SHOT_TEXT = ("\033[0m\033[?25l\033[H\033[2J"
+             "plain text on the first line\n"
+             # (no blanks in colours: a blank cell shows only its background)
+             "\033[31mred\033[0m and \033[1;34mbright-blue\033[0m and \033[42;30mblack-on-green\033[0m\n"
+             "\033[33myellow\033[0m third line, selected up to here; not beyond\n"
+             "last line, not selected")
+
+
+class SelectChecks:
+    def __init__(self, runner, oracle_text, load_font, font):
+        self.r = runner
+        self.vm = runner.vm
+        self.font = font
+        self.load_font = load_font
+        self.pc = pointertest.PointerChecks(runner, oracle_text, load_font, font)
+        self.checks = {
+            "select-paste": self.pc.guarded(self.check_select_paste),
+            "paste-keys": self.pc.guarded(self.check_paste_keys),
+            "select-shot": self.pc.guarded(self.check_select_shot),
+        }
+
+    # -- helpers --
+
+    def move(self, col, row):
+        x, y = self.pc.cell_center(col, row)
+        self.vm.tablet_move(x, y, self.r.vm_xres, self.r.vm_yres)
+        time.sleep(0.05)
+
+    def click(self, col, row, count=1, button="left"):
+        self.move(col, row)
+        self.vm.pointer_click(button, "tablet", count=count, pause=0.03)
+        time.sleep(0.2)
+
+    def drag(self, c0, r0, c1, r1):
+        self.move(c0, r0)
+        self.vm.pointer_button("left", True)
+        time.sleep(0.05)
+        # through the cells in between, as a hand would
+        self.move((c0 + c1) // 2, (r0 + r1) // 2)
+        self.move(c1, r1)
+        self.vm.pointer_button("left", False)
+        time.sleep(0.2)
+
+    def read_bytes(self, path):
+        out, status = self.vm.run("od -An -tx1 -v %s" % path)
+        if status != 0:
+            return None
+        return bytes(int(h, 16) for h in out.split())
+
+    def wait_file(self, path, want, what, timeout=10):
+        """Poll the guest file until it holds `want`; fail with what it holds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.read_bytes(path)
+            if got == want:
+                return
+            if time.monotonic() > deadline:
+                img = self.vm.grab()
+                shown = screen.read_screen(img, self.load_font(self.font)).text()
+                self.r.fail("%s: %s holds %r, not %r; the screen shows:\n%s\n(picture: %s)"
+                            % (what, path, got, want, shown,
+                               self.vm.save_png(img, "%s-select-fail.png" % self.r.card)))
+            time.sleep(0.3)
+
+    def type_line(self, text):
+        self.vm.send_text(text + "\n")
+
+    def ctrl_d(self):
+        self.vm.send_combo(["ctrl", "d"])
+
+    def wait_prompts(self, n, what, timeout=20):
+        """Wait until the screen shows n lines starting with the prompt."""
+        font = self.load_font(self.font)
+        img, decoded = self.vm.wait_screen(
+            font, lambda s: sum(1 for l in s.lines if l.startswith("$ ")) >= n,
+            timeout=timeout)
+        if sum(1 for l in decoded.lines if l.startswith("$ ")) < n:
+            self.r.fail("%s; the screen shows:\n%s" % (what, decoded.text()))
+
+    def start_session(self):
+        self.r.sh("rm -f /tmp/sel1 /tmp/sel2 /tmp/sel3 /tmp/bp /tmp/o52 /tmp/q")
+        self.r.put_file("/tmp/seltext", "\n".join(LINES).encode("utf-8") + b"\n")
+        self.r.start_consoled(
+            self.font, "/bin/sh -c 'cat /tmp/seltext; exec /usr/bin/env PS1=\"$ \" /bin/sh'",
+            extra="--verbose")
+        self.wait_prompts(1, "no shell prompt")
+        self.pc.wait_pointer_devices()
+
+    def next_prompt(self, what, timeout=15):
+        """Wait until the command reading the tty (cat, sh) has exited."""
+        deadline = time.monotonic() + timeout
+        while self.vm.run("pidof cat")[1] == 0:
+            if time.monotonic() > deadline:
+                self.r.fail("%s: cat still runs; consoled's log:\n%s"
+                            % (what, self.r.consoled_log()))
+            time.sleep(0.3)
+        time.sleep(0.3)
+
+    def paste_into(self, path, paste, want, what):
+        """`cat > path`, paste, end with Ctrl+D (twice unless the text ends
+        a line), and compare the file."""
+        self.type_line("cat > %s" % path)
+        time.sleep(0.5)
+        paste()
+        time.sleep(0.3)
+        self.ctrl_d()
+        if not want.endswith(b"\n"):
+            time.sleep(0.2)
+            self.ctrl_d()
+        self.wait_file(path, want, what)
+        self.next_prompt("no prompt after " + what)
+
+    # -- checks --
+
+    def check_select_paste(self):
+        self.start_session()
+        middle = lambda: self.click(40, PROMPT_ROW + 2, button="middle")  # noqa: E731
+
+        # a word: "beta-gamma" (columns 6..15 of row 0)
+        self.click(9, 0, count=2)
+        self.paste_into("/tmp/sel1", middle, b"beta-gamma", "double-click on a word")
+        # a line: row 1 with its newline
+        self.click(3, 1, count=3)
+        self.paste_into("/tmp/sel2", middle, LINES[1].encode("utf-8") + b"\n",
+                        "triple-click on a line")
+        # a drag from the right half of the wide character (column 11) to
+        # the end of "third" on row 2
+        self.drag(11, 1, 4, 2)
+        self.paste_into("/tmp/sel3", middle,
+                        ("\u4e2d\u6587 e\u0301x end\nthird").encode("utf-8"),
+                        "drag across two lines")
+        self.r.stop_consoled()
+
+    def check_paste_keys(self):
+        self.start_session()
+        # Shift+Insert pastes what a double-click copied: "delta"
+        self.click(19, 0, count=2)
+        shift_insert = lambda: self.vm.send_combo(["shift", "insert"])  # noqa: E731
+        self.paste_into("/tmp/sel1", shift_insert, b"delta", "Shift+Insert")
+
+        # bracketed paste, seen by a program that enabled it
+        self.r.put_file("/tmp/bp.sh", b"printf '\\033[?2004h'\ncat -v > $1\n"
+                        b"printf '\\033[?2004l'\n")
+        self.type_line("sh /tmp/bp.sh /tmp/bp")
+        time.sleep(0.5)
+        self.click(40, PROMPT_ROW + 6, button="middle")
+        time.sleep(0.3)
+        self.ctrl_d()
+        time.sleep(0.2)
+        self.ctrl_d()
+        self.wait_file("/tmp/bp", b"^[[200~delta^[[201~", "bracketed paste")
+        self.next_prompt("no prompt after the bracketed paste")
+
+        # OSC 52 sets the buffer to "A ESC [201~ B ^C BEL C CR LF D"
+        evil = b"A\x1b[201~B\x03\x07C\r\nD"
+        self.r.put_file("/tmp/o52.sh",
+                        b"printf '\\033]52;c;%s\\007'\n" % base64.b64encode(evil)
+                        + b"printf '\\033[?2004h'\ncat -v > /tmp/o52\nprintf '\\033[?2004l'\n")
+        self.type_line("sh /tmp/o52.sh")
+        time.sleep(0.5)
+        self.click(40, PROMPT_ROW + 8, button="middle")
+        time.sleep(0.3)
+        self.ctrl_d()
+        time.sleep(0.2)
+        self.ctrl_d()
+        # no ESC but the bracket's, ^C and BEL gone (cat survived to write
+        # the end of the bracket), CR LF one line end
+        self.wait_file("/tmp/o52", b"^[[200~A[201~BC\nD^[[201~", "an OSC 52 text pasted")
+        self.next_prompt("no prompt after the OSC 52 paste")
+
+        # an OSC 52 query is not answered; the OSC 11 query after it is
+        self.r.put_file("/tmp/q.sh",
+                        b"stty -icanon -echo min 0 time 20\n"
+                        b"printf '\\033]52;c;?\\007\\033]11;?\\007'\n"
+                        b"cat -v > /tmp/q\nstty sane\n")
+        self.type_line("sh /tmp/q.sh")
+        self.wait_file("/tmp/q", b"^[]11;rgb:0000/0000/0000^G", "the answers to OSC 52 and 11 "
+                       "queries")
+        self.next_prompt("no prompt after the queries")
+        self.r.stop_consoled()
+
+    def check_select_shot(self):
+        path = "/tmp/shot-text"
+        self.r.put_file(path, SHOT_TEXT.encode())
+        self.r.sh("printf '\\033[H\\033[2J' > /dev/tty1")
+        self.r.start_consoled(self.font, "/bin/sh -c 'cat %s; exec sleep 100000'" % path)
+        self.pc.wait_pointer_devices()
+        before = self.r.stable_grab()
+        font = self.load_font(self.font)
+        if "plain text on the first line" not in screen.read_screen(before, font).text():
+            self.r.fail("consoled does not show the text: %s"
+                        % screen.read_screen(before, font).text())
+        # from column 6 of row 0 to the ';' of row 2 (column 32)
+        c0, r0, c1, r1 = 6, 0, 32, 2
+        self.drag(c0, r0, c1, r1)
+        self.vm.send_keys(["shift"])  # hides the pointer, sends nothing
+        cols = self.r.vm_xres // font.width
+        cells = [(c, r) for r in range(r0, r1 + 1) for c in range(cols)
+                 if (r, c) >= (r0, c0) and (r, c) <= (r1, c1)]
+        deadline = time.monotonic() + 15
+        while True:
+            img = self.vm.grab()
+            problem = self.inverted_problem(before, img, cells)
+            if problem is None:
+                break
+            if time.monotonic() > deadline:
+                self.r.fail("the selection is not shown in reverse video: " + problem,
+                            before, img, tag="select")
+            time.sleep(0.3)
+        shot = self.vm.save_png(img, "%s-select-shot.png" % self.r.card)
+        print("# selection screendump (%s, %d bpp): %s" % (self.r.card, self.r.vm_bpp, shot),
+              flush=True)
+        self.r.stop_consoled()
+
+    def inverted_problem(self, before, img, cells):
+        """None if img is `before` with exactly `cells` in swapped colours."""
+        cw, ch = self.pc.cell_size()
+        fg, bg = (170, 170, 170), (0, 0, 0)
+        want = bytearray(before.data)
+        for col, row in cells:
+            x0, y0 = col * cw, row * ch
+            colours = set(before.crop(x0, y0, cw, ch).colors())
+            if len(colours) == 1:  # a blank: its background becomes the foreground
+                (c,) = colours
+                swap = {tuple(c): fg if tuple(c) == bg else bg}
+            elif len(colours) == 2:
+                a, b = (tuple(c) for c in colours)
+                swap = {a: b, b: a}
+            else:
+                raise ValueError("cell %d,%d has %d colours" % (col, row, len(colours)))
+            for y in range(ch):
+                for x in range(cw):
+                    i = ((y0 + y) * before.width + x0 + x) * 3
+                    want[i:i + 3] = bytes(swap[tuple(before.data[i:i + 3])])
+        diff = screen.compare(screen.Image(before.width, before.height, want), img)
+        if diff:
+            return "%d pixels differ from the inverted cells in %r" % (diff.count, diff.bbox)
+        return None

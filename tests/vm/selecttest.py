@@ -261,14 +261,19 @@ class SelectChecks:
     def inverted_problem(self, before, img, cells):
         """None if img is `before` with exactly `cells` in swapped colours."""
         cw, ch = self.pc.cell_size()
-        fg, bg = (170, 170, 170), (0, 0, 0)
+        # the default colours as this card shows them: the 'p' at 0,0
+        first = sorted(set(tuple(c) for c in before.crop(0, 0, cw, ch).colors()))
+        if len(first) != 2:
+            raise ValueError("the first cell has colours %r" % first)
+        bg = before.pixel(0, 0)
+        fg = first[0] if tuple(first[1]) == tuple(bg) else first[1]
         want = bytearray(before.data)
         for col, row in cells:
             x0, y0 = col * cw, row * ch
             colours = set(before.crop(x0, y0, cw, ch).colors())
             if len(colours) == 1:  # a blank: its background becomes the foreground
                 (c,) = colours
-                swap = {tuple(c): fg if tuple(c) == bg else bg}
+                swap = {tuple(c): tuple(fg) if tuple(c) == tuple(bg) else tuple(bg)}
             elif len(colours) == 2:
                 a, b = (tuple(c) for c in colours)
                 swap = {a: b, b: a}

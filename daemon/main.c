@@ -17,6 +17,7 @@
 #include <string.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
+#include <xkbcommon/xkbcommon-keysyms.h>
 
 #include <consoled/backend.h>
 
@@ -558,13 +559,22 @@ static void manager_on_activity(void *userdata)
 	manager_schedule_frame(m);
 }
 
+static bool manager_key_is_modifier(uint32_t keysym)
+{
+	return (keysym >= XKB_KEY_Shift_L && keysym <= XKB_KEY_Hyper_R) ||
+	       (keysym >= XKB_KEY_ISO_Lock && keysym <= XKB_KEY_ISO_Last_Group_Lock) ||
+	       keysym == XKB_KEY_Mode_switch || keysym == XKB_KEY_Num_Lock;
+}
+
 static void manager_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t unicode,
 			   void *userdata)
 {
 	struct manager *m = userdata;
 
-	/* typing hides the pointer */
-	manager_hide_pointer(m);
+	/* typing hides the pointer; a modifier alone does not (Shift+click,
+	 * Ctrl+Plus) */
+	if (!manager_key_is_modifier(keysym))
+		manager_hide_pointer(m);
 	/* not one key for the shell after a compositor took the VT */
 	vt_poll(m->vt);
 	if (m->term && vt_is_active(m->vt))

@@ -318,8 +318,7 @@ static void manager_on_exited(int status, void *userdata)
 
 /* Another VT is shown, or another program (a compositor's logind) took ours:
  * no drawing, no blitter, and every input event is dropped from here until
- * manager_on_acquire() (input_set_active(): keys now, pointer events when
- * input.c reads them). */
+ * manager_on_acquire() (input_set_active(): keys and pointer events). */
 static void manager_on_release(void *userdata)
 {
 	struct manager *m = userdata;
@@ -659,7 +658,7 @@ static void manager_on_blank(void *userdata)
 			: "drawn black; the driver does not blank");
 }
 
-/* Every key event (later also the pointer's): the idle timer starts again,
+/* Every key event and pointer report: the idle timer starts again,
  * and a blanked screen wakes, drawn whole. The key goes on to the session,
  * as on the kernel's console. */
 static void manager_on_activity(void *userdata)
@@ -675,13 +674,22 @@ static void manager_on_activity(void *userdata)
 	manager_schedule_frame(m);
 }
 
+static bool manager_key_is_modifier(uint32_t keysym)
+{
+	return (keysym >= XKB_KEY_Shift_L && keysym <= XKB_KEY_Hyper_R) ||
+	       (keysym >= XKB_KEY_ISO_Lock && keysym <= XKB_KEY_ISO_Last_Group_Lock) ||
+	       keysym == XKB_KEY_Mode_switch || keysym == XKB_KEY_Num_Lock;
+}
+
 static void manager_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t unicode,
 			   void *userdata)
 {
 	struct manager *m = userdata;
 
-	/* typing hides the pointer */
-	manager_hide_pointer(m);
+	/* typing hides the pointer; a modifier alone does not (Shift+click,
+	 * Ctrl+Plus) */
+	if (!manager_key_is_modifier(keysym))
+		manager_hide_pointer(m);
 	/* not one key for the shell after a compositor took the VT */
 	vt_poll(m->vt);
 	if (!m->term || !vt_is_active(m->vt))

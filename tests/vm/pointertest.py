@@ -7,13 +7,29 @@ bochs guest (32 bpp).  The pointer devices are QEMU's own: the PS/2 mouse
   pointer-oracle   consoled shows fbcon's oracle picture; a usb-tablet is
                    plugged in while it runs (the hotplug monitor finds it)
                    and put on a cell with text: exactly that cell shows in
-                   inverted colours; a key (Shift alone, which sends the
-                   session nothing) hides it well before the idle timeout.
+                   inverted colours; Shift alone leaves it, a letter (the
+                   session does not echo) hides it well before the idle
+                   timeout.
                    The PS/2 mouse then moves it by a number of cells
                    (relative): the cell under the new position is inverted;
                    it is still shown 1.5 s later and hidden by the 3 s
                    timeout.  After each hide the screen equals fbcon's
                    rendering again (no trace).
+  pointer-events   what each device's motion, buttons and wheel become (the
+                   --verbose log of the pointer callback's events): the
+                   tablet's position is the injected pixel, the PS/2 mouse
+                   moves it by the injected counts; left, middle and right
+                   are buttons 1, 2 and 3, pressed then released; the
+                   tablet's wheel (high resolution, 120ths) and the PS/2
+                   wheel (notches) give exactly the notches turned, up > 0;
+                   a click alone (no motion) shows the pointer again after
+                   a key hid it.
+  pointer-zoom     a TrueType font (DejaVu Sans Mono, 12 points at 96 dpi):
+                   the tablet puts the pointer on a blank cell, inverted (a
+                   cell of the foreground colour); after Ctrl+Plus (13
+                   points) it is on the cell of the new grid under the same
+                   pixel, and once it hid, the screen is the one it showed
+                   with that cell put back.
   pointer-vt-away  with another VT in front, tablet motion, clicks, the wheel
                    and PS/2 motion and clicks never reach consoled (its debug
                    log counts no pointer event, the screen of the other VT
@@ -33,7 +49,7 @@ import time
 import screen
 
 CARDS = ("bochs",)
-CHECKS = ["pointer-oracle", "pointer-vt-away", "pointer-off"]
+CHECKS = ["pointer-oracle", "pointer-events", "pointer-zoom", "pointer-vt-away", "pointer-off"]
 
 TABLET_NAME = "QEMU QEMU USB Tablet"
 # The pointer hides this long after its last event (daemon/main.c).
@@ -49,6 +65,8 @@ class PointerChecks:
         self.font = font
         self.checks = {
             "pointer-oracle": self.check_oracle,
+            "pointer-events": self.check_events,
+            "pointer-zoom": self.check_zoom,
             "pointer-vt-away": self.check_vt_away,
             "pointer-off": self.check_off,
         }
@@ -110,18 +128,27 @@ class PointerChecks:
                 self.unplug_tablet()
         return run
 
-    def inverted_cell_problem(self, expected, actual, col, row):
-        """None if `actual` is `expected` with cell col,row in swapped colours
-        and nothing else changed; else what differs."""
-        cw, ch = self.cell_size()
+    def inverted_cell_problem(self, expected, actual, col, row, cell=None):
+        """None if `actual` is `expected` with cell col,row (of cell=(w, h),
+        by default the PSF font's) in swapped colours and nothing else
+        changed; else what differs. A cell of a glyph (two colours in
+        `expected`) must show each pixel in the other colour; a blank cell
+        (one colour) must be one other colour all over (the foreground)."""
+        cw, ch = cell or self.cell_size()
         x0, y0 = col * cw, row * ch
         exp_cell = expected.crop(x0, y0, cw, ch)
-        colours = sorted(exp_cell.colors())
-        if len(colours) != 2:
+        colours = sorted(tuple(c) for c in exp_cell.colors())
+        if len(colours) == 2:
+            a, b = colours
+            swap = {a: b, b: a}
+        elif len(colours) == 1:
+            fg = actual.pixel(x0, y0)
+            if fg == colours[0]:
+                return "blank cell %d,%d is not inverted (%r)" % (col, row, fg)
+            swap = {colours[0]: fg}
+        else:
             raise ValueError("cell %d,%d has %d colours in the reference, not a glyph's two"
                              % (col, row, len(colours)))
-        a, b = (tuple(c) for c in colours)
-        swap = {a: b, b: a}
         for y in range(ch):
             for x in range(cw):
                 want = swap[expected.pixel(x0 + x, y0 + y)]
@@ -139,11 +166,11 @@ class PointerChecks:
             return "%d pixels outside cell %d,%d differ in %r" % (diff.count, col, row, diff.bbox)
         return None
 
-    def wait_inverted(self, expected, col, row, what, timeout=10):
+    def wait_inverted(self, expected, col, row, what, timeout=10, cell=None):
         deadline = time.monotonic() + timeout
         while True:
             img = self.vm.grab()
-            problem = self.inverted_cell_problem(expected, img, col, row)
+            problem = self.inverted_cell_problem(expected, img, col, row, cell)
             if problem is None:
                 return img
             if time.monotonic() > deadline:
@@ -159,7 +186,8 @@ class PointerChecks:
         path = self.r.fbcon_show(font, text)
         expected = self.r.stable_grab()
         self.r.sh("printf '\\033[H\\033[2J' > /dev/tty1")
-        self.r.start_consoled(font, "/bin/sh -c 'cat %s; exec sleep 100000'" % path,
+        # no echo: a key typed to hide the pointer leaves the picture
+        self.r.start_consoled(font, "/bin/sh -c 'stty -echo; cat %s; exec sleep 100000'" % path,
                               extra=extra)
         self.r.wait_equal(expected, "consoled differs from fbcon before the pointer")
         return expected
@@ -179,11 +207,17 @@ class PointerChecks:
         x, y = self.cell_center(col, row)
         self.vm.tablet_move(x, y, w, h)
         self.wait_inverted(expected, col, row, "the tablet's pointer at cell %d,%d" % (col, row))
+        # A modifier alone leaves it (Shift+click must show where it is)
+        self.vm.send_keys(["shift"])
+        time.sleep(0.5)
+        img = self.vm.grab()
+        if self.inverted_cell_problem(expected, img, col, row) is not None:
+            self.r.fail("Shift alone hid the pointer", expected, img, tag="shift")
         # A key hides it, long before the idle timeout: a pixel's nudge
         # within the cell restarts that first.
         self.vm.tablet_move(x + 1, y, w, h)
         t0 = time.monotonic()
-        self.vm.send_keys(["shift"])
+        self.vm.send_keys(["x"])
         self.r.wait_equal(expected, "after a key hid the tablet's pointer", timeout=10)
         if time.monotonic() - t0 >= HIDE_SECONDS - 0.2:
             self.r.fail("the pointer went only after %.1f s: the idle timeout, not the key"
@@ -207,6 +241,148 @@ class PointerChecks:
             self.r.fail("the pointer hid after %.1f s, before the timeout"
                         % (time.monotonic() - t1))
         self.r.stop_consoled()
+
+    def events_since(self, n):
+        """The pointer callback's events logged after the first n: a list of
+        (kind, x, y, detail)."""
+        found = re.findall(r"Pointer (motion|button|wheel) at (\d+),(\d+)(?:: ([^\n]*))?",
+                           self.log())
+        return [(k, int(x), int(y), d) for k, x, y, d in found[n:]]
+
+    def wait_events(self, n, want, what, timeout=10):
+        """Wait until the events after the first n are `want`; returns the new count."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.events_since(n)
+            if got == want:
+                return n + len(got)
+            if len(got) > len(want) or time.monotonic() > deadline:
+                self.r.fail("%s: pointer events\n  %r\nexpected\n  %r" % (what, got, want))
+            time.sleep(0.2)
+
+    def wait_wheel(self, n, x, y, notches, what, timeout=10):
+        """Wheel events at x,y after the first n adding up to `notches`, each
+        one way."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.events_since(n)
+            total = sum(int(d) for k, _, _, d in got if k == "wheel")
+            ok = all(k == "wheel" and (ex, ey) == (x, y) and (int(d) > 0) == (notches > 0)
+                     for k, ex, ey, d in got)
+            if not ok or abs(total) > abs(notches):
+                self.r.fail("%s: pointer events %r, expected wheel notches adding up to %d "
+                            "at %d,%d" % (what, got, notches, x, y))
+            if total == notches:
+                time.sleep(0.3)  # and nothing more comes
+                if self.events_since(n) == got:
+                    return n + len(got)
+                continue
+            if time.monotonic() > deadline:
+                self.r.fail("%s: pointer events %r, expected wheel notches adding up to %d"
+                            % (what, got, notches))
+            time.sleep(0.2)
+
+    def check_events(self):
+        expected = self.start_oracle(extra="--verbose")
+        tablet, ps2 = self.wait_pointer_devices()
+        log = self.log()
+        if not re.search(r"Pointer %s: [^\n]*Tablet \(absolute, high-resolution wheel\)"
+                         % tablet, log):
+            self.r.fail("the tablet is not logged with a high-resolution wheel:\n" + log)
+        if not re.search(r"Pointer %s: [^\n]*PS/2[^\n]*\(relative\)" % ps2, log):
+            self.r.fail("the PS/2 mouse is not logged as relative (without hi-res):\n" + log)
+        w, h = self.r.vm_xres, self.r.vm_yres
+        n = len(self.events_since(0))
+
+        x, y = self.cell_center(3, 0)
+        self.vm.tablet_move(x, y, w, h)
+        n = self.wait_events(n, [("motion", x, y, "")], "tablet motion")
+        for name, number in (("left", 1), ("middle", 2), ("right", 3)):
+            self.vm.pointer_click(name, "tablet")
+            n = self.wait_events(n, [("button", x, y, "%d pressed" % number),
+                                     ("button", x, y, "%d released" % number)],
+                                 "tablet %s click" % name)
+        self.vm.pointer_wheel(2, "tablet")
+        n = self.wait_wheel(n, x, y, 2, "tablet wheel up 2")
+        self.vm.pointer_wheel(-3, "tablet")
+        n = self.wait_wheel(n, x, y, -3, "tablet wheel down 3")
+
+        dx, dy = 37, 45
+        self.vm.mouse_move_rel(dx, dy)
+        x, y = x + dx, y + dy
+        deadline = time.monotonic() + 10
+        while True:
+            got = self.events_since(n)
+            if got and got[-1][:3] == ("motion", x, y):
+                break
+            if (got and got[-1][0] != "motion") or time.monotonic() > deadline:
+                self.r.fail("PS/2 motion by %d,%d: pointer events %r, expected motion ending "
+                            "at %d,%d" % (dx, dy, got, x, y))
+            time.sleep(0.2)
+        n += len(got)
+        for name, number in (("left", 1), ("middle", 2), ("right", 3)):
+            self.vm.pointer_click(name, "ps2")
+            n = self.wait_events(n, [("button", x, y, "%d pressed" % number),
+                                     ("button", x, y, "%d released" % number)],
+                                 "PS/2 %s click" % name)
+        self.vm.pointer_wheel(1, "ps2")
+        n = self.wait_wheel(n, x, y, 1, "PS/2 wheel up 1")
+        self.vm.pointer_wheel(-2, "ps2")
+        n = self.wait_wheel(n, x, y, -2, "PS/2 wheel down 2")
+
+        # a key hides the pointer, a click alone shows it again
+        cw, ch = self.cell_size()
+        col, row = x // cw, y // ch
+        self.wait_inverted(expected, col, row, "the pointer after the PS/2 wheel")
+        self.vm.send_keys(["x"])
+        self.r.wait_equal(expected, "after a key hid the pointer", timeout=10)
+        self.vm.pointer_click("left", "tablet")
+        self.wait_inverted(expected, col, row, "the pointer after a click without motion")
+        self.r.stop_consoled()
+
+    def check_zoom(self):
+        import fonttest  # noqa: PLC0415 -- only this check needs it
+        r = self.r
+        script = ("printf '\\033[?25l\\033[H\\033[2J'\n"
+                  # a full screen at both sizes: libtsm drops rows from
+                  # the top when the grid gets shorter
+                  + "".join("echo 'pointer zoom line %d'\n" % i for i in range(60))
+                  + "exec sleep 100000\n")
+        r.put_file("/tmp/pointer-zoom.sh", script.encode())
+        r.start_consoled(fonttest.GUEST_MAIN_NAME, "/bin/sh /tmp/pointer-zoom.sh",
+                         extra="--font-dpi=%d" % fonttest.DEFAULT_DPI)
+        grid = self.wait_log(r"Text grid \d+x\d+ with a (\d+)x(\d+) cell", "no text grid logged")
+        cell1 = int(grid.group(1)), int(grid.group(2))
+        self.wait_pointer_devices()
+        before = r.stable_grab()
+        w, h = r.vm_xres, r.vm_yres
+        px, py = w // 2 + 3, h // 2 + 5  # blank at both sizes
+        self.vm.tablet_move(px, py, w, h)
+        self.wait_inverted(before, px // cell1[0], py // cell1[1],
+                           "the pointer at %d points" % fonttest.DEFAULT_SIZE, cell=cell1)
+        # the idle timeout starts again, then the zoom
+        self.vm.tablet_move(px + 1, py, w, h)
+        self.vm.tablet_move(px, py, w, h)
+        t0 = time.monotonic()
+        self.vm.send_combo(["ctrl", "shift", "equal"])
+        zoom = self.wait_log(r"Font size 13 points: \d+x\d+ cells of (\d+)x(\d+)",
+                             "Ctrl+Plus did not zoom")
+        cell2 = int(zoom.group(1)), int(zoom.group(2))
+        if cell2 == cell1:
+            r.fail("the cell is %dx%d at 12 and 13 points" % cell1)
+        shown = r.stable_grab(settle=0.3)
+        if time.monotonic() - t0 > HIDE_SECONDS - 0.3:
+            r.fail("the zoomed screen took %.1f s to settle: the pointer may have hidden"
+                   % (time.monotonic() - t0))
+        time.sleep(max(0, t0 + HIDE_SECONDS + 0.5 - time.monotonic()))
+        hidden = r.stable_grab()
+        col, row = px // cell2[0], py // cell2[1]
+        problem = self.inverted_cell_problem(hidden, shown, col, row, cell2)
+        if problem:
+            r.fail("after the zoom (cell %dx%d) the pointer is not (only) on cell %d,%d under "
+                   "pixel %d,%d: %s" % (cell2 + (col, row, px, py, problem)), hidden, shown,
+                   tag="zoom")
+        r.stop_consoled()
 
     def check_vt_away(self):
         font = self.font

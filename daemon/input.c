@@ -65,12 +65,12 @@ struct input_device {
 	int rel_x, rel_y;
 	int abs_vx, abs_vy; /* the axes' last values */
 	bool abs_moved;
-	int wheel;	    /* 120ths of a notch this report */
-	int wheel_rest;	    /* 120ths not yet reported as a notch */
-	bool touching;	    /* touchpad: a finger was down at the last report */
+	int wheel;	      /* 120ths of a notch this report */
+	int wheel_rest;	      /* 120ths not yet reported as a notch */
+	bool touching;	      /* touchpad: a finger was down at the last report */
 	int last_vx, last_vy; /* touchpad: where it was */
-	unsigned raw;	    /* RAW_* as the device reports them now */
-	unsigned reported;  /* buttons 1..3 (bits 0..2) as the callback has them */
+	unsigned raw;	      /* RAW_* as the device reports them now */
+	unsigned reported;    /* buttons 1..3 (bits 0..2) as the callback has them */
 	/* Since a SYN_DROPPED, until the SYN_REPORT that ends the broken report. */
 	bool dropped;
 	/* The keys this device has pressed into the xkb state: what a resync
@@ -439,16 +439,13 @@ static void pointer_emit(struct input *in, enum input_pointer_kind kind, unsigne
 	    .mods = input_mods(in),
 	};
 
-	log_debug("Pointer %s at %d,%d%s%u%s", kind == INPUT_POINTER_MOTION   ? "motion"
-					       : kind == INPUT_POINTER_BUTTON ? "button"
-									      : "wheel",
-		  ev.x, ev.y, kind == INPUT_POINTER_MOTION ? "" : " ",
-		  kind == INPUT_POINTER_BUTTON	 ? button
-		  : kind == INPUT_POINTER_WHEEL ? (unsigned)abs(wheel)
-						 : 0u,
-		  kind == INPUT_POINTER_BUTTON ? (pressed ? " pressed" : " released")
-		  : kind == INPUT_POINTER_WHEEL ? (wheel > 0 ? " up" : " down")
-						 : "");
+	if (kind == INPUT_POINTER_MOTION)
+		log_debug("Pointer motion at %d,%d", ev.x, ev.y);
+	else if (kind == INPUT_POINTER_BUTTON)
+		log_debug("Pointer button at %d,%d: %u %s", ev.x, ev.y, button,
+			  pressed ? "pressed" : "released");
+	else
+		log_debug("Pointer wheel at %d,%d: %d", ev.x, ev.y, wheel);
 	if (in->cb.pointer)
 		in->cb.pointer(&ev, in->userdata);
 }
@@ -500,9 +497,10 @@ static void pointer_report(struct input_device *d)
 
 		if (touching && d->touching && d->abs_moved) {
 			/* units per mm: the resolution, else a pad TOUCHPAD_DEFAULT_MM wide */
-			double rx = d->abs_x.resolution > 0 ? d->abs_x.resolution
-							    : (d->abs_x.maximum - d->abs_x.minimum + 1.0) /
-								  TOUCHPAD_DEFAULT_MM;
+			double rx =
+			    d->abs_x.resolution > 0
+				? d->abs_x.resolution
+				: (d->abs_x.maximum - d->abs_x.minimum + 1.0) / TOUCHPAD_DEFAULT_MM;
 			double ry = d->abs_y.resolution > 0 ? d->abs_y.resolution : rx;
 			double f = TOUCHPAD_PX_PER_MM * in->cfg.pointer_speed;
 
@@ -736,7 +734,8 @@ static int input_on_device(sd_event_source *s, int fd, uint32_t revents, void *u
 			 * just read, which includes it: applied again, a key
 			 * press whose release the ioctl flushed would stick. */
 			return 0;
-		} else if (d->pointer && (ev[i].type != EV_KEY || input_code_is_button(ev[i].code))) {
+		} else if (d->pointer &&
+			   (ev[i].type != EV_KEY || input_code_is_button(ev[i].code))) {
 			/* dropped while the VT is away; resynced on acquire */
 			if (in->active)
 				pointer_event(d, &ev[i]);
@@ -782,8 +781,9 @@ static void input_add_device(struct input *in, const char *devnode)
 		log_warning_errno(errno, "Failed to open %s, ignoring: %m", devnode);
 		return;
 	}
-	bool keyboard = input_is_keyboard(fd), hi_res;
-	enum pointer_kind pointer = in->cfg.pointer ? input_pointer_kind(fd, &hi_res) : POINTER_NONE;
+	bool keyboard = input_is_keyboard(fd), hi_res = false;
+	enum pointer_kind pointer =
+	    in->cfg.pointer ? input_pointer_kind(fd, &hi_res) : POINTER_NONE;
 
 	if (!keyboard && !pointer) {
 		close(fd);

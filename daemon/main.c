@@ -284,8 +284,7 @@ static void manager_on_exited(int status, void *userdata)
 
 /* Another VT is shown, or another program (a compositor's logind) took ours:
  * no drawing, no blitter, and every input event is dropped from here until
- * manager_on_acquire() (input_set_active(): keys now, pointer events when
- * input.c reads them). */
+ * manager_on_acquire() (input_set_active(): keys and pointer events). */
 static void manager_on_release(void *userdata)
 {
 	struct manager *m = userdata;
@@ -622,7 +621,7 @@ static void manager_on_blank(void *userdata)
 			: "drawn black; the driver does not blank");
 }
 
-/* Every key event (later also the pointer's): the idle timer starts again,
+/* Every key event and pointer report: the idle timer starts again,
  * and a blanked screen wakes, drawn whole. The key goes on to the session,
  * as on the kernel's console. */
 static void manager_on_activity(void *userdata)

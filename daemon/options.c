@@ -55,7 +55,7 @@ enum key_type {
 	KEY_VT,	      /* unsigned, options_parse_vt() */
 	KEY_PALETTE,  /* enum palette_kind */
 	KEY_SCROLL_MODE,
-	KEY_LOGIN, /* login_argv, split on whitespace */
+	KEY_LOGIN,  /* login_argv, split on whitespace */
 	KEY_FACTOR, /* double, a decimal number in [OPTIONS_MOUSE_SPEED_MIN, _MAX] */
 };
 
@@ -316,8 +316,8 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 		double d;
 
 		/* a little below the minimum: 0.1 is not exact in binary */
-		if (parse_factor(value, OPTIONS_MOUSE_SPEED_MIN - 1e-9, OPTIONS_MOUSE_SPEED_MAX, &d) <
-		    0)
+		if (parse_factor(value, OPTIONS_MOUSE_SPEED_MIN - 1e-9, OPTIONS_MOUSE_SPEED_MAX,
+				 &d) < 0)
 			goto invalid;
 		*(double *)field = d;
 		return 0;

@@ -439,6 +439,85 @@ static void test_blank(void)
 	CHECK_EQ_U(blank_kernel_timeout(kernel), 0);
 }
 
+/* --mouse, --mouse-speed and their keys; input_scale_abs() (the absolute
+ * pointer's axis to a pixel). */
+static void test_mouse(void)
+{
+	static const char text[] = "mouse=no\nmouse-speed=2.5\n";
+	char conf[] = "/tmp/test-options-XXXXXX";
+	char config_arg[64], log[4096], err[256];
+	struct options o;
+	bool made;
+
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	CHECK(o.mouse);
+	CHECK(o.mouse_speed == 1.0);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--mouse=no", "--mouse-speed=0.5", NULL}) == 0);
+	CHECK(!o.mouse);
+	CHECK(o.mouse_speed == 0.5);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--mouse", "--mouse-speed=20", NULL}) == 0);
+	CHECK(o.mouse);
+	CHECK(o.mouse_speed == 20.0);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--mouse-speed=0.1", NULL}) == 0);
+	CHECK(o.mouse_speed > 0.0999 && o.mouse_speed < 0.1001);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--mouse-speed=3", NULL}) == 0);
+	CHECK(o.mouse_speed == 3.0);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--mouse-speed=.25", NULL}) == 0);
+	CHECK(o.mouse_speed == 0.25);
+	options_fini(&o);
+	CHECK(parse_logged(&o, (const char *const[]){"--mouse-speed=1,5", NULL}, log,
+			   sizeof(log)) == -EINVAL);
+	CHECK(strstr(log, "consoled: --mouse-speed: invalid value '1,5': expected a decimal "
+			  "number from 0.1 to 20\n") != NULL);
+	static const char *const bad[] = {"0", "0.09", "20.01", "21",  "-1", "",
+					  ".", "x",    "1.5x",	"1e1", " 1"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+		CHECK(options_set(&o, "mouse-speed", bad[i], err, sizeof(err)) == -EINVAL);
+		CHECK(o.mouse_speed == 1.0);
+		options_fini(&o);
+	}
+	CHECK(parse(&o, (const char *const[]){"--mouse=maybe", NULL}) == -EINVAL);
+
+	made = write_close(mkstemp(conf), text);
+	CHECK(made);
+	if (made) {
+		snprintf(config_arg, sizeof(config_arg), "--config=%s", conf);
+		CHECK(parse(&o, (const char *const[]){config_arg, NULL}) == 0);
+		CHECK(!o.mouse);
+		CHECK(o.mouse_speed == 2.5);
+		options_fini(&o);
+		CHECK(parse(&o, (const char *const[]){config_arg, "--mouse=yes", NULL}) == 0);
+		CHECK(o.mouse);
+		CHECK(o.mouse_speed == 2.5);
+		options_fini(&o);
+		unlink(conf);
+	}
+
+	/* QEMU's usb-tablet: 0..32767 over 1280 pixels, 25.6 values each */
+	CHECK_EQ_U(input_scale_abs(0, 0, 32767, 1280), 0);
+	CHECK_EQ_U(input_scale_abs(25, 0, 32767, 1280), 0);
+	CHECK_EQ_U(input_scale_abs(26, 0, 32767, 1280), 1);
+	CHECK_EQ_U(input_scale_abs(32767, 0, 32767, 1280), 1279);
+	/* out of range: clamped; a range with an offset; a bad range */
+	CHECK_EQ_U(input_scale_abs(40000, 0, 32767, 1280), 1279);
+	CHECK_EQ_U(input_scale_abs(-5, 0, 32767, 1280), 0);
+	CHECK_EQ_U(input_scale_abs(100, 100, 299, 10), 0);
+	CHECK_EQ_U(input_scale_abs(299, 100, 299, 10), 9);
+	CHECK_EQ_U(input_scale_abs(120, 100, 299, 10), 1);
+	CHECK_EQ_U(input_scale_abs(5, 5, 5, 10), 0);
+	CHECK_EQ_U(input_scale_abs(5, 0, 10, 0), 0);
+	/* the VM harness's value for pixel p (the middle of its share) */
+	for (unsigned p = 0; p < 1280; p++)
+		CHECK_EQ_U(input_scale_abs((int)((2 * p + 1) * 32768 / (2 * 1280)), 0, 32767, 1280),
+			   p);
+}
+
 int main(void)
 {
 	RUN(test_defaults);
@@ -455,5 +534,6 @@ int main(void)
 	RUN(test_set_messages);
 	RUN(test_sb_size_bound);
 	RUN(test_session_restore);
+	RUN(test_mouse);
 	return TESTS_RESULT();
 }

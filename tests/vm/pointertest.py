@@ -14,6 +14,15 @@ bochs guest (32 bpp).  The pointer devices are QEMU's own: the PS/2 mouse
                    it is still shown 1.5 s later and hidden by the 3 s
                    timeout.  After each hide the screen equals fbcon's
                    rendering again (no trace).
+  pointer-events   what each device's motion, buttons and wheel become (the
+                   --verbose log of the pointer callback's events): the
+                   tablet's position is the injected pixel, the PS/2 mouse
+                   moves it by the injected counts; left, middle and right
+                   are buttons 1, 2 and 3, pressed then released; the
+                   tablet's wheel (high resolution, 120ths) and the PS/2
+                   wheel (notches) give exactly the notches turned, up > 0;
+                   a click alone (no motion) shows the pointer again after
+                   a key hid it.
   pointer-vt-away  with another VT in front, tablet motion, clicks, the wheel
                    and PS/2 motion and clicks never reach consoled (its debug
                    log counts no pointer event, the screen of the other VT
@@ -33,7 +42,7 @@ import time
 import screen
 
 CARDS = ("bochs",)
-CHECKS = ["pointer-oracle", "pointer-vt-away", "pointer-off"]
+CHECKS = ["pointer-oracle", "pointer-events", "pointer-vt-away", "pointer-off"]
 
 TABLET_NAME = "QEMU QEMU USB Tablet"
 # The pointer hides this long after its last event (daemon/main.c).
@@ -49,6 +58,7 @@ class PointerChecks:
         self.font = font
         self.checks = {
             "pointer-oracle": self.check_oracle,
+            "pointer-events": self.check_events,
             "pointer-vt-away": self.check_vt_away,
             "pointer-off": self.check_off,
         }
@@ -206,6 +216,104 @@ class PointerChecks:
         if time.monotonic() - t1 < HIDE_SECONDS - 0.5:
             self.r.fail("the pointer hid after %.1f s, before the timeout"
                         % (time.monotonic() - t1))
+        self.r.stop_consoled()
+
+    def events_since(self, n):
+        """The pointer callback's events logged after the first n: a list of
+        (kind, x, y, detail)."""
+        found = re.findall(r"Pointer (motion|button|wheel) at (\d+),(\d+)(?:: ([^\n]*))?",
+                           self.log())
+        return [(k, int(x), int(y), d) for k, x, y, d in found[n:]]
+
+    def wait_events(self, n, want, what, timeout=10):
+        """Wait until the events after the first n are `want`; returns the new count."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.events_since(n)
+            if got == want:
+                return n + len(got)
+            if len(got) > len(want) or time.monotonic() > deadline:
+                self.r.fail("%s: pointer events\n  %r\nexpected\n  %r" % (what, got, want))
+            time.sleep(0.2)
+
+    def wait_wheel(self, n, x, y, notches, what, timeout=10):
+        """Wheel events at x,y after the first n adding up to `notches`, each
+        one way."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.events_since(n)
+            total = sum(int(d) for k, _, _, d in got if k == "wheel")
+            ok = all(k == "wheel" and (ex, ey) == (x, y) and (int(d) > 0) == (notches > 0)
+                     for k, ex, ey, d in got)
+            if not ok or abs(total) > abs(notches):
+                self.r.fail("%s: pointer events %r, expected wheel notches adding up to %d "
+                            "at %d,%d" % (what, got, notches, x, y))
+            if total == notches:
+                time.sleep(0.3)  # and nothing more comes
+                if self.events_since(n) == got:
+                    return n + len(got)
+                continue
+            if time.monotonic() > deadline:
+                self.r.fail("%s: pointer events %r, expected wheel notches adding up to %d"
+                            % (what, got, notches))
+            time.sleep(0.2)
+
+    def check_events(self):
+        expected = self.start_oracle(extra="--verbose")
+        tablet, ps2 = self.wait_pointer_devices()
+        log = self.log()
+        if not re.search(r"Pointer %s: [^\n]*Tablet \(absolute, high-resolution wheel\)"
+                         % tablet, log):
+            self.r.fail("the tablet is not logged with a high-resolution wheel:\n" + log)
+        if not re.search(r"Pointer %s: [^\n]*PS/2[^\n]*\(relative\)" % ps2, log):
+            self.r.fail("the PS/2 mouse is not logged as relative (without hi-res):\n" + log)
+        w, h = self.r.vm_xres, self.r.vm_yres
+        n = len(self.events_since(0))
+
+        x, y = self.cell_center(3, 0)
+        self.vm.tablet_move(x, y, w, h)
+        n = self.wait_events(n, [("motion", x, y, "")], "tablet motion")
+        for name, number in (("left", 1), ("middle", 2), ("right", 3)):
+            self.vm.pointer_click(name, "tablet")
+            n = self.wait_events(n, [("button", x, y, "%d pressed" % number),
+                                     ("button", x, y, "%d released" % number)],
+                                 "tablet %s click" % name)
+        self.vm.pointer_wheel(2, "tablet")
+        n = self.wait_wheel(n, x, y, 2, "tablet wheel up 2")
+        self.vm.pointer_wheel(-3, "tablet")
+        n = self.wait_wheel(n, x, y, -3, "tablet wheel down 3")
+
+        dx, dy = 37, 45
+        self.vm.mouse_move_rel(dx, dy)
+        x, y = x + dx, y + dy
+        deadline = time.monotonic() + 10
+        while True:
+            got = self.events_since(n)
+            if got and got[-1][:3] == ("motion", x, y):
+                break
+            if (got and got[-1][0] != "motion") or time.monotonic() > deadline:
+                self.r.fail("PS/2 motion by %d,%d: pointer events %r, expected motion ending "
+                            "at %d,%d" % (dx, dy, got, x, y))
+            time.sleep(0.2)
+        n += len(got)
+        for name, number in (("left", 1), ("middle", 2), ("right", 3)):
+            self.vm.pointer_click(name, "ps2")
+            n = self.wait_events(n, [("button", x, y, "%d pressed" % number),
+                                     ("button", x, y, "%d released" % number)],
+                                 "PS/2 %s click" % name)
+        self.vm.pointer_wheel(1, "ps2")
+        n = self.wait_wheel(n, x, y, 1, "PS/2 wheel up 1")
+        self.vm.pointer_wheel(-2, "ps2")
+        n = self.wait_wheel(n, x, y, -2, "PS/2 wheel down 2")
+
+        # a key hides the pointer, a click alone shows it again
+        cw, ch = self.cell_size()
+        col, row = x // cw, y // ch
+        self.wait_inverted(expected, col, row, "the pointer after the PS/2 wheel")
+        self.vm.send_keys(["shift"])
+        self.r.wait_equal(expected, "after a key hid the pointer", timeout=10)
+        self.vm.pointer_click("left", "tablet")
+        self.wait_inverted(expected, col, row, "the pointer after a click without motion")
         self.r.stop_consoled()
 
     def check_vt_away(self):

@@ -52,6 +52,7 @@ NOT_APPLICABLE = {
 NOT_CHECKED = {
     "flash": ("DECSCNM on, 100 ms of ncurses' padding, off: a transient picture a"
               " screendump cannot be timed to"),
+    "XM": "mouse reporting on or off (DECSET 1000, 1006): no picture; the mouse-report check",
 }
 
 CANNOT = {
@@ -76,7 +77,6 @@ CANNOT = {
     "Ms": "no clipboard (OSC 52 is dropped)",
     "Se": "the cursor shape is fixed (DECSCUSR is dropped)",
     "Ss": "the cursor shape is fixed (DECSCUSR is dropped)",
-    "XM": "no mouse: the reporting modes are accepted, nothing is reported",
 }
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"

@@ -176,6 +176,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fonttest  # noqa: E402
+import mousetest  # noqa: E402
 import pointertest  # noqa: E402
 import selecttest  # noqa: E402
 import screen  # noqa: E402
@@ -2116,6 +2117,8 @@ def main():
             checks += selecttest.PASTE_CHECKS
         if args.card in ("bochs", "cirrus"):
             checks += selecttest.SHOT_CHECKS
+        if args.card in mousetest.CARDS:
+            checks += mousetest.CHECKS
     if args.only:
         checks = [c for c in args.only.split(",") if c]
 
@@ -2140,6 +2143,7 @@ def main():
     vtgrab = os.path.join(os.path.dirname(blitcheck), "vtgrab")
     if os.path.exists(vtgrab):
         elves["/usr/bin/vtgrab"] = os.path.normpath(vtgrab)
+    elves.update(mousetest.guest_elves())  # less, for the wheel check
     if shutil.which("fbset"):
         elves["/usr/bin/fbset"] = shutil.which("fbset")  # Debian's fbset (tests/deps.sh)
     bad = os.path.join(os.path.dirname(blitcheck), "bad-abi-plugin.so")
@@ -2197,6 +2201,9 @@ def main():
         if args.card in ("bochs", "cirrus"):
             simple.update(selecttest.SelectChecks(r, oracle_text, load_font,
                                                   KEYBOARD_FONT).checks)
+        if args.card in mousetest.CARDS:
+            mc = mousetest.MouseChecks(r, oracle_text, load_font, KEYBOARD_FONT)
+            simple.update({n: mc.guarded(f) for n, f in mc.checks.items()})
         for name in checks:
             if name in simple:
                 r.check(name, simple[name])

@@ -441,6 +441,33 @@ static void test_blank(void)
 
 /* --mouse, --mouse-speed and their keys; input_scale_abs() (the absolute
  * pointer's axis to a pixel). */
+/* --word-chars (selection.h): UTF-8 without controls, up to 64 characters */
+static void test_word_chars(void)
+{
+	static const char *const bad[] = {"a\tb", "\xc3", "\xc2\x9b", "\x7f", "\xe0\x80\x80",
+					  "\xed\xa0\x80",
+					  "0123456789012345678901234567890123456789012345678901234567890123+"};
+	struct options o;
+	char err[256];
+
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	CHECK(o.word_chars == NULL);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--word-chars=-_.=\xc3\xa9\xe2\x82\xac", NULL}) == 0);
+	CHECK(o.word_chars && strcmp(o.word_chars, "-_.=\xc3\xa9\xe2\x82\xac") == 0);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--word-chars=", NULL}) == 0);
+	CHECK(o.word_chars && strcmp(o.word_chars, "") == 0);
+	options_fini(&o);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+		CHECK(options_set(&o, "word-chars", bad[i], err, sizeof(err)) == -EINVAL);
+		CHECK(strstr(err, "expected up to 64 characters") != NULL);
+		CHECK(o.word_chars == NULL);
+		options_fini(&o);
+	}
+}
+
 static void test_mouse(void)
 {
 	static const char text[] = "mouse=no\nmouse-speed=2.5\n";
@@ -535,5 +562,6 @@ int main(void)
 	RUN(test_sb_size_bound);
 	RUN(test_session_restore);
 	RUN(test_mouse);
+	RUN(test_word_chars);
 	return TESTS_RESULT();
 }

@@ -84,6 +84,16 @@ static const struct tsmpeek_line *get_line(struct selection *s, uint64_t n)
 	return l && l->sb_id == n ? l : NULL;
 }
 
+/* The line after l (numbered n): the scrollback's next, or a screen row;
+ * walking a selection so costs a step a line, not a search. */
+static const struct tsmpeek_line *next_line(struct selection *s, uint64_t n,
+					    const struct tsmpeek_line *l)
+{
+	if (l && n < peek(s)->sb_last_id)
+		return l->next;
+	return get_line(s, n + 1);
+}
+
 /* The lowest line number that exists: the scrollback's oldest line, or
  * the screen's top. */
 static uint64_t first_line(struct selection *s)
@@ -118,17 +128,21 @@ static bool is_wide(const struct tsmpeek_line *l, unsigned col)
 	return c && c->width == 2 && is_continuation(l, col + 1);
 }
 
-/* The text wrapped from this line into the next: its last cell holds a
- * character (the Linux console's rule; libtsm keeps no wrap flag). */
-static bool wraps(struct selection *s, uint64_t n)
+/* The text wrapped from line l (numbered n) into the next: its last cell
+ * holds a character (the Linux console's rule; libtsm keeps no wrap flag). */
+static bool line_wraps(struct selection *s, uint64_t n, const struct tsmpeek_line *l)
 {
-	const struct tsmpeek_line *l = get_line(s, n);
 	unsigned w = cols(s);
 	const struct tsmpeek_cell *c = get_cell(l, w - 1);
 
 	if (!c || n >= last_line(s))
 		return false;
 	return c->ch != 0 || is_continuation(l, w - 1);
+}
+
+static bool wraps(struct selection *s, uint64_t n)
+{
+	return line_wraps(s, n, get_line(s, n));
 }
 
 /* The code point a cell shows as the base (a stand-in's first), 0 empty. */
@@ -362,12 +376,12 @@ static void text_put_cp(struct text *t, uint32_t cp)
 static void selection_text(struct selection *s, struct text *t)
 {
 	unsigned w = cols(s);
+	const struct tsmpeek_line *l = get_line(s, s->start.line);
 
-	for (uint64_t n = s->start.line; n <= s->end.line; n++) {
-		const struct tsmpeek_line *l = get_line(s, n);
+	for (uint64_t n = s->start.line; n <= s->end.line; l = next_line(s, n, l), n++) {
 		unsigned c0 = n == s->start.line ? s->start.col : 0;
 		unsigned c1 = n == s->end.line ? s->end.col : w - 1;
-		bool joined = n < s->end.line && c1 == w - 1 && wraps(s, n);
+		bool joined = n < s->end.line && c1 == w - 1 && line_wraps(s, n, l);
 		size_t line_start = t->len;
 
 		for (unsigned c = c0; c <= c1 && c < w; c++) {
@@ -399,9 +413,9 @@ static uint64_t selection_hash(struct selection *s)
 {
 	uint64_t h = 0xcbf29ce484222325u;
 	unsigned w = cols(s);
+	const struct tsmpeek_line *l = get_line(s, s->start.line);
 
-	for (uint64_t n = s->start.line; n <= s->end.line; n++) {
-		const struct tsmpeek_line *l = get_line(s, n);
+	for (uint64_t n = s->start.line; n <= s->end.line; l = next_line(s, n, l), n++) {
 		unsigned c0 = n == s->start.line ? s->start.col : 0;
 		unsigned c1 = n == s->end.line ? s->end.col : w - 1;
 

@@ -56,8 +56,8 @@ enum key_type {
 	KEY_VT,	      /* unsigned, options_parse_vt() */
 	KEY_PALETTE,  /* enum palette_kind */
 	KEY_SCROLL_MODE,
-	KEY_LOGIN,  /* login_argv, split on whitespace */
-	KEY_FACTOR, /* double, a decimal number in [OPTIONS_MOUSE_SPEED_MIN, _MAX] */
+	KEY_LOGIN,	/* login_argv, split on whitespace */
+	KEY_FACTOR,	/* double, a decimal number in [OPTIONS_MOUSE_SPEED_MIN, _MAX] */
 	KEY_WORD_CHARS, /* char *, UTF-8 without controls, at most 64 characters */
 };
 
@@ -262,13 +262,20 @@ static bool word_chars_valid(const char *v)
 	size_t n = 0;
 
 	while (*p) {
-		unsigned len = *p < 0x80 ? 1 : *p >= 0xc2 && *p <= 0xdf ? 2 : *p >= 0xe0 && *p <= 0xef ? 3
-						: *p >= 0xf0 && *p <= 0xf4	  ? 4
-										  : 0;
-		uint32_t cp = len == 1 ? *p : *p & (0x7f >> len);
+		unsigned len = 0;
 
+		if (*p < 0x80)
+			len = 1;
+		else if (*p >= 0xc2 && *p <= 0xdf)
+			len = 2;
+		else if (*p >= 0xe0 && *p <= 0xef)
+			len = 3;
+		else if (*p >= 0xf0 && *p <= 0xf4)
+			len = 4;
 		if (len == 0 || ++n > 64)
 			return false;
+		uint32_t cp = len == 1 ? *p : *p & (0x7f >> len);
+
 		for (unsigned i = 1; i < len; i++) {
 			if ((p[i] & 0xc0) != 0x80)
 				return false;

@@ -252,8 +252,9 @@ bool selection_word_chars_valid(const char *word_chars)
 
 static bool is_space(uint32_t cp)
 {
-	return cp == 0 || cp == ' ' || cp == 0xa0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200b) ||
-	       cp == 0x2028 || cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000;
+	return cp == 0 || cp == ' ' || cp == 0xa0 || cp == 0x1680 ||
+	       (cp >= 0x2000 && cp <= 0x200b) || cp == 0x2028 || cp == 0x2029 || cp == 0x202f ||
+	       cp == 0x205f || cp == 0x3000;
 }
 
 static bool is_word(struct selection *s, uint32_t cp)
@@ -526,8 +527,8 @@ int selection_new_target(const struct selection_target *target, const char *word
 				       "libtsm's screen is not laid out as expected, no selection");
 	s = xcalloc(1, sizeof(*s));
 	s->target = *target;
-	r = parse_word_chars(word_chars ? word_chars : SELECTION_WORD_CHARS_DEFAULT,
-			     s->word_chars, &s->n_word_chars);
+	r = parse_word_chars(word_chars ? word_chars : SELECTION_WORD_CHARS_DEFAULT, s->word_chars,
+			     &s->n_word_chars);
 	if (r < 0) {
 		free(s);
 		return log_error_errno(r, "Invalid word characters '%s'", word_chars);

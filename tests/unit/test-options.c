@@ -444,9 +444,14 @@ static void test_blank(void)
 /* --word-chars (selection.h): UTF-8 without controls, up to 64 characters */
 static void test_word_chars(void)
 {
-	static const char *const bad[] = {"a\tb", "\xc3", "\xc2\x9b", "\x7f", "\xe0\x80\x80",
-					  "\xed\xa0\x80",
-					  "0123456789012345678901234567890123456789012345678901234567890123+"};
+	static const char *const bad[] = {
+	    "a\tb",
+	    "\xc3",
+	    "\xc2\x9b",
+	    "\x7f",
+	    "\xe0\x80\x80",
+	    "\xed\xa0\x80",
+	    "0123456789012345678901234567890123456789012345678901234567890123+"};
 	struct options o;
 	char err[256];
 

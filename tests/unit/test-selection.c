@@ -60,13 +60,12 @@ static void sel_init(struct sel_test *t, unsigned cols, unsigned rows, const cha
 							 .userdata = t});
 	/* the cursor is not drawn inverted: only the selection is */
 	fake_feed(&t->f, "\033[?25l");
-	CHECK(selection_new_target(
-		  &(struct selection_target){.screen = t->f.screen,
-					     .clusters = t->f.table,
-					     .write = sel_write,
-					     .damage = sel_damage,
-					     .userdata = t},
-		  word_chars, &t->s) == 0);
+	CHECK(selection_new_target(&(struct selection_target){.screen = t->f.screen,
+							      .clusters = t->f.table,
+							      .write = sel_write,
+							      .damage = sel_damage,
+							      .userdata = t},
+				   word_chars, &t->s) == 0);
 }
 
 static void sel_fini(struct sel_test *t)

@@ -20,7 +20,9 @@ through QMP.
                 BEL and CR LF arrives neutralised (no ESC but the bracket's,
                 no ^C: cat is not interrupted, newline as one line end); an
                 OSC 52 query gets no answer (an OSC 11 query sent with it is
-                answered: the capture works).
+                answered: the capture works).  Then the session exits:
+                in the one consoled starts next, neither the middle button
+                nor Shift+Insert pastes anything.
   select-shot   a drag selection over coloured text is shown in reverse
                 video: every selected cell of the screendump is the cell of
                 the picture before with its two colours swapped, nothing
@@ -124,7 +126,7 @@ class SelectChecks:
             self.r.fail("%s; the screen shows:\n%s" % (what, decoded.text()))
 
     def start_session(self):
-        self.r.sh("rm -f /tmp/sel1 /tmp/sel2 /tmp/sel3 /tmp/bp /tmp/o52 /tmp/q")
+        self.r.sh("rm -f /tmp/sel1 /tmp/sel2 /tmp/sel3 /tmp/sel4 /tmp/bp /tmp/o52 /tmp/q")
         self.r.put_file("/tmp/seltext", "\n".join(LINES).encode("utf-8") + b"\n")
         self.r.start_consoled(
             self.font, "/bin/sh -c 'cat /tmp/seltext; exec /usr/bin/env PS1=\"$ \" /bin/sh'",
@@ -223,6 +225,26 @@ class SelectChecks:
         self.wait_file("/tmp/q", b"^[]11;rgb:0000/0000/0000^G", "the answers to OSC 52 and 11 "
                        "queries")
         self.next_prompt("no prompt after the queries")
+
+        # the session ends: the next one (consoled starts it again) pastes
+        # nothing of what the last one copied
+        self.type_line("exit")
+        font = self.load_font(self.font)
+        img, decoded = self.vm.wait_screen(
+            font, lambda s: s.lines[0].startswith(LINES[0]) and
+            not any("q.sh" in line for line in s.lines) and
+            any(line.startswith("$ ") for line in s.lines), timeout=20)
+        if any("q.sh" in line for line in decoded.lines):
+            self.r.fail("no new session after exit; the screen shows:\n" + decoded.text())
+        self.type_line("cat > /tmp/sel4")
+        time.sleep(0.5)
+        self.click(40, PROMPT_ROW + 2, button="middle")
+        self.vm.send_combo(["shift", "insert"])
+        time.sleep(0.3)
+        self.ctrl_d()
+        # (cat ends at the Ctrl+D only if nothing came before it)
+        self.next_prompt("a paste in the next session")
+        self.wait_file("/tmp/sel4", b"", "a paste in the next session", timeout=1)
         self.r.stop_consoled()
 
     def check_select_shot(self):

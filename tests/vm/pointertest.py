@@ -41,6 +41,13 @@ bochs guest (32 bpp).  The pointer devices are QEMU's own: the PS/2 mouse
                    log counts no pointer event, the screen of the other VT
                    stays), and on the way back consoled's screen is as it
                    was, with no pointer; the next tablet motion shows it.
+  pointer-syn-dropped
+                   the tablet's left button pressed, consoled stopped
+                   (SIGSTOP), the button released and 200 motions sent: the
+                   kernel's queue for consoled overflows and the release is
+                   lost (SYN_DROPPED). Continued, consoled reads the buttons
+                   back and reports the release (a drag must not stick), and
+                   no press comes with it.
   pointer-off      --mouse=no: consoled logs so, opens neither the tablet's
                    nor the PS/2 mouse's event node (its /proc/PID/fd), and
                    a tablet motion changes nothing on the screen.
@@ -56,7 +63,7 @@ import screen
 
 CARDS = ("bochs",)
 CHECKS = ["pointer-oracle", "pointer-events", "pointer-zoom", "pointer-scroll", "pointer-vt-away",
-          "pointer-off"]
+          "pointer-syn-dropped", "pointer-off"]
 # pointer-scroll runs on these cards too, in the strategies they have
 SCROLL_CARDS = ("bochs", "cirrus", "vfb")
 SCROLL_MODES = {"bochs": ["redraw", "shadow"], "cirrus": ["pan", "copy"], "vfb": ["wrap"]}
@@ -83,6 +90,7 @@ class PointerChecks:
             "pointer-zoom": self.check_zoom,
             "pointer-scroll": self.check_scroll,
             "pointer-vt-away": self.check_vt_away,
+            "pointer-syn-dropped": self.check_syn_dropped,
             "pointer-off": self.check_off,
         }
 
@@ -527,6 +535,50 @@ class PointerChecks:
         self.vm.tablet_move(*self.cell_center(3, 0), w, h)
         self.wait_inverted(expected, 3, 0, "the pointer after the switch back")
         self.r.stop_consoled()
+
+    def check_syn_dropped(self):
+        r = self.r
+        self.start_oracle(extra="--verbose")
+        tablet, _ = self.wait_pointer_devices()
+        w, h = r.vm_xres, r.vm_yres
+        x, y = self.cell_center(3, 0)
+        n = len(self.events_since(0))
+        self.vm.tablet_move(x, y, w, h)
+        n = self.wait_events(n, [("motion", x, y, "")], "tablet motion")
+        self.vm.pointer_button("left", True, "tablet")
+        n = self.wait_events(n, [("button", x, y, "1 pressed")], "tablet press")
+        pid = r.consoled_pid()
+        r.sh("kill -STOP %s" % pid)
+        try:
+            self.vm.pointer_button("left", False, "tablet")
+            for i in range(200):
+                self.vm.tablet_move(100 + i * 5, 100 + i * 3, w, h)
+                time.sleep(0.005)
+            time.sleep(0.5)
+        finally:
+            r.sh("kill -CONT %s" % pid)
+        self.wait_log(r"Pointer %s: the kernel dropped input events" % tablet,
+                      "consoled saw no SYN_DROPPED from the tablet; the check proves nothing")
+        deadline = time.monotonic() + 10
+        while True:
+            got = self.events_since(n)
+            buttons = [e for e in got if e[0] == "button"]
+            if buttons:
+                break
+            if time.monotonic() > deadline:
+                r.fail("the release lost in the overflow was never reported: the button "
+                       "sticks; events since the press: %r" % got)
+            time.sleep(0.2)
+        time.sleep(0.5)
+        buttons = [e[3] for e in self.events_since(n) if e[0] == "button"]
+        if buttons != ["1 released"]:
+            r.fail("after SYN_DROPPED the buttons went %r, expected one release" % buttons)
+        # the pointer is where the last motion put it
+        last = self.events_since(n)[-1]
+        want = (100 + 199 * 5, 100 + 199 * 3)
+        if last[:3] != ("motion",) + want:
+            r.fail("the last event after the overflow is %r, expected motion to %r" % (last, want))
+        r.stop_consoled()
 
     def check_off(self):
         font = self.font

@@ -30,11 +30,24 @@ bochs guest (32 bpp).  The pointer devices are QEMU's own: the PS/2 mouse
                    points) it is on the cell of the new grid under the same
                    pixel, and once it hid, the screen is the one it showed
                    with that cell put back.
+  pointer-scroll   (bochs: redraw, shadow; cirrus: pan, copy with the plugin;
+                   vfb: wrap) while 400 lines scroll under it, paced, the
+                   pointer is kept shown and moved by the tablet; once it
+                   hid, the screen equals fbcon's picture of the same text,
+                   and the log says the strategy served the full-screen
+                   scrolls.
   pointer-vt-away  with another VT in front, tablet motion, clicks, the wheel
                    and PS/2 motion and clicks never reach consoled (its debug
                    log counts no pointer event, the screen of the other VT
                    stays), and on the way back consoled's screen is as it
                    was, with no pointer; the next tablet motion shows it.
+  pointer-syn-dropped
+                   the tablet's left button pressed, consoled stopped
+                   (SIGSTOP), the button released and 200 motions sent: the
+                   kernel's queue for consoled overflows and the release is
+                   lost (SYN_DROPPED). Continued, consoled reads the buttons
+                   back and reports the release (a drag must not stick), and
+                   no press comes with it.
   pointer-off      --mouse=no: consoled logs so, opens neither the tablet's
                    nor the PS/2 mouse's event node (its /proc/PID/fd), and
                    a tablet motion changes nothing on the screen.
@@ -49,7 +62,12 @@ import time
 import screen
 
 CARDS = ("bochs",)
-CHECKS = ["pointer-oracle", "pointer-events", "pointer-zoom", "pointer-vt-away", "pointer-off"]
+CHECKS = ["pointer-oracle", "pointer-events", "pointer-zoom", "pointer-scroll", "pointer-vt-away",
+          "pointer-syn-dropped", "pointer-off"]
+# pointer-scroll runs on these cards too, in the strategies they have
+SCROLL_CARDS = ("bochs", "cirrus", "vfb")
+SCROLL_MODES = {"bochs": ["redraw", "shadow"], "cirrus": ["pan", "copy"], "vfb": ["wrap"]}
+SCROLL_TEXT = "/tmp/pointer-scroll.txt"
 
 TABLET_NAME = "QEMU QEMU USB Tablet"
 # The pointer hides this long after its last event (daemon/main.c).
@@ -57,7 +75,10 @@ HIDE_SECONDS = 3.0
 
 
 class PointerChecks:
-    def __init__(self, runner, oracle_text, load_font, font):
+    def __init__(self, runner, oracle_text, load_font, font, scroll_modes=None):
+        """scroll_modes: vmtest.scroll_modes() of the card (mode -> (warning,
+        full-screen strategy))."""
+        self.scroll_modes = scroll_modes or {}
         self.r = runner
         self.vm = runner.vm
         self.oracle_text = oracle_text
@@ -67,7 +88,9 @@ class PointerChecks:
             "pointer-oracle": self.check_oracle,
             "pointer-events": self.check_events,
             "pointer-zoom": self.check_zoom,
+            "pointer-scroll": self.check_scroll,
             "pointer-vt-away": self.check_vt_away,
+            "pointer-syn-dropped": self.check_syn_dropped,
             "pointer-off": self.check_off,
         }
 
@@ -384,6 +407,85 @@ class PointerChecks:
                    tag="zoom")
         r.stop_consoled()
 
+    def scroll_reference(self):
+        """The scroll text and fbcon's picture of it."""
+        r = self.r
+        lines = ["\033[0m\033[?25l\033[H\033[2J"]
+        words = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod"
+        for i in range(400):
+            n = 12 + (i * 37) % 60
+            t = "%d:" % i
+            j = i
+            while len(t) < n:
+                t += " " + words[(j * 7) % 60:(j * 7) % 60 + 2 + j % 9]
+                j += 3
+            lines.append(t[:n] + "\n")
+        lines.append("end of the pointer scroll")
+        text = "".join(lines).encode()
+        r.put_file(SCROLL_TEXT, text)
+        paced = ("stty -echo\nwhile [ ! -e /tmp/pointer-go ]; do sleep 0.1; done\n"
+                 "i=0\nwhile IFS= read -r l; do printf '%%s\\n' \"$l\"; i=$((i + 1));"
+                 " [ $((i %% 8)) = 0 ] && sleep 0.02; done < %s\n"
+                 "printf 'end of the pointer scroll'\ntouch /tmp/pointer-done\n"
+                 "exec sleep 100000\n" % SCROLL_TEXT)
+        r.put_file(SCROLL_TEXT + ".sh", paced.encode())
+        r.sh("setfont /fonts/%s -C /dev/tty1" % self.font)
+        r.sh("cat %s > /dev/tty1" % SCROLL_TEXT, timeout=120)
+        ref = r.stable_grab()
+        if "end of the pointer scroll" not in screen.read_screen(ref, self.load_font(self.font)):
+            r.fail("fbcon's reference does not show the end of the scroll text")
+        return ref
+
+    def check_scroll(self):
+        r = self.r
+        modes = [m for m in SCROLL_MODES.get(r.card, []) if m in self.scroll_modes]
+        if not modes:
+            r.fail("no scroll mode for the pointer on %s" % r.card)
+        expected = self.scroll_reference()
+        w, h = r.vm_xres, r.vm_yres
+        cw, ch = self.cell_size()
+        for i, mode in enumerate(modes):
+            full = self.scroll_modes[mode][1]
+            r.sh("rm -f /tmp/pointer-go /tmp/pointer-done; printf '\\033[H\\033[2J' > /dev/tty1")
+            r.start_consoled(self.font, "/bin/sh %s.sh" % SCROLL_TEXT,
+                             extra="--scroll-mode=%s --no-calibrate" % mode)
+            self.wait_log(r"Scrolling: mode", "consoled did not start")
+            if i == 0:
+                self.wait_pointer_devices()
+            self.vm.tablet_move(*self.cell_center(5, 3), w, h)
+            time.sleep(0.3)
+            r.sh("touch /tmp/pointer-go")
+            # the pointer goes round a few cells while the text scrolls
+            k = 0
+            deadline = time.monotonic() + 120
+            while r.vm.run("test -e /tmp/pointer-done")[1] != 0:
+                if time.monotonic() > deadline:
+                    r.fail("--scroll-mode=%s: the session did not finish its output" % mode)
+                col, row = 5 + 7 * (k % 5), 3 + 4 * (k % 7)
+                self.vm.tablet_move(col * cw + k % cw, row * ch + k % ch, w, h)
+                k += 1
+                time.sleep(0.1)
+            # shown at the end, then hidden: fbcon's picture
+            col, row = 20, 10
+            self.vm.tablet_move(*self.cell_center(col, row), w, h)
+            t0 = time.monotonic()
+            deadline = time.monotonic() + 20
+            while True:
+                img = r.vm.grab()
+                if self.inverted_cell_problem(expected, img, col, row) is None:
+                    break
+                if time.monotonic() - t0 > HIDE_SECONDS - 0.5 or time.monotonic() > deadline:
+                    r.fail("--scroll-mode=%s: the end of the scroll with the pointer on cell "
+                           "%d,%d is not fbcon's picture with that cell inverted" % (mode, col, row),
+                           expected, img, tag="scroll-" + mode)
+                time.sleep(0.2)
+            r.wait_equal(expected, "--scroll-mode=%s: the screen once the pointer hid" % mode,
+                         timeout=10)
+            log = self.log()
+            if ("full-screen scrolls by %s," % full) not in log:
+                r.fail("--scroll-mode=%s does not scroll by %s; log:\n%s" % (mode, full, log))
+            r.stop_consoled()
+
     def check_vt_away(self):
         font = self.font
         text2 = b"\033[0m\033[?25l\033[H\033[2J\033[36mthis is tty2, drawn by fbcon\033[0m\n"
@@ -433,6 +535,50 @@ class PointerChecks:
         self.vm.tablet_move(*self.cell_center(3, 0), w, h)
         self.wait_inverted(expected, 3, 0, "the pointer after the switch back")
         self.r.stop_consoled()
+
+    def check_syn_dropped(self):
+        r = self.r
+        self.start_oracle(extra="--verbose")
+        tablet, _ = self.wait_pointer_devices()
+        w, h = r.vm_xres, r.vm_yres
+        x, y = self.cell_center(3, 0)
+        n = len(self.events_since(0))
+        self.vm.tablet_move(x, y, w, h)
+        n = self.wait_events(n, [("motion", x, y, "")], "tablet motion")
+        self.vm.pointer_button("left", True, "tablet")
+        n = self.wait_events(n, [("button", x, y, "1 pressed")], "tablet press")
+        pid = r.consoled_pid()
+        r.sh("kill -STOP %s" % pid)
+        try:
+            self.vm.pointer_button("left", False, "tablet")
+            for i in range(200):
+                self.vm.tablet_move(100 + i * 5, 100 + i * 3, w, h)
+                time.sleep(0.005)
+            time.sleep(0.5)
+        finally:
+            r.sh("kill -CONT %s" % pid)
+        self.wait_log(r"Pointer %s: the kernel dropped input events" % tablet,
+                      "consoled saw no SYN_DROPPED from the tablet; the check proves nothing")
+        deadline = time.monotonic() + 10
+        while True:
+            got = self.events_since(n)
+            buttons = [e for e in got if e[0] == "button"]
+            if buttons:
+                break
+            if time.monotonic() > deadline:
+                r.fail("the release lost in the overflow was never reported: the button "
+                       "sticks; events since the press: %r" % got)
+            time.sleep(0.2)
+        time.sleep(0.5)
+        buttons = [e[3] for e in self.events_since(n) if e[0] == "button"]
+        if buttons != ["1 released"]:
+            r.fail("after SYN_DROPPED the buttons went %r, expected one release" % buttons)
+        # the pointer is where the last motion put it
+        last = self.events_since(n)[-1]
+        want = (100 + 199 * 5, 100 + 199 * 3)
+        if last[:3] != ("motion",) + want:
+            r.fail("the last event after the overflow is %r, expected motion to %r" % (last, want))
+        r.stop_consoled()
 
     def check_off(self):
         font = self.font

@@ -2091,7 +2091,8 @@ def main():
         checks = ["handover", "fb-removal"]
     elif args.card == "vfb":
         checks = (["depth-%dbpp" % b for b in (8, 16, 24, 32)]
-                  + ["scroll-" + m for m in SCROLL_MODES["vfb"]] + ["blank", "refusal"])
+                  + ["scroll-" + m for m in SCROLL_MODES["vfb"]] + ["blank", "refusal",
+                                                                    "pointer-scroll"])
     elif args.card == "late":
         # In this order: the second loads the driver.
         checks = ["fb-wait-none", "fb-wait-late", "drm-no-blitter"]
@@ -2112,8 +2113,11 @@ def main():
             checks += ["session-ioports", "boot-mode"]
         if args.card in fonttest.CARDS:
             checks += fonttest.CHECKS
-        if args.card == "bochs":
+        if args.card in pointertest.CARDS:
             checks += pointertest.CHECKS
+        elif args.card in pointertest.SCROLL_CARDS:
+            checks += ["pointer-scroll"]
+        if args.card == "bochs":
             checks += selecttest.PASTE_CHECKS
         if args.card in ("bochs", "cirrus"):
             checks += selecttest.SHOT_CHECKS
@@ -2195,8 +2199,9 @@ def main():
         elif args.card in fonttest.CARDS:
             simple.update({c: lambda: r.fail("no ftref (build it, or pass --ftref)")
                            for c in fonttest.CHECKS})
-        if args.card in pointertest.CARDS:
-            pc = pointertest.PointerChecks(r, oracle_text, load_font, KEYBOARD_FONT)
+        if args.card in pointertest.SCROLL_CARDS:
+            pc = pointertest.PointerChecks(r, oracle_text, load_font, KEYBOARD_FONT,
+                                           scroll_modes(args.card, plugins))
             simple.update({n: pc.guarded(f) for n, f in pc.checks.items()})
         if args.card in ("bochs", "cirrus"):
             simple.update(selecttest.SelectChecks(r, oracle_text, load_font,

@@ -48,6 +48,12 @@ bochs guest (32 bpp).  The pointer devices are QEMU's own: the PS/2 mouse
                    lost (SYN_DROPPED). Continued, consoled reads the buttons
                    back and reports the release (a drag must not stick), and
                    no press comes with it.
+  pointer-touch    devices QEMU does not have, made with uinput (uinput-ptr):
+                   a touchscreen (ABS_X 100..4195, ABS_Y 50..2099, BTN_TOUCH)
+                   puts the pointer on the pixel its range maps to and a
+                   touch is button 1; a touchpad (10 units a mm) moves it by
+                   8 pixels a mm of finger motion, a touch alone neither
+                   clicks nor jumps, its button clicks.
   pointer-off      --mouse=no: consoled logs so, opens neither the tablet's
                    nor the PS/2 mouse's event node (its /proc/PID/fd), and
                    a tablet motion changes nothing on the screen.
@@ -63,7 +69,7 @@ import screen
 
 CARDS = ("bochs",)
 CHECKS = ["pointer-oracle", "pointer-events", "pointer-zoom", "pointer-scroll", "pointer-vt-away",
-          "pointer-syn-dropped", "pointer-off"]
+          "pointer-syn-dropped", "pointer-touch", "pointer-off"]
 # pointer-scroll runs on these cards too, in the strategies they have
 SCROLL_CARDS = ("bochs", "cirrus", "vfb")
 SCROLL_MODES = {"bochs": ["redraw", "shadow"], "cirrus": ["pan", "copy"], "vfb": ["wrap"]}
@@ -91,6 +97,7 @@ class PointerChecks:
             "pointer-scroll": self.check_scroll,
             "pointer-vt-away": self.check_vt_away,
             "pointer-syn-dropped": self.check_syn_dropped,
+            "pointer-touch": self.check_touch,
             "pointer-off": self.check_off,
         }
 
@@ -578,6 +585,63 @@ class PointerChecks:
         want = (100 + 199 * 5, 100 + 199 * 3)
         if last[:3] != ("motion",) + want:
             r.fail("the last event after the overflow is %r, expected motion to %r" % (last, want))
+        r.stop_consoled()
+
+    @staticmethod
+    def scale_abs(value, lo, hi, size):
+        """daemon/input.c input_scale_abs()."""
+        return (min(max(value, lo), hi) - lo) * size // (hi - lo + 1)
+
+    def play_uinput(self, kind, steps, until):
+        """uinput-ptr KIND with `steps` (PID: consoled's) in the background, the
+        device staying until killed; waits until it has done `until`. Returns
+        the tool's pid."""
+        r = self.r
+        if r.vm.run("test -x /usr/bin/uinput-ptr")[1] != 0:
+            r.fail("no uinput-ptr in the guest (build tests/vm/uinput-ptr)")
+        logf = "/tmp/uptr-%s.log" % kind
+        tool = r.sh("uinput-ptr %s %s hold </dev/null >%s 2>&1 & echo $!"
+                    % (kind, steps.replace("PID", r.consoled_pid()), logf)).strip()
+        deadline = time.monotonic() + 30
+        while "uinput-ptr: " + until not in r.sh("cat %s" % logf):
+            if time.monotonic() > deadline:
+                r.fail("uinput-ptr did not play its steps:\n" + r.sh("cat %s" % logf))
+            time.sleep(0.3)
+        return tool
+
+    def check_touch(self):
+        r = self.r
+        self.start_oracle(extra="--verbose")
+        w, h = r.vm_xres, r.vm_yres
+        tools = []
+        try:
+            n = len(self.events_since(0))
+            tools.append(self.play_uinput(
+                "touchscreen", "wait-open PID sleep 300 touch 1200,900 sleep 200 lift", "lift"))
+            self.wait_log(r"Pointer /dev/input/event\d+: consoled-test uinput touchscreen "
+                          r"\(absolute\)", "the touchscreen is not logged as absolute")
+            x, y = self.scale_abs(1200, 100, 4195, w), self.scale_abs(900, 50, 2099, h)
+            n = self.wait_events(n, [("motion", x, y, ""), ("button", x, y, "1 pressed"),
+                                     ("button", x, y, "1 released")], "a touch on the touchscreen")
+            # 10 units a mm, 8 pixels a mm: 150,120 is 40,16 pixels from 100,100
+            tools.append(self.play_uinput(
+                "touchpad", "wait-open PID sleep 300 touch 100,100 sleep 100 move 150,120 "
+                "sleep 100 move 130,140 sleep 100 lift sleep 100 click sleep 100 "
+                "touch 900,450 sleep 100 lift", "lift"))
+            self.wait_log(r"Pointer /dev/input/event\d+: consoled-test uinput touchpad "
+                          r"\(touchpad\)", "the touchpad is not logged as one")
+            x1, y1 = x + 40, y + 16
+            x2, y2 = x1 - 16, y1 + 16
+            n = self.wait_events(n, [("motion", x1, y1, ""), ("motion", x2, y2, ""),
+                                     ("button", x2, y2, "1 pressed"),
+                                     ("button", x2, y2, "1 released")],
+                                 "finger moves and a click on the touchpad")
+            time.sleep(0.5)
+            if self.events_since(n):
+                r.fail("a touch on the touchpad did something: %r" % self.events_since(n))
+        finally:
+            for tool in tools:
+                r.vm.run("kill %s" % tool)
         r.stop_consoled()
 
     def check_off(self):

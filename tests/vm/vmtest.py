@@ -2144,6 +2144,9 @@ def main():
     ukbd = os.path.join(os.path.dirname(blitcheck), "uinput-kbd")
     if os.path.exists(ukbd):
         elves["/usr/bin/uinput-kbd"] = os.path.normpath(ukbd)
+    uptr = os.path.join(os.path.dirname(blitcheck), "uinput-ptr")
+    if os.path.exists(uptr):
+        elves["/usr/bin/uinput-ptr"] = os.path.normpath(uptr)
     vtgrab = os.path.join(os.path.dirname(blitcheck), "vtgrab")
     if os.path.exists(vtgrab):
         elves["/usr/bin/vtgrab"] = os.path.normpath(vtgrab)

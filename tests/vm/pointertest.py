@@ -54,6 +54,9 @@ bochs guest (32 bpp).  The pointer devices are QEMU's own: the PS/2 mouse
                    touch is button 1; a touchpad (10 units a mm) moves it by
                    8 pixels a mm of finger motion, a touch alone neither
                    clicks nor jumps, its button clicks.
+  pointer-blank    --blank=2: once the screen blanked, a tablet motion wakes
+                   it: fbcon's picture comes back with the pointer's cell
+                   inverted.
   pointer-off      --mouse=no: consoled logs so, opens neither the tablet's
                    nor the PS/2 mouse's event node (its /proc/PID/fd), and
                    a tablet motion changes nothing on the screen.
@@ -69,7 +72,7 @@ import screen
 
 CARDS = ("bochs",)
 CHECKS = ["pointer-oracle", "pointer-events", "pointer-zoom", "pointer-scroll", "pointer-vt-away",
-          "pointer-syn-dropped", "pointer-touch", "pointer-off"]
+          "pointer-syn-dropped", "pointer-touch", "pointer-blank", "pointer-off"]
 # pointer-scroll runs on these cards too, in the strategies they have
 SCROLL_CARDS = ("bochs", "cirrus", "vfb")
 SCROLL_MODES = {"bochs": ["redraw", "shadow"], "cirrus": ["pan", "copy"], "vfb": ["wrap"]}
@@ -98,6 +101,7 @@ class PointerChecks:
             "pointer-vt-away": self.check_vt_away,
             "pointer-syn-dropped": self.check_syn_dropped,
             "pointer-touch": self.check_touch,
+            "pointer-blank": self.check_blank,
             "pointer-off": self.check_off,
         }
 
@@ -642,6 +646,20 @@ class PointerChecks:
         finally:
             for tool in tools:
                 r.vm.run("kill %s" % tool)
+        r.stop_consoled()
+
+    def check_blank(self):
+        r = self.r
+        expected = self.start_oracle(extra="--blank=2")
+        self.wait_pointer_devices()
+        self.wait_log(r"No input for a while: screen blanked", "the screen did not blank")
+        img = self.vm.grab()
+        if len(img.colors()) != 1:
+            r.fail("the blanked screen is not black all over", expected, img, tag="blank")
+        col, row = 3, 0
+        self.vm.tablet_move(*self.cell_center(col, row), r.vm_xres, r.vm_yres)
+        self.wait_log(r"Input: waking the screen", "a tablet motion did not wake the screen")
+        self.wait_inverted(expected, col, row, "the woken screen with the pointer")
         r.stop_consoled()
 
     def check_off(self):

@@ -232,7 +232,8 @@ class PointerChecks:
     # -- checks --
 
     def check_oracle(self):
-        expected = self.start_oracle()
+        # --verbose: the pointer events in the log tell when one has arrived
+        expected = self.start_oracle(extra="--verbose")
         self.wait_pointer_devices()
         w, h = self.r.vm_xres, self.r.vm_yres
 
@@ -248,9 +249,12 @@ class PointerChecks:
         if self.inverted_cell_problem(expected, img, col, row) is not None:
             self.r.fail("Shift alone hid the pointer", expected, img, tag="shift")
         # A key hides it, long before the idle timeout: a pixel's nudge
-        # within the cell restarts that first.
+        # within the cell restarts that first (and has arrived: the USB
+        # tablet's report may come after a PS/2 key sent later).
+        n = len(self.events_since(0))
         self.vm.tablet_move(x + 1, y, w, h)
         t0 = time.monotonic()
+        self.wait_events(n, [("motion", x + 1, y, "")], "the tablet's nudge")
         self.vm.send_keys(["x"])
         self.r.wait_equal(expected, "after a key hid the tablet's pointer", timeout=10)
         if time.monotonic() - t0 >= HIDE_SECONDS - 0.2:

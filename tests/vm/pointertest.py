@@ -48,12 +48,14 @@ bochs guest (32 bpp).  The pointer devices are QEMU's own: the PS/2 mouse
                    lost (SYN_DROPPED). Continued, consoled reads the buttons
                    back and reports the release (a drag must not stick), and
                    no press comes with it.
-  pointer-touch    devices QEMU does not have, made with uinput (uinput-ptr):
-                   a touchscreen (ABS_X 100..4195, ABS_Y 50..2099, BTN_TOUCH)
-                   puts the pointer on the pixel its range maps to and a
-                   touch is button 1; a touchpad (10 units a mm) moves it by
-                   8 pixels a mm of finger motion, a touch alone neither
-                   clicks nor jumps, its button clicks.
+  pointer-touch    devices QEMU does not have, made with uinput (uinput-ptr),
+                   and --mouse-speed=2.5: a touchscreen (ABS_X 100..4195,
+                   ABS_Y 50..2099, BTN_TOUCH) puts the pointer on the pixel
+                   its range maps to, whatever the speed, and a touch is
+                   button 1; a touchpad (10 units a mm) moves it by 8 pixels
+                   a mm of finger motion times the speed, a touch alone
+                   neither clicks nor jumps, its button clicks; the PS/2
+                   mouse moves it by its counts times the speed.
   pointer-blank    --blank=2: once the screen blanked, a tablet motion wakes
                    it: fbcon's picture comes back with the pointer's cell
                    inverted.
@@ -619,7 +621,7 @@ class PointerChecks:
 
     def check_touch(self):
         r = self.r
-        self.start_oracle(extra="--verbose")
+        self.start_oracle(extra="--verbose --mouse-speed=2.5")
         w, h = r.vm_xres, r.vm_yres
         tools = []
         try:
@@ -631,15 +633,16 @@ class PointerChecks:
             x, y = self.scale_abs(1200, 100, 4195, w), self.scale_abs(900, 50, 2099, h)
             n = self.wait_events(n, [("motion", x, y, ""), ("button", x, y, "1 pressed"),
                                      ("button", x, y, "1 released")], "a touch on the touchscreen")
-            # 10 units a mm, 8 pixels a mm: 150,120 is 40,16 pixels from 100,100
+            # 10 units a mm, 8 pixels a mm, 2.5 times: 150,120 is 100,40
+            # pixels from 100,100
             tools.append(self.play_uinput(
                 "touchpad", "wait-open PID sleep 300 touch 100,100 sleep 100 move 150,120 "
                 "sleep 100 move 130,140 sleep 100 lift sleep 100 click sleep 100 "
                 "touch 900,450 sleep 100 lift", "lift"))
             self.wait_log(r"Pointer /dev/input/event\d+: consoled-test uinput touchpad "
                           r"\(touchpad\)", "the touchpad is not logged as one")
-            x1, y1 = x + 40, y + 16
-            x2, y2 = x1 - 16, y1 + 16
+            x1, y1 = x + 100, y + 40
+            x2, y2 = x1 - 40, y1 + 40
             n = self.wait_events(n, [("motion", x1, y1, ""), ("motion", x2, y2, ""),
                                      ("button", x2, y2, "1 pressed"),
                                      ("button", x2, y2, "1 released")],
@@ -647,6 +650,17 @@ class PointerChecks:
             time.sleep(0.5)
             if self.events_since(n):
                 r.fail("a touch on the touchpad did something: %r" % self.events_since(n))
+            # the PS/2 mouse: 12,8 counts are 30,20 pixels
+            self.vm.mouse_move_rel(12, 8)
+            deadline = time.monotonic() + 10
+            while True:
+                got = self.events_since(n)
+                if got and got[-1][:3] == ("motion", x2 + 30, y2 + 20):
+                    break
+                if time.monotonic() > deadline:
+                    r.fail("PS/2 motion by 12,8 at --mouse-speed=2.5: pointer events %r, "
+                           "expected motion ending at %d,%d" % (got, x2 + 30, y2 + 20))
+                time.sleep(0.2)
         finally:
             for tool in tools:
                 r.vm.run("kill %s" % tool)

@@ -656,10 +656,11 @@ static enum pointer_kind input_pointer_kind(int fd, bool *ret_hi_res)
 	buttons = TEST_BIT(BTN_LEFT, keybits) || TEST_BIT(BTN_RIGHT, keybits) ||
 		  TEST_BIT(BTN_MIDDLE, keybits);
 	if (TEST_BIT(ABS_X, absbits) && TEST_BIT(ABS_Y, absbits)) {
-		/* a touchpad: its surface is not the screen */
-		if (TEST_BIT(INPUT_PROP_POINTER, props) ||
-		    (TEST_BIT(BTN_TOOL_FINGER, keybits) && !TEST_BIT(BTN_TOOL_PEN, keybits) &&
-		     !TEST_BIT(INPUT_PROP_DIRECT, props)))
+		/* a touchpad (a finger tool, not on a screen, no pen: a pen
+		 * tablet points where the pen is): its surface is not the
+		 * screen */
+		if (TEST_BIT(BTN_TOOL_FINGER, keybits) && !TEST_BIT(BTN_TOOL_PEN, keybits) &&
+		    !TEST_BIT(INPUT_PROP_DIRECT, props))
 			return TEST_BIT(BTN_TOUCH, keybits) ? POINTER_TOUCHPAD : POINTER_NONE;
 		if (buttons || TEST_BIT(BTN_TOUCH, keybits))
 			return POINTER_ABS;

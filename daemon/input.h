@@ -33,16 +33,21 @@
  * capabilities too: relative mice (REL_X/REL_Y and a button), absolute
  * pointers (ABS_X/ABS_Y and BTN_LEFT or BTN_TOUCH: tablets, touchscreens,
  * QEMU's usb-tablet; the axis range is scaled to the pointer area, BTN_TOUCH
- * counts as the left button) and their wheels (REL_WHEEL, or
- * REL_WHEEL_HI_RES where the device has it: its 120ths are added up into
- * notches, the low-resolution twin is then ignored). They are never grabbed
+ * counts as the left button), touchpads (absolute, with a finger tool, no
+ * pen, not a screen: the finger's motion moves the pointer, 8 pixels a mm
+ * times the speed, and a touch alone does not click) and their wheels
+ * (REL_WHEEL, or REL_WHEEL_HI_RES where the device has it: its 120ths are
+ * added up into notches, the low-resolution twin is then ignored; a turn
+ * the other way starts from a whole notch). They are never grabbed
  * either. One pointer position is shared by all of them, in the pixels of
  * the pointer area (input_set_pointer_area()); relative motion is
  * multiplied by the configured speed. Events reach the pointer callback at
  * the end of each report (SYN_REPORT): the motion first, then each button
  * that changed, then the wheel. While the VT is released every pointer event
  * is dropped like a key, and so is what is still queued on acquire; the
- * buttons held then count as down without a press. After SYN_DROPPED the
+ * buttons then held count as down without a press, and those released while
+ * away as up without a release (the dispatcher ends a drag when the VT goes:
+ * mouse_focus()). After SYN_DROPPED the
  * buttons are read back (EVIOCGKEY): a release that was lost is reported,
  * a lost press is only taken into the state.
  */

@@ -418,6 +418,11 @@ static void manager_on_pointer_event(const struct input_pointer_event *ev, void 
 {
 	struct manager *m = userdata;
 
+	/* as for keys: not one click, paste or report for the shell after a
+	 * compositor took the VT (input drops events only once we know) */
+	vt_poll(m->vt);
+	if (!vt_is_active(m->vt))
+		return;
 	manager_on_pointer(m, ev);
 	if (m->mouse)
 		mouse_handle(m->mouse, ev);

@@ -155,6 +155,8 @@ void stream_free(struct stream *s)
 	free(s);
 }
 
+static void osc52_forget(struct stream *s);
+
 void stream_reset(struct stream *s)
 {
 	s->state = STATE_GROUND;
@@ -163,6 +165,8 @@ void stream_reset(struct stream *s)
 	s->seq_len = s->osc_len = 0;
 	s->last_len = 0;
 	s->out_len = 0;
+	osc52_forget(s);
+	s->osc52_bad = false;
 	stream_mirror_reset(s, false);
 }
 
@@ -1049,19 +1053,33 @@ static void osc52_add(struct stream *s, uint32_t cp)
 	s->osc52[s->osc52_len++] = (char)cp;
 }
 
+/* What an OSC 52 carried (text the user may copy) stays in no buffer once
+ * it was handed on or refused, and none of it survives stream_reset(). */
+static void osc52_forget(struct stream *s)
+{
+	explicit_bzero(s->osc_buf, sizeof(s->osc_buf));
+	if (s->osc52)
+		explicit_bzero(s->osc52, s->osc52_cap);
+	s->osc52_len = 0;
+}
+
 static void osc52_end(struct stream *s)
 {
 	char *args;
 	size_t len = s->osc_len - 3 + s->osc52_len;
 
-	if (s->osc52_bad)
+	if (s->osc52_bad) {
+		osc52_forget(s);
 		return;
+	}
 	args = xmalloc(len + 1);
 	memcpy(args, s->osc_buf + 3, s->osc_len - 3);
 	if (s->osc52_len)
 		memcpy(args + s->osc_len - 3, s->osc52, s->osc52_len);
 	args[len] = '\0';
+	osc52_forget(s);
 	s->cfg.osc52(args, len, s->cfg.userdata);
+	explicit_bzero(args, len + 1);
 	free(args);
 }
 

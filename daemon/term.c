@@ -55,6 +55,11 @@ struct term {
 	sd_event_source *pidfd_source;
 	/* Polls the pty again after every slave fd was closed for a moment. */
 	sd_event_source *recheck_source;
+	/* The session ended (its last output read): the pty is neither read
+	 * nor written until the next session, so nothing typed, pasted or
+	 * reported reaches what is left of it, and nothing it still prints
+	 * (an OSC 52 after the selection was wiped) reaches the next user. */
+	bool ended;
 	struct term_callbacks cb;
 	void *userdata;
 	void (*osc52)(const char *args, size_t len, void *userdata);
@@ -116,6 +121,8 @@ static void term_queue_write(const char *u8, size_t len, void *data)
 {
 	struct term *t = data;
 
+	if (t->ended)
+		return;
 	/* Bound what we queue for a session that never reads its tty. */
 	if (t->out_len + len > 1024 * 1024)
 		return;
@@ -222,6 +229,14 @@ static void term_drain(struct term *t)
 		if (t->cb.damage)
 			t->cb.damage(t->userdata);
 	}
+	/* and that was the session's last word (term_restart() or
+	 * term_free() close the pty) */
+	t->ended = true;
+	t->out_len = 0;
+	if (t->io_source)
+		sd_event_source_set_enabled(t->io_source, SD_EVENT_OFF);
+	if (t->recheck_source)
+		sd_event_source_set_enabled(t->recheck_source, SD_EVENT_OFF);
 }
 
 static int term_on_child(sd_event_source *s, const siginfo_t *si, void *userdata)
@@ -498,6 +513,7 @@ static int term_start_session(struct term *t)
 	char slave_name[128];
 	int r;
 
+	t->ended = false;
 	r = term_open_pty(t, &t->cfg, slave_name, sizeof(slave_name));
 	if (r < 0)
 		return r;

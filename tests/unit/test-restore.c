@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <termios.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -26,6 +27,7 @@
 #include "../../daemon/session.h"
 #include "../../daemon/snapshot.h"
 #include "../../daemon/term.h"
+#include "../../daemon/util/util.h"
 #include "test-stream-fake.h"
 
 static int notify_fd = -1;
@@ -335,6 +337,37 @@ static void test_adopt(void)
 	CHECK(ev.exited == 1 && ev.status == -1);
 	CHECK(strstr(row(t, 2), "got:ok") || strstr(row(t, 1), "got:ok"));
 	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 3);
+	{
+		/* What is left of the session (a process that still has the
+		 * tty) is no longer read after its end, nor written to: its
+		 * output (an OSC 52 after the selection was wiped) cannot
+		 * reach the next user, nor keys typed before the next login
+		 * reach it. */
+		int slave = open(ptsname(3), O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+		char late[64];
+
+		struct termios raw;
+
+		CHECK(slave >= 0);
+		/* bytes readable one by one, not in lines */
+		CHECK(tcgetattr(slave, &raw) == 0);
+		cfmakeraw(&raw);
+		CHECK(tcsetattr(slave, TCSANOW, &raw) == 0);
+		CHECK(write(slave, "late-output", 11) == 11);
+		ev.damaged = false;
+		/* past the pty's hangup recheck (100 ms) */
+		for (uint64_t end = now_usec() + 400 * 1000; now_usec() < end;)
+			sd_event_run(event, 10 * 1000);
+		CHECK(!ev.damaged);
+		for (unsigned y = 0; y < 30; y++)
+			CHECK(!strstr(row(t, y), "late-output"));
+		term_handle_key(t, XKB_KEY_x, 'x', 0, 'x');
+		term_send(t, "\033[<0;1;1M", 10);
+		for (uint64_t end = now_usec() + 400 * 1000; now_usec() < end;)
+			sd_event_run(event, 10 * 1000);
+		CHECK(read(slave, late, sizeof(late)) < 0 && errno == EAGAIN);
+		close(slave);
+	}
 
 	/* the stored snapshot is the live one */
 	restore_update(r, t);

@@ -247,12 +247,13 @@ static bool uid_has_session(uid_t uid, const char *tty)
 		uid_t suid;
 
 		if (sd_session_get_uid(sessions[i], &suid) >= 0 && suid == uid &&
-		    sd_session_get_state(sessions[i], &state) >= 0 && strcmp(state, "closing") != 0) {
+		    sd_session_get_state(sessions[i], &state) >= 0 &&
+		    strcmp(state, "closing") != 0) {
 			if (!tty)
 				found = true;
 			else if (sd_session_get_tty(sessions[i], &stty) >= 0)
-				found = strcmp(stty, tty) == 0 ||
-					(strncmp(stty, "/dev/", 5) == 0 && strcmp(stty + 5, tty) == 0);
+				found = strcmp(stty, tty) == 0 || (strncmp(stty, "/dev/", 5) == 0 &&
+								   strcmp(stty + 5, tty) == 0);
 		}
 		free(state);
 		free(stty);
@@ -275,9 +276,11 @@ static void share_log(struct share *sh, int64_t uid)
 		return;
 	sh->logged_uid = uid;
 	if (uid < 0)
-		log_info("The selection buffer is this VT's own (no logged-in user confirmed by logind)");
+		log_info("The selection buffer is this VT's own (no logged-in user confirmed by "
+			 "logind)");
 	else
-		log_info("The selection buffer is shared between the sessions of uid %" PRId64, uid);
+		log_info("The selection buffer is shared between the sessions of uid %" PRId64,
+			 uid);
 }
 
 int share_uid(struct share *sh, int master_fd, uid_t *ret)
@@ -294,8 +297,8 @@ int share_uid(struct share *sh, int master_fd, uid_t *ret)
 	}
 	snprintf(tty, sizeof(tty), "pts/%u", ptn);
 	snprintf(path, sizeof(path), "/dev/%s", tty);
-	if (stat(path, &st) < 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) < PTY_SLAVE_MAJOR_FIRST ||
-	    major(st.st_rdev) > PTY_SLAVE_MAJOR_LAST) {
+	if (stat(path, &st) < 0 || !S_ISCHR(st.st_mode) ||
+	    major(st.st_rdev) < PTY_SLAVE_MAJOR_FIRST || major(st.st_rdev) > PTY_SLAVE_MAJOR_LAST) {
 		share_log(sh, -1);
 		return -ENOTTY;
 	}
@@ -375,8 +378,9 @@ int share_new(sd_event *event, const char *dir, struct share **ret)
 	sh->logged_uid = -2;
 	r = share_store_check_dir(dir);
 	if (r < 0) {
-		log_info_errno(r, "%s is not a private directory in memory (%m): the selection buffer "
-				  "stays per VT",
+		log_info_errno(r,
+			       "%s is not a private directory in memory (%m): the selection buffer "
+			       "stays per VT",
 			       dir);
 		*ret = sh;
 		return 0;
@@ -389,8 +393,9 @@ int share_new(sd_event *event, const char *dir, struct share **ret)
 					    (uint32_t)sd_login_monitor_get_events(sh->monitors[i]),
 					    share_on_login, sh);
 		if (r < 0) {
-			log_info_errno(r, "Cannot watch logind's sessions (%m): the selection buffer "
-					  "stays per VT");
+			log_info_errno(r,
+				       "Cannot watch logind's sessions (%m): the selection buffer "
+				       "stays per VT");
 			*ret = sh;
 			return 0;
 		}

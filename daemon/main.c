@@ -37,6 +37,7 @@
 #include "restore.h"
 #include "scroll.h"
 #include "selection.h"
+#include "share.h"
 #include "stream.h"
 #include "term.h"
 #include "util/util.h"
@@ -77,6 +78,7 @@ struct manager {
 	struct input *input;
 	struct term *term;
 	struct selection *selection; /* NULL if it could not be made */
+	struct share *share;	     /* the buffer shared between one user's VTs */
 	struct render *render;
 	struct scroller *scroller;
 	struct backend *backend;
@@ -234,16 +236,37 @@ static bool manager_bracketed_paste(struct manager *m)
 
 static void manager_paste(struct manager *m)
 {
-	if (m->selection && m->term)
-		selection_paste(m->selection, manager_bracketed_paste(m));
+	char *shared;
+	size_t len;
+
+	if (!m->selection || !m->term)
+		return;
+	/* the last copy on any VT of the session's user (share.h) */
+	if (share_get(m->share, term_master_fd(m->term), &shared, &len) > 0) {
+		selection_set_buffer(m->selection, shared, len);
+		if (shared)
+			explicit_bzero(shared, len);
+		free(shared);
+	}
+	selection_paste(m->selection, manager_bracketed_paste(m));
+}
+
+/* The buffer was set on this VT: shared with the user's other VTs. */
+static void manager_copied(struct manager *m)
+{
+	size_t len;
+	const char *buf = selection_buffer(m->selection, &len);
+
+	if (m->term)
+		share_copied(m->share, term_master_fd(m->term), buf, len);
 }
 
 static void manager_on_osc52(const char *args, size_t len, void *userdata)
 {
 	struct manager *m = userdata;
 
-	if (m->selection)
-		selection_osc52(m->selection, args, len);
+	if (m->selection && selection_osc52(m->selection, args, len))
+		manager_copied(m);
 }
 
 /* ---- end of selection and paste ---- */
@@ -291,6 +314,7 @@ static void manager_on_exited(int status, void *userdata)
 	/* nor what its user selected or copied */
 	if (m->selection)
 		selection_wipe(m->selection);
+	share_sweep(m->share); /* the user's last session? */
 	sd_event_source_set_enabled(m->snapshot_source, SD_EVENT_OFF);
 	m->exits[m->n_exits++ % RESPAWN_BURST] = now;
 	if (m->n_exits >= RESPAWN_BURST && now - oldest < RESPAWN_INTERVAL_USEC) {
@@ -475,8 +499,8 @@ static void manager_mouse_select_end(void *userdata)
 {
 	struct manager *m = userdata;
 
-	if (m->selection)
-		selection_end(m->selection);
+	if (m->selection && selection_end(m->selection))
+		manager_copied(m);
 }
 
 static void manager_mouse_paste(void *userdata)
@@ -1046,6 +1070,8 @@ static int manager_start(struct manager *m)
 	}
 	render_set_clusters(m->render, term_clusters(m->term));
 	restore_session_started(m->restore, m->term);
+	if (!m->share)
+		share_new(m->event, SHARE_DIR, &m->share);
 	if (selection_new(m->term, m->opts.word_chars, &m->selection) >= 0)
 		term_set_osc52(m->term, manager_on_osc52, m);
 	else
@@ -1112,6 +1138,7 @@ static void manager_stop(struct manager *m)
 	/* The last output is in the snapshot that the store keeps. */
 	restore_update(m->restore, m->term);
 	selection_free(m->selection);
+	share_free(m->share);
 	term_free(m->term);
 	restore_free(m->restore);
 	/* the next user may get the device through the kernel's console */

@@ -629,16 +629,16 @@ void selection_set_buffer(struct selection *s, const char *text, size_t len)
 	s->buf_len = len;
 }
 
-void selection_end(struct selection *s)
+bool selection_end(struct selection *s)
 {
 	struct text t = {};
 
 	if (!s->dragging)
-		return;
+		return false;
 	s->dragging = false;
 	if (!s->active || (s->unit == 1 && !s->moved)) {
 		selection_clear(s);
-		return;
+		return false;
 	}
 	selection_text(s, &t);
 	if (t.full) {
@@ -653,6 +653,7 @@ void selection_end(struct selection *s)
 	if (t.buf)
 		explicit_bzero(t.buf, t.cap);
 	free(t.buf);
+	return true;
 }
 
 void selection_clear(struct selection *s)
@@ -768,27 +769,30 @@ static int b64_decode(const char *in, size_t len, char *out, size_t *ret_len)
 	return 0;
 }
 
-void selection_osc52(struct selection *s, const char *args, size_t len)
+bool selection_osc52(struct selection *s, const char *args, size_t len)
 {
 	const char *data = memchr(args, ';', len);
 	size_t data_len, n;
+	bool set = false;
 	char *text;
 
 	if (!data)
-		return;
+		return false;
 	data++;
 	data_len = len - (size_t)(data - args);
 	if (data_len == 1 && data[0] == '?')
-		return; /* a query: what the user copied is not the program's to read */
+		return false; /* a query: what the user copied is not the program's to read */
 	if (data_len / 4 * 3 > SELECTION_MAX + 3)
-		return;
+		return false;
 	text = xmalloc(data_len / 4 * 3 + 3);
-	if (b64_decode(data, data_len, text, &n) == 0) {
+	if (b64_decode(data, data_len, text, &n) == 0 && n <= SELECTION_MAX) {
 		selection_set_buffer(s, text, n);
 		log_debug("OSC 52 set the buffer (%zu bytes)", n);
+		set = true;
 	}
 	explicit_bzero(text, data_len / 4 * 3 + 3);
 	free(text);
+	return set;
 }
 
 void selection_wipe(struct selection *s)

@@ -24,8 +24,8 @@
  *
  * The selection ends (is no longer shown) when output changes one of its
  * cells (selection_check()). The buffer stays until replaced, or until the
- * session ends (selection_wipe()). It lives in this process only: it is
- * never written to disk, nor shared with other VTs (consoled(8), MOUSE).
+ * session ends (selection_wipe()). It is never written to disk; share.h
+ * shares it between the VTs of one user (consoled(8), MOUSE).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -70,8 +70,9 @@ void selection_start(struct selection *s, unsigned col, int row, unsigned clicks
 /* The pointer moved with the button held: past the top or bottom edge the
  * view scrolls one line into (out of) the scrollback. */
 void selection_move(struct selection *s, unsigned col, int row);
-/* The button released: the selected text goes into the buffer. */
-void selection_end(struct selection *s);
+/* The button released: the selected text goes into the buffer (true: it
+ * did, a copy). */
+bool selection_end(struct selection *s);
 /* Hides the selection (the buffer stays). */
 void selection_clear(struct selection *s);
 /* After output, before each frame: ends the selection if output changed a
@@ -84,8 +85,9 @@ void selection_paste(struct selection *s, bool bracketed);
  * ignored). */
 void selection_set_buffer(struct selection *s, const char *text, size_t len);
 /* OSC 52 from the session, what follows "52;": "Pc;Pd" with Pd base64 (set
- * the buffer), empty (clear it) or "?" (a query: never answered). */
-void selection_osc52(struct selection *s, const char *args, size_t len);
+ * the buffer), empty (clear it) or "?" (a query: never answered). True
+ * when the buffer was set or cleared. */
+bool selection_osc52(struct selection *s, const char *args, size_t len);
 /* The session ended: selection and buffer are wiped (nothing one user copied
  * reaches the next). */
 void selection_wipe(struct selection *s);

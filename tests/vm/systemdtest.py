@@ -56,6 +56,15 @@ next one runs):
                restore: KD_TEXT, keyboard, VT_AUTO) consoled takes the VT
                again (its own signals, K_OFF), its screen is back with the
                program's output and typing works.
+  share        The selection buffer shared between one user's VTs (issue 15),
+               with consoled@tty2 and @tty3 started: the test user sets it
+               on tty1 with OSC 52 and it is in /run/consoled/selection-UID
+               (root's, 0600, one link, tmpfs), consoled logs the shared uid;
+               Shift+Insert at tty2's login prompt pastes nothing; logged in
+               on tty2, Shift+Insert into `cat > file` gives the text; a
+               second user on tty3 pastes nothing and has no file; after
+               the logout on tty2 the file stays (tty1's session), after the
+               one on tty1 it is gone.
   vim, less, tmux, mc, htop, nano, dialog, htop-c, nano-c, dialog-c
                Real programs driven with keys (issue 12), one after the
                other in one login of the test user, with LANG=C.UTF-8 and
@@ -165,6 +174,7 @@ Logs, the guest's console and pictures of failures go to --out.
 """
 
 import argparse
+import base64
 import json
 import os
 import re
@@ -185,6 +195,8 @@ import vmtest  # noqa: E402
 
 HOSTNAME = "consoled-sd"
 USER, PASSWORD = "tester", "Cons0led-sd-test"
+# The share check's second user.
+USER2, PASSWORD2 = "tester2", "Cons0led-sd-other"
 PROMPT = HOSTNAME + " login:"
 SHELL_PROMPT = "%s@%s:~$" % (USER, HOSTNAME)
 UNIT = "consoled@tty1.service"
@@ -291,6 +303,8 @@ def setup_guest(root, build):
     rootfs.write(root, "/etc/modules-load.d/consoled-test.conf", "cirrusfb\n")
     rootfs.chroot(root, "useradd", "--create-home", "--shell", "/bin/bash", USER)
     rootfs.chroot(root, "chpasswd", stdin="%s:%s\n" % (USER, PASSWORD))
+    rootfs.chroot(root, "useradd", "--create-home", "--shell", "/bin/bash", USER2)
+    rootfs.chroot(root, "chpasswd", stdin="%s:%s\n" % (USER2, PASSWORD2))
     # README: systemctl disable getty@tty1.service;
     # systemctl enable consoled-session.socket consoled@tty1.service
     rootfs.chroot(root, "systemctl", "--quiet", "disable", GETTY)
@@ -323,7 +337,9 @@ class Runner(vmtest.Runner):
         except Exception:  # noqa: BLE001 -- only there after a failed hotplug
             pass
         try:
-            self.vm.run("rm -f %s %s %s; systemctl daemon-reload;"
+            # (the share check's VTs too)
+            self.vm.run("systemctl stop consoled@tty2 consoled@tty3; chvt 1;"
+                        " rm -f %s %s %s; systemctl daemon-reload;"
                         " systemctl unmask --runtime %s; systemctl start %s;"
                         " systemctl reset-failed %s; systemctl restart %s"
                         % (DROPIN, UNIT_DROPIN, GETTY_DROPIN, SOCKET, SOCKET, UNIT, UNIT),
@@ -413,13 +429,15 @@ class Runner(vmtest.Runner):
         row, col = decoded.find(PROMPT)
         return {decoded.fg[row][c] for c in range(col, col + len(PROMPT)) if PROMPT[c - col] != " "}
 
-    def login(self, command, output):
-        """Log in on tty1 with keys, type `command`, wait for the line `output`."""
-        self.vm.send_text(USER + "\n")
+    def login(self, command, output, user=USER, password=PASSWORD):
+        """Log in on tty1 (the VT in front) with keys, type `command`, wait for
+        the line `output`."""
+        self.vm.send_text(user + "\n")
         self.wait_text(FONT, lambda s: any(l.rstrip() == "Password:" for l in s.lines),
                        "no password prompt after the user name")
-        self.vm.send_text(PASSWORD + "\n")
-        self.wait_text(FONT, lambda s: any(l.startswith(SHELL_PROMPT) for l in s.lines),
+        self.vm.send_text(password + "\n")
+        shell_prompt = "%s@%s:~$" % (user, HOSTNAME)
+        self.wait_text(FONT, lambda s: any(l.startswith(shell_prompt) for l in s.lines),
                        "no shell prompt after the password")
         self.vm.send_text(command + "\n")
         return self.wait_text(FONT, lambda s: any(l.rstrip() == output for l in s.lines),
@@ -649,6 +667,90 @@ class Runner(vmtest.Runner):
                        "typing after ReleaseControl failed")
         self.vm.send_text("exit\n")
         self.wait_prompt("no login prompt after the logout", lambda s: "LOGIND" not in s)
+
+    # -- the selection buffer shared between one user's VTs (issue 15) --
+
+    def share_file(self, user):
+        return "/run/consoled/selection-" + self.sh("id -u %s" % user).strip()
+
+    def share_paste_into(self, path, what):
+        """`cat > path` in the shell in front, Shift+Insert, Ctrl+D: the file's bytes."""
+        self.vm.send_text("cat > %s\n" % path)
+        time.sleep(1)
+        self.vm.send_combo(["shift", "insert"])
+        time.sleep(1.5)
+        self.vm.send_combo(["ctrl", "d"])
+        self.vm.send_text("echo %s-$((6*7))\n" % what)
+        self.wait_text(FONT, lambda s: any(l.rstrip() == what + "-42" for l in s.lines),
+                       "%s: cat did not end" % what)
+        return self.sh("cat %s" % path)
+
+    def check_share(self):
+        text = "SHARED-%d" % (4700 + 11)
+        b64 = base64.b64encode((text + "\n").encode()).decode()
+        a_file, b_file = self.share_file(USER), self.share_file(USER2)
+        self.sh("rm -f /tmp/share-a /tmp/share-b; systemctl start consoled@tty2 consoled@tty3")
+        self.wait_prompt("no login prompt on tty1")
+        # A sets the buffer on tty1 through OSC 52.
+        self.login("printf '\\e]52;c;%s\\a'; echo osc-$((6*7))" % b64, "osc-42")
+        stat = self.sh("stat -c '%%U %%a %%h %%F' %s && cat %s" % (a_file, a_file))
+        if stat != "root 600 1 regular file\n%s\n" % text:
+            self.fail("after OSC 52 on tty1 the store is %r" % stat)
+        where = self.sh("stat -f -c %T /run/consoled").strip()
+        if where != "tmpfs":
+            self.fail("/run/consoled is on %s" % where)
+        # journald takes the line asynchronously
+        uid, deadline = a_file.rsplit("-", 1)[1], time.monotonic() + 10
+        while "shared between the sessions of uid %s" % uid not in self.invocation_log():
+            if time.monotonic() > deadline:
+                self.fail("consoled@tty1 did not log the shared uid %s:\n%s"
+                          % (uid, self.invocation_log()))
+            time.sleep(0.5)
+        # A login prompt (tty2) pastes nothing.
+        self.sh("chvt 2")
+        self.wait_prompt("no login prompt on tty2")
+        self.vm.send_combo(["shift", "insert"])
+        time.sleep(2)
+        _, decoded = self.wait_text(FONT, lambda s: True, "tty2")
+        if text in decoded or "Password" in decoded:
+            self.fail("Shift+Insert at tty2's login prompt pasted:\n" + decoded.text())
+        # A on tty2 pastes what A copied on tty1.
+        self.login("echo a2-$((6*7))", "a2-42")
+        got = self.share_paste_into("/tmp/share-a", "a2cat")
+        if got != text + "\n":
+            self.fail("A's paste on tty2 gave %r, not %r" % (got, text + "\n"))
+        # B on tty3 pastes nothing of A's, and has no file.
+        self.sh("chvt 3")
+        self.wait_prompt("no login prompt on tty3")
+        self.login("echo b3-$((6*7))", "b3-42", USER2, PASSWORD2)
+        got = self.share_paste_into("/tmp/share-b", "b3cat")
+        if got != "":
+            self.fail("B's paste on tty3 gave %r" % got)
+        if self.sh("ls /run/consoled/ | grep -c '^selection-' || true").strip() != "1":
+            self.fail("the store holds %r" % self.sh("ls -la /run/consoled"))
+        self.vm.send_text("exit\n")
+        self.wait_prompt("no login prompt after B's logout", lambda s: "b3-42" not in s)
+        # A logs out of tty2: tty1's session keeps the buffer.
+        self.sh("chvt 2")
+        self.wait_text(FONT, lambda s: "a2cat-42" in s, "tty2 is not A's shell")
+        self.vm.send_text("exit\n")
+        self.wait_prompt("no login prompt after A's logout on tty2", lambda s: "a2-42" not in s)
+        time.sleep(2)
+        kept = self.sh("cat %s 2>&1 || true" % a_file)
+        if kept != text + "\n":
+            self.fail("A's buffer is gone while A is still logged in on tty1: %r" % kept)
+        # ... and of tty1, A's last session: the buffer is wiped.
+        self.sh("chvt 1")
+        self.wait_text(FONT, lambda s: "osc-42" in s, "tty1 is not A's shell")
+        self.vm.send_text("exit\n")
+        self.wait_prompt("no login prompt after A's logout on tty1", lambda s: "osc-42" not in s)
+        deadline = time.monotonic() + 15
+        while self.sh("test -e %s && echo there || true" % a_file).strip() == "there":
+            if time.monotonic() > deadline:
+                self.fail("%s is still there after A's last logout; loginctl:\n%s"
+                          % (a_file, self.sh("loginctl list-sessions --no-legend")))
+            time.sleep(0.5)
+        self.sh("systemctl stop consoled@tty2 consoled@tty3")
 
     # -- real programs, driven with keys (issue 12) --
 
@@ -1747,7 +1849,7 @@ PROGRAM_CHECKS = ["vim", "less", "tmux", "mc", "htop", "nano", "dialog", "htop-c
 RESTORE_CHECKS = ["restore-segv", "restore-kill", "restore-watchdog", "restore-restart",
                   "restore-logout", "restore-corrupt"]
 CHECKS = ["fbdev", "units", "security", "sandbox", "plugin", "login", "session",
-          "logind-control"] + \
+          "logind-control", "share"] + \
     PROGRAM_CHECKS + ["config", "kill", "stop", "hotplug", "helper-refuses"] + \
     RESTORE_CHECKS + ["no-helper", "no-fb", "fb-wait", "giveup", "weston"]
 

@@ -140,11 +140,6 @@ static bool line_wraps(struct selection *s, uint64_t n, const struct tsmpeek_lin
 	return c->ch != 0 || is_continuation(l, w - 1);
 }
 
-static bool wraps(struct selection *s, uint64_t n)
-{
-	return line_wraps(s, n, get_line(s, n));
-}
-
 /* The code point a cell shows as the base (a stand-in's first), 0 empty. */
 static uint32_t base_of(struct selection *s, const struct tsmpeek_line *l, unsigned col)
 {
@@ -273,74 +268,107 @@ static int char_class(struct selection *s, uint32_t cp)
 	return is_space(cp) ? 0 : is_word(s, cp) ? 1 : 2;
 }
 
+/* The column col of line l, moved onto the start of a wide character. */
+static unsigned col_start(const struct tsmpeek_line *l, unsigned col)
+{
+	return col > 0 && is_continuation(l, col) ? col - 1 : col;
+}
+
+/* The column col of line l, moved onto the end of a wide character. */
+static unsigned col_end(const struct tsmpeek_line *l, unsigned col)
+{
+	return is_wide(l, col) ? col + 1 : col;
+}
+
 /* A cell, moved onto the start of a wide character. */
 static struct pos cell_start(struct selection *s, struct pos p)
 {
-	if (p.col > 0 && is_continuation(get_line(s, p.line), p.col))
-		p.col--;
-	return p;
+	return (struct pos){p.line, col_start(get_line(s, p.line), p.col)};
 }
 
-/* A cell, moved onto the end of a wide character. */
-static struct pos cell_end(struct selection *s, struct pos p)
+/* The line before l (numbered n), a step like next_line()'s. */
+static const struct tsmpeek_line *prev_line(struct selection *s, uint64_t n,
+					    const struct tsmpeek_line *l)
 {
-	if (is_wide(get_line(s, p.line), p.col))
-		p.col++;
-	return p;
+	const struct tsmpeek_screen *p = peek(s);
+
+	if (n == 0)
+		return NULL;
+	if (l && n <= p->sb_last_id)
+		l = l->prev;
+	else if (n == p->sb_last_id + 1)
+		l = p->sb_last;
+	else
+		return get_line(s, n - 1);
+	return l && l->sb_id == n - 1 ? l : NULL;
 }
 
-/* The first and last cell of the unit at p. */
+/* The first and last cell of the unit at p. The walks across wrapped lines
+ * step from line to line by their links: a line is looked up by its number
+ * once, not once a cell (a word wrapped over the whole scrollback). */
 static void unit_at(struct selection *s, struct pos p, struct pos *lo, struct pos *hi)
 {
 	unsigned w = cols(s);
+	uint64_t first = first_line(s);
+	const struct tsmpeek_line *at = get_line(s, p.line), *l;
 
 	if (s->unit == 3) {
 		*lo = (struct pos){p.line, 0};
 		*hi = (struct pos){p.line, w - 1};
-		while (lo->line > first_line(s) && wraps(s, lo->line - 1))
-			lo->line--;
-		while (wraps(s, hi->line))
-			hi->line++;
+		for (l = at; lo->line > first; lo->line--) {
+			l = prev_line(s, lo->line, l);
+			if (!line_wraps(s, lo->line - 1, l))
+				break;
+		}
+		for (l = at; line_wraps(s, hi->line, l); hi->line++)
+			l = next_line(s, hi->line, l);
 		return;
 	}
-	*lo = cell_start(s, p);
-	*hi = cell_end(s, p);
+	*lo = (struct pos){p.line, col_start(at, p.col)};
+	*hi = (struct pos){p.line, col_end(at, p.col)};
 	if (s->unit != 2)
 		return;
 
-	const struct tsmpeek_line *l = get_line(s, p.line);
-	int cls = char_class(s, base_of(s, l, lo->col));
+	int cls = char_class(s, base_of(s, at, lo->col));
 
 	if (cls == 2)
 		return;
-	/* along the line, and across wraps */
-	for (;;) {
+	/* along the line, and across wraps; l is lo's (hi's) line */
+	for (l = at;;) {
+		const struct tsmpeek_line *ql = l;
 		struct pos q = *lo;
 
 		if (q.col == 0) {
-			if (q.line <= first_line(s) || !wraps(s, q.line - 1))
+			if (q.line <= first)
+				break;
+			ql = prev_line(s, q.line, l);
+			if (!line_wraps(s, q.line - 1, ql))
 				break;
 			q = (struct pos){q.line - 1, w - 1};
 		} else
 			q.col--;
-		q = cell_start(s, q);
-		if (char_class(s, base_of(s, get_line(s, q.line), q.col)) != cls)
+		q.col = col_start(ql, q.col);
+		if (char_class(s, base_of(s, ql, q.col)) != cls)
 			break;
 		*lo = q;
+		l = ql;
 	}
-	for (;;) {
+	for (l = at;;) {
+		const struct tsmpeek_line *ql = l;
 		struct pos q = *hi;
 
 		if (q.col + 1 >= w) {
-			if (!wraps(s, q.line))
+			if (!line_wraps(s, q.line, l))
 				break;
+			ql = next_line(s, q.line, l);
 			q = (struct pos){q.line + 1, 0};
 		} else
 			q.col++;
-		q = cell_end(s, q);
-		if (char_class(s, base_of(s, get_line(s, q.line), cell_start(s, q).col)) != cls)
+		q.col = col_end(ql, q.col);
+		if (char_class(s, base_of(s, ql, col_start(ql, q.col))) != cls)
 			break;
 		*hi = q;
+		l = ql;
 	}
 }
 
@@ -641,14 +669,9 @@ bool selection_end(struct selection *s)
 		return false;
 	}
 	selection_text(s, &t);
-	if (t.full) {
-		/* cut at the last whole character */
-		while (t.len > 0 && ((unsigned char)t.buf[t.len - 1] & 0xc0) == 0x80)
-			t.len--;
-		if (t.len > 0 && (unsigned char)t.buf[t.len - 1] >= 0xc0)
-			t.len--;
+	/* text_put() takes whole characters only: the cut is between two */
+	if (t.full)
 		log_info("The selection is longer than %u bytes: copied in part", SELECTION_MAX);
-	}
 	selection_set_buffer(s, t.buf, t.len);
 	if (t.buf)
 		explicit_bzero(t.buf, t.cap);

@@ -307,6 +307,124 @@ static void test_scrollback(void)
 	sel_fini(&t);
 }
 
+/* A word (and a line) wrapped over several lines of the scrollback, and
+ * across its end into the screen, is found whole from any of its lines: the
+ * walk steps along the lines' links (a click in the scrollback on such a
+ * word searched the scrollback once a cell before). */
+static void test_scrollback_word(void)
+{
+	static const char alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	struct sel_test t;
+	char word[46], text[128];
+
+	for (size_t i = 0; i < sizeof(word) - 1; i++)
+		word[i] = alnum[i % (sizeof(alnum) - 1)];
+	word[sizeof(word) - 1] = '\0';
+	/* rows of 10: "ab " and the word's first 7, 3 rows of 10 more, its
+	 * last 8 and " c", then "d": 6 rows, the word on the first 5 */
+	snprintf(text, sizeof(text), "ab %s cd\r\nL1\r\nL2\r\nL3\r\nL4", word);
+
+	sel_init(&t, 10, 4, NULL);
+	fake_feed(&t.f, text);
+	/* 10 rows: the 6 of the text are all in the scrollback */
+	tsm_screen_sb_up(t.f.screen, 6);
+	fake_term_read(&t.f);
+	CHECK(strcmp(fake_row(&t.f, 0), "ab abcdefg") == 0);
+	for (int row = 0; row < 4; row++) {
+		selection_start(t.s, row ? 4 : 5, row, 2, false);
+		selection_end(t.s);
+		CHECK(strcmp(buffer(&t), word) == 0);
+	}
+	CHECK(strcmp(inverted(&t, 0), "...#######") == 0);
+	CHECK(strcmp(inverted(&t, 3), "##########") == 0);
+	/* its last row, the view a row lower */
+	tsm_screen_sb_down(t.f.screen, 1);
+	selection_start(t.s, 0, 3, 2, false);
+	selection_end(t.s);
+	CHECK(strcmp(buffer(&t), word) == 0);
+	/* dragging with two clicks onto the next word ("cd", wrapped too) */
+	selection_start(t.s, 5, 0, 2, false);
+	selection_move(t.s, 9, 3);
+	selection_end(t.s);
+	snprintf(text, sizeof(text), "%s cd", word);
+	CHECK(strcmp(buffer(&t), text) == 0);
+	/* three clicks: the whole line it wrapped over */
+	selection_start(t.s, 0, 2, 3, false);
+	selection_end(t.s);
+	snprintf(text, sizeof(text), "ab %s cd\n", word);
+	CHECK(strcmp(buffer(&t), text) == 0);
+	sel_fini(&t);
+
+	/* across the scrollback's end: 3 rows of it, the word's 4th and 5th on
+	 * the screen's first two */
+	sel_init(&t, 10, 4, NULL);
+	snprintf(text, sizeof(text), "ab %s cd\r\nL1", word);
+	fake_feed(&t.f, text);
+	selection_start(t.s, 3, 1, 2, false); /* from the screen */
+	selection_end(t.s);
+	CHECK(strcmp(buffer(&t), word) == 0);
+	tsm_screen_sb_up(t.f.screen, 3);
+	selection_start(t.s, 5, 0, 2, false); /* from the scrollback */
+	selection_end(t.s);
+	CHECK(strcmp(buffer(&t), word) == 0);
+	selection_start(t.s, 5, 2, 3, false);
+	selection_end(t.s);
+	snprintf(text, sizeof(text), "ab %s cd\n", word);
+	CHECK(strcmp(buffer(&t), text) == 0);
+	sel_fini(&t);
+
+	/* its start gone from the scrollback: the word from its oldest line */
+	sel_init(&t, 10, 4, NULL);
+	tsm_screen_set_max_sb(t.f.screen, 4);
+	snprintf(text, sizeof(text), "ab %s cd\r\nL1\r\nL2\r\nL3\r\nL4", word);
+	fake_feed(&t.f, text);
+	tsm_screen_sb_up(t.f.screen, 4);
+	fake_term_read(&t.f);
+	CHECK(strcmp(fake_row(&t.f, 0), "rstuvwxyz0") == 0);
+	selection_start(t.s, 5, 2, 2, false);
+	selection_end(t.s);
+	CHECK(strcmp(buffer(&t), word + 17) == 0);
+	selection_start(t.s, 5, 1, 3, false);
+	selection_end(t.s);
+	snprintf(text, sizeof(text), "%s cd\n", word + 17);
+	CHECK(strcmp(buffer(&t), text) == 0);
+	sel_fini(&t);
+}
+
+/* A copy longer than SELECTION_MAX keeps every whole character that fits:
+ * the cut falls between characters, none dropped. */
+static void test_copy_limit(void)
+{
+	/* é (2 bytes) fills the limit exactly; € (3 bytes) leaves a byte */
+	static const struct {
+		const char *ch;
+		size_t len;
+	} cases[] = {{"\xc3\xa9", 2}, {"\xe2\x82\xac", 3}};
+
+	for (size_t k = 0; k < ELEMENTSOF(cases); k++) {
+		size_t n = SELECTION_MAX / cases[k].len + 100, len, want;
+		char *text = xmalloc(n * cases[k].len + 1);
+		const char *b;
+		struct sel_test t;
+
+		for (size_t i = 0; i < n; i++)
+			memcpy(text + i * cases[k].len, cases[k].ch, cases[k].len);
+		text[n * cases[k].len] = '\0';
+		sel_init(&t, 80, 24, NULL);
+		tsm_screen_set_max_sb(t.f.screen, (unsigned)(n / 80 + 1));
+		fake_feed(&t.f, text);
+		/* one word (non-ASCII characters are word characters) */
+		selection_start(t.s, 0, 0, 2, false);
+		selection_end(t.s);
+		b = selection_buffer(t.s, &len);
+		want = SELECTION_MAX / cases[k].len * cases[k].len;
+		CHECK_EQ_U(len, want);
+		CHECK(b && memcmp(b, text, MIN(len, want)) == 0);
+		free(text);
+		sel_fini(&t);
+	}
+}
+
 /* Output that changes a selected cell ends the selection; other output
  * does not. */
 static void test_output_ends(void)
@@ -439,6 +557,8 @@ int main(void)
 	RUN(test_wide_and_clusters);
 	RUN(test_wrap_and_blanks);
 	RUN(test_scrollback);
+	RUN(test_scrollback_word);
+	RUN(test_copy_limit);
 	RUN(test_output_ends);
 	RUN(test_paste);
 	RUN(test_osc52);

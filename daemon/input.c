@@ -5,6 +5,7 @@
 #include <libtsm.h>
 #include <libudev.h>
 #include <linux/input.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,11 +62,11 @@ struct input_device {
 	enum pointer_kind pointer;
 	bool wheel_hi_res; /* REL_WHEEL_HI_RES: REL_WHEEL is ignored */
 	struct input_absinfo abs_x, abs_y;
-	/* The report being read (up to its SYN_REPORT). */
-	int rel_x, rel_y;
+	/* The report being read (up to its SYN_REPORT); sums saturate. */
+	int64_t rel_x, rel_y;
 	int abs_vx, abs_vy; /* the axes' last values */
 	bool abs_moved;
-	int wheel;	      /* 120ths of a notch this report */
+	int64_t wheel;	      /* 120ths of a notch this report */
 	int wheel_rest;	      /* 120ths not yet reported as a notch */
 	bool touching;	      /* touchpad: a finger was down at the last report */
 	int last_vx, last_vy; /* touchpad: where it was */
@@ -113,6 +114,47 @@ int input_scale_abs(int value, int min, int max, unsigned size)
 	if (value > max)
 		value = max;
 	return (int)(((int64_t)value - min) * size / range);
+}
+
+double input_touchpad_units_per_mm(int min, int max, int resolution)
+{
+	/* in double: INT_MIN..INT_MAX is 2^32 units */
+	double range = (double)max - min + 1.0;
+
+	if (resolution > 0)
+		return resolution;
+	return range > 0 ? range / TOUCHPAD_DEFAULT_MM : 0;
+}
+
+double input_touchpad_pixels(int from, int to, double units_per_mm, double speed)
+{
+	double v;
+
+	if (!(units_per_mm > 0))
+		return 0;
+	v = ((double)to - from) / units_per_mm * TOUCHPAD_PX_PER_MM * speed;
+	return isfinite(v) ? v : 0;
+}
+
+int input_wheel_notches(int *rest, int64_t wheel)
+{
+	/* more than the most notches reported is as good as any more */
+	const int64_t most = (INPUT_WHEEL_NOTCHES_MAX + 1) * (int64_t)WHEEL_HI_RES_NOTCH;
+	int r, n;
+
+	if (wheel == 0)
+		return 0;
+	/* A turn the other way starts from a whole notch. */
+	if ((wheel > 0) != (*rest > 0))
+		*rest = 0;
+	r = *rest + (int)(wheel > most ? most : wheel < -most ? -most : wheel);
+	n = r / WHEEL_HI_RES_NOTCH;
+	*rest = r - n * WHEEL_HI_RES_NOTCH;
+	if (n > INPUT_WHEEL_NOTCHES_MAX || n < -INPUT_WHEEL_NOTCHES_MAX) {
+		*rest = 0;
+		n = n > 0 ? INPUT_WHEEL_NOTCHES_MAX : -INPUT_WHEEL_NOTCHES_MAX;
+	}
+	return n;
 }
 
 bool input_zoom_key(uint32_t keysym, unsigned mods, int *ret_step)
@@ -496,16 +538,21 @@ static void pointer_report(struct input_device *d)
 		bool touching = d->raw & RAW_TOUCH;
 
 		if (touching && d->touching && d->abs_moved) {
-			/* units per mm: the resolution, else a pad TOUCHPAD_DEFAULT_MM wide */
-			double rx =
-			    d->abs_x.resolution > 0
-				? d->abs_x.resolution
-				: (d->abs_x.maximum - d->abs_x.minimum + 1.0) / TOUCHPAD_DEFAULT_MM;
+			/* units per mm: 0 for a pad without a measure (said when
+			 * it was added), which then moves nothing */
+			double rx = input_touchpad_units_per_mm(d->abs_x.minimum, d->abs_x.maximum,
+								d->abs_x.resolution);
 			double ry = d->abs_y.resolution > 0 ? d->abs_y.resolution : rx;
-			double f = TOUCHPAD_PX_PER_MM * in->cfg.pointer_speed;
+			double x = in->px + input_touchpad_pixels(d->last_vx, d->abs_vx, rx,
+								  in->cfg.pointer_speed);
+			double y = in->py + input_touchpad_pixels(d->last_vy, d->abs_vy, ry,
+								  in->cfg.pointer_speed);
 
-			in->px = clamp_d(in->px + (d->abs_vx - d->last_vx) / rx * f, 0, w - 1);
-			in->py = clamp_d(in->py + (d->abs_vy - d->last_vy) / ry * f, 0, h - 1);
+			/* a NaN would stay the pointer's position for good */
+			if (isfinite(x) && isfinite(y)) {
+				in->px = clamp_d(x, 0, w - 1);
+				in->py = clamp_d(y, 0, h - 1);
+			}
 		}
 		d->touching = touching;
 		d->last_vx = d->abs_vx;
@@ -515,14 +562,7 @@ static void pointer_report(struct input_device *d)
 	case POINTER_NONE:
 		break;
 	}
-	if (d->wheel) {
-		/* A turn the other way starts from a whole notch. */
-		if ((d->wheel > 0) != (d->wheel_rest > 0))
-			d->wheel_rest = 0;
-		d->wheel_rest += d->wheel;
-		notches = d->wheel_rest / WHEEL_HI_RES_NOTCH;
-		d->wheel_rest -= notches * WHEEL_HI_RES_NOTCH;
-	}
+	notches = input_wheel_notches(&d->wheel_rest, d->wheel);
 	if (((int)in->px != old_x || (int)in->py != old_y) || now != d->reported || notches) {
 		if (in->cb.activity)
 			in->cb.activity(in->userdata);
@@ -577,6 +617,15 @@ static void pointer_sync(struct input_device *d, bool report)
 	d->reported = now;
 }
 
+static int64_t add_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 /* One event of a pointer device (the VT is ours). */
 static void pointer_event(struct input_device *d, const struct input_event *ev)
 {
@@ -591,13 +640,13 @@ static void pointer_event(struct input_device *d, const struct input_event *ev)
 		break;
 	case EV_REL:
 		if (ev->code == REL_X)
-			d->rel_x += ev->value;
+			d->rel_x = add_sat(d->rel_x, ev->value);
 		else if (ev->code == REL_Y)
-			d->rel_y += ev->value;
+			d->rel_y = add_sat(d->rel_y, ev->value);
 		else if (ev->code == REL_WHEEL_HI_RES)
-			d->wheel += ev->value;
+			d->wheel = add_sat(d->wheel, ev->value);
 		else if (ev->code == REL_WHEEL && !d->wheel_hi_res)
-			d->wheel += ev->value * WHEEL_HI_RES_NOTCH;
+			d->wheel = add_sat(d->wheel, (int64_t)ev->value * WHEEL_HI_RES_NOTCH);
 		break;
 	case EV_ABS:
 		if (ev->code == ABS_X) {
@@ -807,6 +856,12 @@ static void input_add_device(struct input *in, const char *devnode)
 		}
 		d->abs_vx = d->abs_x.value;
 		d->abs_vy = d->abs_y.value;
+		if (pointer == POINTER_TOUCHPAD &&
+		    input_touchpad_units_per_mm(d->abs_x.minimum, d->abs_x.maximum,
+						d->abs_x.resolution) <= 0)
+			log_warning("Touchpad %s: its X axis has no resolution and no range "
+				    "(%d..%d): a finger on it will not move the pointer",
+				    devnode, d->abs_x.minimum, d->abs_x.maximum);
 	}
 	d->has_leds =
 	    ioctl(fd, EVIOCGBIT(0, sizeof(evbits)), evbits) >= 0 && TEST_BIT(EV_LED, evbits);

@@ -118,6 +118,25 @@ void input_set_pointer_area(struct input *in, unsigned width, unsigned height);
  * in [0, size): the range is cut into size equal parts. */
 int input_scale_abs(int value, int min, int max, unsigned size);
 
+/* Pure helper, unit-tested: a touchpad axis' units per mm: its resolution,
+ * else its range (max - min + 1, which may not fit an int) taken as 100 mm
+ * wide; 0 without either (no resolution, a range empty or reversed). */
+double input_touchpad_units_per_mm(int min, int max, int resolution);
+
+/* Pure helper, unit-tested: the pixels a finger moved from `from` to `to`
+ * on an axis of units_per_mm moves the pointer at `speed` (8 a mm at 1);
+ * 0 when units_per_mm is not positive or the result is not finite. */
+double input_touchpad_pixels(int from, int to, double units_per_mm, double speed);
+
+/* The most wheel notches one report of a pointer moves. */
+#define INPUT_WHEEL_NOTCHES_MAX 100
+
+/* Pure helper, unit-tested: a report's wheel motion (120ths of a notch) ->
+ * whole notches, up to INPUT_WHEEL_NOTCHES_MAX either way; *rest keeps the
+ * part short of a notch for the next report (a turn the other way starts
+ * from a whole notch; past the most, the excess and the rest are dropped). */
+int input_wheel_notches(int *rest, int64_t wheel);
+
 /* Pure helper, unit-tested: whether keysym + modifiers is a zoom key, and
  * which (see input_callbacks.zoom). */
 bool input_zoom_key(uint32_t keysym, unsigned mods, int *ret_step);

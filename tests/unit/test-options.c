@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <math.h>
 #include <unistd.h>
 
 #include <libtsm.h>
@@ -550,6 +552,62 @@ static void test_mouse(void)
 			   p);
 }
 
+/* A touchpad's axes and a wheel's reports as uinput lets a device declare
+ * and send them: ranges and motion past an int, reversed and empty ranges,
+ * wheel sums far past a notch (input.h's pure helpers, which
+ * pointer_report() computes with). */
+static void test_pointer_math(void)
+{
+	int rest;
+
+	/* units per mm: the resolution, else the range over 100 mm */
+	CHECK(input_touchpad_units_per_mm(0, 999, 0) == 10.0);
+	CHECK(input_touchpad_units_per_mm(0, 999, 40) == 40.0);
+	CHECK(input_touchpad_units_per_mm(INT_MIN, INT_MAX, 0) == 4294967296.0 / 100);
+	CHECK(input_touchpad_units_per_mm(5, 5, 0) == 0.01);
+	/* no measure: reversed or empty ranges (INT_MAX..INT_MIN wrapped
+	 * to an int range of 2) */
+	CHECK(input_touchpad_units_per_mm(0, -1, 0) == 0);
+	CHECK(input_touchpad_units_per_mm(10, 0, 0) == 0);
+	CHECK(input_touchpad_units_per_mm(INT_MAX, INT_MIN, 0) == 0);
+	CHECK(input_touchpad_units_per_mm(INT_MAX, INT_MIN, -3) == 0);
+	CHECK(input_touchpad_units_per_mm(INT_MAX, INT_MIN, 7) == 7.0);
+
+	/* pixels: 8 a mm at speed 1 */
+	CHECK(input_touchpad_pixels(0, 10, 10.0, 1.0) == 8.0);
+	CHECK(input_touchpad_pixels(10, 0, 10.0, 2.5) == -20.0);
+	/* across the whole int range: no wrap to -1 */
+	CHECK(input_touchpad_pixels(INT_MIN, INT_MAX, 4294967296.0 / 100, 1.0) > 799.99);
+	CHECK(input_touchpad_pixels(INT_MAX, INT_MIN, 4294967296.0 / 100, 1.0) < -799.99);
+	CHECK(input_touchpad_pixels(INT_MIN, INT_MAX, 1.0, 20.0) == 4294967295.0 * 160);
+	/* no measure, or nonsense: no motion (never a NaN) */
+	CHECK(input_touchpad_pixels(0, 100, 0, 1.0) == 0);
+	CHECK(input_touchpad_pixels(0, 100, -1.0, 1.0) == 0);
+	CHECK(input_touchpad_pixels(0, 100, NAN, 1.0) == 0);
+	CHECK(input_touchpad_pixels(0, 100, 1e-320, 1e300) == 0);
+
+	/* the wheel: whole notches, the rest kept */
+	rest = 0;
+	CHECK(input_wheel_notches(&rest, 0) == 0 && rest == 0);
+	CHECK(input_wheel_notches(&rest, 60) == 0 && rest == 60);
+	CHECK(input_wheel_notches(&rest, 60) == 1 && rest == 0);
+	CHECK(input_wheel_notches(&rest, 3 * 120) == 3 && rest == 0);
+	CHECK(input_wheel_notches(&rest, 100) == 0 && rest == 100);
+	/* the other way starts from a whole notch */
+	CHECK(input_wheel_notches(&rest, -60) == 0 && rest == -60);
+	CHECK(input_wheel_notches(&rest, -180) == -2 && rest == 0);
+	/* at most 100 notches a report, whatever the sum (and then no rest) */
+	CHECK(input_wheel_notches(&rest, 100 * 120) == 100 && rest == 0);
+	CHECK(input_wheel_notches(&rest, 100 * 120 + 7) == 100 && rest == 7);
+	CHECK(input_wheel_notches(&rest, 101 * 120) == 100 && rest == 0);
+	CHECK(input_wheel_notches(&rest, (int64_t)INT_MAX * 120) == 100 && rest == 0);
+	CHECK(input_wheel_notches(&rest, INT64_MAX) == 100 && rest == 0);
+	CHECK(input_wheel_notches(&rest, (int64_t)INT_MIN * 120) == -100 && rest == 0);
+	CHECK(input_wheel_notches(&rest, INT64_MIN) == -100 && rest == 0);
+	CHECK(input_wheel_notches(&rest, -119) == 0 && rest == -119);
+	CHECK(input_wheel_notches(&rest, INT64_MIN) == -100 && rest == 0);
+}
+
 int main(void)
 {
 	RUN(test_defaults);
@@ -567,6 +625,7 @@ int main(void)
 	RUN(test_sb_size_bound);
 	RUN(test_session_restore);
 	RUN(test_mouse);
+	RUN(test_pointer_math);
 	RUN(test_word_chars);
 	return TESTS_RESULT();
 }

@@ -1899,7 +1899,15 @@ exec sleep 100000
         self.stop_consoled()
 
     def check_refusal(self):
+        before = int(self.sh("cat /sys/class/graphics/fb0/bits_per_pixel").strip())
         self.set_depth(1)
+        try:
+            self.check_refusal_at_1bpp()
+        finally:
+            # the checks after this one get the depth they would have had
+            self.set_depth(before)
+
+    def check_refusal_at_1bpp(self):
         out, status = self.vm.run("consoled --vt=1 --fbdev=/dev/fb0 2>&1", timeout=30)
         if status != 3:
             self.fail("consoled on a 1 bpp framebuffer exited with %d, expected 3:\n%s" % (status, out))

@@ -451,7 +451,11 @@ class Runner:
         """After a failed check: no consoled left, tty1 in front."""
         self.mode_change_expected = False
         try:
-            self.vm.run("pkill consoled; sleep 1; pkill -9 consoled; chvt 1", timeout=20)
+            # A vtgrab left holding tty1 gives it back on SIGTERM; one that
+            # died holding it (SIGKILL) left the VT in its mode: reset.
+            self.vm.run("pkill -x vtgrab && sleep 1; pkill -9 -x vtgrab; pkill consoled; sleep 1;"
+                        " pkill -9 consoled; test -x /usr/bin/vtgrab && vtgrab reset 1; chvt 1",
+                        timeout=20)
         except Exception:  # noqa: BLE001 -- best effort only
             pass
 

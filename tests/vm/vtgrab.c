@@ -28,6 +28,10 @@
  *         "inq N" as above and calls ReleaseControl (logind restores the
  *         VT), then "released".
  *
+ *     vtgrab reset N
+ *         Gives /dev/ttyN back as vt_restore() does, whoever holds it (the
+ *         VM checks' cleanup after a failure).
+ *
  *     vtgrab state N
  *         Prints the VT's mode: "mode=auto|process relsig=S acqsig=S
  *         kd=text|graphics kb=off|unicode|xlate|raw|mediumraw".
@@ -44,7 +48,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <systemd/sd-bus.h>
 #include <termios.h>
 #include <time.h>
@@ -113,6 +116,7 @@ static void draw(void)
 	struct fb_fix_screeninfo fix;
 	unsigned bpp;
 	uint8_t *mem;
+	size_t len;
 	int fd;
 
 	fd = open("/dev/fb0", O_RDWR | O_CLOEXEC);
@@ -138,13 +142,25 @@ static void draw(void)
 		if (ioctl(fd, FBIOPUTCMAP, &cmap) < 0)
 			die("FBIOPUTCMAP");
 	}
-	mem = mmap(NULL, fix.smem_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (mem == MAP_FAILED)
-		die("mmap /dev/fb0");
+	/*
+	 * The picture goes out in one write(), not through a mapping: the
+	 * fbdev emulation of DRM drivers (bochs-drm) flushes a mapping's dirty
+	 * pages in batches, and Debian 12's kernel (6.1) drops a batch that is
+	 * one page inside one scanline ending at the line's end (the damage
+	 * clip comes out with x2 = 0; seen in QEMU: 4096 bytes written at
+	 * offset 16384 of the 1280x800x32 bochs framebuffer never reach the
+	 * screen). A mapping drawn top to bottom lost the end of its last line
+	 * that way when a flush fell on the last page. One write() of every
+	 * line is one damage clip of every line.
+	 */
+	mem = malloc(fix.smem_len);
+	if (!mem)
+		die("malloc");
 	bpp = (var.bits_per_pixel + 7) / 8;
 	for (size_t y = 0; y < fix.smem_len / fix.line_length; y++) {
 		uint8_t *row = mem + y * fix.line_length;
 
+		memset(row, 0, fix.line_length);
 		for (unsigned x = 0; x < var.xres_virtual; x++) {
 			unsigned i = x * 8 / var.xres;
 			const unsigned char *c = colours[i < 8 ? i : 7];
@@ -154,7 +170,17 @@ static void draw(void)
 				row[x * bpp + k] = (uint8_t)(p >> (8 * k));
 		}
 	}
-	munmap(mem, fix.smem_len);
+	len = fix.smem_len / fix.line_length * fix.line_length;
+	for (size_t done = 0; done < len;) {
+		ssize_t n = pwrite(fd, mem + done, len - done, (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			die("write /dev/fb0");
+		done += (size_t)n;
+	}
+	free(mem);
 	close(fd);
 }
 
@@ -205,6 +231,8 @@ static void catch_stop(void)
 	sa.sa_handler = on_stop;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	/* the session's end (its shell hung up) gives the VT back too */
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 static int session_call(sd_bus *bus, const char *method)
@@ -306,6 +334,26 @@ static int take(const char *num, const char *log_path, const char *go)
 	return 0;
 }
 
+/* Gives the VT back as vt_restore() does, whoever holds it: the VM checks'
+ * cleanup after a failed check (a vtgrab killed while holding the VT). */
+static int reset(const char *num)
+{
+	struct vt_mode mode = {.mode = VT_AUTO};
+	char path[32];
+
+	snprintf(path, sizeof(path), "/dev/tty%s", num);
+	vt_fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (vt_fd < 0)
+		die(path);
+	if (ioctl(vt_fd, KDSETMODE, KD_TEXT) < 0)
+		die("KDSETMODE KD_TEXT");
+	if (ioctl(vt_fd, KDSKBMODE, default_kbmode()) < 0)
+		die("KDSKBMODE");
+	if (ioctl(vt_fd, VT_SETMODE, &mode) < 0)
+		die("VT_SETMODE VT_AUTO");
+	return 0;
+}
+
 static int state(const char *num)
 {
 	static const char *const kb[] = {
@@ -340,7 +388,10 @@ int main(int argc, char **argv)
 		return control(argv[2], argv[3]);
 	if (argc == 3 && strcmp(argv[1], "state") == 0)
 		return state(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "reset") == 0)
+		return reset(argv[2]);
 	fprintf(stderr,
-		"usage: vtgrab take N LOG GOFILE | vtgrab logind LOG GOFILE | vtgrab state N\n");
+		"usage: vtgrab take N LOG GOFILE | vtgrab logind LOG GOFILE | vtgrab state N"
+		" | vtgrab reset N\n");
 	return 2;
 }

@@ -5,7 +5,7 @@ set -eu
 
 BUILD="meson ninja-build pkg-config gcc clang libtsm-dev libxkbcommon-dev libudev-dev
 libsystemd-dev zlib1g-dev libfreetype-dev libfontconfig-dev fonts-dejavu-core fonts-unifont
-libclang-rt-14-dev"
+libclang-rt-14-dev libx11-data"
 # The QEMU test bed: QEMU, the guest's busybox, kbd's setfont for the fbcon
 # oracle, xkb data for libxkbcommon, console fonts, the tools that fetch
 # and unpack the Debian kernel and build the initramfs, and those that make

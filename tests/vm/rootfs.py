@@ -59,6 +59,8 @@ PACKAGES = [
     "systemd-sysv", "udev", "kmod", "dbus", "libpam-systemd", "login", "passwd", "procps", "kbd",
     "libtsm4", "libxkbcommon0", "libudev1", "libsystemd0", "zlib1g", "libfreetype6",
     "libfontconfig1", "fonts-dejavu-core", "fonts-unifont", "xkb-data",
+    # compose tables (/usr/share/X11/locale) for compose and dead keys
+    "libx11-data",
     "vim", "less", "htop", "tmux", "mc", "nano", "dialog", "weston",
 ]
 # Bump when the cached tree must be made differently for the same PACKAGES.

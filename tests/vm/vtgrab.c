@@ -281,6 +281,19 @@ static int control(const char *log_path, const char *go)
 	return 0;
 }
 
+/* logind's order (vt_restore) */
+static void restore_vt(void)
+{
+	struct vt_mode mode = {.mode = VT_AUTO};
+
+	if (ioctl(vt_fd, KDSETMODE, KD_TEXT) < 0)
+		die("KDSETMODE KD_TEXT");
+	if (ioctl(vt_fd, KDSKBMODE, default_kbmode()) < 0)
+		die("KDSKBMODE");
+	if (ioctl(vt_fd, VT_SETMODE, &mode) < 0)
+		die("VT_SETMODE VT_AUTO");
+}
+
 static int take(const char *num, const char *log_path, const char *go)
 {
 	struct vt_mode mode = {.mode = VT_PROCESS};
@@ -320,14 +333,7 @@ static int take(const char *num, const char *log_path, const char *go)
 	wait_go(go);
 	note_inq();
 
-	/* logind's order (vt_restore) */
-	mode = (struct vt_mode){.mode = VT_AUTO};
-	if (ioctl(vt_fd, KDSETMODE, KD_TEXT) < 0)
-		die("KDSETMODE KD_TEXT");
-	if (ioctl(vt_fd, KDSKBMODE, default_kbmode()) < 0)
-		die("KDSKBMODE");
-	if (ioctl(vt_fd, VT_SETMODE, &mode) < 0)
-		die("VT_SETMODE VT_AUTO");
+	restore_vt();
 	printf("vtgrab: gave tty%s back\n", num);
 	fflush(stdout);
 	note("restored");
@@ -338,19 +344,13 @@ static int take(const char *num, const char *log_path, const char *go)
  * cleanup after a failed check (a vtgrab killed while holding the VT). */
 static int reset(const char *num)
 {
-	struct vt_mode mode = {.mode = VT_AUTO};
 	char path[32];
 
 	snprintf(path, sizeof(path), "/dev/tty%s", num);
 	vt_fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (vt_fd < 0)
 		die(path);
-	if (ioctl(vt_fd, KDSETMODE, KD_TEXT) < 0)
-		die("KDSETMODE KD_TEXT");
-	if (ioctl(vt_fd, KDSKBMODE, default_kbmode()) < 0)
-		die("KDSKBMODE");
-	if (ioctl(vt_fd, VT_SETMODE, &mode) < 0)
-		die("VT_SETMODE VT_AUTO");
+	restore_vt();
 	return 0;
 }
 

@@ -116,8 +116,8 @@ static struct xkb_compose_table *compose_load_file(struct xkb_context *ctx, cons
 						XKB_COMPOSE_COMPILE_NO_FLAGS);
 	fclose(f);
 	if (!table)
-		log_warning("The Compose file %s has errors (see above), using the locale's "
-			    "table.",
+		log_warning("Failed to load the Compose file %s (see above), using the "
+			    "locale's table.",
 			    file);
 	return table;
 }

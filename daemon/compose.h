@@ -14,7 +14,8 @@
  * UTF-8 whatever the locale, so a locale's other codeset is taken as UTF-8
  * (de_DE.ISO-8859-1 and de_DE use de_DE.UTF-8's table), and no locale, C and
  * POSIX use C.UTF-8's (the full en_US.UTF-8 table, not C's Latin-1-only
- * one). libxkbcommon itself lets $XCOMPOSEFILE and ~/.XCompose of consoled's
+ * one; libxkbcommon 1.5 maps C there itself, older and other builds may
+ * not). libxkbcommon itself lets $XCOMPOSEFILE and ~/.XCompose of consoled's
  * own environment replace the locale's table.
  *
  * Without a table (no libx11-data, a locale it does not know) consoled warns
@@ -46,7 +47,8 @@ extern const struct compose_locale_files compose_system_files;
 char *compose_locale(const struct compose_locale_files *files, const char **ret_from);
 
 /* The compose state for keysyms of ctx's keymaps: file's table if file is
- * not NULL and loads (else a warning and the locale's), else the locale's;
+ * not NULL and loads (else a warning and the locale's; xkbcommon skips a bad
+ * line with a message, as libX11 does), else the locale's;
  * without any table (warned) compose_feed() passes every key. Never fails;
  * logs which table it uses. */
 struct compose *compose_new(struct xkb_context *ctx, const char *file,

@@ -89,6 +89,10 @@ def check_compose(r):
         r.vm.send_text("exit\n")
         r.wait_prompt("no login prompt after the logout")
     finally:
+        # After a failure the test user's shell may still run: end it, so
+        # that the next check starts at a login prompt.
+        r.vm.run("loginctl terminate-user {u}; pkill -KILL -u {u}; true".format(u=sd.USER),
+                 check=False)
         r.restart_with(None, check=False)
 
 

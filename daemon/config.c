@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "kbdmap.h"
 #include "log.h"
 #include "util/util.h"
 
@@ -152,27 +153,6 @@ unsigned config_load(struct options *o, const char *path)
 	return s.ignored;
 }
 
-/* The shell variables of vconsole.conf and /etc/default/keyboard, and the
- * options they stand for. */
-static const struct {
-	const char *var, *key;
-} keyboard_vars[] = {
-    {"XKBMODEL", "xkb-model"},
-    {"XKBLAYOUT", "xkb-layout"},
-    {"XKBVARIANT", "xkb-variant"},
-    {"XKBOPTIONS", "xkb-options"},
-};
-
-struct keyboard {
-	char *values[ELEMENTSOF(keyboard_vars)];
-};
-
-static void keyboard_fini(struct keyboard *kb)
-{
-	for (size_t i = 0; i < ELEMENTSOF(kb->values); i++)
-		free(kb->values[i]);
-}
-
 /* A shell word without expansions: 'value', "value" or value up to a blank
  * (where a comment may follow). NULL for an unterminated quote. */
 static char *shell_unquote(char *v)
@@ -189,9 +169,16 @@ static char *shell_unquote(char *v)
 	return v;
 }
 
-static void keyboard_line(const char *path, unsigned lineno, char *key, char *value, void *userdata)
+struct shell_vars {
+	const char *const *names;
+	size_t n;
+	char **values;
+};
+
+static void shell_vars_line(const char *path, unsigned lineno, char *key, char *value,
+			    void *userdata)
 {
-	struct keyboard *kb = userdata;
+	struct shell_vars *v = userdata;
 
 	if (!value)
 		return;
@@ -202,49 +189,112 @@ static void keyboard_line(const char *path, unsigned lineno, char *key, char *va
 		log_warning("%s:%u: unterminated quote, ignoring.", path, lineno);
 		return;
 	}
-	for (size_t i = 0; i < ELEMENTSOF(keyboard_vars); i++) {
-		if (strcmp(key, keyboard_vars[i].var) != 0)
+	for (size_t i = 0; i < v->n; i++) {
+		if (strcmp(key, v->names[i]) != 0)
 			continue;
-		free(kb->values[i]);
+		free(v->values[i]);
 		/* XKBVARIANT="" is how Debian says "none". */
-		kb->values[i] = value[0] ? xstrdup(value) : NULL;
+		v->values[i] = value[0] ? xstrdup(value) : NULL;
 	}
 }
 
-/* Returns 0 when path sets at least one XKB* variable. */
+int config_read_vars(const char *path, const char *const *names, size_t n, char **values)
+{
+	struct shell_vars v = {names, n, values};
+
+	return config_parse_file(path, shell_vars_line, &v);
+}
+
+/* The variables of vconsole.conf and /etc/default/keyboard read here: the
+ * XKB ones with the options they stand for, then the console keymap. */
+enum { KEYBOARD_XKB_VARS = 4, KEYBOARD_KEYMAP = KEYBOARD_XKB_VARS, KEYBOARD_VARS };
+static const char *const keyboard_names[KEYBOARD_VARS] = {"XKBMODEL", "XKBLAYOUT", "XKBVARIANT",
+							  "XKBOPTIONS", "KEYMAP"};
+static const char *const keyboard_keys[KEYBOARD_XKB_VARS] = {"xkb-model", "xkb-layout",
+							     "xkb-variant", "xkb-options"};
+
+struct keyboard {
+	char *values[KEYBOARD_VARS];
+};
+
+static void keyboard_fini(struct keyboard *kb)
+{
+	for (size_t i = 0; i < ELEMENTSOF(kb->values); i++)
+		free(kb->values[i]);
+}
+
+/* Returns 0 when path sets at least one XKB* variable, -ENODATA when it sets
+ * none (kb may still have KEYMAP), or a negative errno. */
 static int keyboard_read(const char *path, struct keyboard *kb)
 {
-	int r = config_parse_file(path, keyboard_line, kb);
+	int r = config_read_vars(path, keyboard_names, KEYBOARD_VARS, kb->values);
 
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < ELEMENTSOF(kb->values); i++)
+	for (size_t i = 0; i < KEYBOARD_XKB_VARS; i++)
 		if (kb->values[i])
 			return 0;
 	return -ENODATA;
 }
 
-void config_load_keyboard(struct options *o, const char *vconsole, const char *default_keyboard)
+static void keyboard_log(const struct options *o, const char *from)
+{
+	log_info("Keymap from %s: model '%s' layout '%s' variant '%s' options '%s'", from,
+		 o->xkb_model ? o->xkb_model : "", o->xkb_layout ? o->xkb_layout : "",
+		 o->xkb_variant ? o->xkb_variant : "", o->xkb_options ? o->xkb_options : "");
+}
+
+void config_load_keyboard(struct options *o, const char *vconsole, const char *default_keyboard,
+			  const char *kbd_model_map)
 {
 	const char *const paths[] = {vconsole, default_keyboard};
+	_cleanup_(freep) char *keymap = NULL;
 	char err[256];
 
 	for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
 		struct keyboard kb = {};
 
 		if (!paths[i] || keyboard_read(paths[i], &kb) < 0) {
+			/* vconsole.conf's KEYMAP= counts after both files' XKB* */
+			if (i == 0 && kb.values[KEYBOARD_KEYMAP]) {
+				keymap = kb.values[KEYBOARD_KEYMAP];
+				kb.values[KEYBOARD_KEYMAP] = NULL;
+			}
 			keyboard_fini(&kb);
 			continue;
 		}
-		for (size_t j = 0; j < ELEMENTSOF(keyboard_vars); j++)
+		for (size_t j = 0; j < KEYBOARD_XKB_VARS; j++)
 			if (kb.values[j])
-				(void)options_set(o, keyboard_vars[j].key, kb.values[j], err,
+				(void)options_set(o, keyboard_keys[j], kb.values[j], err,
 						  sizeof(err));
 		keyboard_fini(&kb);
-		log_info("Keymap from %s: model '%s' layout '%s' variant '%s' options '%s'",
-			 paths[i], o->xkb_model ? o->xkb_model : "",
-			 o->xkb_layout ? o->xkb_layout : "", o->xkb_variant ? o->xkb_variant : "",
-			 o->xkb_options ? o->xkb_options : "");
+		keyboard_log(o, paths[i]);
+		return;
+	}
+	if (keymap && kbd_model_map) {
+		struct kbdmap_entry e;
+		int r = kbdmap_lookup(kbd_model_map, keymap, &e);
+
+		if (r >= 0) {
+			const char *values[] = {e.model, e.layout, e.variant, e.options};
+			_cleanup_(freep) char *from = NULL;
+
+			for (size_t j = 0; j < KEYBOARD_XKB_VARS; j++)
+				if (values[j])
+					(void)options_set(o, keyboard_keys[j], values[j], err,
+							  sizeof(err));
+			kbdmap_entry_fini(&e);
+			from = concat(vconsole, ": KEYMAP=", keymap);
+			keyboard_log(o, from);
+			return;
+		}
+		(void)options_set(o, "xkb-layout", "us", err, sizeof(err));
+		if (r == -ESRCH)
+			log_warning("%s: KEYMAP=%s has no XKB layout in %s, using layout 'us'",
+				    vconsole, keymap, kbd_model_map);
+		else
+			log_warning_errno(r, "%s: KEYMAP=%s: cannot read %s (%m), using layout 'us'",
+					  vconsole, keymap, kbd_model_map);
 		return;
 	}
 	(void)options_set(o, "xkb-layout", "us", err, sizeof(err));

@@ -26,7 +26,18 @@
  * files were ignored (each one logged, and a summary if any). */
 unsigned config_load(struct options *o, const char *path);
 
-/* Sets o's keymap names (xkb-model, -layout, -variant, -options) from the
- * XKB* variables of vconsole if it sets any, else of default_keyboard, else
- * layout "us", and logs which. Either path may be NULL (not read). */
-void config_load_keyboard(struct options *o, const char *vconsole, const char *default_keyboard);
+/* Sets o's keymap names (xkb-model, -layout, -variant, -options), in this
+ * order, from: the XKB* variables of vconsole if it sets any; else those of
+ * default_keyboard; else vconsole's KEYMAP= (a kbd keymap name) mapped to
+ * XKB names through kbd_model_map as systemd-localed maps it (kbdmap.h), or
+ * layout "us" with a warning when the map has no such name; else layout
+ * "us". Logs which. Any path may be NULL (not read). */
+void config_load_keyboard(struct options *o, const char *vconsole, const char *default_keyboard,
+			  const char *kbd_model_map);
+
+/* Reads the shell-style assignments (NAME=value, NAME="value", as in the
+ * keyboard settings) of the n variables names[] in path: values[i] becomes
+ * the last value given to names[i] (allocated, replacing what was there;
+ * NULL for an empty one); others stay. Returns 0, -ENOENT for a missing file
+ * (not logged), or a negative errno (logged). */
+int config_read_vars(const char *path, const char *const *names, size_t n, char **values);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <xkbcommon/xkbcommon.h>
 
+#include "compose.h"
 #include "input.h"
 #include "keys.h"
 #include "log.h"
@@ -94,6 +95,7 @@ struct input {
 	struct xkb_context *ctx;
 	struct xkb_keymap *keymap;
 	struct xkb_state *state;
+	struct compose *compose; /* compose.h: dead keys and the Compose key */
 
 	sd_event_source *repeat_source;
 	uint32_t repeat_key; /* xkb keycode, 0 = none */
@@ -269,35 +271,73 @@ static void input_ctrl_alt_del(void)
 		log_warning_errno(errno, "Failed to signal process %u: %m", pid);
 }
 
-/* Acts on one key press (or repeat) of xkb keycode `key`. */
-static void input_dispatch_key(struct input *in, uint32_t key)
+/* A composed text (compose.h): each of its characters as a key of its own,
+ * the result's keysym on the first (xkb's for the character on the others),
+ * with the modifiers of the key that completed it. */
+static void input_send_text(struct input *in, const char *text, uint32_t keysym, unsigned mods)
+{
+	const unsigned char *p = (const unsigned char *)text;
+
+	while (*p && in->cb.key) {
+		unsigned len = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 1;
+		uint32_t cp = len == 1 ? *p : *p & (0x7f >> len);
+
+		for (unsigned i = 1; i < len; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return; /* xkbcommon checks its strings; cannot happen */
+			cp = cp << 6 | (p[i] & 0x3f);
+		}
+		p += len;
+		if (keysym == XKB_KEY_NoSymbol)
+			keysym = xkb_utf32_to_keysym(cp);
+		in->cb.key(keysym, cp < 128 ? cp : TSM_VTE_INVALID, mods, cp, in->userdata);
+		keysym = XKB_KEY_NoSymbol;
+	}
+}
+
+/* Acts on one key press (or repeat) of xkb keycode `key`. Returns whether the
+ * key may repeat: not when it went into a Compose sequence. */
+static bool input_dispatch_key(struct input *in, uint32_t key)
 {
 	xkb_keysym_t sym = xkb_state_key_get_one_sym(in->state, key);
 	unsigned mods = input_mods(in);
-	uint32_t unicode, ascii;
+	char text[COMPOSE_TEXT_MAX];
+	uint32_t unicode, ascii, composed;
 	unsigned vt;
 	int step;
 
 	if (sym == XKB_KEY_NoSymbol)
-		return;
+		return true;
 
+	/* consoled's own keys act whatever sequence is pending */
 	vt = input_vt_switch_target(sym, mods);
 	if (vt) {
 		if (in->cb.switch_vt)
 			in->cb.switch_vt(vt, in->userdata);
-		return;
+		return true;
 	}
 	if (input_zoom_key(sym, mods, &step) && in->cb.zoom && in->cb.zoom(step, in->userdata))
-		return;
+		return true;
 	if ((mods & TSM_SHIFT_MASK) && (sym == XKB_KEY_Prior || sym == XKB_KEY_Next)) {
 		if (in->cb.scroll_page)
 			in->cb.scroll_page(sym == XKB_KEY_Prior ? -1 : 1, in->userdata);
-		return;
+		return true;
 	}
 	if ((mods & (TSM_CONTROL_MASK | TSM_ALT_MASK)) == (TSM_CONTROL_MASK | TSM_ALT_MASK) &&
 	    (sym == XKB_KEY_Delete || sym == XKB_KEY_KP_Delete)) {
 		input_ctrl_alt_del();
-		return;
+		return true;
+	}
+
+	switch (compose_feed(in->compose, sym, text, &composed)) {
+	case COMPOSE_PASS:
+		break;
+	case COMPOSE_PENDING:
+	case COMPOSE_CANCELLED:
+		return false;
+	case COMPOSE_DONE:
+		input_send_text(in, text, composed, mods);
+		return false;
 	}
 
 	unicode = xkb_keysym_to_utf32(sym);
@@ -306,6 +346,7 @@ static void input_dispatch_key(struct input *in, uint32_t key)
 	ascii = sym < 128 ? sym : TSM_VTE_INVALID;
 	if (in->cb.key)
 		in->cb.key(sym, ascii, mods, unicode, in->userdata);
+	return true;
 }
 
 static int input_on_repeat(sd_event_source *s, uint64_t usec, void *userdata)
@@ -375,8 +416,10 @@ static void input_handle_key(struct input_device *d, unsigned code, int value)
 
 	if (value == 0)
 		return;
-	input_dispatch_key(in, key);
-	input_start_repeat(in, key);
+	if (input_dispatch_key(in, key))
+		input_start_repeat(in, key);
+	else if (in->repeat_key)
+		input_stop_repeat(in); /* a key held before does not type into a sequence */
 }
 
 /* Mouse and touch buttons (BTN_MISC up to the first KEY_ after them): never
@@ -776,6 +819,8 @@ static int input_on_device(sd_event_source *s, int fd, uint32_t revents, void *u
 				 "down back from the device",
 				 d->keyboard ? "Keyboard" : "Pointer", d->devnode,
 				 d->keyboard ? "keys" : "buttons");
+			/* a key of a pending sequence may be among the lost */
+			compose_reset(in->compose);
 			if (input_device_sync_keys(d) & XKB_STATE_LEDS)
 				input_write_leds(in);
 			if (d->pointer)
@@ -997,6 +1042,7 @@ static int input_setup_keymap(struct input *in)
 	in->state = xkb_state_new(in->keymap);
 	if (!in->state)
 		return log_error_errno(ENOMEM, "Failed to create the keyboard state: %m");
+	in->compose = compose_new(in->ctx, in->cfg.compose_file, &compose_system_files);
 	return 0;
 }
 
@@ -1077,6 +1123,7 @@ void input_free(struct input *in)
 	sd_event_source_unref(in->monitor_source);
 	udev_monitor_unref(in->monitor);
 	udev_unref(in->udev);
+	compose_free(in->compose);
 	xkb_state_unref(in->state);
 	xkb_keymap_unref(in->keymap);
 	xkb_context_unref(in->ctx);
@@ -1087,6 +1134,8 @@ void input_free(struct input *in)
 void input_set_active(struct input *in, bool active)
 {
 	in->active = active;
+	/* a sequence begun before the switch is not continued after it */
+	compose_reset(in->compose);
 	if (!active) {
 		input_stop_repeat(in);
 		return;

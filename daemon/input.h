@@ -63,6 +63,7 @@ struct input_config {
 	unsigned repeat_rate_hz; /* 0 = no repeat */
 	bool pointer;		 /* open pointer devices (--mouse=) */
 	double pointer_speed;	 /* relative motion factor (--mouse-speed=), > 0 */
+	const char *compose_file; /* --compose-file=; NULL = the locale's table (compose.h) */
 };
 
 enum input_pointer_kind { INPUT_POINTER_MOTION, INPUT_POINTER_BUTTON, INPUT_POINTER_WHEEL };

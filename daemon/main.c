@@ -1090,6 +1090,7 @@ static int manager_start(struct manager *m)
 	    .repeat_rate_hz = m->opts.repeat_rate_hz,
 	    .pointer = m->opts.mouse,
 	    .pointer_speed = m->opts.mouse_speed,
+	    .compose_file = m->opts.compose_file,
 	};
 	r = input_new(m->event, &ic,
 		      &(struct input_callbacks){manager_on_key, manager_on_switch_vt,

@@ -104,6 +104,7 @@ static const struct key {
      "expected a decimal number from 0.1 to 20"},
     {"word-chars", KEY_WORD_CHARS, FIELD(word_chars), 0, 0,
      "expected up to 64 characters (UTF-8, no controls)"},
+    {"compose-file", KEY_PATH, FIELD(compose_file), 0, 0, "expected a file name"},
 #undef FIELD
 };
 
@@ -111,6 +112,7 @@ const struct options_files options_system_files = {
     .config = "/etc/consoled/consoled.conf",
     .vconsole = "/etc/vconsole.conf",
     .default_keyboard = "/etc/default/keyboard",
+    .kbd_model_map = "/usr/share/systemd/kbd-model-map",
 };
 
 void options_help(FILE *f)
@@ -145,7 +147,8 @@ void options_help(FILE *f)
 	      "                          96 (default: 0)\n"
 	      "      --xkb-model=M --xkb-layout=L --xkb-variant=V --xkb-options=O\n"
 	      "                          keymap (default: /etc/vconsole.conf, else\n"
-	      "                          /etc/default/keyboard, else layout us)\n"
+	      "                          /etc/default/keyboard, else vconsole.conf's\n"
+	      "                          KEYMAP= converted, else layout us)\n"
 	      "      --xkb-repeat-delay=MS  key repeat delay (default: 250)\n"
 	      "      --xkb-repeat-rate=HZ   key repeat rate, 0 = off (default: 30)\n"
 	      "      --sb-size=LINES     scrollback lines, at most 100000 (default: 1000)\n"
@@ -161,6 +164,7 @@ void options_help(FILE *f)
 	      "                          (default: 1)\n"
 	      "      --word-chars=CHARS  characters a double-click selects as part of a word\n"
 	      "                          besides letters and digits (default: -_./~:@+%)\n"
+	      "      --compose-file=FILE Compose sequences (default: the locale's table)\n"
 	      "      --verbose           debug messages\n"
 	      "  -h, --help              show this help\n"
 	      "      --version           show the version\n"
@@ -424,6 +428,7 @@ void options_fini(struct options *o)
 	free(o->font_name);
 	free(o->backend);
 	free(o->word_chars);
+	free(o->compose_file);
 	free(o->xkb_model);
 	free(o->xkb_layout);
 	free(o->xkb_variant);
@@ -553,7 +558,8 @@ int options_parse(int argc, char **argv, const struct options_files *files, stru
 		options_set_login(&o, argv + optind, (size_t)(argc - optind));
 	if (files && o.action == OPTIONS_RUN && !o.xkb_model && !o.xkb_layout && !o.xkb_variant &&
 	    !o.xkb_options)
-		config_load_keyboard(&o, files->vconsole, files->default_keyboard);
+		config_load_keyboard(&o, files->vconsole, files->default_keyboard,
+				     files->kbd_model_map);
 
 	if (!o.login_argv)
 		options_set_login(&o, (char *[]){"/bin/login", "-p"}, 2);

@@ -62,6 +62,7 @@ struct options {
 	bool mouse;	    /* pointer devices are used */
 	double mouse_speed; /* relative motion factor, OPTIONS_MOUSE_SPEED_MIN..MAX */
 	char *word_chars;   /* selection.h; NULL = SELECTION_WORD_CHARS_DEFAULT */
+	char *compose_file; /* compose.h; NULL = the locale's Compose table */
 };
 
 #define OPTIONS_MOUSE_SPEED_MIN 0.1
@@ -76,10 +77,11 @@ struct options_files {
 	const char *config;	      /* key=value lines; drop-ins: config + ".d", *.conf files */
 	const char *vconsole;	      /* systemd's vconsole.conf (XKBLAYOUT=...) */
 	const char *default_keyboard; /* Debian's /etc/default/keyboard, same syntax */
+	const char *kbd_model_map;    /* systemd's KEYMAP= -> XKB table (kbdmap.h) */
 };
 
-/* What the daemon reads: /etc/consoled/consoled.conf, /etc/vconsole.conf and
- * /etc/default/keyboard. */
+/* What the daemon reads: /etc/consoled/consoled.conf, /etc/vconsole.conf,
+ * /etc/default/keyboard and /usr/share/systemd/kbd-model-map. */
 extern const struct options_files options_system_files;
 
 /* Returns 0, or -EINVAL after printing a command line problem to stderr.

@@ -198,6 +198,7 @@ static void check_options(const struct options *o)
 	check_string("backend", o->backend, true);
 	check_string("font-file", o->font_file, true);
 	check_string("font-name", o->font_name, true);
+	check_string("compose-file", o->compose_file, true);
 	/* The keymap may come from a quoted shell word: blanks allowed. */
 	check_string("xkb-model", o->xkb_model, false);
 	check_string("xkb-layout", o->xkb_layout, false);
@@ -225,7 +226,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct options zero;
 	char keyboard[224];
-	struct options_files files = {.config = conf, .vconsole = conf};
+	struct options_files files = {.config = conf,
+				      .vconsole = conf,
+				      .kbd_model_map = "/usr/share/systemd/kbd-model-map"};
 	char *argv[] = {(char *)"consoled", (char *)"--font-size=14", NULL};
 	struct options o;
 

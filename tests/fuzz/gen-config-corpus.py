@@ -36,6 +36,7 @@ keys = {
     "stats": None,
     "backend": ["auto", "none", "cirrus"],
     "verbose": None,
+    "compose-file": ["/etc/consoled/Compose", ""],
 }
 bools = ["yes", "no", "true", "false", "on", "off", "1", "0"]
 
@@ -124,6 +125,7 @@ seeds["keyboard-in-dropin"] = (
     b"term=linux\n---\n# /etc/default/keyboard\nXKBMODEL=\"pc105\"\nXKBLAYOUT=\"fr\"\n"
     b'XKBVARIANT="oss"\nXKBOPTIONS=""\nBACKSPACE="guess"\n'
 )
+seeds["vconsole-keymap"] = b"KEYMAP=de-latin1\nFONT=eurlatgr\n---\nKEYMAP=no-such-map\n"
 seeds["xkb-in-config-and-vconsole"] = b"xkb-variant=dvorak\nXKBLAYOUT=us\n"
 
 os.makedirs(out, exist_ok=True)

@@ -18,7 +18,9 @@
 
 static char tmpdir[64];
 static char conf_path[128], vconsole_path[128], keyboard_path[128];
-static const struct options_files files = {conf_path, vconsole_path, keyboard_path};
+/* systemd's real table: what localed uses on the same machine */
+#define KBD_MODEL_MAP "/usr/share/systemd/kbd-model-map"
+static const struct options_files files = {conf_path, vconsole_path, keyboard_path, KBD_MODEL_MAP};
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -193,6 +195,7 @@ static void test_every_key(void)
 	    {"stats", NULL},
 	    {"backend", "none"},
 	    {"verbose", NULL},
+	    {"compose-file", "/etc/consoled/Compose"},
 	};
 	char text[2048] = "login=/bin/sh -l\n", args[ELEMENTSOF(settings)][128];
 	const char *argv[ELEMENTSOF(settings) + 4];
@@ -246,6 +249,7 @@ static void test_every_key(void)
 		CHECK(o->stats);
 		check_str(o->backend, "none");
 		CHECK(o->verbose);
+		check_str(o->compose_file, "/etc/consoled/Compose");
 		CHECK(o->action == OPTIONS_RUN);
 		options_fini(o);
 	}
@@ -571,6 +575,94 @@ static void test_keyboard(void)
 	tmp_cleanup();
 }
 
+/* vconsole.conf's KEYMAP= without XKB* anywhere: systemd's table, as
+ * systemd-localed converts it. */
+static void test_console_keymap(void)
+{
+	struct options o;
+	const char *log;
+
+	tmp_setup();
+	write_file("vconsole.conf", "KEYMAP=de-latin1\nFONT=Lat2-Terminus16\n");
+	log = parse_logged(&o);
+	check_keymap(&o, "pc105", "de", NULL, "terminate:ctrl_alt_bksp");
+	CHECK(logged_at(log, "Keymap from ", vconsole_path));
+	CHECK(strstr(log, ": KEYMAP=de-latin1: model 'pc105' layout 'de' variant ''") != NULL);
+	options_fini(&o);
+
+	/* a variant, quoted; a name the table lists after a longer one */
+	write_file("vconsole.conf", "KEYMAP=\"de-latin1-nodeadkeys\"\n");
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	check_keymap(&o, "pc105", "de", "nodeadkeys", "terminate:ctrl_alt_bksp");
+	options_fini(&o);
+	write_file("vconsole.conf", "KEYMAP=uk\n");
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	check_str(o.xkb_layout, "gb");
+	options_fini(&o);
+	write_file("vconsole.conf", "KEYMAP=fr\n");
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	check_str(o.xkb_layout, "fr");
+	options_fini(&o);
+	/* "dvorak" is listed twice: the first line wins, as in localed */
+	write_file("vconsole.conf", "KEYMAP=dvorak\n");
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	check_keymap(&o, "pc105", "us", "dvorak", "terminate:ctrl_alt_bksp");
+	options_fini(&o);
+
+	/* unknown: us and a warning naming the name and the table */
+	write_file("vconsole.conf", "KEYMAP=no-such-keymap\n");
+	log = parse_logged(&o);
+	check_keymap(&o, NULL, "us", NULL, NULL);
+	CHECK(logged_at(log, vconsole_path,
+			": KEYMAP=no-such-keymap has no XKB layout in " KBD_MODEL_MAP
+			", using layout 'us'"));
+	options_fini(&o);
+	/* a comment line is no keymap name */
+	write_file("vconsole.conf", "KEYMAP=#\n");
+	log = parse_logged(&o);
+	check_keymap(&o, NULL, "us", NULL, NULL);
+	options_fini(&o);
+
+	/* no table: us and a warning */
+	{
+		const struct options_files nomap = {conf_path, vconsole_path, keyboard_path,
+						    "/nonexistent/kbd-model-map"};
+
+		write_file("vconsole.conf", "KEYMAP=de-latin1\n");
+		capture_begin();
+		CHECK(parse_with(&o, &nomap, (const char *const[]){NULL}) == 0);
+		log = capture_end();
+		check_keymap(&o, NULL, "us", NULL, NULL);
+		CHECK(strstr(log, "KEYMAP=de-latin1: cannot read /nonexistent/kbd-model-map (No "
+				  "such file or directory), using layout 'us'") != NULL);
+		options_fini(&o);
+	}
+
+	/* The order: XKB* of /etc/default/keyboard come before KEYMAP= */
+	write_file("keyboard", "XKBLAYOUT=\"fr\"\n");
+	log = parse_logged(&o);
+	check_keymap(&o, NULL, "fr", NULL, NULL);
+	CHECK(logged_at(log, "Keymap from ", keyboard_path));
+	options_fini(&o);
+	/* and XKB* of vconsole.conf before both */
+	write_file("vconsole.conf", "KEYMAP=de-latin1\nXKBLAYOUT=it\n");
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	check_keymap(&o, NULL, "it", NULL, NULL);
+	options_fini(&o);
+	/* KEYMAP= of /etc/default/keyboard is none of systemd's: not read */
+	unlink(vconsole_path);
+	write_file("keyboard", "KEYMAP=de-latin1\n");
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	check_keymap(&o, NULL, "us", NULL, NULL);
+	options_fini(&o);
+	/* a keymap option anywhere: no system settings at all */
+	write_file("vconsole.conf", "KEYMAP=de-latin1\n");
+	CHECK(parse(&o, (const char *const[]){"--xkb-layout=ch", NULL}) == 0);
+	check_keymap(&o, NULL, "ch", NULL, NULL);
+	options_fini(&o);
+	tmp_cleanup();
+}
+
 int main(void)
 {
 	RUN(test_every_key);
@@ -581,5 +673,6 @@ int main(void)
 	RUN(test_missing_and_unreadable);
 	RUN(test_login);
 	RUN(test_keyboard);
+	RUN(test_console_keymap);
 	return TESTS_RESULT();
 }

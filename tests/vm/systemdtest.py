@@ -159,6 +159,9 @@ next one runs):
                goes back to text mode, so fb0's mode proves less: the
                fallback's log line is checked for it).  Then consoled again.
 
+  compose, keymap  Dead keys, the Compose key and KEYMAP= of vconsole.conf
+               (issue 16): see kbdchecks.py.
+
   weston       The last check (it leaves the guest on the DRM driver):
                consoled@tty1 stopped, fbcon unbound, cirrusfb replaced by
                the DRM cirrus driver, logind restarted (it would not hand
@@ -187,6 +190,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import initramfs  # noqa: E402
+import kbdchecks  # noqa: E402
 import kernel as kernel_mod  # noqa: E402
 import rootfs  # noqa: E402
 import screen  # noqa: E402
@@ -1852,6 +1856,10 @@ CHECKS = ["fbdev", "units", "security", "sandbox", "plugin", "login", "session",
           "logind-control", "share"] + \
     PROGRAM_CHECKS + ["config", "kill", "stop", "hotplug", "helper-refuses"] + \
     RESTORE_CHECKS + ["no-helper", "no-fb", "fb-wait", "giveup", "weston"]
+# Issue 16's keyboard checks (kbdchecks.py: compose, keymap), before weston.
+CHECKS[-1:-1] = kbdchecks.CHECKS
+for _name in kbdchecks.CHECKS:
+    setattr(Runner, "check_" + _name, getattr(kbdchecks, "check_" + _name))
 
 
 def main():

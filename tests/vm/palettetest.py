@@ -10,7 +10,8 @@ the cirrus guest (8 bpp pseudocolour) and the bochs guest (32 bpp).
            (the key's colour), 46 (the file's colour 6), 44 (blue), 100
            (base03), reverse video (the default foreground, Solarized's
            base0 #839496), 48;5;196 (cube red) and 48;5;16 (cube black, whose
-           8 bpp slot the default background took: still black). tests/vm/fbcmap
+           8 bpp slot the default background took: there the nearest remaining
+           entry, grey 232 #080808, as Solarized has no black). tests/vm/fbcmap
            reads what the device shows at the middle of each cell and in the
            right margin: the pixel from video memory and, at 8 bpp, the
            colour map entry it indexes (FBIOGETCMAP): every colour must be
@@ -45,6 +46,8 @@ CELLS = [
     ("SGR 48;5;196 (cube red)", "48;5;196", 0xff0000),
     ("SGR 48;5;16 (cube black)", "48;5;16", 0x000000),
 ]
+# At 8 bpp cube 16's colour map entry holds the default background.
+CUBE_BLACK_8BPP = 0x080808
 
 
 def guest_elves(consoled):
@@ -73,7 +76,8 @@ class PaletteChecks:
         """(what, x, y, colour): the middle of every other cell of row 1, and
         a pixel of the right margin (if any) and of row 3's last cell."""
         pts = [(what, (2 * i) * self.cell_w + self.cell_w // 2, self.cell_h + self.cell_h // 2,
-                colour) for i, (what, _, colour) in enumerate(CELLS)]
+                CUBE_BLACK_8BPP if sgr == "48;5;16" and self.r.vm_bpp == 8 else colour)
+               for i, (what, sgr, colour) in enumerate(CELLS)]
         xres, yres = self.r.vm_xres, self.r.vm_yres
         cols = xres // self.cell_w
         pts.append(("the last cell of row 3", (cols - 1) * self.cell_w + 1, 3 * self.cell_h + 1,

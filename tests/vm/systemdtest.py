@@ -1131,6 +1131,33 @@ class Runner(vmtest.Runner):
         if self.prompt_colours(decoded) != {7}:
             self.fail("without the drop-in the prompt is not in the Linux console's white")
 
+    def check_colorfgbg(self):
+        """palette= and colour keys in consoled.conf: the login prompt is drawn
+        in the configured default colours, and consoled-session gives login
+        the COLORFGBG they make (consoled.conf(5), COLOURS)."""
+        self.restart_with(["palette=solarized-light", "foreground=#102030", "color3=#123456"])
+        self.wait_unit(UNIT, "running", lambda p: p["ActiveState"] == "active", timeout=10)
+        # entry 0: the foreground of its own, 1: Solarized's base3 (colour 15)
+        decoded = self.wait_prompt("no login prompt with the palette",
+                                   palette=[(0x10, 0x20, 0x30), (0xfd, 0xf6, 0xe3)])
+        row, col = decoded.find(PROMPT)
+        if self.prompt_colours(decoded) != {0} or decoded.bg[row][col] != 1:
+            self.fail("the prompt is not #102030 on #fdf6e3: colours %r on %r"
+                      % (self.prompt_colours(decoded), decoded.bg[row][col]))
+        deadline = time.monotonic() + 10
+        while True:
+            pids = self.sh("pgrep -x login || true").split()
+            if len(pids) == 1 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        env = self.sh("tr '\\0' '\\n' < /proc/%s/environ" % pids[0]).split("\n")
+        # the nearest of the 16 to #102030 is base03 (8); the background is 15
+        if "COLORFGBG=8;15" not in env:
+            self.fail("login at the prompt got %r, expected COLORFGBG=8;15"
+                      % [e for e in env if e.startswith("COLORFGBG")])
+        self.restart_with(None)
+        self.wait_prompt("no login prompt without the drop-in")
+
     def check_kill(self):
         self.vm.send_text(USER + "\n")
         self.wait_text(FONT, lambda s: "Password:" in s, "no password prompt")
@@ -1850,7 +1877,7 @@ RESTORE_CHECKS = ["restore-segv", "restore-kill", "restore-watchdog", "restore-r
                   "restore-logout", "restore-corrupt"]
 CHECKS = ["fbdev", "units", "security", "sandbox", "plugin", "login", "session",
           "logind-control", "share"] + \
-    PROGRAM_CHECKS + ["config", "kill", "stop", "hotplug", "helper-refuses"] + \
+    PROGRAM_CHECKS + ["config", "colorfgbg", "kill", "stop", "hotplug", "helper-refuses"] + \
     RESTORE_CHECKS + ["no-helper", "no-fb", "fb-wait", "giveup", "weston"]
 
 

@@ -5,57 +5,55 @@
 #include "palette.h"
 
 struct named_palette {
-	struct rgb colors[16];
+	uint32_t colors[16]; /* 0xrrggbb */
 	unsigned fg, bg;
 };
-
-#define RGB(v) {(uint8_t)((v) >> 16), (uint8_t)((v) >> 8 & 0xff), (uint8_t)((v)&0xff)}
-
-/* The 16 colours of Solarized (ethanschoonover.com/solarized, its
- * Xresources): base02, red, green, yellow, blue, magenta, cyan, base2,
- * base03, orange, base01, base00, base0, violet, base1, base3. */
-#define SOLARIZED                                                                                  \
-	{RGB(0x073642), RGB(0xdc322f), RGB(0x859900), RGB(0xb58900),                               \
-	 RGB(0x268bd2), RGB(0xd33682), RGB(0x2aa198), RGB(0xeee8d5),                               \
-	 RGB(0x002b36), RGB(0xcb4b16), RGB(0x586e75), RGB(0x657b83),                               \
-	 RGB(0x839496), RGB(0x6c71c4), RGB(0x93a1a1), RGB(0xfdf6e3)}
 
 static const struct named_palette named[] = {
     /* The VGA's text mode colours (the DAC values of the IBM VGA BIOS),
      * which the kernel console also uses unless vt.default_* say
      * otherwise. */
-    [PALETTE_VGA] = {{RGB(0x000000), RGB(0xaa0000), RGB(0x00aa00), RGB(0xaa5500),
-		      RGB(0x0000aa), RGB(0xaa00aa), RGB(0x00aaaa), RGB(0xaaaaaa),
-		      RGB(0x555555), RGB(0xff5555), RGB(0x55ff55), RGB(0xffff55),
-		      RGB(0x5555ff), RGB(0xff55ff), RGB(0x55ffff), RGB(0xffffff)},
+    [PALETTE_VGA] = {{0x000000, 0xaa0000, 0x00aa00, 0xaa5500, 0x0000aa, 0xaa00aa, 0x00aaaa,
+		      0xaaaaaa, 0x555555, 0xff5555, 0x55ff55, 0xffff55, 0x5555ff, 0xff55ff,
+		      0x55ffff, 0xffffff},
 		     7,
 		     0},
     /* GNOME Terminal's Tango palette; its "Tango dark" scheme is colour 7
      * on colour 0. */
-    [PALETTE_TANGO] = {{RGB(0x2e3436), RGB(0xcc0000), RGB(0x4e9a06), RGB(0xc4a000),
-			RGB(0x3465a4), RGB(0x75507b), RGB(0x06989a), RGB(0xd3d7cf),
-			RGB(0x555753), RGB(0xef2929), RGB(0x8ae234), RGB(0xfce94f),
-			RGB(0x729fcf), RGB(0xad7fa8), RGB(0x34e2e2), RGB(0xeeeeec)},
+    [PALETTE_TANGO] = {{0x2e3436, 0xcc0000, 0x4e9a06, 0xc4a000, 0x3465a4, 0x75507b, 0x06989a,
+			0xd3d7cf, 0x555753, 0xef2929, 0x8ae234, 0xfce94f, 0x729fcf, 0xad7fa8,
+			0x34e2e2, 0xeeeeec},
 		       7,
 		       0},
-    /* dark: base0 on base03 */
-    [PALETTE_SOLARIZED] = {SOLARIZED, 12, 8},
-    /* light: base00 on base3 */
-    [PALETTE_SOLARIZED_LIGHT] = {SOLARIZED, 11, 15},
+    /* Solarized (ethanschoonover.com/solarized, its Xresources): base02,
+     * red, green, yellow, blue, magenta, cyan, base2, base03, orange,
+     * base01, base00, base0, violet, base1, base3; dark is base0 on
+     * base03, light base00 on base3. */
+    [PALETTE_SOLARIZED] = {{0x073642, 0xdc322f, 0x859900, 0xb58900, 0x268bd2, 0xd33682, 0x2aa198,
+			    0xeee8d5, 0x002b36, 0xcb4b16, 0x586e75, 0x657b83, 0x839496, 0x6c71c4,
+			    0x93a1a1, 0xfdf6e3},
+			   12,
+			   8},
+    [PALETTE_SOLARIZED_LIGHT] = {{0x073642, 0xdc322f, 0x859900, 0xb58900, 0x268bd2, 0xd33682,
+				  0x2aa198, 0xeee8d5, 0x002b36, 0xcb4b16, 0x586e75, 0x657b83,
+				  0x839496, 0x6c71c4, 0x93a1a1, 0xfdf6e3},
+				 11,
+				 15},
 };
+
+static struct rgb rgb_from_u32(uint32_t v)
+{
+	return (struct rgb){(uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+}
 
 void palette_named(struct palette *p, enum palette_kind kind)
 {
 	const struct named_palette *n = &named[kind];
 
-	memcpy(p->colors, n->colors, sizeof(n->colors));
+	for (unsigned i = 0; i < 16; i++)
+		p->colors[i] = rgb_from_u32(n->colors[i]);
 	p->fg = n->fg;
 	p->bg = n->bg;
-}
-
-static struct rgb rgb_from_u32(uint32_t v)
-{
-	return (struct rgb){(uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
 }
 
 void palette_set_colors(struct palette *p, const uint32_t colors[OPTIONS_N_COLORS], uint32_t set)

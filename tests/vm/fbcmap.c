@@ -68,7 +68,8 @@ int main(int argc, char **argv)
 		}
 		off = (off_t)(y + var.yoffset) * fix.line_length + (off_t)(x + var.xoffset) * bytes;
 		if (pread(fd, px, bytes, off) != (ssize_t)bytes) {
-			fprintf(stderr, "fbcmap: read at %lld: %s\n", (long long)off, strerror(errno));
+			fprintf(stderr, "fbcmap: read at %lld: %s\n", (long long)off,
+				strerror(errno));
 			return 1;
 		}
 		for (unsigned b = 0; b < bytes; b++)

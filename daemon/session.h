@@ -47,8 +47,8 @@
 
 struct session_env_config {
 	const char *term;
-	unsigned vt;	/* XDG_VTNR for the session; 0 = not set */
-	bool truecolor; /* COLORTERM=truecolor (15 bpp and deeper) */
+	unsigned vt;	       /* XDG_VTNR for the session; 0 = not set */
+	bool truecolor;	       /* COLORTERM=truecolor (15 bpp and deeper) */
 	const char *colorfgbg; /* "F;B" (palette_colorfgbg()); NULL = "7;0" */
 };
 

@@ -263,9 +263,14 @@ static void term_set_tsm_palette(struct term *t, const struct palette *p)
 	int r;
 
 	for (unsigned i = 0; i < TSM_COLOR_NUM; i++) {
-		struct rgb c = p->colors[i == TSM_COLOR_FOREGROUND	 ? p->fg
-					 : i == TSM_COLOR_BACKGROUND ? p->bg
-								     : i];
+		unsigned e = i;
+		struct rgb c;
+
+		if (i == TSM_COLOR_FOREGROUND)
+			e = p->fg;
+		else if (i == TSM_COLOR_BACKGROUND)
+			e = p->bg;
+		c = p->colors[e];
 
 		tp[i][0] = c.r;
 		tp[i][1] = c.g;

@@ -520,8 +520,8 @@ static int cell_shows_rgb(struct fake *f, unsigned cx, unsigned cy, uint32_t ch,
 			uint32_t got = pixel_rgb(f, cx * 8 + x, cy * 16 + y);
 
 			if (got != want) {
-				fprintf(stderr, "cell %u,%u pixel %u,%u: #%06x != #%06x\n", cx,
-					cy, x, y, got, want);
+				fprintf(stderr, "cell %u,%u pixel %u,%u: #%06x != #%06x\n", cx, cy,
+					x, y, got, want);
 				return 0;
 			}
 		}

@@ -1135,7 +1135,11 @@ class Runner(vmtest.Runner):
         """palette= and colour keys in consoled.conf: the login prompt is drawn
         in the configured default colours, and consoled-session gives login
         the COLORFGBG they make (consoled.conf(5), COLOURS)."""
-        self.restart_with(["palette=solarized-light", "foreground=#102030", "color3=#123456"])
+        # stop and start, not restart: a restart keeps the session (and its
+        # login, with the environment it had) for the new consoled
+        self.sh("mkdir -p %s && printf '%%s\\n' palette=solarized-light foreground=#102030"
+                " color3=#123456 > %s" % (os.path.dirname(DROPIN), DROPIN))
+        self.sh("systemctl stop %s && systemctl start %s" % (UNIT, UNIT), timeout=90)
         self.wait_unit(UNIT, "running", lambda p: p["ActiveState"] == "active", timeout=10)
         # entry 0: the foreground of its own, 1: Solarized's base3 (colour 15)
         decoded = self.wait_prompt("no login prompt with the palette",
@@ -1155,7 +1159,8 @@ class Runner(vmtest.Runner):
         if "COLORFGBG=8;15" not in env:
             self.fail("login at the prompt got %r, expected COLORFGBG=8;15"
                       % [e for e in env if e.startswith("COLORFGBG")])
-        self.restart_with(None)
+        self.sh("rm -f %s && systemctl stop %s && systemctl start %s" % (DROPIN, UNIT, UNIT),
+                timeout=90)
         self.wait_prompt("no login prompt without the drop-in")
 
     def check_kill(self):

@@ -89,6 +89,11 @@ next one runs):
                restart the journal has the error (priority err) with
                file:line, consoled runs, and the prompt is drawn in xterm's
                white; without the drop-in, the Linux console's again.
+  colorfgbg    A drop-in sets palette=solarized-light, foreground=#102030
+               and color3=; after a stop and start the login prompt is
+               #102030 on Solarized's base3, and the login that
+               consoled-session started has COLORFGBG=8;15 (the nearest of
+               the 16 to #102030, and base3); without the drop-in, back.
   kill         kill -9 of consoled at login's password prompt: systemd
                restarts it, the half-typed login is back (session restore)
                and keys work (the password completes the login).

@@ -141,12 +141,10 @@ static void fbdev_build_cmap(struct fbdev *fb, const struct palette *palette)
 	cmap_init(&fb->cmap, fb->cmap_data, len);
 	if (fb->format.indexed) {
 		/* 16-bit values as fbcon computes them: (v << 8) | v. */
-		for (unsigned i = 0; i < 256; i++) {
-			unsigned slot = palette_cmap_slot(i);
-
-			fb->cmap_data[0][slot] = (uint16_t)(palette->colors[i].r * 0x101);
-			fb->cmap_data[1][slot] = (uint16_t)(palette->colors[i].g * 0x101);
-			fb->cmap_data[2][slot] = (uint16_t)(palette->colors[i].b * 0x101);
+		for (unsigned slot = 0; slot < 256; slot++) {
+			fb->cmap_data[0][slot] = (uint16_t)(palette->cmap[slot].r * 0x101);
+			fb->cmap_data[1][slot] = (uint16_t)(palette->cmap[slot].g * 0x101);
+			fb->cmap_data[2][slot] = (uint16_t)(palette->cmap[slot].b * 0x101);
 		}
 	} else {
 		/* Directcolour: a linear ramp makes it behave as truecolour. */

@@ -32,6 +32,7 @@
 #include "log.h"
 #include "mouse.h"
 #include "options.h"
+#include "palette.h"
 #include "pixel.h"
 #include "render.h"
 #include "restore.h"
@@ -944,6 +945,7 @@ static int manager_start(struct manager *m)
 
 	if (palette_init(&m->palette, m->opts.palette, "/sys/module/vt/parameters"))
 		log_debug("Console colours from /sys/module/vt/parameters");
+	palette_set_colors(&m->palette, m->opts.colors, m->opts.colors_set);
 
 	/* The driver may come after us at boot: wait for it (bounded). */
 	r = fbwait_open(m->opts.fbdev, m->opts.fb_wait, &m->palette, &m->fb);

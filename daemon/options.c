@@ -59,6 +59,7 @@ enum key_type {
 	KEY_LOGIN,	/* login_argv, split on whitespace */
 	KEY_FACTOR,	/* double, a decimal number in [OPTIONS_MOUSE_SPEED_MIN, _MAX] */
 	KEY_WORD_CHARS, /* char *, UTF-8 without controls, at most 64 characters */
+	KEY_COLOR,	/* uint32_t 0xrrggbb from "#rrggbb"; min: its bit in colors_set */
 };
 
 /* Every setting, once: its name on the command line and in the files, where
@@ -79,7 +80,8 @@ static const struct key {
     {"term", KEY_NAME, FIELD(term), 0, 0, "expected a terminal name"},
     {"session-socket", KEY_PATH, FIELD(session_socket), 0, 0, "expected a socket path"},
     {"session-restore", KEY_BOOL, FIELD(session_restore), 0, 0, NULL},
-    {"palette", KEY_PALETTE, FIELD(palette), 0, 0, "expected linux or xterm"},
+    {"palette", KEY_PALETTE, FIELD(palette), 0, 0,
+     "expected linux, xterm, vga, tango, solarized or solarized-light"},
     {"blank", KEY_UINT, FIELD(blank_sec), 0, BLANK_MAX_SEC, NULL},
     {"font-file", KEY_STRING, FIELD(font_file), 0, 0, NULL},
     {"font-name", KEY_STRING, FIELD(font_name), 0, 0, NULL},
@@ -105,6 +107,26 @@ static const struct key {
     {"word-chars", KEY_WORD_CHARS, FIELD(word_chars), 0, 0,
      "expected up to 64 characters (UTF-8, no controls)"},
     {"compose-file", KEY_PATH, FIELD(compose_file), 0, 0, "expected a file name"},
+    {"color0", KEY_COLOR, FIELD(colors[0]), 0, 0, "expected #rrggbb"},
+    {"color1", KEY_COLOR, FIELD(colors[1]), 1, 0, "expected #rrggbb"},
+    {"color2", KEY_COLOR, FIELD(colors[2]), 2, 0, "expected #rrggbb"},
+    {"color3", KEY_COLOR, FIELD(colors[3]), 3, 0, "expected #rrggbb"},
+    {"color4", KEY_COLOR, FIELD(colors[4]), 4, 0, "expected #rrggbb"},
+    {"color5", KEY_COLOR, FIELD(colors[5]), 5, 0, "expected #rrggbb"},
+    {"color6", KEY_COLOR, FIELD(colors[6]), 6, 0, "expected #rrggbb"},
+    {"color7", KEY_COLOR, FIELD(colors[7]), 7, 0, "expected #rrggbb"},
+    {"color8", KEY_COLOR, FIELD(colors[8]), 8, 0, "expected #rrggbb"},
+    {"color9", KEY_COLOR, FIELD(colors[9]), 9, 0, "expected #rrggbb"},
+    {"color10", KEY_COLOR, FIELD(colors[10]), 10, 0, "expected #rrggbb"},
+    {"color11", KEY_COLOR, FIELD(colors[11]), 11, 0, "expected #rrggbb"},
+    {"color12", KEY_COLOR, FIELD(colors[12]), 12, 0, "expected #rrggbb"},
+    {"color13", KEY_COLOR, FIELD(colors[13]), 13, 0, "expected #rrggbb"},
+    {"color14", KEY_COLOR, FIELD(colors[14]), 14, 0, "expected #rrggbb"},
+    {"color15", KEY_COLOR, FIELD(colors[15]), 15, 0, "expected #rrggbb"},
+    {"foreground", KEY_COLOR, FIELD(colors[OPTIONS_COLOR_FOREGROUND]), OPTIONS_COLOR_FOREGROUND, 0,
+     "expected #rrggbb"},
+    {"background", KEY_COLOR, FIELD(colors[OPTIONS_COLOR_BACKGROUND]), OPTIONS_COLOR_BACKGROUND, 0,
+     "expected #rrggbb"},
 #undef FIELD
 };
 
@@ -135,7 +157,8 @@ void options_help(FILE *f)
 	      "                          listening there, not as consoled's children\n"
 	      "      --session-restore=yes|no  keep the session and the screen over a\n"
 	      "                          crash or restart under systemd (default: yes)\n"
-	      "      --palette=linux|xterm  the 16 colours (default: linux)\n"
+	      "      --palette=NAME      the 16 colours and the default ones: linux, xterm,\n"
+	      "                          vga, tango, solarized, solarized-light (default: linux)\n"
 	      "      --blank=SECONDS     blank the screen after that long without input,\n"
 	      "                          0 = never (default: the kernel's consoleblank=)\n"
 	      "      --font-file=FILE    PSF1/PSF2 font (may be gzip'ed) or TTF/OTF font\n"
@@ -165,6 +188,8 @@ void options_help(FILE *f)
 	      "      --word-chars=CHARS  characters a double-click selects as part of a word\n"
 	      "                          besides letters and digits (default: -_./~:@+%)\n"
 	      "      --compose-file=FILE Compose sequences (default: the locale's table)\n"
+	      "      --color0=#rrggbb ... --color15=#rrggbb  one of the 16 colours\n"
+	      "      --foreground=#rrggbb --background=#rrggbb  the default colours\n"
 	      "      --verbose           debug messages\n"
 	      "  -h, --help              show this help\n"
 	      "      --version           show the version\n"
@@ -196,6 +221,47 @@ static int parse_factor(const char *s, double min, double max, double *ret)
 			v += (*s - '0') * (scale /= 10);
 	if (!digits || *s != '\0' || v < min || v > max)
 		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int palette_kind_from_string(const char *s)
+{
+	static const char *const names[] = {
+	    [PALETTE_LINUX] = "linux",
+	    [PALETTE_XTERM] = "xterm",
+	    [PALETTE_VGA] = "vga",
+	    [PALETTE_TANGO] = "tango",
+	    [PALETTE_SOLARIZED] = "solarized",
+	    [PALETTE_SOLARIZED_LIGHT] = "solarized-light",
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++)
+		if (strcmp(s, names[i]) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
+int options_parse_color(const char *s, uint32_t *ret)
+{
+	uint32_t v = 0;
+
+	if (s[0] != '#' || strlen(s) != 7)
+		return -EINVAL;
+	for (unsigned i = 1; i < 7; i++) {
+		char c = s[i];
+		unsigned d;
+
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			d = (unsigned)(c - 'A' + 10);
+		else
+			return -EINVAL;
+		v = v << 4 | d;
+	}
 	*ret = v;
 	return 0;
 }
@@ -340,12 +406,10 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 		*(unsigned *)field = u;
 		return 0;
 	case KEY_PALETTE:
-		if (strcmp(value, "linux") == 0)
-			*(enum palette_kind *)field = PALETTE_LINUX;
-		else if (strcmp(value, "xterm") == 0)
-			*(enum palette_kind *)field = PALETTE_XTERM;
-		else
+		m = palette_kind_from_string(value);
+		if (m < 0)
 			goto invalid;
+		*(enum palette_kind *)field = (enum palette_kind)m;
 		return 0;
 	case KEY_SCROLL_MODE:
 		m = scroll_mode_from_string(value);
@@ -373,6 +437,15 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 		free(*(char **)field);
 		*(char **)field = xstrdup(value);
 		return 0;
+	case KEY_COLOR: {
+		uint32_t rgb;
+
+		if (options_parse_color(value, &rgb) < 0)
+			goto invalid;
+		*(uint32_t *)field = rgb;
+		o->colors_set |= UINT32_C(1) << k->min;
+		return 0;
+	}
 	}
 
 invalid:

@@ -20,12 +20,23 @@
  * unit-tested directly.
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 enum palette_kind {
 	PALETTE_LINUX, /* the kernel console's 16 colours (vt.default_{red,grn,blu}) */
 	PALETTE_XTERM, /* xterm's 16 colours */
+	/* named palettes with fixed colours (palette.h) */
+	PALETTE_VGA,		 /* the VGA text mode's, whatever vt.default_* say */
+	PALETTE_TANGO,		 /* GNOME Terminal's Tango */
+	PALETTE_SOLARIZED,	 /* Solarized, dark */
+	PALETTE_SOLARIZED_LIGHT, /* Solarized, light */
 };
+
+/* The colour keys: color0..color15, then foreground and background. */
+#define OPTIONS_COLOR_FOREGROUND 16
+#define OPTIONS_COLOR_BACKGROUND 17
+#define OPTIONS_N_COLORS 18
 
 enum options_action {
 	OPTIONS_RUN,
@@ -63,6 +74,10 @@ struct options {
 	double mouse_speed; /* relative motion factor, OPTIONS_MOUSE_SPEED_MIN..MAX */
 	char *word_chars;   /* selection.h; NULL = SELECTION_WORD_CHARS_DEFAULT */
 	char *compose_file; /* compose.h; NULL = the locale's Compose table */
+	/* color0..color15, foreground, background (OPTIONS_COLOR_*) as
+	 * 0xrrggbb; bit i of colors_set says colors[i] was given. */
+	uint32_t colors[OPTIONS_N_COLORS];
+	uint32_t colors_set;
 };
 
 #define OPTIONS_MOUSE_SPEED_MIN 0.1
@@ -106,3 +121,9 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 
 /* Accepts "N", "ttyN" and "/dev/ttyN" with 1 <= N <= 63. */
 int options_parse_vt(const char *s, unsigned *ret);
+
+/* The palette called s (--palette=), as an enum palette_kind, or -EINVAL. */
+int palette_kind_from_string(const char *s);
+
+/* "#rrggbb" (hex digits in either case) as 0xrrggbb, or -EINVAL. */
+int options_parse_color(const char *s, uint32_t *ret);

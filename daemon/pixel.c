@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "palette.h"
 #include "pixel.h"
 #include "util/util.h"
 
@@ -80,13 +81,16 @@ bool palette_init(struct palette *p, enum palette_kind kind, const char *sysfs_d
 {
 	bool from_sysfs = false;
 
+	p->fg = 7;
+	p->bg = 0;
 	if (kind == PALETTE_XTERM)
 		memcpy(p->colors, palette_xterm_default, sizeof(palette_xterm_default));
-	else {
+	else if (kind == PALETTE_LINUX) {
 		memcpy(p->colors, palette_linux_default, sizeof(palette_linux_default));
 		if (sysfs_dir)
 			from_sysfs = palette_load_sysfs(p->colors, sysfs_dir);
-	}
+	} else
+		palette_named(p, kind);
 
 	for (unsigned i = 16; i < 232; i++) {
 		unsigned c = i - 16;
@@ -97,6 +101,9 @@ bool palette_init(struct palette *p, enum palette_kind kind, const char *sysfs_d
 		uint8_t g = (uint8_t)(8 + (i - 232) * 10);
 		p->colors[i] = (struct rgb){g, g, g};
 	}
+	p->colors[PALETTE_FG] = p->colors[p->fg];
+	p->colors[PALETTE_BG] = p->colors[p->bg];
+	palette_update_cmap(p);
 	return from_sysfs;
 }
 
@@ -237,8 +244,9 @@ unsigned palette_cmap_slot(unsigned index)
 
 uint32_t pixel_from_index(const struct pixel_format *pf, const struct palette *p, unsigned index)
 {
-	index &= 0xff;
+	if (index >= PALETTE_ENTRIES)
+		index = p->bg;
 	if (pf->indexed)
-		return palette_cmap_slot(index);
+		return p->slot[index];
 	return pixel_pack_rgb(pf, p->colors[index]);
 }

@@ -322,12 +322,13 @@ struct colour {
 	struct rgb rgb;
 };
 
-static struct colour colour_of(int code, uint8_t r, uint8_t g, uint8_t b)
+static struct colour colour_of(const struct palette *palette, int code, uint8_t r, uint8_t g,
+			       uint8_t b)
 {
 	if (code == TSM_COLOR_FOREGROUND)
-		return (struct colour){.idx = 7};
+		return (struct colour){.idx = (int)palette->fg};
 	if (code == TSM_COLOR_BACKGROUND)
-		return (struct colour){.idx = 0};
+		return (struct colour){.idx = (int)palette->bg};
 	if (code >= 0)
 		return (struct colour){.idx = code};
 	return (struct colour){.idx = -1, .rgb = {r, g, b}};
@@ -335,14 +336,14 @@ static struct colour colour_of(int code, uint8_t r, uint8_t g, uint8_t b)
 
 static struct rgb colour_rgb(const struct palette *palette, struct colour c)
 {
-	return c.idx >= 0 ? palette->colors[c.idx & 0xff] : c.rgb;
+	return c.idx >= 0 && c.idx < PALETTE_ENTRIES ? palette->colors[c.idx] : c.rgb;
 }
 
 static uint32_t colour_pixel(const struct pixel_format *pf, const struct palette *palette,
 			     struct colour c)
 {
 	if (c.idx >= 0)
-		return pixel_from_index(pf, palette, (unsigned)c.idx & 0xff);
+		return pixel_from_index(pf, palette, (unsigned)c.idx);
 	if (pf->indexed)
 		return pixel_from_index(pf, palette, palette_nearest(palette, c.rgb));
 	return pixel_pack_rgb(pf, c.rgb);
@@ -352,8 +353,8 @@ void render_resolve_colors(const struct pixel_format *pf, const struct palette *
 			   const struct tsm_screen_attr *attr, bool dim, bool bitmap,
 			   uint32_t *ret_fg, uint32_t *ret_bg)
 {
-	struct colour fg = colour_of(attr->fccode, attr->fr, attr->fg, attr->fb);
-	struct colour bg = colour_of(attr->bccode, attr->br, attr->bg, attr->bb);
+	struct colour fg = colour_of(palette, attr->fccode, attr->fr, attr->fg, attr->fb);
+	struct colour bg = colour_of(palette, attr->bccode, attr->br, attr->bg, attr->bb);
 
 	/* fbcon (vt.c build_attr) shows these as colours, in this order of
 	 * precedence, in place of the foreground; a scalable font draws
@@ -535,7 +536,7 @@ static void render_clear_margins(struct render *r, unsigned top, unsigned bottom
 {
 	unsigned fh = r->cell_h;
 	unsigned tw = r->cols * r->cell_w, th = r->rows * fh;
-	uint32_t bg = pixel_from_index(&r->fb->format, r->palette, 0);
+	uint32_t bg = pixel_from_index(&r->fb->format, r->palette, r->palette->bg);
 
 	fill_rect(r, tw, top * fh, r->fb->var.xres - tw, (bottom - top) * fh, bg, c);
 	if (bottom_strip)
@@ -756,7 +757,7 @@ void render_wipe_vram(struct render *r)
 {
 	struct fbdev *fb = r->fb;
 	struct backend *b = r->scroller ? scroller_backend(r->scroller) : NULL;
-	uint32_t bg = pixel_from_index(&fb->format, r->palette, 0);
+	uint32_t bg = pixel_from_index(&fb->format, r->palette, r->palette->bg);
 	unsigned bpp = fb->format.bytes_per_pixel;
 	size_t line = fb->line_length, done;
 

@@ -16,15 +16,17 @@
  * scrolling stay cell by cell.
  *
  * Colours follow the kernel console where it and xterm agree: the default
- * colours are palette 7 on 0, bold brightens colours 0-7 (also the default
- * foreground), reverse swaps foreground and background. Blink is fbcon's: the
- * background's intensity flips (0-15). With a bitmap (PSF) font the other
- * attributes are fbcon's colours too (vt.c build_attr): italic, else
- * underline, else dim replace the foreground with colours 2, 6 and 8
- * (vt.italic=, vt.underline= and the half-bright colour at their defaults);
- * a scalable font draws italic and underline and dims by mixing the
- * foreground halfway to the background. Strikethrough is a line with either
- * (fbcon has none). Dim and strikethrough come from stand-ins (cluster.h).
+ * colours are the palette's (palette.h: 7 on 0 unless the palette or
+ * foreground=/background= say otherwise), bold brightens colours 0-7 (also
+ * the default foreground when it is colour 7), reverse swaps foreground and
+ * background. Blink is fbcon's: the background's intensity flips (0-15).
+ * With a bitmap (PSF) font the other attributes are fbcon's colours too
+ * (vt.c build_attr): italic, else underline, else dim replace the foreground
+ * with colours 2, 6 and 8 (vt.italic=, vt.underline= and the half-bright
+ * colour at their defaults); a scalable font draws italic and underline and
+ * dims by mixing the foreground halfway to the background. Strikethrough is
+ * a line with either (fbcon has none). Dim and strikethrough come from
+ * stand-ins (cluster.h).
  */
 #include <libtsm.h>
 #include <stdbool.h>

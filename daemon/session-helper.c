@@ -35,6 +35,7 @@
 
 #include "log.h"
 #include "options.h"
+#include "palette.h"
 #include "session.h"
 #include "util/util.h"
 
@@ -202,6 +203,9 @@ int main(int argc, char **argv)
 	struct options o = {};
 	struct session_msg req;
 	struct session_env_config ec;
+	struct palette palette;
+	char colorfgbg[16];
+	unsigned fg, bg;
 	sigset_t mask;
 	unsigned vt;
 	int fd = STDIN_FILENO, tty = -1, pidfd, status, r;
@@ -222,10 +226,14 @@ int main(int argc, char **argv)
 		return 1;
 	if (read_config(&o) < 0)
 		return 1;
+	palette_from_options(&palette, &o, "/sys/module/vt/parameters");
+	palette_colorfgbg(&palette, &fg, &bg);
+	snprintf(colorfgbg, sizeof(colorfgbg), "%u;%u", fg, bg);
 	ec = (struct session_env_config){
 	    .term = o.term,
 	    .vt = vt,
 	    .truecolor = req.flags & SESSION_FLAG_TRUECOLOR,
+	    .colorfgbg = colorfgbg,
 	};
 
 	/* SIGCHLD goes to the signalfd; the child resets its mask. */

@@ -58,9 +58,9 @@ size_t session_env(const struct session_env_config *c, char *const *parent_env, 
 	 * 8 bpp they take the nearest colour map entry, so do not promise them. */
 	if (c->truecolor)
 		ADD("COLORTERM=truecolor");
-	/* The default colours, palette 7 on 0 (render.h): what vim and others
-	 * read to choose their colours for a dark background. */
-	ADD("COLORFGBG=7;0");
+	/* The default colours as entries of the 16 (palette.h): what vim and
+	 * others read to choose their colours for a dark or light background. */
+	ADD("COLORFGBG=%s", c->colorfgbg ? c->colorfgbg : "7;0");
 	ADD("PATH=%s", SESSION_PATH);
 	/* pam_systemd registers a local seat session from these. */
 	if (c->vt) {

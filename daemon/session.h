@@ -47,13 +47,14 @@
 
 struct session_env_config {
 	const char *term;
-	unsigned vt;	/* XDG_VTNR for the session; 0 = not set */
-	bool truecolor; /* COLORTERM=truecolor (15 bpp and deeper) */
+	unsigned vt;	       /* XDG_VTNR for the session; 0 = not set */
+	bool truecolor;	       /* COLORTERM=truecolor (15 bpp and deeper) */
+	const char *colorfgbg; /* "F;B" (palette_colorfgbg()); NULL = "7;0" */
 };
 
 /* Fills ret (max entries, NULL-terminated; the strings live in scratch) with
  * the session's environment: TERM, COLORTERM=truecolor when c->truecolor,
- * COLORFGBG=7;0 (the default colours), PATH, XDG_SEAT=seat0 and XDG_VTNR
+ * COLORFGBG (the default colours, c->colorfgbg), PATH, XDG_SEAT=seat0 and XDG_VTNR
  * when c->vt, and the LANG, LANGUAGE, LC_* and TZ entries of parent_env;
  * nothing else. Returns the count.
  * Async-signal-safe enough for a forked child (no allocation). */

@@ -1122,7 +1122,7 @@ static void stream_osc(struct stream *s, bool bel)
 		if (len != 1 || f[0] != '?' || k > 11)
 			continue;
 		snprintf(what, sizeof(what), "%d", k);
-		stream_reply_colour(s, what, pal->colors[k == 10 ? 7 : 0], bel);
+		stream_reply_colour(s, what, pal->colors[k == 10 ? pal->fg : pal->bg], bel);
 	}
 }
 

@@ -19,6 +19,7 @@
 #include "cluster.h"
 #include "keys.h"
 #include "log.h"
+#include "palette.h"
 #include "session.h"
 #include "snapshot.h"
 #include "stream.h"
@@ -253,12 +254,50 @@ static int term_on_child(sd_event_source *s, const siginfo_t *si, void *userdata
 	return 0;
 }
 
+/* libtsm keeps rgb values beside the colour codes of its attributes: made
+ * consoled's, so that nothing it derives from them disagrees with the screen.
+ * libtsm erases its screen on a palette change: done before any output. */
+static void term_set_tsm_palette(struct term *t, const struct palette *p)
+{
+	uint8_t tp[TSM_COLOR_NUM][3];
+	int r;
+
+	for (unsigned i = 0; i < TSM_COLOR_NUM; i++) {
+		unsigned e = i;
+		struct rgb c;
+
+		if (i == TSM_COLOR_FOREGROUND)
+			e = p->fg;
+		else if (i == TSM_COLOR_BACKGROUND)
+			e = p->bg;
+		c = p->colors[e];
+
+		tp[i][0] = c.r;
+		tp[i][1] = c.g;
+		tp[i][2] = c.b;
+	}
+	r = tsm_vte_set_custom_palette(t->vte, tp);
+	if (r >= 0)
+		r = tsm_vte_set_palette(t->vte, "custom");
+	if (r < 0)
+		log_warning_errno(r, "Failed to give libtsm the palette: %m, ignoring.");
+}
+
 /* Runs in the forked child; never returns. */
 static void term_exec_child(const char *slave_name, const struct term_config *cfg)
 {
 	struct session_env_config c = {
 	    .term = cfg->term, .vt = cfg->vt, .truecolor = cfg->truecolor};
+	char colorfgbg[16];
 	int fd;
+
+	if (cfg->palette) {
+		unsigned fg, bg;
+
+		palette_colorfgbg(cfg->palette, &fg, &bg);
+		snprintf(colorfgbg, sizeof(colorfgbg), "%u;%u", fg, bg);
+		c.colorfgbg = colorfgbg;
+	}
 
 	fd = open(slave_name, O_RDWR | O_NOCTTY);
 	if (fd < 0)
@@ -586,6 +625,8 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 		log_error_errno(r, "Failed to create the terminal emulator: %m");
 		goto fail;
 	}
+	if (cfg->palette)
+		term_set_tsm_palette(t, cfg->palette);
 	t->stream = stream_new(&(struct stream_config){
 	    .vte = t->vte,
 	    .screen = t->screen,

@@ -182,8 +182,14 @@ static void check_options(const struct options *o)
 	check_uint("xkb-repeat-delay", o->repeat_delay_ms);
 	check_uint("xkb-repeat-rate", o->repeat_rate_hz);
 	check_uint("sb-size", o->sb_size);
-	if (o->palette != PALETTE_LINUX && o->palette != PALETTE_XTERM)
+	if (o->palette > PALETTE_SOLARIZED_LIGHT)
 		__builtin_trap();
+	/* a colour key's value is 24 bits, and a colour not given stays 0 */
+	if (o->colors_set >> OPTIONS_N_COLORS)
+		__builtin_trap();
+	for (unsigned i = 0; i < OPTIONS_N_COLORS; i++)
+		if (o->colors[i] > 0xffffff || (!(o->colors_set & (1u << i)) && o->colors[i]))
+			__builtin_trap();
 	if (o->scroll_mode < 0 || o->scroll_mode >= _SCROLL_MODE_MAX ||
 	    options_set(&scratch, "scroll-mode", scroll_mode_to_string(o->scroll_mode), err,
 			sizeof(err)) < 0 ||

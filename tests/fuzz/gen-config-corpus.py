@@ -65,7 +65,7 @@ seeds["every-key-empty"] = ("\n".join(k + "=" for k in keys) + "\n").encode()
 seeds["bad-values"] = (
     b"vt=0\nvt=64\nvt=tty\nvt=/dev/ttyS0\nvt=3x\nvt=-1\n"
     b"switchvt=maybe\nno-calibrate=2\nfbdev=\nterm=\nterm=a/b\nbackend=../evil\n"
-    b"palette=solarized\nscroll-mode=fast\nlogin=\nlogin= \t \n"
+    b"palette=solarised\nscroll-mode=fast\nlogin=\nlogin= \t \n"
     b"font-size=0\nfont-size=501\nfont-dpi=2401\nxkb-repeat-delay=0\n"
     b"xkb-repeat-delay=10001\nxkb-repeat-rate=1001\nsb-size=100001\n"
 )
@@ -127,6 +127,18 @@ seeds["keyboard-in-dropin"] = (
 )
 seeds["vconsole-keymap"] = b"KEYMAP=de-latin1\nFONT=eurlatgr\n---\nKEYMAP=no-such-map\n"
 seeds["xkb-in-config-and-vconsole"] = b"xkb-variant=dvorak\nXKBLAYOUT=us\n"
+# palettes and colour keys (consoled.conf(5), COLOURS)
+seeds["colors"] = (
+    b"palette=solarized\npalette=solarized-light\npalette=vga\npalette=tango\n"
+    + b"".join(b"color%d=#%02x%02X%02x\n" % (i, i * 16, 255 - i, i) for i in range(16))
+    + b"foreground=#839496\nbackground=#002B36\n---\ncolor7 = #ffffff \nbackground=#000000\n"
+)
+seeds["colors-bad"] = (
+    b"color0=#12345\ncolor1=#1234567\ncolor2=123456\ncolor3=#12345g\ncolor4=\ncolor5\n"
+    b"color16=#000000\ncolor-1=#000000\ncolor01=#000000\nforeground=red\n"
+    b"background=# 12345\nbackground=#\nforeground=#+12345\npalette=Solarized\n"
+    b"palette=solarized-dark\ncolor6=#0x1234\n"
+)
 
 os.makedirs(out, exist_ok=True)
 for name, data in sorted(seeds.items()):

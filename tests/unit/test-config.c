@@ -663,6 +663,48 @@ static void test_console_keymap(void)
 	tmp_cleanup();
 }
 
+/* Palettes and colour keys in the files: a bad value is logged and ignored,
+ * the other colours apply, and the command line wins. */
+static void test_colors(void)
+{
+	struct options o;
+	const char *log;
+
+	tmp_setup();
+	write_file("consoled.conf", "palette=solarized\n"
+				    "color1=#DC322F\n"
+				    "color2=green\n"
+				    "color3=#12345\n"
+				    "foreground=#fdf6e3\n"
+				    "background=\n"
+				    "color16=#000000\n"
+				    "palette=solarised\n");
+	make_dir("consoled.conf.d");
+	write_file("consoled.conf.d/50-colors.conf", "color4=#000080\nbackground=#000000\n");
+	log = parse_logged(&o);
+	CHECK(logged_at(log, conf_path, ":3: color2: invalid value 'green': expected #rrggbb"));
+	CHECK(logged_at(log, conf_path, ":4: color3: invalid value '#12345': expected #rrggbb"));
+	CHECK(logged_at(log, conf_path, ":6: background: invalid value '': expected #rrggbb"));
+	CHECK(logged_at(log, conf_path, ":7: unknown key 'color16'"));
+	CHECK(logged_at(log, conf_path, ":8: palette: invalid value 'solarised'"));
+	CHECK(o.palette == PALETTE_SOLARIZED);
+	CHECK_EQ_U(o.colors_set, 1u << 1 | 1u << 4 | 1u << OPTIONS_COLOR_FOREGROUND |
+				     1u << OPTIONS_COLOR_BACKGROUND);
+	CHECK_EQ_U(o.colors[1], 0xdc322f);
+	CHECK_EQ_U(o.colors[2], 0);
+	CHECK_EQ_U(o.colors[4], 0x000080);
+	CHECK_EQ_U(o.colors[OPTIONS_COLOR_FOREGROUND], 0xfdf6e3);
+	CHECK_EQ_U(o.colors[OPTIONS_COLOR_BACKGROUND], 0);
+	options_fini(&o);
+
+	CHECK(parse(&o, (const char *const[]){"--color4=#0000ff", "--palette=tango", NULL}) == 0);
+	CHECK_EQ_U(o.colors[4], 0x0000ff);
+	CHECK_EQ_U(o.colors[1], 0xdc322f);
+	CHECK(o.palette == PALETTE_TANGO);
+	options_fini(&o);
+	tmp_cleanup();
+}
+
 int main(void)
 {
 	RUN(test_every_key);
@@ -674,5 +716,6 @@ int main(void)
 	RUN(test_login);
 	RUN(test_keyboard);
 	RUN(test_console_keymap);
+	RUN(test_colors);
 	return TESTS_RESULT();
 }

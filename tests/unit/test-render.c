@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../daemon/cluster.h"
+#include "../../daemon/palette.h"
 #include "../../daemon/render.h"
 #include "../../daemon/stream.h"
 #include "../../fonts/font.h"
@@ -494,6 +495,76 @@ static void test_shadow_equals_redraw(void)
 	fake_fini(&b);
 }
 
+/* What a pixel shows: through the colour map at 8 bpp, as it is at 32. */
+static uint32_t pixel_rgb(struct fake *f, unsigned x, unsigned y)
+{
+	uint32_t v = pixel_at(f, x, y);
+	struct rgb c;
+
+	if (!f->fb.format.indexed)
+		return v;
+	c = f->palette.cmap[v & 0xff];
+	return (uint32_t)c.r << 16 | (uint32_t)c.g << 8 | c.b;
+}
+
+/* Checks that cell (cx, cy) shows the glyph for ch in the colours fg on bg
+ * (0xrrggbb). */
+static int cell_shows_rgb(struct fake *f, unsigned cx, unsigned cy, uint32_t ch, uint32_t fg,
+			  uint32_t bg)
+{
+	const uint8_t *g = font_glyph(f->font, font_lookup(f->font, ch));
+
+	for (unsigned y = 0; y < 16; y++)
+		for (unsigned x = 0; x < 8; x++) {
+			uint32_t want = g[y] & (0x80 >> x) ? fg : bg;
+			uint32_t got = pixel_rgb(f, cx * 8 + x, cy * 16 + y);
+
+			if (got != want) {
+				fprintf(stderr, "cell %u,%u pixel %u,%u: #%06x != #%06x\n", cx, cy,
+					x, y, got, want);
+				return 0;
+			}
+		}
+	return 1;
+}
+
+/* A named palette with colour keys over it, at 8 and 32 bpp: SGR colours,
+ * the default colours (the background one of its own: at 8 bpp in cube 16's
+ * slot) and the margins show exactly the configured colours. */
+static void test_palette_pixels(void)
+{
+	static const unsigned depths[] = {8, 32};
+
+	for (unsigned d = 0; d < 2; d++) {
+		struct options o = {.palette = PALETTE_SOLARIZED};
+		struct fake f;
+
+		o.colors[2] = 0x123456;
+		o.colors[OPTIONS_COLOR_BACKGROUND] = 0x102030;
+		o.colors_set = 1u << 2 | 1u << OPTIONS_COLOR_BACKGROUND;
+		fake_init(&f, depths[d], 164, 100, 12);
+		palette_from_options(&f.palette, &o, NULL);
+		tsm_screen_set_flags(f.screen, TSM_SCREEN_HIDE_CURSOR);
+		feed(&f, "A\033[31mB\033[32mC\033[0;44mD\033[0;7mE\033[0;38;5;231mF"
+			 "\033[0;38;5;196mG\033[0m");
+		render_frame(f.render, f.screen);
+		CHECK(cell_shows_rgb(&f, 0, 0, 'A', 0x839496, 0x102030)); /* base0 */
+		CHECK(cell_shows_rgb(&f, 1, 0, 'B', 0xdc322f, 0x102030)); /* red */
+		CHECK(cell_shows_rgb(&f, 2, 0, 'C', 0x123456, 0x102030)); /* color2= */
+		CHECK(cell_shows_rgb(&f, 3, 0, 'D', 0x839496, 0x268bd2)); /* blue */
+		CHECK(cell_shows_rgb(&f, 4, 0, 'E', 0x102030, 0x839496)); /* reverse */
+		CHECK(cell_shows_rgb(&f, 5, 0, 'F', 0xffffff, 0x102030)); /* cube white */
+		CHECK(cell_shows_rgb(&f, 6, 0, 'G', 0xff0000, 0x102030));
+		CHECK(cell_shows_rgb(&f, 7, 0, ' ', 0x839496, 0x102030));
+		/* margins in the default background */
+		CHECK_EQ_U(pixel_rgb(&f, 163, 5), 0x102030);
+		CHECK_EQ_U(pixel_rgb(&f, 5, 99), 0x102030);
+		if (f.fb.format.indexed)
+			CHECK_EQ_U(pixel_at(&f, 5, 99), PALETTE_BG_SLOT);
+		fake_fini(&f);
+	}
+}
+
 int main(void)
 {
 	RUN(test_colors_8bpp);
@@ -505,5 +576,6 @@ int main(void)
 	RUN(test_relayout);
 	RUN(test_attributes_psf);
 	RUN(test_resolve_scalable);
+	RUN(test_palette_pixels);
 	return TESTS_RESULT();
 }

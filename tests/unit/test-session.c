@@ -212,6 +212,13 @@ static void test_env_daemon(void)
 	CHECK(env_has(env, "COLORFGBG=7;0"));
 	CHECK(env_has(env, "PATH=" SESSION_PATH));
 
+	/* the palette's default colours (palette_colorfgbg()) */
+	cfg.colorfgbg = "12;8";
+	n = session_env(&cfg, (char *[]){NULL}, env, ELEMENTSOF(env), scratch, sizeof(scratch));
+	CHECK_EQ_U(n, 3);
+	CHECK(env_has(env, "COLORFGBG=12;8"));
+	cfg.colorfgbg = NULL;
+
 	/* Bounded by the array and the scratch space, always terminated. */
 	n = session_env(&cfg, daemon_env, env, 2, scratch, sizeof(scratch));
 	CHECK_EQ_U(n, 1);

@@ -195,6 +195,22 @@ static void test_osc(void)
 	CHECK(strcmp(f.replies, "\033]10;rgb:e5e5/e5e5/e5e5\007\033]4;1;rgb:cdcd/0000/0000\007") ==
 	      0);
 	fake_term_fini(&f);
+	/* the default colours of a named palette, and of their own */
+	palette_init(&xterm, PALETTE_SOLARIZED, NULL);
+	xterm.colors[PALETTE_FG] = (struct rgb){0x12, 0x34, 0x56};
+	xterm.fg = PALETTE_FG;
+	fake_term_init(&f, 20, 6);
+	stream_free(f.stream);
+	f.stream = stream_new(&(struct stream_config){.vte = f.vte,
+						      .screen = f.screen,
+						      .table = f.table,
+						      .palette = &xterm,
+						      .reply = fake_reply,
+						      .userdata = &f});
+	fake_feed(&f, "\033]10;?;?\007");
+	CHECK(strcmp(f.replies, "\033]10;rgb:1212/3434/5656\007\033]11;rgb:0000/2b2b/3636\007") ==
+	      0);
+	fake_term_fini(&f);
 }
 
 /* ---- what libtsm would misread ---------------------------------------------- */

@@ -89,6 +89,11 @@ next one runs):
                restart the journal has the error (priority err) with
                file:line, consoled runs, and the prompt is drawn in xterm's
                white; without the drop-in, the Linux console's again.
+  colorfgbg    A drop-in sets palette=solarized-light, foreground=#102030
+               and color3=; after a stop and start the login prompt is
+               #102030 on Solarized's base3, and the login that
+               consoled-session started has COLORFGBG=8;15 (the nearest of
+               the 16 to #102030, and base3); without the drop-in, back.
   kill         kill -9 of consoled at login's password prompt: systemd
                restarts it, the half-typed login is back (session restore)
                and keys work (the password completes the login).
@@ -1135,6 +1140,38 @@ class Runner(vmtest.Runner):
         if self.prompt_colours(decoded) != {7}:
             self.fail("without the drop-in the prompt is not in the Linux console's white")
 
+    def check_colorfgbg(self):
+        """palette= and colour keys in consoled.conf: the login prompt is drawn
+        in the configured default colours, and consoled-session gives login
+        the COLORFGBG they make (consoled.conf(5), COLOURS)."""
+        # stop and start, not restart: a restart keeps the session (and its
+        # login, with the environment it had) for the new consoled
+        self.sh("mkdir -p %s && printf '%%s\\n' palette=solarized-light foreground=#102030"
+                " color3=#123456 > %s" % (os.path.dirname(DROPIN), DROPIN))
+        self.sh("systemctl stop %s && systemctl start %s" % (UNIT, UNIT), timeout=90)
+        self.wait_unit(UNIT, "running", lambda p: p["ActiveState"] == "active", timeout=10)
+        # entry 0: the foreground of its own, 1: Solarized's base3 (colour 15)
+        decoded = self.wait_prompt("no login prompt with the palette",
+                                   palette=[(0x10, 0x20, 0x30), (0xfd, 0xf6, 0xe3)])
+        row, col = decoded.find(PROMPT)
+        if self.prompt_colours(decoded) != {0} or decoded.bg[row][col] != 1:
+            self.fail("the prompt is not #102030 on #fdf6e3: colours %r on %r"
+                      % (self.prompt_colours(decoded), decoded.bg[row][col]))
+        deadline = time.monotonic() + 10
+        while True:
+            pids = self.sh("pgrep -x login || true").split()
+            if len(pids) == 1 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        env = self.sh("tr '\\0' '\\n' < /proc/%s/environ" % pids[0]).split("\n")
+        # the nearest of the 16 to #102030 is base03 (8); the background is 15
+        if "COLORFGBG=8;15" not in env:
+            self.fail("login at the prompt got %r, expected COLORFGBG=8;15"
+                      % [e for e in env if e.startswith("COLORFGBG")])
+        self.sh("rm -f %s && systemctl stop %s && systemctl start %s" % (DROPIN, UNIT, UNIT),
+                timeout=90)
+        self.wait_prompt("no login prompt without the drop-in")
+
     def check_kill(self):
         self.vm.send_text(USER + "\n")
         self.wait_text(FONT, lambda s: "Password:" in s, "no password prompt")
@@ -1854,7 +1891,7 @@ RESTORE_CHECKS = ["restore-segv", "restore-kill", "restore-watchdog", "restore-r
                   "restore-logout", "restore-corrupt"]
 CHECKS = ["fbdev", "units", "security", "sandbox", "plugin", "login", "session",
           "logind-control", "share"] + \
-    PROGRAM_CHECKS + ["config", "kill", "stop", "hotplug", "helper-refuses"] + \
+    PROGRAM_CHECKS + ["config", "colorfgbg", "kill", "stop", "hotplug", "helper-refuses"] + \
     RESTORE_CHECKS + ["no-helper", "no-fb", "fb-wait", "giveup", "weston"]
 # Issue 16's keyboard checks (kbdchecks.py: compose, keymap), before weston.
 CHECKS[-1:-1] = kbdchecks.CHECKS

@@ -104,6 +104,7 @@ static const struct key {
      "expected a decimal number from 0.1 to 20"},
     {"word-chars", KEY_WORD_CHARS, FIELD(word_chars), 0, 0,
      "expected up to 64 characters (UTF-8, no controls)"},
+    {"vcs", KEY_BOOL, FIELD(vcs), 0, 0, NULL},
 #undef FIELD
 };
 
@@ -161,6 +162,8 @@ void options_help(FILE *f)
 	      "                          (default: 1)\n"
 	      "      --word-chars=CHARS  characters a double-click selects as part of a word\n"
 	      "                          besides letters and digits (default: -_./~:@+%)\n"
+	      "      --vcs=yes|no        mirror the text and cursor into the VT's screen\n"
+	      "                          buffer for braille displays (default: yes)\n"
 	      "      --verbose           debug messages\n"
 	      "  -h, --help              show this help\n"
 	      "      --version           show the version\n"
@@ -412,6 +415,7 @@ static void options_init(struct options *o, enum options_action action)
 	    .blank_sec = OPTIONS_BLANK_KERNEL,
 	    .mouse = true,
 	    .mouse_speed = 1.0,
+	    .vcs = true,
 	};
 }
 

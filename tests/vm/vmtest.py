@@ -182,6 +182,7 @@ import selecttest  # noqa: E402
 import screen  # noqa: E402
 import terminfocaps  # noqa: E402
 import terminfokeys  # noqa: E402
+import vcstest  # noqa: E402
 import vmlib  # noqa: E402
 
 FONT_DIR = "/usr/share/consolefonts"
@@ -2135,6 +2136,8 @@ def main():
             checks += selecttest.SHOT_CHECKS
         if args.card in mousetest.CARDS:
             checks += mousetest.CHECKS
+        if args.card in vcstest.CARDS:
+            checks += vcstest.CHECKS
     if args.only:
         checks = [c for c in args.only.split(",") if c]
 
@@ -2224,6 +2227,8 @@ def main():
         if args.card in mousetest.CARDS:
             mc = mousetest.MouseChecks(r, oracle_text, load_font, KEYBOARD_FONT)
             simple.update({n: mc.guarded(f) for n, f in mc.checks.items()})
+        if args.card in vcstest.CARDS:
+            simple.update(vcstest.VcsChecks(r, KEYBOARD_FONT).checks)
         for name in checks:
             if name in simple:
                 r.check(name, simple[name])

@@ -1841,6 +1841,49 @@ class Runner(vmtest.Runner):
         self.wait_prompt("no login prompt after the logout", lambda s: "WESTON" not in s)
 
 
+    def vcsu_lines(self):
+        """/dev/vcsu1 as text lines (trailing blanks cut) and vcsa1's header."""
+        head = [int(v) for v in self.sh("head -c 4 /dev/vcsa1 | od -An -tu1").split()]
+        # run-length coded in the guest: the serial line is slow
+        rle = self.sh("od -An -tx4 -v /dev/vcsu1 | tr -s ' ' '\\n' | grep . | uniq -c").split()
+        cells = []
+        for n, v in zip(rle[0::2], rle[1::2]):
+            cells += [int(v, 16)] * int(n)
+        cols = head[1]
+        text = "".join(chr(c) if 0x20 <= c < 0x110000 else "?" for c in cells)
+        return [text[i:i + cols].rstrip() for i in range(0, len(text), cols)], head
+
+    def check_vcs(self):
+        """Issue 16 item 6 inside consoled@tty1's sandbox: while a user is
+        logged in, /dev/vcsu1 holds the screen's text (é included) and
+        vcsa1's cursor is after the prompt; after the logout none of it is
+        left."""
+        self.wait_prompt("no login prompt before logging in")
+        self.login("echo VCS-$((6*7))", "VCS-42")
+        self.vm.send_text("printf 'VCS-\\303\\251-%s\\n' $((6*7))\n")
+        deadline = time.monotonic() + 20
+        while True:
+            lines, head = self.vcsu_lines()
+            last = max((i for i, l in enumerate(lines) if l), default=-1)
+            if "VCS-\u00e9-42" in lines and last >= 0 and lines[last] == SHELL_PROMPT and \
+                    head[2:] == [len(SHELL_PROMPT) + 1, last]:
+                break
+            if time.monotonic() > deadline:
+                self.fail("/dev/vcsu1 does not show the session (cursor %r, expected after the"
+                          " prompt on the last line):\n%s" % (head[2:], "\n".join(lines)))
+            time.sleep(0.5)
+        self.vm.send_text("exit\n")
+        self.wait_prompt("no login prompt after the logout", lambda s: "VCS" not in s)
+        deadline = time.monotonic() + 10
+        while any("VCS" in l or SHELL_PROMPT in l for l in self.vcsu_lines()[0]):
+            if time.monotonic() > deadline:
+                self.fail("after the logout /dev/vcsu1 still shows:\n"
+                          + "\n".join(self.vcsu_lines()[0]))
+            time.sleep(0.5)
+        if PROMPT not in [l.rstrip() for l in self.vcsu_lines()[0]]:
+            self.fail("the login prompt is not in /dev/vcsu1:\n" + "\n".join(self.vcsu_lines()[0]))
+
+
 # The real programs (issue 12), in one login of the test user.
 PROGRAM_CHECKS = ["vim", "less", "tmux", "mc", "htop", "nano", "dialog", "htop-c", "nano-c",
                   "dialog-c"]
@@ -1852,6 +1895,8 @@ CHECKS = ["fbdev", "units", "security", "sandbox", "plugin", "login", "session",
           "logind-control", "share"] + \
     PROGRAM_CHECKS + ["config", "kill", "stop", "hotplug", "helper-refuses"] + \
     RESTORE_CHECKS + ["no-helper", "no-fb", "fb-wait", "giveup", "weston"]
+# the mirror into the VT's buffer (issue 16 item 6); weston stays last
+CHECKS.insert(CHECKS.index("weston"), "vcs")
 
 
 def main():

@@ -847,9 +847,9 @@ static void manager_log_stats(struct manager *m)
 	if (m->vcs) {
 		const struct vcs_stats *vs = vcs_get_stats(m->vcs);
 
-		log_info("stats: vcs writes=%llu bytes=%llu failed=%llu",
+		log_info("stats: vcs writes=%llu bytes=%llu failed=%llu usec=%llu",
 			 (unsigned long long)vs->writes, (unsigned long long)vs->bytes,
-			 (unsigned long long)vs->failed);
+			 (unsigned long long)vs->failed, (unsigned long long)vs->usec);
 	}
 }
 

@@ -16,6 +16,7 @@
 #include "vcs.h"
 
 #define VCS_INTERVAL_USEC ((uint64_t)VCS_INTERVAL_MS * USEC_PER_MSEC)
+#define VCS_FLOOD_INTERVAL_USEC ((uint64_t)VCS_FLOOD_INTERVAL_MS * USEC_PER_MSEC)
 
 /* UTF-8 on (ESC % G), default attributes and display-control off (SGR 0,
  * 10), insert mode off (IRM), origin mode off (DECOM: CUP counts from the
@@ -259,7 +260,9 @@ static void vcs_mirror(struct vcs *v)
 	struct winsize ws = {0};
 	unsigned cols, rows;
 
-	v->last_usec = now_usec();
+	uint64_t start = now_usec();
+
+	v->last_usec = start;
 	if (!v->source(v->userdata, &src) || !src.screen)
 		return;
 	cols = tsm_screen_get_width(src.screen);
@@ -270,6 +273,7 @@ static void vcs_mirror(struct vcs *v)
 	}
 	vcs_encode(&src, cols, rows, &v->buf);
 	v->dirty = !vcs_write(v, v->buf.data, v->buf.len);
+	v->stats.usec += now_usec() - start;
 	if (v->dirty)
 		vcs_damage(v);
 }
@@ -288,6 +292,7 @@ static int vcs_on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 void vcs_damage(struct vcs *v)
 {
 	int enabled = SD_EVENT_OFF;
+	uint64_t now, when;
 
 	if (!v)
 		return;
@@ -297,7 +302,15 @@ void vcs_damage(struct vcs *v)
 	sd_event_source_get_enabled(v->timer, &enabled);
 	if (enabled != SD_EVENT_OFF)
 		return;
-	sd_event_source_set_time(v->timer, MAX(now_usec(), v->last_usec + VCS_INTERVAL_USEC));
+	now = now_usec();
+	/* Output that goes on right after a mirror is a flood: a screen
+	 * reader cannot follow 20 screens a second anyway, and each mirror
+	 * costs the kernel a screenful of terminal output. */
+	if (now < v->last_usec + VCS_INTERVAL_USEC)
+		when = v->last_usec + VCS_FLOOD_INTERVAL_USEC;
+	else
+		when = now;
+	sd_event_source_set_time(v->timer, when);
 	sd_event_source_set_enabled(v->timer, SD_EVENT_ONESHOT);
 }
 

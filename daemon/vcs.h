@@ -34,8 +34,10 @@
  * kernel may count with different widths (from U+0300 on) is followed by a
  * column position (CHA), so a disagreement never shifts the rest of a row.
  *
- * Rate: changes are mirrored at most every VCS_INTERVAL_MS, the last change
- * always. On release (another VT in front, or another program took ours)
+ * Rate: a change is mirrored at once if the last mirror is VCS_INTERVAL_MS
+ * old; a change within that time (output going on: a flood) waits until
+ * the last mirror is VCS_FLOOD_INTERVAL_MS old. The last change is always
+ * mirrored. On release (another VT in front, or another program took ours)
  * nothing is written until the VT is ours again. When a session ends, the
  * buffer is cleared at once, and at exit too, with the cursor shown and
  * autowrap on again: nothing of one user's screen waits there for the next.
@@ -50,6 +52,7 @@ struct tsm_screen;
 struct cluster_table;
 
 #define VCS_INTERVAL_MS 50
+#define VCS_FLOOD_INTERVAL_MS 250
 
 /* What the mirror copies; the getter returns false when there is no
  * screen (no term). clusters may be NULL. */
@@ -63,6 +66,7 @@ struct vcs_stats {
 	uint64_t writes; /* mirrors and clears written */
 	uint64_t bytes;	 /* bytes written to the tty */
 	uint64_t failed; /* writes that failed or were short (retried) */
+	uint64_t usec;	 /* time spent making and writing mirrors */
 };
 
 /* Opens /dev/ttyN on its own (non-blocking) file description. */

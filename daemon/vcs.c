@@ -343,6 +343,27 @@ const struct vcs_stats *vcs_get_stats(const struct vcs *v)
 	return &v->stats;
 }
 
+/* The kernel records the code points written to a VT only once /dev/vcsuN
+ * has been read (the first read maps the glyphs back, so what the font
+ * lacks reads as its replacement until the cell is written again): one
+ * read now, so that a reader that comes later gets the code points of the
+ * mirror at once. Within consoled@.service's sandbox the device is not
+ * allowed; then the first reader's read starts it. */
+static void vcs_start_unicode(unsigned vt)
+{
+	char path[32];
+	uint32_t cell;
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/vcsu%u", vt);
+	fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || read(fd, &cell, sizeof(cell)) < 0)
+		log_debug_errno(
+		    errno, "Cannot read %s, its code points start with its first reader: %m", path);
+	if (fd >= 0)
+		close(fd);
+}
+
 int vcs_new(sd_event *event, unsigned vt, vcs_source_fn source, void *userdata, struct vcs **ret)
 {
 	struct vcs *v;
@@ -361,6 +382,7 @@ int vcs_new(sd_event *event, unsigned vt, vcs_source_fn source, void *userdata, 
 		free(v);
 		return r;
 	}
+	vcs_start_unicode(vt);
 	r = sd_event_add_time(event, &v->timer, CLOCK_MONOTONIC, 0, 0, vcs_on_timer, v);
 	if (r < 0) {
 		log_warning_errno(r, "Failed to set up the mirror's timer, no mirror: %m");

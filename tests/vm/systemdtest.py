@@ -169,6 +169,12 @@ next one runs):
                reaches the shell; after weston is killed consoled logs the
                hand-back, the shell's screen above the command line is back
                pixel for pixel and a typed command runs.
+  vcs          (run before weston) The mirror within consoled@tty1's sandbox
+               (issue 16 item 6): while the test user is logged in,
+               /dev/vcsu1 shows the output of a printf with é and the prompt
+               on its last line, /dev/vcsa1's cursor is right after that
+               prompt; after `exit`, /dev/vcsu1 shows the login prompt and
+               nothing of the session.
 
 Logs, the guest's console and pictures of failures go to --out.
 """

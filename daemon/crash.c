@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define LOG_MODULE "crash"
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/kd.h>
 #include <linux/vt.h>
 #include <signal.h>
@@ -81,8 +82,15 @@ static void crash_handler(int sig)
 			ioctl(crash_state.fb_fd, FBIOPUTCMAP, &crash_state.cmap);
 	}
 	if (crash_state.vt_fd >= 0) {
+		static const char clear[] = "\033[0m\033[?7h\033[?25h\033[H\033[2J";
 		struct vt_mode mode = {.mode = VT_AUTO};
 
+		/* The VT's buffer may hold the mirror of the screen (vcs.h):
+		 * emptied before fbcon draws it. Never blocking on a stopped
+		 * tty: the flag is on consoled's own open file. */
+		fcntl(crash_state.vt_fd, F_SETFL, O_NONBLOCK);
+		n = write(crash_state.vt_fd, clear, sizeof(clear) - 1);
+		(void)n;
 		ioctl(crash_state.vt_fd, KDSETMODE, KD_TEXT);
 		ioctl(crash_state.vt_fd, VT_SETMODE, &mode);
 		ioctl(crash_state.vt_fd, KDSKBMODE, crash_state.kbmode);

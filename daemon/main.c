@@ -43,6 +43,7 @@
 #include "term.h"
 #include "util/util.h"
 #include "vt.h"
+#include "vcs.h"
 
 #define FRAME_INTERVAL_USEC (16 * USEC_PER_MSEC)
 /* Session restore: while output keeps coming, the snapshot is brought up to
@@ -103,6 +104,8 @@ struct manager {
 	sd_event_source *pointer_source;
 	/* The mouse dispatcher: reports, wheel, selection (mouse.h). */
 	struct mouse *mouse;
+	/* The mirror into the VT's screen buffer (vcs.h); NULL with --vcs=no. */
+	struct vcs *vcs;
 };
 
 static void manager_schedule_frame(struct manager *m);
@@ -221,9 +224,22 @@ static void manager_schedule_frame(struct manager *m)
 	sd_event_source_set_enabled(m->frame_source, SD_EVENT_ONESHOT);
 }
 
+static bool manager_vcs_source(void *userdata, struct vcs_source *ret)
+{
+	struct manager *m = userdata;
+
+	if (!m->term)
+		return false;
+	*ret = (struct vcs_source){term_screen(m->term), term_clusters(m->term)};
+	return true;
+}
+
 static void manager_on_damage(void *userdata)
 {
-	manager_schedule_frame(userdata);
+	struct manager *m = userdata;
+
+	manager_schedule_frame(m);
+	vcs_damage(m->vcs);
 }
 
 /* ---- selection and paste (selection.h) ---- */
@@ -316,6 +332,8 @@ static void manager_on_exited(int status, void *userdata)
 	if (m->selection)
 		selection_wipe(m->selection);
 	share_sweep(m->share); /* the user's last session? */
+	/* nor what the VT's buffer mirrored of its screen */
+	vcs_clear(m->vcs);
 	sd_event_source_set_enabled(m->snapshot_source, SD_EVENT_OFF);
 	m->exits[m->n_exits++ % RESPAWN_BURST] = now;
 	if (m->n_exits >= RESPAWN_BURST && now - oldest < RESPAWN_INTERVAL_USEC) {
@@ -365,6 +383,7 @@ static void manager_on_release(void *userdata)
 		(void)fbdev_blank(m->fb, false);
 	m->blanked_by_driver = m->unblank_pending = false;
 	sd_event_source_set_enabled(m->frame_source, SD_EVENT_OFF);
+	vcs_set_active(m->vcs, false);
 }
 
 /* The scroller fits the cell height: set up once the VT is ours, and again
@@ -611,6 +630,7 @@ static void manager_on_acquire(void *userdata)
 		mouse_focus(m->mouse, true);
 	render_invalidate(m->render);
 	manager_schedule_frame(m);
+	vcs_set_active(m->vcs, true);
 }
 
 /* Another program set a mode on the framebuffer while the VT is ours (fbset
@@ -824,6 +844,13 @@ static void manager_log_stats(struct manager *m)
 		    (unsigned long long)c->vram_bytes_read, (unsigned long long)c->blits,
 		    (unsigned long long)c->fills, (unsigned long long)c->pans,
 		    (unsigned long long)c->render_usec);
+	}
+	if (m->vcs) {
+		const struct vcs_stats *vs = vcs_get_stats(m->vcs);
+
+		log_info("stats: vcs writes=%llu bytes=%llu failed=%llu usec=%llu",
+			 (unsigned long long)vs->writes, (unsigned long long)vs->bytes,
+			 (unsigned long long)vs->failed, (unsigned long long)vs->usec);
 	}
 }
 
@@ -1082,6 +1109,9 @@ static int manager_start(struct manager *m)
 	r = mouse_new(term_stream(m->term), &manager_mouse_callbacks, m, &m->mouse);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the mouse: %m");
+	/* made active by manager_on_acquire(); without it, no mirror */
+	if (m->opts.vcs)
+		(void)vcs_new(m->event, vt_number(m->vt), manager_vcs_source, m, &m->vcs);
 
 	struct input_config ic = {
 	    .model = m->opts.xkb_model,
@@ -1144,6 +1174,8 @@ static void manager_stop(struct manager *m)
 	share_free(m->share);
 	term_free(m->term);
 	restore_free(m->restore);
+	/* the VT's buffer cleared while the VT is still in graphics mode */
+	vcs_free(m->vcs);
 	/* the next user may get the device through the kernel's console */
 	if (m->render && m->scroller && m->vt && vt_is_active(m->vt))
 		render_wipe_vram(m->render);

@@ -127,6 +127,7 @@ static const struct key {
      "expected #rrggbb"},
     {"background", KEY_COLOR, FIELD(colors[OPTIONS_COLOR_BACKGROUND]), OPTIONS_COLOR_BACKGROUND, 0,
      "expected #rrggbb"},
+    {"vcs", KEY_BOOL, FIELD(vcs), 0, 0, NULL},
 #undef FIELD
 };
 
@@ -190,6 +191,8 @@ void options_help(FILE *f)
 	      "      --compose-file=FILE Compose sequences (default: the locale's table)\n"
 	      "      --color0=#rrggbb ... --color15=#rrggbb  one of the 16 colours\n"
 	      "      --foreground=#rrggbb --background=#rrggbb  the default colours\n"
+	      "      --vcs=yes|no        mirror the text and cursor into the VT's screen\n"
+	      "                          buffer for braille displays (default: yes)\n"
 	      "      --verbose           debug messages\n"
 	      "  -h, --help              show this help\n"
 	      "      --version           show the version\n"
@@ -489,6 +492,7 @@ static void options_init(struct options *o, enum options_action action)
 	    .blank_sec = OPTIONS_BLANK_KERNEL,
 	    .mouse = true,
 	    .mouse_speed = 1.0,
+	    .vcs = true,
 	};
 }
 

@@ -177,6 +177,12 @@ next one runs):
                reaches the shell; after weston is killed consoled logs the
                hand-back, the shell's screen above the command line is back
                pixel for pixel and a typed command runs.
+  vcs          (run before weston) The mirror within consoled@tty1's sandbox
+               (issue 16 item 6): while the test user is logged in,
+               /dev/vcsu1 shows the output of a printf with é and the prompt
+               on its last line, /dev/vcsa1's cursor is right after that
+               prompt; after `exit`, /dev/vcsu1 shows the login prompt and
+               nothing of the session.
 
 Logs, the guest's console and pictures of failures go to --out.
 """
@@ -1882,6 +1888,49 @@ class Runner(vmtest.Runner):
         self.wait_prompt("no login prompt after the logout", lambda s: "WESTON" not in s)
 
 
+    def vcsu_lines(self):
+        """/dev/vcsu1 as text lines (trailing blanks cut) and vcsa1's header."""
+        head = [int(v) for v in self.sh("head -c 4 /dev/vcsa1 | od -An -tu1").split()]
+        # run-length coded in the guest: the serial line is slow
+        rle = self.sh("od -An -tx4 -v /dev/vcsu1 | tr -s ' ' '\\n' | grep . | uniq -c").split()
+        cells = []
+        for n, v in zip(rle[0::2], rle[1::2]):
+            cells += [int(v, 16)] * int(n)
+        cols = head[1]
+        text = "".join(chr(c) if 0x20 <= c < 0x110000 else "?" for c in cells)
+        return [text[i:i + cols].rstrip() for i in range(0, len(text), cols)], head
+
+    def check_vcs(self):
+        """Issue 16 item 6 inside consoled@tty1's sandbox: while a user is
+        logged in, /dev/vcsu1 holds the screen's text (é included) and
+        vcsa1's cursor is after the prompt; after the logout none of it is
+        left."""
+        self.wait_prompt("no login prompt before logging in")
+        self.login("echo VCS-$((6*7))", "VCS-42")
+        self.vm.send_text("printf 'VCS-\\303\\251-%s\\n' $((6*7))\n")
+        deadline = time.monotonic() + 20
+        while True:
+            lines, head = self.vcsu_lines()
+            last = max((i for i, l in enumerate(lines) if l), default=-1)
+            if "VCS-\u00e9-42" in lines and last >= 0 and lines[last] == SHELL_PROMPT and \
+                    head[2:] == [len(SHELL_PROMPT) + 1, last]:
+                break
+            if time.monotonic() > deadline:
+                self.fail("/dev/vcsu1 does not show the session (cursor %r, expected after the"
+                          " prompt on the last line):\n%s" % (head[2:], "\n".join(lines)))
+            time.sleep(0.5)
+        self.vm.send_text("exit\n")
+        self.wait_prompt("no login prompt after the logout", lambda s: "VCS" not in s)
+        deadline = time.monotonic() + 10
+        while any("VCS" in l or SHELL_PROMPT in l for l in self.vcsu_lines()[0]):
+            if time.monotonic() > deadline:
+                self.fail("after the logout /dev/vcsu1 still shows:\n"
+                          + "\n".join(self.vcsu_lines()[0]))
+            time.sleep(0.5)
+        if PROMPT not in [l.rstrip() for l in self.vcsu_lines()[0]]:
+            self.fail("the login prompt is not in /dev/vcsu1:\n" + "\n".join(self.vcsu_lines()[0]))
+
+
 # The real programs (issue 12), in one login of the test user.
 PROGRAM_CHECKS = ["vim", "less", "tmux", "mc", "htop", "nano", "dialog", "htop-c", "nano-c",
                   "dialog-c"]
@@ -1897,6 +1946,8 @@ CHECKS = ["fbdev", "units", "security", "sandbox", "plugin", "login", "session",
 CHECKS[-1:-1] = kbdchecks.CHECKS
 for _name in kbdchecks.CHECKS:
     setattr(Runner, "check_" + _name, getattr(kbdchecks, "check_" + _name))
+# the mirror into the VT's buffer (issue 16 item 6); weston stays last
+CHECKS.insert(CHECKS.index("weston"), "vcs")
 
 
 def main():

@@ -183,6 +183,7 @@ import selecttest  # noqa: E402
 import screen  # noqa: E402
 import terminfocaps  # noqa: E402
 import terminfokeys  # noqa: E402
+import vcstest  # noqa: E402
 import vmlib  # noqa: E402
 
 FONT_DIR = "/usr/share/consolefonts"
@@ -531,18 +532,19 @@ class Runner:
         after = self.fb_state()
         if after != before:
             self.fail("framebuffer mode after SIG%s: %r, before: %r" % (sig, after, before))
-        if sig == "TERM":
-            # A clean exit clears the VT's text (what TTYVTDisallocate= did
-            # at exit, consoled(8)): the old text is gone; written again, it
-            # gives fbcon's picture from before pixel for pixel, so the mode
-            # and the colour map are fbcon's again.
-            self.wait_text(font, lambda s: "fbcon text before consoled" not in s,
-                           "the text from before consoled is still on tty1 after SIGTERM"
-                           " (consoled clears the VT at exit)")
-            self.fbcon_show(font, text)
+        # A clean exit clears the VT's text (what TTYVTDisallocate= did at
+        # exit, consoled(8)), and so does the crash handler (the buffer held
+        # the mirror of the session's screen, vcs.h): the old text and the
+        # session's are gone; written again, the text gives fbcon's picture
+        # from before pixel for pixel, so the mode and the colour map are
+        # fbcon's again.
+        self.wait_text(font, lambda s: "fbcon text before consoled" not in s
+                       and "consoled session" not in s,
+                       "text from before consoled or of its session is on tty1 after SIG%s"
+                       " (consoled clears the VT at exit)" % sig)
+        self.fbcon_show(font, text)
         # fbcon redraws tty1 with its own mode and colour map: the very picture
-        # it showed before consoled started (after SIGSEGV, the crash handler
-        # leaves the text: restoring is all it does).
+        # it showed before consoled started.
         self.wait_equal(expected, "fbcon's picture after SIG%s" % sig)
         # ... and it draws new text (KD_TEXT is back).
         self.sh("printf '\\033[31mfbcon draws again\\033[0m' > /dev/tty1")
@@ -2138,6 +2140,8 @@ def main():
             checks += mousetest.CHECKS
         if args.card in palettetest.CARDS:
             checks += palettetest.CHECKS
+        if args.card in vcstest.CARDS:
+            checks += vcstest.CHECKS
     if args.only:
         checks = [c for c in args.only.split(",") if c]
 
@@ -2230,6 +2234,8 @@ def main():
             simple.update({n: mc.guarded(f) for n, f in mc.checks.items()})
         if args.card in palettetest.CARDS:
             simple.update(palettetest.PaletteChecks(r, load_font, KEYBOARD_FONT).checks)
+        if args.card in vcstest.CARDS:
+            simple.update(vcstest.VcsChecks(r, KEYBOARD_FONT).checks)
         for name in checks:
             if name in simple:
                 r.check(name, simple[name])

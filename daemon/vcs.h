@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * The mirror: the visible text and the cursor, copied into the VT's own
+ * screen buffer, which /dev/vcsN, /dev/vcsaN and /dev/vcsuN read. Screen
+ * readers and braille displays (BRLTTY) and `setterm --dump` read those; on
+ * consoled's VT they would otherwise find whatever the kernel's console
+ * showed before consoled took it.
+ *
+ * The mirror is written to the VT's tty as terminal output while the VT is
+ * in KD_GRAPHICS (vt.h): the kernel then draws nothing, but its terminal
+ * emulation still updates the buffer. Writing /dev/vcsaN directly would need
+ * the glyph numbers of the kernel's font and would leave /dev/vcsuN (the
+ * code points) stale; as output, each character goes through the kernel's
+ * own unicode map, so vcsa gets the glyph the font has for it (or its
+ * replacement) and vcsu the code point itself.
+ *
+ * What is written is a fixed preamble (UTF-8, default attributes, no insert
+ * mode, no origin mode, no autowrap), then every row: its position (CUP),
+ * an erase of the row (EL 2) and its characters as UTF-8; then the
+ * cursor's position and visibility. No byte below 0x20 except the ESC of
+ * those sequences, and no C1 control, DEL, surrogate or zero-width
+ * character the kernel would not advance over, reaches the VT: a cell
+ * holding one (nothing libtsm should store, but the screen is the session's
+ * and hostile) is written as '?'. No newline, carriage return or tab is
+ * written, so the tty's output processing (OPOST, ONLCR, ...), which
+ * consoled leaves as it is, changes nothing; no query is written, so the
+ * kernel never answers into the tty's input.
+ *
+ * Sizes: the VT keeps the size the kernel's console gave it (TIOCGWINSZ,
+ * read before every mirror). A grid smaller than the VT leaves the rest of
+ * the VT blank; a larger one is clipped to a window of the VT's size that
+ * holds the cursor (top-left otherwise). A character that libtsm and the
+ * kernel may count with different widths (from U+0300 on) is followed by a
+ * column position (CHA), so a disagreement never shifts the rest of a row.
+ *
+ * Rate: a change is mirrored at once if the last mirror is VCS_INTERVAL_MS
+ * old; a change within that time (output going on: a flood) waits until
+ * the last mirror is VCS_FLOOD_INTERVAL_MS old. The last change is always
+ * mirrored. On release (another VT in front, or another program took ours)
+ * nothing is written until the VT is ours again. When a session ends, the
+ * buffer is cleared at once, and at exit too, with the cursor shown and
+ * autowrap on again: nothing of one user's screen waits there for the next.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+struct vcs;
+struct tsm_screen;
+struct cluster_table;
+
+#define VCS_INTERVAL_MS 50
+#define VCS_FLOOD_INTERVAL_MS 250
+
+/* What the mirror copies; the getter returns false when there is no
+ * screen (no term). clusters may be NULL. */
+struct vcs_source {
+	struct tsm_screen *screen;
+	const struct cluster_table *clusters;
+};
+typedef bool (*vcs_source_fn)(void *userdata, struct vcs_source *ret);
+
+struct vcs_stats {
+	uint64_t writes; /* mirrors and clears written */
+	uint64_t bytes;	 /* bytes written to the tty */
+	uint64_t failed; /* writes that failed or were short (retried) */
+	uint64_t usec;	 /* time spent making and writing mirrors */
+};
+
+/* Opens /dev/ttyN on its own (non-blocking) file description. */
+int vcs_new(sd_event *event, unsigned vt, vcs_source_fn source, void *userdata, struct vcs **ret);
+/* Clears the buffer (the cursor shown, autowrap on) and closes. */
+void vcs_free(struct vcs *v);
+
+/* The VT is ours and in front (true: mirrored now) or not (nothing is
+ * written until it is again). */
+void vcs_set_active(struct vcs *v, bool active);
+/* The screen changed: mirrored within VCS_INTERVAL_MS. */
+void vcs_damage(struct vcs *v);
+/* The session ended: the buffer is cleared now, whether the VT is in front
+ * or not. */
+void vcs_clear(struct vcs *v);
+const struct vcs_stats *vcs_get_stats(const struct vcs *v);
+
+/* What a cell's code point is written as: itself, or '?' for anything the
+ * kernel's terminal takes as a control (C0, DEL, C1: U+009B is CSI there),
+ * anything that is not a character (surrogates, beyond U+10FFFF, U+FFFE,
+ * U+FFFF), and the zero-width characters the kernel prints without moving
+ * the cursor (U+200B..U+200F, U+FEFF). */
+uint32_t vcs_safe_cp(uint32_t cp);
+
+/* The bytes of one mirror, appended to a growing buffer. */
+struct vcs_buf {
+	char *data;
+	size_t len, cap;
+};
+void vcs_buf_fini(struct vcs_buf *b);
+/* Encodes src for a VT of vt_cols x vt_rows into out (emptied first). */
+void vcs_encode(const struct vcs_source *src, unsigned vt_cols, unsigned vt_rows,
+		struct vcs_buf *out);

@@ -104,6 +104,7 @@ static const struct key {
      "expected a decimal number from 0.1 to 20"},
     {"word-chars", KEY_WORD_CHARS, FIELD(word_chars), 0, 0,
      "expected up to 64 characters (UTF-8, no controls)"},
+    {"autologin", KEY_STRING, FIELD(autologin), 0, 0, NULL},
 #undef FIELD
 };
 
@@ -162,6 +163,8 @@ void options_help(FILE *f)
 	      "      --word-chars=CHARS  characters a double-click selects as part of a word\n"
 	      "                          besides letters and digits (default: -_./~:@+%)\n"
 	      "      --verbose           debug messages\n"
+	      "      --autologin=USER[@ttyN]  log USER in without a password, as\n"
+	      "                          agetty --autologin (default login only)\n"
 	      "  -h, --help              show this help\n"
 	      "      --version           show the version\n"
 	      "\n"
@@ -424,6 +427,7 @@ void options_fini(struct options *o)
 	free(o->font_name);
 	free(o->backend);
 	free(o->word_chars);
+	free(o->autologin);
 	free(o->xkb_model);
 	free(o->xkb_layout);
 	free(o->xkb_variant);

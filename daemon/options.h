@@ -62,6 +62,7 @@ struct options {
 	bool mouse;	    /* pointer devices are used */
 	double mouse_speed; /* relative motion factor, OPTIONS_MOUSE_SPEED_MIN..MAX */
 	char *word_chars;   /* selection.h; NULL = SELECTION_WORD_CHARS_DEFAULT */
+	char *autologin;    /* getty.h: USER or USER@ttyN; NULL = none */
 };
 
 #define OPTIONS_MOUSE_SPEED_MIN 0.1

@@ -33,6 +33,7 @@
 #include <systemd/sd-login.h>
 #include <unistd.h>
 
+#include "getty.h"
 #include "log.h"
 #include "options.h"
 #include "session.h"
@@ -202,6 +203,7 @@ int main(int argc, char **argv)
 	struct options o = {};
 	struct session_msg req;
 	struct session_env_config ec;
+	char autologin[GETTY_NAME_MAX];
 	sigset_t mask;
 	unsigned vt;
 	int fd = STDIN_FILENO, tty = -1, pidfd, status, r;
@@ -226,7 +228,11 @@ int main(int argc, char **argv)
 	    .term = o.term,
 	    .vt = vt,
 	    .truecolor = req.flags & SESSION_FLAG_TRUECOLOR,
+	    .getty = getty_is_default_login(o.login_argv),
 	};
+	/* autologin= of root's files, as the command: never consoled's word. */
+	if (ec.getty && getty_autologin_user(o.autologin, vt, autologin, sizeof(autologin)) > 0)
+		ec.autologin = autologin;
 
 	/* SIGCHLD goes to the signalfd; the child resets its mask. */
 	sigemptyset(&mask);

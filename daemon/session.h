@@ -49,6 +49,10 @@ struct session_env_config {
 	const char *term;
 	unsigned vt;	/* XDG_VTNR for the session; 0 = not set */
 	bool truecolor; /* COLORTERM=truecolor (15 bpp and deeper) */
+	/* The login screen (getty.h) before argv, which then is the default
+	 * /bin/login -p; autologin: its user (checked), or NULL. */
+	bool getty;
+	const char *autologin;
 };
 
 /* Fills ret (max entries, NULL-terminated; the strings live in scratch) with
@@ -63,7 +67,8 @@ size_t session_env(const struct session_env_config *c, char *const *parent_env, 
 /* In a forked child: makes tty_fd (a tty opened with O_NOCTTY) the
  * controlling tty of a new session and fds 0-2, closes every other fd,
  * drops I/O port permissions, resets signals and runs argv with
- * session_env(c, environ). Never returns: a failure is reported on the tty
+ * session_env(c, environ); with c->getty, the login screen comes first
+ * (getty_run()) and decides login's arguments. Never returns: a failure is reported on the tty
  * when it can be and ends the child with status 127. */
 _Noreturn void session_exec(int tty_fd, char *const *argv, const struct session_env_config *c);
 

@@ -19,6 +19,7 @@
 #include "cluster.h"
 #include "keys.h"
 #include "log.h"
+#include "getty.h"
 #include "session.h"
 #include "snapshot.h"
 #include "stream.h"
@@ -256,9 +257,17 @@ static int term_on_child(sd_event_source *s, const siginfo_t *si, void *userdata
 /* Runs in the forked child; never returns. */
 static void term_exec_child(const char *slave_name, const struct term_config *cfg)
 {
+	static char autologin[GETTY_NAME_MAX];
 	struct session_env_config c = {
 	    .term = cfg->term, .vt = cfg->vt, .truecolor = cfg->truecolor};
 	int fd;
+
+	/* The login screen as consoled-session(8) shows it (still on the
+	 * daemon's stderr here: the autologin's log line goes there). */
+	c.getty = getty_is_default_login(cfg->argv);
+	if (c.getty &&
+	    getty_autologin_user(cfg->autologin, cfg->vt, autologin, sizeof(autologin)) > 0)
+		c.autologin = autologin;
 
 	fd = open(slave_name, O_RDWR | O_NOCTTY);
 	if (fd < 0)

@@ -157,8 +157,8 @@ static void issue_escape(char c, const char *text, size_t len, size_t *i,
 		PUTS(info->uts.machine);
 		return;
 	case 'o':
-		PUTS(info->domain[0] && strcmp(info->domain, "(none)") != 0 ? info->domain
-									    : "unknown_domain");
+		/* agetty shows the kernel's "(none)" as it is. */
+		PUTS(info->domain[0] ? info->domain : "unknown_domain");
 		return;
 	case 'O': {
 		const char *dot = strchr(info->uts.nodename, '.');
@@ -177,7 +177,7 @@ static void issue_escape(char c, const char *text, size_t len, size_t *i,
 		return;
 	case 'd':
 		if ((unsigned)info->now.tm_wday < 7 && (unsigned)info->now.tm_mon < 12) {
-			snprintf(tmp, sizeof(tmp), "%s %s %d  %d", days[info->now.tm_wday],
+			snprintf(tmp, sizeof(tmp), "%s %s %2d  %d", days[info->now.tm_wday],
 				 months[info->now.tm_mon], info->now.tm_mday,
 				 info->now.tm_year + 1900);
 			PUTS(tmp);
@@ -190,7 +190,8 @@ static void issue_escape(char c, const char *text, size_t len, size_t *i,
 		return;
 	case 'u':
 	case 'U':
-		snprintf(tmp, sizeof(tmp), "%u", info->users);
+		/* agetty's \u has a blank after the number. */
+		snprintf(tmp, sizeof(tmp), "%u ", info->users);
 		if (c == 'U')
 			snprintf(tmp, sizeof(tmp), "%u %s", info->users,
 				 info->users == 1 ? "user" : "users");

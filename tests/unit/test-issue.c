@@ -115,10 +115,10 @@ static void test_escapes(void)
 	check_expand("\\s \\n \\r \\v \\m", "Linux box.example.org 6.1.0-9-amd64 #1 SMP x86_64",
 		     &info);
 	check_expand("on \\l", "on tty3", &info);
-	check_expand("\\o|\\O", "unknown_domain|example.org", &info);
+	check_expand("\\o|\\O", "(none)|example.org", &info);
 	check_expand("\\b", "38400", &info);
-	check_expand("\\d \\t", "Fri Dec 4  2026 03:04:05", &info);
-	check_expand("\\u \\U", "1 1 user", &info);
+	check_expand("\\d \\t", "Fri Dec  4  2026 03:04:05", &info);
+	check_expand("\\u|\\U", "1 |1 user", &info);
 	info.users = 3;
 	check_expand("\\U", "3 users", &info);
 	info.users = 0;
@@ -139,6 +139,8 @@ static void test_escapes(void)
 	check_expand("\\S", "Linux", &info);
 	info.addrs = NULL;
 	check_expand("[\\4][\\6]", "[][]", &info);
+	info.domain[0] = '\0';
+	check_expand("\\o", "unknown_domain", &info);
 	strcpy(info.domain, "nis.example");
 	check_expand("\\o", "nis.example", &info);
 	strcpy(info.uts.nodename, "box");

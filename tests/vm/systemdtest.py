@@ -159,6 +159,9 @@ next one runs):
                goes back to text mode, so fb0's mode proves less: the
                fallback's log line is checked for it).  Then consoled again.
 
+  login-screen, autologin
+               The login screen as getty's (tests/vm/logincheck.py).
+
   weston       The last check (it leaves the guest on the DRM driver):
                consoled@tty1 stopped, fbcon unbound, cirrusfb replaced by
                the DRM cirrus driver, logind restarted (it would not hand
@@ -188,6 +191,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import initramfs  # noqa: E402
 import kernel as kernel_mod  # noqa: E402
+import logincheck  # noqa: E402
 import rootfs  # noqa: E402
 import screen  # noqa: E402
 import vmlib  # noqa: E402
@@ -242,6 +246,8 @@ DROPIN = "/etc/consoled/consoled.conf.d/50-systemdtest.conf"
 # plugged in through QMP), autofs4 (systemd asks).
 GUEST_MODULES = ["cirrusfb", "cirrus", "evdev", "xhci_pci", "usbhid", "hid_generic", "autofs4",
                  "drm_shmem_helper"]
+# The login-screen check's dummy interface (logincheck.py).
+GUEST_MODULES += ["dummy"]
 # The weston check: the compositor from the test user's login, with the DRM
 # cirrus driver (weston has no fbdev backend since 10) and no GPU.
 WESTON = "weston --backend=drm-backend.so --use-pixman --log=/tmp/weston.log"
@@ -603,7 +609,9 @@ class Runner(vmtest.Runner):
         self.wait_text(FONT, lambda s: "MARKER-42" in s, "Shift+PageDown did not come back")
 
         self.vm.send_text("exit\n")
-        leftovers = ("secret-", "MARKER", SHELL_PROMPT, "Password", "exit", "Debian")
+        # (Debian's motd; the login screen's issue names Debian too.)
+        leftovers = ("secret-", "MARKER", SHELL_PROMPT, "Password", "exit",
+                     "programs included with the Debian")
         self.wait_prompt("no clean login prompt after the logout",
                          lambda s: not any(w in s for w in leftovers))
         self.vm.send_keys(["shift", "pgup"])
@@ -1700,7 +1708,13 @@ class Runner(vmtest.Runner):
         # Back to consoled: starting it stops getty (Conflicts=).
         self.sh("systemctl reset-failed %s && systemctl start %s" % (UNIT, UNIT), timeout=60)
         self.wait_prompt("no login prompt after going back to consoled",
-                         lambda s: "Debian" not in s and "Password" not in s)
+                         lambda s: "Password" not in s)
+        # consoled's login screen shows the issue as getty's does: the VT's
+        # modes say who draws it.
+        mode, kbmode = self.vt_modes()
+        if mode != KD_GRAPHICS or kbmode != K_OFF:
+            self.fail("the prompt is not consoled's: tty1 has KDGETMODE %d and KDGKBMODE %d"
+                      % (mode, kbmode))
         if self.vm.run("systemctl is-active " + GETTY)[0].strip() != "inactive":
             self.fail("getty@tty1 still runs beside consoled")
 
@@ -1852,6 +1866,9 @@ CHECKS = ["fbdev", "units", "security", "sandbox", "plugin", "login", "session",
           "logind-control", "share"] + \
     PROGRAM_CHECKS + ["config", "kill", "stop", "hotplug", "helper-refuses"] + \
     RESTORE_CHECKS + ["no-helper", "no-fb", "fb-wait", "giveup", "weston"]
+# The login screen as getty's and autologin (issue 16 item 4): before weston.
+logincheck.install(Runner, sys.modules[__name__])
+CHECKS[-1:-1] = logincheck.CHECKS
 
 
 def main():

@@ -36,6 +36,7 @@ keys = {
     "stats": None,
     "backend": ["auto", "none", "cirrus"],
     "verbose": None,
+    "autologin": ["tester", "root@tty2", "-f"],
 }
 bools = ["yes", "no", "true", "false", "on", "off", "1", "0"]
 

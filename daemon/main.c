@@ -1079,6 +1079,7 @@ static int manager_start(struct manager *m)
 	    .vt = vt_number(m->vt),
 	    .truecolor = !m->fb->format.indexed,
 	    .palette = &m->palette,
+	    .autologin = m->opts.autologin,
 	};
 	if (restore_handed(m->restore, &adopt)) {
 		tc.adopt = &adopt;

@@ -128,6 +128,7 @@ static const struct key {
     {"background", KEY_COLOR, FIELD(colors[OPTIONS_COLOR_BACKGROUND]), OPTIONS_COLOR_BACKGROUND, 0,
      "expected #rrggbb"},
     {"vcs", KEY_BOOL, FIELD(vcs), 0, 0, NULL},
+    {"autologin", KEY_STRING, FIELD(autologin), 0, 0, NULL},
 #undef FIELD
 };
 
@@ -194,6 +195,8 @@ void options_help(FILE *f)
 	      "      --vcs=yes|no        mirror the text and cursor into the VT's screen\n"
 	      "                          buffer for braille displays (default: yes)\n"
 	      "      --verbose           debug messages\n"
+	      "      --autologin=USER[@ttyN]  log USER in without a password, as\n"
+	      "                          agetty --autologin (default login only)\n"
 	      "  -h, --help              show this help\n"
 	      "      --version           show the version\n"
 	      "\n"
@@ -506,6 +509,7 @@ void options_fini(struct options *o)
 	free(o->backend);
 	free(o->word_chars);
 	free(o->compose_file);
+	free(o->autologin);
 	free(o->xkb_model);
 	free(o->xkb_layout);
 	free(o->xkb_variant);

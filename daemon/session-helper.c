@@ -33,6 +33,7 @@
 #include <systemd/sd-login.h>
 #include <unistd.h>
 
+#include "getty.h"
 #include "log.h"
 #include "options.h"
 #include "palette.h"
@@ -206,6 +207,7 @@ int main(int argc, char **argv)
 	struct palette palette;
 	char colorfgbg[16];
 	unsigned fg, bg;
+	char autologin[GETTY_NAME_MAX];
 	sigset_t mask;
 	unsigned vt;
 	int fd = STDIN_FILENO, tty = -1, pidfd, status, r;
@@ -234,7 +236,11 @@ int main(int argc, char **argv)
 	    .vt = vt,
 	    .truecolor = req.flags & SESSION_FLAG_TRUECOLOR,
 	    .colorfgbg = colorfgbg,
+	    .getty = getty_is_default_login(o.login_argv),
 	};
+	/* autologin= of root's files, as the command: never consoled's word. */
+	if (ec.getty && getty_autologin_user(o.autologin, vt, autologin, sizeof(autologin)) > 0)
+		ec.autologin = autologin;
 
 	/* SIGCHLD goes to the signalfd; the child resets its mask. */
 	sigemptyset(&mask);

@@ -12,6 +12,7 @@
 #endif
 #include <unistd.h>
 
+#include "getty.h"
 #include "session.h"
 #include "util/util.h"
 
@@ -120,6 +121,8 @@ _Noreturn void session_exec(int tty_fd, char *const *argv, const struct session_
 		_exit(127);
 	session_close_fds();
 
+	if (c->getty)
+		argv = getty_run(c->vt, argv[0], c->autologin);
 	session_env(c, environ, envp, ELEMENTSOF(envp), scratch, sizeof(scratch));
 	execvpe(argv[0], argv, envp);
 	fprintf(stderr, "%s: failed to run %s: %s\n", program_invocation_short_name, argv[0],

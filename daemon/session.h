@@ -50,6 +50,10 @@ struct session_env_config {
 	unsigned vt;	       /* XDG_VTNR for the session; 0 = not set */
 	bool truecolor;	       /* COLORTERM=truecolor (15 bpp and deeper) */
 	const char *colorfgbg; /* "F;B" (palette_colorfgbg()); NULL = "7;0" */
+	/* The login screen (getty.h) before argv, which then is the default
+	 * /bin/login -p; autologin: its user (checked), or NULL. */
+	bool getty;
+	const char *autologin;
 };
 
 /* Fills ret (max entries, NULL-terminated; the strings live in scratch) with

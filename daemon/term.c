@@ -20,6 +20,7 @@
 #include "keys.h"
 #include "log.h"
 #include "palette.h"
+#include "getty.h"
 #include "session.h"
 #include "snapshot.h"
 #include "stream.h"
@@ -286,6 +287,7 @@ static void term_set_tsm_palette(struct term *t, const struct palette *p)
 /* Runs in the forked child; never returns. */
 static void term_exec_child(const char *slave_name, const struct term_config *cfg)
 {
+	static char autologin[GETTY_NAME_MAX];
 	struct session_env_config c = {
 	    .term = cfg->term, .vt = cfg->vt, .truecolor = cfg->truecolor};
 	char colorfgbg[16];
@@ -298,6 +300,12 @@ static void term_exec_child(const char *slave_name, const struct term_config *cf
 		snprintf(colorfgbg, sizeof(colorfgbg), "%u;%u", fg, bg);
 		c.colorfgbg = colorfgbg;
 	}
+	/* The login screen as consoled-session(8) shows it (still on the
+	 * daemon's stderr here: the autologin's log line goes there). */
+	c.getty = getty_is_default_login(cfg->argv);
+	if (c.getty &&
+	    getty_autologin_user(cfg->autologin, cfg->vt, autologin, sizeof(autologin)) > 0)
+		c.autologin = autologin;
 
 	fd = open(slave_name, O_RDWR | O_NOCTTY);
 	if (fd < 0)

@@ -69,6 +69,8 @@ struct term_config {
 	 * fails (-EBADMSG, -EPROTONOSUPPORT: snapshot_restore()) without
 	 * taking its fds if the snapshot cannot be restored. */
 	const struct term_adopt *adopt;
+	/* autologin= (getty.h) for a session consoled forks; NULL = none. */
+	const char *autologin;
 };
 
 int term_new(sd_event *event, const struct term_config *cfg, const struct term_callbacks *cb,

@@ -37,6 +37,7 @@ keys = {
     "backend": ["auto", "none", "cirrus"],
     "verbose": None,
     "compose-file": ["/etc/consoled/Compose", ""],
+    "autologin": ["tester", "root@tty2", "-f"],
 }
 bools = ["yes", "no", "true", "false", "on", "off", "1", "0"]
 

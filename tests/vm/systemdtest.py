@@ -166,6 +166,8 @@ next one runs):
 
   compose, keymap  Dead keys, the Compose key and KEYMAP= of vconsole.conf
                (issue 16): see kbdchecks.py.
+  login-screen, autologin
+               The login screen as getty's (tests/vm/logincheck.py).
 
   weston       The last check (it leaves the guest on the DRM driver):
                consoled@tty1 stopped, fbcon unbound, cirrusfb replaced by
@@ -203,6 +205,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import initramfs  # noqa: E402
 import kbdchecks  # noqa: E402
 import kernel as kernel_mod  # noqa: E402
+import logincheck  # noqa: E402
 import rootfs  # noqa: E402
 import screen  # noqa: E402
 import vmlib  # noqa: E402
@@ -257,6 +260,8 @@ DROPIN = "/etc/consoled/consoled.conf.d/50-systemdtest.conf"
 # plugged in through QMP), autofs4 (systemd asks).
 GUEST_MODULES = ["cirrusfb", "cirrus", "evdev", "xhci_pci", "usbhid", "hid_generic", "autofs4",
                  "drm_shmem_helper"]
+# The login-screen check's dummy interface (logincheck.py).
+GUEST_MODULES += ["dummy"]
 # The weston check: the compositor from the test user's login, with the DRM
 # cirrus driver (weston has no fbdev backend since 10) and no GPU.
 WESTON = "weston --backend=drm-backend.so --use-pixman --log=/tmp/weston.log"
@@ -618,7 +623,9 @@ class Runner(vmtest.Runner):
         self.wait_text(FONT, lambda s: "MARKER-42" in s, "Shift+PageDown did not come back")
 
         self.vm.send_text("exit\n")
-        leftovers = ("secret-", "MARKER", SHELL_PROMPT, "Password", "exit", "Debian")
+        # (Debian's motd; the login screen's issue names Debian too.)
+        leftovers = ("secret-", "MARKER", SHELL_PROMPT, "Password", "exit",
+                     "programs included with the Debian")
         self.wait_prompt("no clean login prompt after the logout",
                          lambda s: not any(w in s for w in leftovers))
         self.vm.send_keys(["shift", "pgup"])
@@ -1747,7 +1754,13 @@ class Runner(vmtest.Runner):
         # Back to consoled: starting it stops getty (Conflicts=).
         self.sh("systemctl reset-failed %s && systemctl start %s" % (UNIT, UNIT), timeout=60)
         self.wait_prompt("no login prompt after going back to consoled",
-                         lambda s: "Debian" not in s and "Password" not in s)
+                         lambda s: "Password" not in s)
+        # consoled's login screen shows the issue as getty's does: the VT's
+        # modes say who draws it.
+        mode, kbmode = self.vt_modes()
+        if mode != KD_GRAPHICS or kbmode != K_OFF:
+            self.fail("the prompt is not consoled's: tty1 has KDGETMODE %d and KDGKBMODE %d"
+                      % (mode, kbmode))
         if self.vm.run("systemctl is-active " + GETTY)[0].strip() != "inactive":
             self.fail("getty@tty1 still runs beside consoled")
 
@@ -1948,6 +1961,9 @@ for _name in kbdchecks.CHECKS:
     setattr(Runner, "check_" + _name, getattr(kbdchecks, "check_" + _name))
 # the mirror into the VT's buffer (issue 16 item 6); weston stays last
 CHECKS.insert(CHECKS.index("weston"), "vcs")
+# The login screen as getty's and autologin (issue 16 item 4): before weston.
+logincheck.install(Runner, sys.modules[__name__])
+CHECKS[-1:-1] = logincheck.CHECKS
 
 
 def main():

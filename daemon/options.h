@@ -78,8 +78,8 @@ struct options {
 	 * 0xrrggbb; bit i of colors_set says colors[i] was given. */
 	uint32_t colors[OPTIONS_N_COLORS];
 	uint32_t colors_set;
-	bool vcs;	    /* mirror the screen into the VT's own buffer (vcs.h) */
-	char *autologin;    /* getty.h: USER or USER@ttyN; NULL = none */
+	bool vcs;	 /* mirror the screen into the VT's own buffer (vcs.h) */
+	char *autologin; /* getty.h: USER or USER@ttyN; NULL = none */
 };
 
 #define OPTIONS_MOUSE_SPEED_MIN 0.1

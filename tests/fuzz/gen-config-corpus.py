@@ -38,6 +38,11 @@ keys = {
     "verbose": None,
     "compose-file": ["/etc/consoled/Compose", ""],
     "autologin": ["tester", "root@tty2", "-f"],
+    "vcs": None,
+    "color0": ["#000000", "#FfFfFf"],
+    "color15": ["#123456"],
+    "foreground": ["#839496"],
+    "background": ["#002b36"],
 }
 bools = ["yes", "no", "true", "false", "on", "off", "1", "0"]
 

@@ -63,6 +63,7 @@ struct input_config {
 	unsigned repeat_rate_hz; /* 0 = no repeat */
 	bool pointer;		 /* open pointer devices (--mouse=) */
 	double pointer_speed;	 /* relative motion factor (--mouse-speed=), > 0 */
+	bool sound;		 /* open speakers too: EV_SND devices (--bell=sound) */
 };
 
 enum input_pointer_kind { INPUT_POINTER_MOTION, INPUT_POINTER_BUTTON, INPUT_POINTER_WHEEL };
@@ -107,6 +108,11 @@ int input_new(sd_event *event, const struct input_config *cfg, const struct inpu
 void input_free(struct input *in);
 
 void input_set_active(struct input *in, bool active);
+
+/* The bell (bell.h): every speaker found (input_config.sound) gets SND_TONE
+ * hz (or SND_BELL on/off where it has no pitch); hz 0 silences them. Returns
+ * how many were written to, or -ENODEV for none. */
+int input_sound(struct input *in, unsigned hz);
 
 /* The area pointer positions live in (the visible screen in pixels); set by
  * the manager on every layout. The pointer stays where it was, moved inside

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bell.h"
 #include "config.h"
 #include "options.h"
 #include "scroll.h"
@@ -59,6 +60,7 @@ enum key_type {
 	KEY_LOGIN,	/* login_argv, split on whitespace */
 	KEY_FACTOR,	/* double, a decimal number in [OPTIONS_MOUSE_SPEED_MIN, _MAX] */
 	KEY_WORD_CHARS, /* char *, UTF-8 without controls, at most 64 characters */
+	KEY_BELL,	/* int, enum bell_mode */
 };
 
 /* Every setting, once: its name on the command line and in the files, where
@@ -104,6 +106,7 @@ static const struct key {
      "expected a decimal number from 0.1 to 20"},
     {"word-chars", KEY_WORD_CHARS, FIELD(word_chars), 0, 0,
      "expected up to 64 characters (UTF-8, no controls)"},
+    {"bell", KEY_BELL, FIELD(bell), 0, 0, "expected visual, sound or none"},
 #undef FIELD
 };
 
@@ -161,6 +164,8 @@ void options_help(FILE *f)
 	      "                          (default: 1)\n"
 	      "      --word-chars=CHARS  characters a double-click selects as part of a word\n"
 	      "                          besides letters and digits (default: -_./~:@+%)\n"
+	      "      --bell=visual|sound|none  what BEL does: flash the screen, beep through\n"
+	      "                          the PC speaker or KDMKTONE, nothing (default: visual)\n"
 	      "      --verbose           debug messages\n"
 	      "  -h, --help              show this help\n"
 	      "      --version           show the version\n"
@@ -369,6 +374,12 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 		free(*(char **)field);
 		*(char **)field = xstrdup(value);
 		return 0;
+	case KEY_BELL:
+		m = bell_mode_from_string(value);
+		if (m < 0)
+			goto invalid;
+		*(int *)field = m;
+		return 0;
 	}
 
 invalid:
@@ -412,6 +423,7 @@ static void options_init(struct options *o, enum options_action action)
 	    .blank_sec = OPTIONS_BLANK_KERNEL,
 	    .mouse = true,
 	    .mouse_speed = 1.0,
+	    .bell = BELL_VISUAL,
 	};
 }
 

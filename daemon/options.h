@@ -62,6 +62,7 @@ struct options {
 	bool mouse;	    /* pointer devices are used */
 	double mouse_speed; /* relative motion factor, OPTIONS_MOUSE_SPEED_MIN..MAX */
 	char *word_chars;   /* selection.h; NULL = SELECTION_WORD_CHARS_DEFAULT */
+	int bell;	    /* enum bell_mode (bell.h) */
 };
 
 #define OPTIONS_MOUSE_SPEED_MIN 0.1

@@ -175,6 +175,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import belltest  # noqa: E402
 import fonttest  # noqa: E402
 import mousetest  # noqa: E402
 import pointertest  # noqa: E402
@@ -2135,6 +2136,8 @@ def main():
             checks += selecttest.SHOT_CHECKS
         if args.card in mousetest.CARDS:
             checks += mousetest.CHECKS
+        if args.card in belltest.CARDS:
+            checks += belltest.CHECKS[args.card]
     if args.only:
         checks = [c for c in args.only.split(",") if c]
 
@@ -2163,6 +2166,9 @@ def main():
     if os.path.exists(vtgrab):
         elves["/usr/bin/vtgrab"] = os.path.normpath(vtgrab)
     elves.update(mousetest.guest_elves())  # less, for the wheel check
+    usnd = os.path.join(os.path.dirname(blitcheck), "uinput-snd")
+    if os.path.exists(usnd):
+        elves["/usr/bin/uinput-snd"] = os.path.normpath(usnd)
     if shutil.which("fbset"):
         elves["/usr/bin/fbset"] = shutil.which("fbset")  # Debian's fbset (tests/deps.sh)
     bad = os.path.join(os.path.dirname(blitcheck), "bad-abi-plugin.so")
@@ -2224,6 +2230,9 @@ def main():
         if args.card in mousetest.CARDS:
             mc = mousetest.MouseChecks(r, oracle_text, load_font, KEYBOARD_FONT)
             simple.update({n: mc.guarded(f) for n, f in mc.checks.items()})
+        if args.card in belltest.CARDS:
+            bc = belltest.BellChecks(r, load_font, KEYBOARD_FONT)
+            simple.update({n: bc.guarded(f) for n, f in bc.checks.items()})
         for name in checks:
             if name in simple:
                 r.check(name, simple[name])

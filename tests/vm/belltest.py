@@ -1,0 +1,250 @@
+#!/usr/bin/python3
+"""consoled's bell checks (issue 16 item 3), run by vmtest.py in the boot of
+the cards in CARDS. A test build lengthens the flash
+(CONSOLED_TEST_BELL_FLASH_MS) so that a screendump catches it.
+
+  bell-flash   one BEL on a screen of default-coloured text: a screendump
+               during the flash is the picture before with the grid's two
+               colours swapped, pixel for pixel; once it ends the screen is
+               the picture before, pixel-exact; --stats counts 1 bell, 1
+               flash.
+  bell-scroll  a BEL, then lines scrolled while the flash shows (bochs:
+               shadow, cirrus: pan): after it, the screen is not inverted
+               and equals what a full redraw (a VT switch away and back)
+               draws.
+  bell-flood   2,000,000 BELs from the session (`tr` of /dev/zero): the
+               session finishes, --stats counts every bell and at most one
+               flash per BELL_FLASH_INTERVAL of the flood's duration.
+  bell-sound   --bell=sound with a uinput speaker (uinput-snd: EV_SND with
+               SND_TONE): a BEL reaches it as SND_TONE 750, then SND_TONE 0;
+               --stats counts 1 tone and no flash.
+"""
+
+import re
+import time
+
+import screen
+
+CARDS = ("bochs", "cirrus")
+CHECKS = {
+    "bochs": ["bell-flash", "bell-scroll", "bell-flood", "bell-sound"],
+    "cirrus": ["bell-scroll"],
+}
+SCROLL_MODE = {"bochs": "shadow", "cirrus": "pan"}
+
+FLASH_MS = 3000           # the test hook's flash
+FLASH_INTERVAL = 0.35     # daemon/bell.h BELL_FLASH_INTERVAL_MS
+FLOOD = 2000000
+GO = "/tmp/bell.go"
+SESSION = "/tmp/bell-session.sh"
+
+# The Linux palette's default colours (consoled --palette=linux).
+BG = b"\x00\x00\x00"
+FG = b"\xaa\xaa\xaa"
+
+STATS = re.compile(r"stats: bell=(\w+) bells=(\d+) flashes=(\d+) tones=(\d+)")
+
+
+def wait_go():
+    """Shell lines that wait for the test's go (GO appears)."""
+    return "while [ ! -e %s ]; do sleep 0.1; done\n" % GO
+
+
+class BellChecks:
+    def __init__(self, runner, load_font, font):
+        self.r = runner
+        self.vm = runner.vm
+        self.font = font
+        self.load_font = load_font
+        self.checks = {
+            "bell-flash": self.check_flash,
+            "bell-scroll": self.check_scroll,
+            "bell-flood": self.check_flood,
+            "bell-sound": self.check_sound,
+        }
+
+    def guarded(self, fn):
+        def run():
+            try:
+                fn()
+            finally:
+                self.vm.run("pkill -x uinput-snd; rm -f %s" % GO)
+        return run
+
+    def start(self, script, extra="", env=""):
+        self.r.put_file(SESSION, script.encode())
+        self.r.sh("rm -f %s" % GO)
+        self.r.start_consoled(self.font, "/bin/sh %s" % SESSION, extra="--stats " + extra,
+                              env="CONSOLED_TEST_BELL_FLASH_MS=%d %s" % (FLASH_MS, env))
+
+    def stats(self):
+        """(mode, bells, flashes, tones) of the stats consoled logged at exit."""
+        self.r.stop_consoled()
+        log = self.r.consoled_log()
+        m = STATS.findall(log)
+        if not m:
+            self.r.fail("no bell statistics in the log:\n" + log)
+        mode, bells, flashes, tones = m[-1]
+        return mode, int(bells), int(flashes), int(tones)
+
+    def grid(self, img):
+        f = self.load_font(self.font)
+        return (img.width // f.width) * f.width, (img.height // f.height) * f.height
+
+    def inverted(self, img):
+        """img with the grid's two colours swapped (the margins kept)."""
+        gw, gh = self.grid(img)
+        out = bytearray(img.data)
+        for y in range(gh):
+            row = y * img.width * 3
+            for i in range(row, row + gw * 3, 3):
+                p = img.data[i:i + 3]
+                if p == BG:
+                    out[i:i + 3] = FG
+                elif p == FG:
+                    out[i:i + 3] = BG
+                else:
+                    self.r.fail("pixel %d,%d is %s: the text is not in the default colours"
+                                % ((i - row) // 3, y, p.hex()))
+        return type(img)(img.width, img.height, bytes(out))
+
+    def catch_flash(self, before, what, timeout=None):
+        """The first screendump that differs from `before` (the flash)."""
+        deadline = time.monotonic() + (timeout or FLASH_MS / 1000.0)
+        while True:
+            img = self.vm.grab()
+            if img != before:
+                return img
+            if time.monotonic() > deadline:
+                self.r.fail("%s: no screendump within %.1fs of the BEL differs from the "
+                            "screen before" % (what, FLASH_MS / 1000.0))
+            time.sleep(0.05)
+
+    # -- bell-flash --
+
+    def check_flash(self):
+        text = "".join("bell test line %d: the quick brown fox\\n" % i for i in range(1, 11))
+        self.start("printf '%s'\nprintf 'ready'\n%sprintf '\\007'\nexec sleep 100000\n"
+                   % (text, wait_go()))
+        self.r.wait_text(self.font, lambda s: any(l.startswith("ready") for l in s.lines),
+                         "the session's text did not show")
+        before = self.r.stable_grab()
+        self.r.sh("touch %s" % GO)
+        t0 = time.monotonic()
+        during = self.catch_flash(before, "bell-flash")
+        caught = time.monotonic() - t0
+        want = self.inverted(before)
+        if during != want:
+            # the first may have caught the flash's frame half drawn
+            during = self.vm.grab()
+        if during != want:
+            d = screen.compare(want, during)
+            self.r.fail("the flash is not the screen inverted: %d pixels differ in %r"
+                        % (d.count, d.bbox), want, during, tag="flash")
+        print("# flash caught %.2fs after the go" % caught, flush=True)
+        self.r.wait_equal(before, "after the flash", timeout=FLASH_MS / 1000.0 + 10)
+        time.sleep(0.5)
+        self.r.wait_equal(before, "0.5s after the flash", timeout=1)
+        mode, bells, flashes, tones = self.stats()
+        if (mode, bells, flashes, tones) != ("visual", 1, 1, 0):
+            self.r.fail("stats: bell=%s bells=%d flashes=%d tones=%d, expected bell=visual "
+                        "bells=1 flashes=1 tones=0" % (mode, bells, flashes, tones))
+
+    # -- bell-scroll --
+
+    def check_scroll(self):
+        mode = SCROLL_MODE.get(self.r.card, "redraw")
+        self.start("printf '\\033[?25l'\ni=1\nwhile [ $i -le 80 ]; do echo \"line $i\"; i=$((i+1));"
+                   " done\nprintf 'ready'\n%sprintf '\\007\\n'\n"
+                   "while [ $i -le 110 ]; do echo \"scrolled line $i\"; sleep 0.05; i=$((i+1));"
+                   " done\nprintf 'scroll-done'\nexec sleep 100000\n" % wait_go(),
+                   extra="--scroll-mode=%s --no-calibrate" % mode)
+        self.r.wait_text(self.font, lambda s: any(l.startswith("ready") for l in s.lines),
+                         "the session's text did not show")
+        before = self.r.stable_grab()
+        self.r.sh("touch %s" % GO)
+        t0 = time.monotonic()
+        self.catch_flash(before, "bell-scroll")
+        # The flash ends FLASH_MS after the BEL; the lines scroll meanwhile.
+        self.r.wait_text(self.font, lambda s: any(l.startswith("scroll-done") for l in s.lines),
+                         "the scrolled lines did not end", timeout=60)
+        left = FLASH_MS / 1000.0 + 0.5 - (time.monotonic() - t0)
+        if left > 0:
+            time.sleep(left)
+        after = self.r.stable_grab()
+        gw, gh = self.grid(after)
+        if after.pixel(gw - 1, gh - 1) != tuple(BG):
+            self.r.fail("the screen is still inverted after the flash", tag="inverted")
+        self.r.sh("chvt 2")
+        self.r.sh("chvt 1")
+        self.r.wait_equal(after, "--scroll-mode=%s: the screen after a flash while scrolling "
+                          "against a full redraw" % mode)
+        _, bells, flashes, _ = self.stats()
+        if bells != 1 or flashes != 1:
+            self.r.fail("stats: bells=%d flashes=%d, expected 1 and 1" % (bells, flashes))
+        strategies = re.findall(r"stats: strategy=(\w+) frames=\d+ rows_scrolled=(\d+)",
+                                self.r.consoled_log())
+        if not any(s == mode and int(n) > 0 for s, n in strategies):
+            self.r.fail("--scroll-mode=%s scrolled no rows: %r" % (mode, strategies))
+
+    # -- bell-flood --
+
+    def check_flood(self):
+        self.start("printf 'ready'\n%sread s _ </proc/uptime\n"
+                   "head -c %d /dev/zero | tr '\\000' '\\007'\n"
+                   "read e _ </proc/uptime\necho \"$s $e\" >/tmp/flood.time\n"
+                   "printf '\\nflood-done'\nexec sleep 100000\n" % (wait_go(), FLOOD))
+        self.r.wait_text(self.font, lambda s: any(l.startswith("ready") for l in s.lines),
+                         "the session did not start")
+        self.r.sh("touch %s" % GO)
+        t0 = time.monotonic()
+        self.r.wait_text(self.font, lambda s: any(l.startswith("flood-done") for l in s.lines),
+                         "the session did not finish its BEL flood", timeout=120)
+        host = time.monotonic() - t0
+        s, e = (float(v) for v in self.r.sh("cat /tmp/flood.time").split())
+        elapsed = e - s
+        mode, bells, flashes, tones = self.stats()
+        bound = int(elapsed / FLASH_INTERVAL) + 2
+        print("# %d BELs in %.2fs (guest; %.1fs seen on the host): %d flashes, at most %d"
+              % (bells, elapsed, host, flashes, bound), flush=True)
+        if bells != FLOOD:
+            self.r.fail("stats count %d bells, the session sent %d" % (bells, FLOOD))
+        if flashes < 1 or flashes > bound:
+            self.r.fail("%d flashes for a flood of %.2fs: expected 1 to %d"
+                        % (flashes, elapsed, bound))
+
+    # -- bell-sound --
+
+    def check_sound(self):
+        if self.vm.run("test -x /usr/bin/uinput-snd")[1] != 0:
+            self.r.fail("no uinput-snd in the guest (build tests/vm/uinput-snd)")
+        self.r.sh("(uinput-snd 120 </dev/null >/tmp/snd.log 2>&1 &)")
+        deadline = time.monotonic() + 20
+        while "created" not in self.r.sh("cat /tmp/snd.log"):
+            if time.monotonic() > deadline:
+                self.r.fail("uinput-snd did not create its device:\n" + self.r.sh("cat /tmp/snd.log"))
+            time.sleep(0.2)
+        node = re.search(r"created (\S+)", self.r.sh("cat /tmp/snd.log")).group(1)
+        self.start("printf 'ready'\n%sprintf '\\007'\nexec sleep 100000\n" % wait_go(),
+                   extra="--bell=sound")
+        self.r.wait_text(self.font, lambda s: any(l.startswith("ready") for l in s.lines),
+                         "the session did not start")
+        deadline = time.monotonic() + 20
+        while "Speaker %s" % node not in self.r.consoled_log():
+            if time.monotonic() > deadline:
+                self.r.fail("consoled did not find the speaker %s:\n%s"
+                            % (node, self.r.consoled_log()))
+            time.sleep(0.3)
+        self.r.sh("touch %s" % GO)
+        deadline = time.monotonic() + 20
+        while True:
+            got = self.r.sh("cat /tmp/snd.log").splitlines()[1:]
+            if got[:2] == ["SND_TONE 750", "SND_TONE 0"]:
+                break
+            if time.monotonic() > deadline:
+                self.r.fail("the speaker got %r, expected SND_TONE 750 then SND_TONE 0" % got)
+            time.sleep(0.3)
+        mode, bells, flashes, tones = self.stats()
+        if (mode, bells, flashes, tones) != ("sound", 1, 0, 1):
+            self.r.fail("stats: bell=%s bells=%d flashes=%d tones=%d, expected bell=sound "
+                        "bells=1 flashes=0 tones=1" % (mode, bells, flashes, tones))

@@ -36,6 +36,7 @@ keys = {
     "stats": None,
     "backend": ["auto", "none", "cirrus"],
     "verbose": None,
+    "bell": ["visual", "sound", "none", "beep"],
 }
 bools = ["yes", "no", "true", "false", "on", "off", "1", "0"]
 

@@ -8,10 +8,11 @@ the cards in CARDS. A test build lengthens the flash
                colours swapped, pixel for pixel; once it ends the screen is
                the picture before, pixel-exact; --stats counts 1 bell, 1
                flash.
-  bell-scroll  a BEL, then lines scrolled while the flash shows (bochs:
-               shadow, cirrus: pan): after it, the screen is not inverted
+  bell-scroll  a BEL, then 30 lines scrolled while the (5 s) flash shows
+               (bochs: shadow, cirrus: pan), nothing after them: once the
+               flash ends the screen is not inverted, shows the last line
                and equals what a full redraw (a VT switch away and back)
-               draws.
+               draws; the strategy scrolled rows.
   bell-flood   `cat` of 200,000 BELs, again and again for 3 seconds, with
                the real flash: the session finishes, --stats counts every
                bell and at most one flash per BELL_FLASH_INTERVAL of the
@@ -34,6 +35,7 @@ CHECKS = {
 SCROLL_MODE = {"bochs": "shadow", "cirrus": "pan"}
 
 FLASH_MS = 3000           # the test hook's flash
+SCROLL_FLASH_MS = 5000    # bell-scroll's: the lines scroll under it
 FLASH_INTERVAL = 0.35     # daemon/bell.h BELL_FLASH_INTERVAL_MS
 CHUNK = 200000            # BELs a `cat` of the flood writes
 FLOOD_SEC = 3             # the flood goes on for at least this long
@@ -157,27 +159,37 @@ class BellChecks:
 
     def check_scroll(self):
         mode = SCROLL_MODE.get(self.r.card, "redraw")
+        # 30 lines in three bursts, all while the flash shows: after them
+        # nothing but the flash's end changes the screen.
         self.start("printf '\\033[?25l'\ni=1\nwhile [ $i -le 80 ]; do echo \"line $i\"; i=$((i+1));"
                    " done\nprintf 'ready'\n%sprintf '\\007\\n'\n"
-                   "while [ $i -le 110 ]; do echo \"scrolled line $i\"; sleep 0.05; i=$((i+1));"
-                   " done\nprintf 'scroll-done'\nexec sleep 100000\n" % wait_go(),
-                   extra="--scroll-mode=%s --no-calibrate" % mode)
+                   "while [ $i -le 110 ]; do echo \"scrolled line $i\"; i=$((i+1));"
+                   " [ $((i %% 10)) = 1 ] && sleep 0.3; done\n"
+                   "printf 'scroll-done'\ntouch /tmp/scroll.done\nexec sleep 100000\n" % wait_go(),
+                   extra="--scroll-mode=%s --no-calibrate" % mode, flash_ms=SCROLL_FLASH_MS)
+        self.r.sh("rm -f /tmp/scroll.done")
         self.r.wait_text(self.font, lambda s: any(l.startswith("ready") for l in s.lines),
                          "the session's text did not show")
         before = self.r.stable_grab()
         self.r.sh("touch %s" % GO)
         t0 = time.monotonic()
-        self.catch_flash(before, "bell-scroll")
-        # The flash ends FLASH_MS after the BEL; the lines scroll meanwhile.
-        self.r.wait_text(self.font, lambda s: any(l.startswith("scroll-done") for l in s.lines),
-                         "the scrolled lines did not end", timeout=60)
-        left = FLASH_MS / 1000.0 + 0.5 - (time.monotonic() - t0)
-        if left > 0:
-            time.sleep(left)
+        self.catch_flash(before, "bell-scroll", SCROLL_FLASH_MS / 1000.0)
+        while self.vm.run("test -e /tmp/scroll.done")[1] != 0:
+            if time.monotonic() - t0 > 60:
+                self.r.fail("the session did not finish its lines")
+            time.sleep(0.1)
+        done = time.monotonic() - t0
+        if done > SCROLL_FLASH_MS / 1000.0 - 0.2:
+            self.r.fail("the lines took %.1fs, longer than the %.1fs flash: the check cannot "
+                        "see what the flash's end leaves" % (done, SCROLL_FLASH_MS / 1000.0))
+        print("# lines scrolled within %.1fs of the go, under the flash" % done, flush=True)
+        time.sleep(max(0, SCROLL_FLASH_MS / 1000.0 + 0.5 - (time.monotonic() - t0)))
         after = self.r.stable_grab()
         gw, gh = self.grid(after)
         if after.pixel(gw - 1, gh - 1) != tuple(BG):
-            self.r.fail("the screen is still inverted after the flash", tag="inverted")
+            self.r.fail("the screen is still inverted after the flash")
+        self.r.wait_text(self.font, lambda s: any(l.startswith("scroll-done") for l in s.lines),
+                         "the screen after the flash does not show the last line", timeout=5)
         self.r.sh("chvt 2")
         self.r.sh("chvt 1")
         self.r.wait_equal(after, "--scroll-mode=%s: the screen after a flash while scrolling "
@@ -197,10 +209,12 @@ class BellChecks:
         # flash (the test hook's would hide a missing rate limit).
         self.start("head -c %d /dev/zero | tr '\\000' '\\007' >/tmp/bels\n"
                    "printf 'ready'\n%sread s _ </proc/uptime\nn=0\n"
+                   # /proc/uptime has centiseconds: 12.34 -> 1234
                    "while :; do cat /tmp/bels; n=$((n+1)); read t _ </proc/uptime;"
-                   " [ ${t%%.*} -ge $((${s%%.*} + %d)) ] && break; done\n"
+                   " [ ${t%%.*}${t#*.} -ge $((${s%%.*}${s#*.} + %d)) ] && break; done\n"
                    "read e _ </proc/uptime\necho \"$s $e $n\" >/tmp/flood.time\n"
-                   "printf '\\nflood-done'\nexec sleep 100000\n" % (CHUNK, wait_go(), FLOOD_SEC),
+                   "printf '\\nflood-done'\nexec sleep 100000\n"
+                   % (CHUNK, wait_go(), FLOOD_SEC * 100),
                    flash_ms=None)
         self.r.wait_text(self.font, lambda s: any(l.startswith("ready") for l in s.lines),
                          "the session did not start")

@@ -162,6 +162,9 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   while tty2 is shown: consoled takes the new fb0 without
                   drawing on it, and back on tty1 shows the exact screen,
                   that command's output included.
+  bell-*          (bochs; bell-scroll also cirrus) the bell: the flash's
+                  exact inversion and no trace of it, a BEL flood, a uinput
+                  speaker: see belltest.py.
 
 Pictures of failures (expected, actual, diff) go to --out.
 """

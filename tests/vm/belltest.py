@@ -6,8 +6,9 @@ the cards in CARDS. A test build lengthens the flash
   bell-flash   one BEL on a screen of default-coloured text: a screendump
                during the flash is the picture before with the grid's two
                colours swapped, pixel for pixel; once it ends the screen is
-               the picture before, pixel-exact; --stats counts 1 bell, 1
-               flash.
+               the picture before, pixel-exact; a second BEL while tty2 is
+               shown is counted (SIGUSR1's stats) and not flashed: back on
+               tty1 the picture before, --stats counts 2 bells, 1 flash.
   bell-scroll  a BEL, then 30 lines scrolled while the (5 s) flash shows
                (bochs: shadow, cirrus: pan), nothing after them: once the
                flash ends the screen is not inverted, shows the last line
@@ -40,6 +41,7 @@ FLASH_INTERVAL = 0.35     # daemon/bell.h BELL_FLASH_INTERVAL_MS
 CHUNK = 200000            # BELs a `cat` of the flood writes
 FLOOD_SEC = 3             # the flood goes on for at least this long
 GO = "/tmp/bell.go"
+GO2 = "/tmp/bell.go2"
 SESSION = "/tmp/bell-session.sh"
 
 # The Linux palette's default colours (consoled --palette=linux).
@@ -49,9 +51,9 @@ FG = b"\xaa\xaa\xaa"
 STATS = re.compile(r"stats: bell=(\w+) bells=(\d+) flashes=(\d+) tones=(\d+)")
 
 
-def wait_go():
-    """Shell lines that wait for the test's go (GO appears)."""
-    return "while [ ! -e %s ]; do sleep 0.1; done\n" % GO
+def wait_go(path=GO):
+    """Shell lines that wait for the test's go (the file appears)."""
+    return "while [ ! -e %s ]; do sleep 0.1; done\n" % path
 
 
 class BellChecks:
@@ -72,7 +74,7 @@ class BellChecks:
             try:
                 fn()
             finally:
-                self.vm.run("pkill -x uinput-snd; rm -f %s" % GO)
+                self.vm.run("pkill -x uinput-snd; rm -f %s %s" % (GO, GO2))
         return run
 
     def start(self, script, extra="", flash_ms=FLASH_MS):
@@ -129,8 +131,9 @@ class BellChecks:
 
     def check_flash(self):
         text = "".join("bell test line %d: the quick brown fox\\n" % i for i in range(1, 11))
-        self.start("printf '%s'\nprintf 'ready'\n%sprintf '\\007'\nexec sleep 100000\n"
-                   % (text, wait_go()))
+        self.r.sh("rm -f %s" % GO2)
+        self.start("printf '%s'\nprintf 'ready'\n%sprintf '\\007'\n%sprintf '\\007'\n"
+                   "exec sleep 100000\n" % (text, wait_go(), wait_go(GO2)))
         self.r.wait_text(self.font, lambda s: any(l.startswith("ready") for l in s.lines),
                          "the session's text did not show")
         before = self.r.stable_grab()
@@ -150,10 +153,25 @@ class BellChecks:
         self.r.wait_equal(before, "after the flash", timeout=FLASH_MS / 1000.0 + 10)
         time.sleep(0.5)
         self.r.wait_equal(before, "0.5s after the flash", timeout=1)
+        # A BEL while another VT is in front: counted, not flashed.
+        self.r.sh("chvt 2")
+        self.r.sh("touch %s" % GO2)
+        deadline = time.monotonic() + 20
+        while True:
+            self.r.sh("kill -USR1 %s" % self.r.consoled_pid())
+            m = STATS.findall(self.r.consoled_log())
+            if m and int(m[-1][1]) == 2:
+                break
+            if time.monotonic() > deadline:
+                self.r.fail("the BEL sent while tty2 was shown was not counted: %r" % m)
+            time.sleep(0.3)
+        self.r.sh("chvt 1")
+        self.r.wait_equal(before, "back on tty1 after a BEL while away")
         mode, bells, flashes, tones = self.stats()
-        if (mode, bells, flashes, tones) != ("visual", 1, 1, 0):
+        if (mode, bells, flashes, tones) != ("visual", 2, 1, 0):
             self.r.fail("stats: bell=%s bells=%d flashes=%d tones=%d, expected bell=visual "
-                        "bells=1 flashes=1 tones=0" % (mode, bells, flashes, tones))
+                        "bells=2 flashes=1 tones=0 (no flash while away)"
+                        % (mode, bells, flashes, tones))
 
     # -- bell-scroll --
 

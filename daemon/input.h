@@ -50,6 +50,10 @@
  * mouse_focus()). After SYN_DROPPED the
  * buttons are read back (EVIOCGKEY): a release that was lost is reported,
  * a lost press is only taken into the state.
+ *
+ * Speakers (EV_SND: the PC speaker, a keyboard's beeper) come from the same
+ * enumeration and monitor when input_config.sound is set (--bell=sound):
+ * they are only written to, the bell's tones (input_sound()).
  */
 #include <stdbool.h>
 #include <stdint.h>

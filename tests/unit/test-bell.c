@@ -90,13 +90,15 @@ static int probe_tone(unsigned hz, unsigned ms, void *userdata)
 
 static const struct bell_callbacks probe_callbacks = {probe_flash, probe_tone};
 
-/* Runs the loop for about `ms` milliseconds. */
+/* Runs the loop for at least `ms` milliseconds, and what is due then. */
 static void run_for(sd_event *e, unsigned ms)
 {
 	uint64_t end = now_usec() + ms * USEC_PER_MSEC;
 
 	for (uint64_t now; (now = now_usec()) < end;)
 		sd_event_run(e, end - now);
+	while (sd_event_run(e, 0) > 0)
+		;
 }
 
 static void test_visual(void)
@@ -108,6 +110,7 @@ static void test_visual(void)
 	unsetenv("CONSOLED_TEST_BELL_FLASH_MS");
 	CHECK(sd_event_new(&e) >= 0);
 	CHECK(bell_new(e, BELL_VISUAL, &probe_callbacks, &p, &b) == 0);
+	uint64_t start = now_usec();
 	bell_ring(b, 1, true);
 	CHECK(p.flash_on == 1 && p.shown && bell_flashing(b));
 	/* a flood right after: counted, no second flash, the first not made
@@ -117,22 +120,25 @@ static void test_visual(void)
 	CHECK(p.flash_on == 1);
 	run_for(e, BELL_FLASH_MS + 50);
 	CHECK(p.flash_off == 1 && !p.shown && !bell_flashing(b));
-	/* still inside the interval: nothing */
+	/* still inside the interval: nothing (unless this process was held
+	 * up for longer than the interval) */
 	bell_ring(b, 1, true);
-	CHECK(p.flash_on == 1);
-	run_for(e, BELL_FLASH_INTERVAL_MS - BELL_FLASH_MS);
+	if (now_usec() - start < BELL_FLASH_INTERVAL_MS * USEC_PER_MSEC)
+		CHECK(p.flash_on == 1);
+	run_for(e, BELL_FLASH_INTERVAL_MS);
 	bell_ring(b, 1, true);
-	CHECK(p.flash_on == 2);
+	CHECK(p.flash_on == 2 || p.flash_on == 3);
 	/* the VT goes away during the flash: it ends at once */
+	unsigned flashes = p.flash_on;
 	bell_stop(b);
-	CHECK(p.flash_off == 2 && !p.shown);
+	CHECK(p.flash_off == flashes && !p.shown);
 	run_for(e, BELL_FLASH_INTERVAL_MS + 20);
-	CHECK(p.flash_off == 2);
+	CHECK(p.flash_off == flashes);
 	/* while away: counted, not shown */
 	bell_ring(b, 5, false);
-	CHECK(p.flash_on == 2);
+	CHECK(p.flash_on == flashes);
 	CHECK_EQ_U(bell_get_stats(b)->bells, 1 + 100000 + 1 + 1 + 5);
-	CHECK_EQ_U(bell_get_stats(b)->flashes, 2);
+	CHECK_EQ_U(bell_get_stats(b)->flashes, flashes);
 	CHECK_EQ_U(bell_get_stats(b)->tones, 0);
 	CHECK(p.tones == 0 && p.silences == 0);
 	bell_free(b);
@@ -170,12 +176,12 @@ static void test_sound(void)
 	CHECK(bell_new(e, BELL_SOUND, &probe_callbacks, &p, &b) == 0);
 	bell_ring(b, 3, true);
 	CHECK(p.tones == 1 && p.last_hz == BELL_TONE_HZ && p.silences == 0);
-	bell_ring(b, 1, true);
+	bell_ring(b, 1, true); /* while it sounds */
 	CHECK(p.tones == 1);
 	run_for(e, BELL_TONE_MS + 50);
 	CHECK(p.silences == 1);
 	CHECK(p.flash_on == 0);
-	run_for(e, BELL_TONE_INTERVAL_MS - BELL_TONE_MS);
+	run_for(e, BELL_TONE_INTERVAL_MS);
 	/* no speaker at all: not counted as a tone, nothing to silence */
 	p.tone_result = -ENODEV;
 	bell_ring(b, 1, true);

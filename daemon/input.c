@@ -739,7 +739,9 @@ static void input_remove_device(struct input *in, struct input_device *dev)
 		if (*p == dev) {
 			*p = dev->next;
 			log_info("%s %s removed",
-				 dev->keyboard ? "Keyboard" : dev->pointer ? "Pointer" : "Speaker",
+				 dev->keyboard	? "Keyboard"
+				 : dev->pointer ? "Pointer"
+						: "Speaker",
 				 dev->devnode);
 			input_device_free(dev);
 			return;

@@ -594,12 +594,12 @@ static void bell_term_init(struct fake_term *f)
 static void test_bell(void)
 {
 	static const char *const silent[] = {
-	    "\033]0;title\007",	      /* BEL ends an OSC */
-	    "\033]11;?\007",	      /* a query's BEL is its terminator */
-	    "\302\2352;title\007",    /* the 8-bit OSC */
+	    "\033]0;title\007",		  /* BEL ends an OSC */
+	    "\033]11;?\007",		  /* a query's BEL is its terminator */
+	    "\302\2352;title\007",	  /* the 8-bit OSC */
 	    "\033Pq#0;2;0;0;0\007\033\\", /* DCS: ignored inside, as xterm */
-	    "\033_app\007\033\\",	      /* APC */
-	    "\033^pm\007\033\\",	      /* PM */
+	    "\033_app\007\033\\",	  /* APC */
+	    "\033^pm\007\033\\",	  /* PM */
 	};
 	struct fake_term f;
 

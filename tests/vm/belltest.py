@@ -244,8 +244,8 @@ class BellChecks:
         s, e, n = (float(v) for v in self.r.sh("cat /tmp/flood.time").split())
         elapsed, sent = e - s, int(n) * CHUNK
         mode, bells, flashes, tones = self.stats()
-        # one flash each interval, the first at 0, and one more: consoled may
-        # read the last BELs a little after the session timed its end
+        # one flash each interval from the first at 0, and two more: consoled
+        # may read the last BELs a while after the session timed its end
         bound = int(elapsed / FLASH_INTERVAL) + 3
         print("# %d BELs in %.2fs (guest; %.1fs seen on the host): %d flashes, at most %d"
               % (sent, elapsed, host, flashes, bound), flush=True)

@@ -59,6 +59,9 @@ struct input_device {
 	char *devnode;
 	sd_event_source *source;
 	bool has_leds;
+	/* With input_config.sound: the EV_SND code a bell is written with
+	 * (SND_TONE, else SND_BELL), or 0 for a device without sound. */
+	unsigned sound;
 	bool keyboard;
 	enum pointer_kind pointer;
 	bool wheel_hi_res; /* REL_WHEEL_HI_RES: REL_WHEEL is ignored */
@@ -778,7 +781,10 @@ static void input_remove_device(struct input *in, struct input_device *dev)
 	for (struct input_device **p = &in->devices; *p; p = &(*p)->next)
 		if (*p == dev) {
 			*p = dev->next;
-			log_info("%s %s removed", dev->keyboard ? "Keyboard" : "Pointer",
+			log_info("%s %s removed",
+				 dev->keyboard	? "Keyboard"
+				 : dev->pointer ? "Pointer"
+						: "Speaker",
 				 dev->devnode);
 			input_device_free(dev);
 			return;
@@ -856,6 +862,43 @@ static bool input_is_keyboard(int fd)
 	return true;
 }
 
+/* A speaker (the PC speaker's evdev device, a keyboard with a beeper):
+ * the EV_SND code to ring it with, SND_TONE where it has a pitch, or 0. */
+static unsigned input_sound_code(int fd)
+{
+	unsigned long evbits[NBITS(EV_MAX + 1)] = {0};
+	unsigned long sndbits[NBITS(SND_MAX + 1)] = {0};
+
+	if (ioctl(fd, EVIOCGBIT(0, sizeof(evbits)), evbits) < 0 || !TEST_BIT(EV_SND, evbits) ||
+	    ioctl(fd, EVIOCGBIT(EV_SND, sizeof(sndbits)), sndbits) < 0)
+		return 0;
+	if (TEST_BIT(SND_TONE, sndbits))
+		return SND_TONE;
+	return TEST_BIT(SND_BELL, sndbits) ? SND_BELL : 0;
+}
+
+int input_sound(struct input *in, unsigned hz)
+{
+	int written = 0;
+
+	for (struct input_device *d = in->devices; d; d = d->next) {
+		struct input_event ev[2] = {
+		    {.type = EV_SND,
+		     .code = (uint16_t)d->sound,
+		     .value = d->sound == SND_TONE ? (int)hz : hz > 0},
+		    {.type = EV_SYN, .code = SYN_REPORT},
+		};
+
+		if (!d->sound)
+			continue;
+		if (write(d->fd, ev, sizeof(ev)) == (ssize_t)sizeof(ev))
+			written++;
+		else
+			log_debug_errno(errno, "Failed to ring %s: %m", d->devnode);
+	}
+	return written ? written : -ENODEV;
+}
+
 static void input_add_device(struct input *in, const char *devnode)
 {
 	unsigned long evbits[NBITS(EV_MAX + 1)] = {0};
@@ -880,7 +923,9 @@ static void input_add_device(struct input *in, const char *devnode)
 	enum pointer_kind pointer =
 	    in->cfg.pointer ? input_pointer_kind(fd, &hi_res) : POINTER_NONE;
 
-	if (!keyboard && !pointer) {
+	unsigned sound = in->cfg.sound ? input_sound_code(fd) : 0;
+
+	if (!keyboard && !pointer && !sound) {
 		close(fd);
 		return;
 	}
@@ -890,6 +935,7 @@ static void input_add_device(struct input *in, const char *devnode)
 	d->devnode = xstrdup(devnode);
 	d->keyboard = keyboard;
 	d->pointer = pointer;
+	d->sound = sound;
 	d->wheel_hi_res = pointer && hi_res;
 	if (pointer == POINTER_ABS || pointer == POINTER_TOUCHPAD) {
 		if (ioctl(fd, EVIOCGABS(ABS_X), &d->abs_x) < 0 ||
@@ -927,6 +973,9 @@ static void input_add_device(struct input *in, const char *devnode)
 			 : pointer == POINTER_ABS ? "absolute"
 						  : "touchpad",
 			 d->wheel_hi_res ? ", high-resolution wheel" : "");
+	if (sound)
+		log_info("Speaker %s: %s (%s)", devnode, name,
+			 sound == SND_TONE ? "SND_TONE" : "SND_BELL");
 	/* A modifier held on it while it was plugged in counts; a new keyboard
 	 * shows the lock state the others show. Buttons held count as down. */
 	if (in->active)

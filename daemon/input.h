@@ -50,6 +50,10 @@
  * mouse_focus()). After SYN_DROPPED the
  * buttons are read back (EVIOCGKEY): a release that was lost is reported,
  * a lost press is only taken into the state.
+ *
+ * Speakers (EV_SND: the PC speaker, a keyboard's beeper) come from the same
+ * enumeration and monitor when input_config.sound is set (--bell=sound):
+ * they are only written to, the bell's tones (input_sound()).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -60,10 +64,11 @@ struct input;
 struct input_config {
 	const char *model, *layout, *variant, *options; /* NULL = xkb defaults */
 	unsigned repeat_delay_ms;
-	unsigned repeat_rate_hz; /* 0 = no repeat */
-	bool pointer;		 /* open pointer devices (--mouse=) */
-	double pointer_speed;	 /* relative motion factor (--mouse-speed=), > 0 */
+	unsigned repeat_rate_hz;  /* 0 = no repeat */
+	bool pointer;		  /* open pointer devices (--mouse=) */
+	double pointer_speed;	  /* relative motion factor (--mouse-speed=), > 0 */
 	const char *compose_file; /* --compose-file=; NULL = the locale's table (compose.h) */
+	bool sound;		  /* open speakers too: EV_SND devices (--bell=sound) */
 };
 
 enum input_pointer_kind { INPUT_POINTER_MOTION, INPUT_POINTER_BUTTON, INPUT_POINTER_WHEEL };
@@ -108,6 +113,11 @@ int input_new(sd_event *event, const struct input_config *cfg, const struct inpu
 void input_free(struct input *in);
 
 void input_set_active(struct input *in, bool active);
+
+/* The bell (bell.h): every speaker found (input_config.sound) gets SND_TONE
+ * hz (or SND_BELL on/off where it has no pitch); hz 0 silences them. Returns
+ * how many were written to, or -ENODEV for none. */
+int input_sound(struct input *in, unsigned hz);
 
 /* The area pointer positions live in (the visible screen in pixels); set by
  * the manager on every layout. The pointer stays where it was, moved inside

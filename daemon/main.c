@@ -22,6 +22,7 @@
 #include <consoled/backend.h>
 
 #include "backend.h"
+#include "bell.h"
 #include "blank.h"
 #include "bootmode.h"
 #include "crash.h"
@@ -106,6 +107,7 @@ struct manager {
 	struct mouse *mouse;
 	/* The mirror into the VT's screen buffer (vcs.h); NULL with --vcs=no. */
 	struct vcs *vcs;
+	struct bell *bell; /* what BEL does (--bell=) */
 };
 
 static void manager_schedule_frame(struct manager *m);
@@ -382,6 +384,8 @@ static void manager_on_release(void *userdata)
 	if (m->fb && (m->blanked_by_driver || m->unblank_pending))
 		(void)fbdev_blank(m->fb, false);
 	m->blanked_by_driver = m->unblank_pending = false;
+	/* no flash left for the return, no tone going on */
+	bell_stop(m->bell);
 	sd_event_source_set_enabled(m->frame_source, SD_EVENT_OFF);
 	vcs_set_active(m->vcs, false);
 }
@@ -825,6 +829,13 @@ static int manager_on_signal(sd_event_source *s, const struct signalfd_siginfo *
 
 static void manager_log_stats(struct manager *m)
 {
+	if (m->bell) {
+		const struct bell_stats *b = bell_get_stats(m->bell);
+
+		log_info("stats: bell=%s bells=%llu flashes=%llu tones=%llu",
+			 bell_mode_to_string(bell_get_mode(m->bell)), (unsigned long long)b->bells,
+			 (unsigned long long)b->flashes, (unsigned long long)b->tones);
+	}
 	if (!m->render || !m->scroller)
 		return;
 	log_info("stats: mode=%s full-screen=%s region=%s",
@@ -964,6 +975,37 @@ static int manager_on_fb_found(struct fbdev *fb, void *userdata)
 	return 0;
 }
 
+/* ---- the bell (bell.h) ---- */
+
+static void manager_on_bell_flash(bool on, void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (m->render)
+		render_set_flash(m->render, on);
+	manager_schedule_frame(m);
+}
+
+/* Every speaker among the input devices, else the VT's KDMKTONE (which
+ * the kernel plays on the EV_SND devices its keyboard handler has). */
+static int manager_on_bell_tone(unsigned hz, unsigned ms, void *userdata)
+{
+	struct manager *m = userdata;
+	int r = m->input ? input_sound(m->input, hz) : -ENODEV;
+
+	if (r < 0 && m->vt)
+		r = vt_tone(m->vt, hz, ms);
+	return r < 0 ? r : 0;
+}
+
+static void manager_on_bell(unsigned count, void *userdata)
+{
+	struct manager *m = userdata;
+	bool visible = m->vt && vt_is_active(m->vt) && m->fb && !blank_is_blanked(m->blank);
+
+	bell_ring(m->bell, count, visible);
+}
+
 static int manager_start(struct manager *m)
 {
 	static const int exit_signals[] = {SIGTERM, SIGINT, SIGHUP};
@@ -1050,6 +1092,12 @@ static int manager_start(struct manager *m)
 	if (r < 0)
 		return r;
 
+	r = bell_new(m->event, m->opts.bell,
+		     &(struct bell_callbacks){manager_on_bell_flash, manager_on_bell_tone}, m,
+		     &m->bell);
+	if (r < 0)
+		return r;
+
 	r = vt_open(m->event, m->opts.vt, m->opts.switchvt,
 		    &(struct vt_callbacks){manager_on_release, manager_on_acquire}, m, &m->vt);
 	if (r < 0) {
@@ -1099,6 +1147,7 @@ static int manager_start(struct manager *m)
 		return r;
 	}
 	render_set_clusters(m->render, term_clusters(m->term));
+	term_set_bell(m->term, manager_on_bell, m);
 	restore_session_started(m->restore, m->term);
 	if (!m->share)
 		share_new(m->event, SHARE_DIR, &m->share);
@@ -1124,6 +1173,7 @@ static int manager_start(struct manager *m)
 	    .pointer = m->opts.mouse,
 	    .pointer_speed = m->opts.mouse_speed,
 	    .compose_file = m->opts.compose_file,
+	    .sound = m->opts.bell == BELL_SOUND,
 	};
 	r = input_new(m->event, &ic,
 		      &(struct input_callbacks){manager_on_key, manager_on_switch_vt,
@@ -1166,6 +1216,7 @@ static void manager_stop(struct manager *m)
 		vt_poll(m->vt);
 	if (m->opts.stats)
 		manager_log_stats(m);
+	bell_stop(m->bell); /* a tone going on ends with us */
 	fbwatch_free(m->fbwatch);
 	input_free(m->input);
 	mouse_free(m->mouse);
@@ -1197,6 +1248,7 @@ static void manager_stop(struct manager *m)
 	sd_event_source_unref(m->respawn_source);
 	sd_event_source_unref(m->pointer_source);
 	blank_free(m->blank);
+	bell_free(m->bell);
 	sd_event_unref(m->event);
 }
 

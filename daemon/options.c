@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bell.h"
 #include "config.h"
 #include "options.h"
 #include "scroll.h"
@@ -60,6 +61,7 @@ enum key_type {
 	KEY_FACTOR,	/* double, a decimal number in [OPTIONS_MOUSE_SPEED_MIN, _MAX] */
 	KEY_WORD_CHARS, /* char *, UTF-8 without controls, at most 64 characters */
 	KEY_COLOR,	/* uint32_t 0xrrggbb from "#rrggbb"; min: its bit in colors_set */
+	KEY_BELL,	/* int, enum bell_mode */
 };
 
 /* Every setting, once: its name on the command line and in the files, where
@@ -129,6 +131,7 @@ static const struct key {
      "expected #rrggbb"},
     {"vcs", KEY_BOOL, FIELD(vcs), 0, 0, NULL},
     {"autologin", KEY_STRING, FIELD(autologin), 0, 0, NULL},
+    {"bell", KEY_BELL, FIELD(bell), 0, 0, "expected visual, sound or none"},
 #undef FIELD
 };
 
@@ -194,6 +197,8 @@ void options_help(FILE *f)
 	      "      --foreground=#rrggbb --background=#rrggbb  the default colours\n"
 	      "      --vcs=yes|no        mirror the text and cursor into the VT's screen\n"
 	      "                          buffer for braille displays (default: yes)\n"
+	      "      --bell=visual|sound|none  what BEL does: flash the screen, beep through\n"
+	      "                          the PC speaker or KDMKTONE, nothing (default: visual)\n"
 	      "      --verbose           debug messages\n"
 	      "      --autologin=USER[@ttyN]  log USER in without a password, as\n"
 	      "                          agetty --autologin (default login only)\n"
@@ -452,6 +457,12 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 		o->colors_set |= UINT32_C(1) << k->min;
 		return 0;
 	}
+	case KEY_BELL:
+		m = bell_mode_from_string(value);
+		if (m < 0)
+			goto invalid;
+		*(int *)field = m;
+		return 0;
 	}
 
 invalid:
@@ -496,6 +507,7 @@ static void options_init(struct options *o, enum options_action action)
 	    .mouse = true,
 	    .mouse_speed = 1.0,
 	    .vcs = true,
+	    .bell = BELL_VISUAL,
 	};
 }
 

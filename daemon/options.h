@@ -80,6 +80,7 @@ struct options {
 	uint32_t colors_set;
 	bool vcs;	 /* mirror the screen into the VT's own buffer (vcs.h) */
 	char *autologin; /* getty.h: USER or USER@ttyN; NULL = none */
+	int bell;	    /* enum bell_mode (bell.h) */
 };
 
 #define OPTIONS_MOUSE_SPEED_MIN 0.1

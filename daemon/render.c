@@ -93,6 +93,7 @@ struct render {
 	struct scroll_counters counters[_SCROLL_MODE_MAX];
 
 	int pointer_col, pointer_row; /* col < 0: no pointer */
+	bool flash;		      /* the visual bell: every cell inverted */
 };
 
 /* Frees what depends on the cell size. */
@@ -304,6 +305,27 @@ static void render_snapshot_pointer(struct render *r)
 	fg = c->fg;
 	c->fg = c->bg;
 	c->bg = fg;
+}
+
+void render_set_flash(struct render *r, bool on)
+{
+	r->flash = on;
+}
+
+/* The visual bell in the snapshot: every cell's colours swapped (the
+ * pointer's back to normal), so the flash and its end are frames like any
+ * other, damage-tracked and scrolled the same way. */
+static void render_snapshot_flash(struct render *r)
+{
+	if (!r->flash)
+		return;
+	for (size_t i = 0; i < (size_t)r->cols * r->rows; i++) {
+		struct cell *c = &r->cur[i];
+		uint32_t fg = c->fg;
+
+		c->fg = c->bg;
+		c->bg = fg;
+	}
 }
 
 void render_invalidate(struct render *r)
@@ -786,6 +808,7 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 
 	tsm_screen_draw(screen, render_snapshot_cell, r);
 	render_snapshot_pointer(r);
+	render_snapshot_flash(r);
 
 	r->exposed_top = r->exposed_bottom = 0;
 	if (r->prev_valid)

@@ -100,6 +100,14 @@ void render_invalidate(struct render *r);
  * scroll strategy. A cell off the grid (after a relayout) shows nothing. */
 void render_set_pointer(struct render *r, int col, int row);
 
+/* The visual bell (bell.h): from the next frame on, every cell of the grid
+ * shows its colours swapped, until it is set off again; like the pointer,
+ * it is part of the frame's cell snapshot, so both changes are drawn as
+ * damage (the caller schedules the frames), exactly, with every scroll
+ * strategy, and the frame after the flash is the one before it. The
+ * margins outside the grid keep the background. */
+void render_set_flash(struct render *r, bool on);
+
 /* Draws what changed in `screen` since the last frame. Returns true when
  * another frame is needed (the blitter failed: everything is drawn again). */
 bool render_frame(struct render *r, struct tsm_screen *screen);

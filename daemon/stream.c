@@ -2,6 +2,7 @@
 #define LOG_MODULE "stream"
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,8 @@ struct stream {
 
 	char out[STREAM_OUT_SIZE]; /* for libtsm, in one call where possible */
 	size_t out_len;
+
+	unsigned bells; /* BELs of this stream_feed(), for cfg.bell */
 };
 
 /* A CSI's parameters: v[i] is -1 when empty; sub-parameters (after ':')
@@ -1135,6 +1138,8 @@ static void stream_c0(struct stream *s, uint8_t b)
 		s->gl = 1;
 	else if (b == 0x0f) /* SI */
 		s->gl = 0;
+	else if (b == 0x07 && s->bells < UINT_MAX) /* BEL */
+		s->bells++;
 	stream_emit_byte(s, b);
 }
 
@@ -1406,6 +1411,13 @@ void stream_feed(struct stream *s, const char *in, size_t len)
 		i += n;
 	}
 	stream_flush(s);
+	if (s->bells) {
+		unsigned n = s->bells;
+
+		s->bells = 0;
+		if (s->cfg.bell)
+			s->cfg.bell(n, s->cfg.userdata);
+	}
 }
 
 /* ---- session restore ---------------------------------------------------- */

@@ -76,6 +76,10 @@ struct stream_config {
 	 * or with bytes outside ASCII, it is dropped. Nothing is answered
 	 * here. */
 	void (*osc52)(const char *args, size_t len, void *userdata);
+	/* Optional: how many BELs (0x07) a stream_feed() rang, at its end,
+	 * if any. Only a BEL libtsm executes counts: not the one that ends an
+	 * OSC string, nor one inside DCS, SOS, PM or APC. */
+	void (*bell)(unsigned count, void *userdata);
 	void *userdata;
 };
 

@@ -66,6 +66,8 @@ struct term {
 	void *userdata;
 	void (*osc52)(const char *args, size_t len, void *userdata);
 	void *osc52_userdata;
+	void (*bell)(unsigned count, void *userdata);
+	void *bell_userdata;
 
 	/* The pty's bytes on their way to libtsm (stream.h), and the
 	 * stand-ins it hands out (cluster.h). */
@@ -160,6 +162,14 @@ static void term_stream_osc52(const char *args, size_t len, void *userdata)
 
 	if (t->osc52)
 		t->osc52(args, len, t->osc52_userdata);
+}
+
+static void term_stream_bell(unsigned count, void *userdata)
+{
+	struct term *t = userdata;
+
+	if (t->bell)
+		t->bell(count, t->bell_userdata);
 }
 
 static int term_on_recheck(sd_event_source *s, uint64_t usec, void *userdata)
@@ -643,6 +653,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	    .reply = term_queue_write,
 	    .seen = term_stream_seen,
 	    .osc52 = term_stream_osc52,
+	    .bell = term_stream_bell,
 	    .userdata = t,
 	});
 
@@ -777,6 +788,12 @@ void term_set_osc52(struct term *t, void (*osc52)(const char *args, size_t len, 
 {
 	t->osc52 = osc52;
 	t->osc52_userdata = userdata;
+}
+
+void term_set_bell(struct term *t, void (*bell)(unsigned count, void *userdata), void *userdata)
+{
+	t->bell = bell;
+	t->bell_userdata = userdata;
 }
 
 void term_redraw(struct term *t)

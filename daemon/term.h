@@ -110,6 +110,9 @@ void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned m
  * NULL: dropped. */
 void term_set_osc52(struct term *t, void (*osc52)(const char *args, size_t len, void *userdata),
 		    void *userdata);
+/* Where the session's BELs go (stream.h: counted per read, not those
+ * that end an OSC); NULL: nowhere. */
+void term_set_bell(struct term *t, void (*bell)(unsigned count, void *userdata), void *userdata);
 /* What the screen shows changed outside the session's output (the
  * selection, the view): calls the damage callback. */
 void term_redraw(struct term *t);

@@ -376,3 +376,17 @@ int vt_activate(struct vt *vt, unsigned target)
 		return log_warning_errno(errno, "Failed to switch to VT %u: %m", target);
 	return 0;
 }
+
+int vt_tone(struct vt *vt, unsigned hz, unsigned ms)
+{
+	/* KDMKTONE: the period in PIT ticks (1193182 Hz) in the low 16 bits,
+	 * the duration in ms in the high 16; 0 silences. The kernel rings
+	 * every EV_SND device its keyboard handler is attached to. */
+	unsigned long period = hz ? 1193182ul / hz : 0;
+
+	if (period > 0xffff || ms > 0xffff)
+		return -EINVAL;
+	if (ioctl(vt->fd, KDMKTONE, (unsigned long)ms << 16 | period) < 0)
+		return -errno;
+	return 0;
+}

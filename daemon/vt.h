@@ -51,3 +51,7 @@ unsigned vt_number(const struct vt *vt);
 
 /* Asks the kernel to switch to VT `target` (Ctrl+Alt+Fn). */
 int vt_activate(struct vt *vt, unsigned target);
+
+/* The bell's tone through the VT (KDMKTONE): hz for ms milliseconds, or
+ * silence (hz 0). Returns 0 or a negative errno. */
+int vt_tone(struct vt *vt, unsigned hz, unsigned ms);

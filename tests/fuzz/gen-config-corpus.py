@@ -43,6 +43,7 @@ keys = {
     "color15": ["#123456"],
     "foreground": ["#839496"],
     "background": ["#002b36"],
+    "bell": ["visual", "sound", "none", "beep"],
 }
 bools = ["yes", "no", "true", "false", "on", "off", "1", "0"]
 

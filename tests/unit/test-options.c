@@ -8,6 +8,7 @@
 #include <libtsm.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
 
+#include "../../daemon/bell.h"
 #include "../../daemon/blank.h"
 #include "../../daemon/input.h"
 #include "../../daemon/options.h"
@@ -617,6 +618,52 @@ static void test_pointer_math(void)
 	CHECK(input_wheel_notches(&rest, INT64_MIN) == -100 && rest == 0);
 }
 
+/* --bell / bell= (bell.h): visual by default; a bad value on the command
+ * line is a usage error, in a file a warning and the default. */
+static void test_bell(void)
+{
+	static const char text[] = "bell=sound\nbell=loud\n";
+	char conf[] = "/tmp/test-options-XXXXXX";
+	char config_arg[64], log[4096], err[256];
+	struct options o;
+	bool made;
+
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	CHECK(o.bell == BELL_VISUAL);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--bell=none", NULL}) == 0);
+	CHECK(o.bell == BELL_NONE);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--bell=sound", "--bell=visual", NULL}) == 0);
+	CHECK(o.bell == BELL_VISUAL);
+	options_fini(&o);
+	CHECK(parse_logged(&o, (const char *const[]){"--bell=beep", NULL}, log, sizeof(log)) ==
+	      -EINVAL);
+	CHECK(strstr(log, "consoled: --bell: invalid value 'beep': expected visual, sound or "
+			  "none\n") != NULL);
+	CHECK(parse(&o, (const char *const[]){"--bell", NULL}) == -EINVAL);
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	CHECK(options_set(&o, "bell", "", err, sizeof(err)) == -EINVAL);
+	CHECK(options_set(&o, "bell", "SOUND", err, sizeof(err)) == -EINVAL);
+	CHECK(o.bell == BELL_VISUAL);
+	options_fini(&o);
+
+	made = write_close(mkstemp(conf), text);
+	CHECK(made);
+	if (!made)
+		return;
+	snprintf(config_arg, sizeof(config_arg), "--config=%s", conf);
+	CHECK(parse_logged(&o, (const char *const[]){config_arg, NULL}, log, sizeof(log)) == 0);
+	CHECK(strstr(log, ":2: bell: invalid value 'loud': expected visual, sound or none, "
+			  "ignoring.") != NULL);
+	CHECK(o.bell == BELL_SOUND);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){config_arg, "--bell=none", NULL}) == 0);
+	CHECK(o.bell == BELL_NONE);
+	options_fini(&o);
+	unlink(conf);
+}
+
 int main(void)
 {
 	RUN(test_defaults);
@@ -636,5 +683,6 @@ int main(void)
 	RUN(test_mouse);
 	RUN(test_pointer_math);
 	RUN(test_word_chars);
+	RUN(test_bell);
 	return TESTS_RESULT();
 }

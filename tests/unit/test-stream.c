@@ -582,6 +582,84 @@ static void test_keys_follow_stream(void)
 	cluster_table_free(table);
 }
 
+/* ---- BEL ------------------------------------------------------------------ */
+
+static unsigned bell_count, bell_calls;
+
+static void count_bells(unsigned count, void *data)
+{
+	(void)data;
+	bell_count += count;
+	bell_calls++;
+}
+
+/* A stream whose BELs are counted (stream_config.bell). */
+static void bell_term_init(struct fake_term *f)
+{
+	fake_term_init(f, 20, 6);
+	stream_free(f->stream);
+	f->stream = stream_new(&(struct stream_config){.vte = f->vte,
+						       .screen = f->screen,
+						       .table = f->table,
+						       .reply = fake_reply,
+						       .bell = count_bells,
+						       .userdata = f});
+	bell_count = bell_calls = 0;
+}
+
+static void test_bell(void)
+{
+	static const char *const silent[] = {
+	    "\033]0;title\007",		  /* BEL ends an OSC */
+	    "\033]11;?\007",		  /* a query's BEL is its terminator */
+	    "\302\2352;title\007",	  /* the 8-bit OSC */
+	    "\033Pq#0;2;0;0;0\007\033\\", /* DCS: ignored inside, as xterm */
+	    "\033_app\007\033\\",	  /* APC */
+	    "\033^pm\007\033\\",	  /* PM */
+	};
+	struct fake_term f;
+
+	bell_term_init(&f);
+	fake_feed(&f, "a\007b");
+	CHECK_EQ_U(bell_count, 1);
+	CHECK_EQ_U(bell_calls, 1);
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "ab") == 0);
+	/* several in one read: one call */
+	fake_feed(&f, "\007\007\007");
+	CHECK_EQ_U(bell_count, 4);
+	CHECK_EQ_U(bell_calls, 2);
+	/* inside a CSI (libtsm executes C0 there) and right after an ST */
+	fake_feed(&f, "\033[1\0073m\033]0;x\033\\\007");
+	CHECK_EQ_U(bell_count, 6);
+	fake_term_fini(&f);
+
+	for (size_t i = 0; i < ELEMENTSOF(silent); i++) {
+		bell_term_init(&f);
+		fake_feed(&f, silent[i]);
+		/* and byte by byte: the string state carries over reads */
+		for (const char *p = silent[i]; *p; p++)
+			fake_feed_n(&f, p, 1);
+		if (bell_count != 0)
+			fprintf(stderr, "rang for silent[%zu]\n", i);
+		CHECK_EQ_U(bell_count, 0);
+		CHECK_EQ_U(bell_calls, 0);
+		fake_term_fini(&f);
+	}
+
+	/* an OSC cut anywhere still keeps its BEL; one after it rings */
+	bell_term_init(&f);
+	fake_feed(&f, "\033]2;ti");
+	fake_feed(&f, "tle\007\007");
+	CHECK_EQ_U(bell_count, 1);
+	/* a new session: nothing of an OSC the last one left open */
+	fake_feed(&f, "\033]2;open");
+	stream_reset(f.stream);
+	fake_feed(&f, "\007");
+	CHECK_EQ_U(bell_count, 2);
+	fake_term_fini(&f);
+}
+
 int main(void)
 {
 	RUN(test_keys_follow_stream);
@@ -598,5 +676,6 @@ int main(void)
 	RUN(test_malformed);
 	RUN(test_split);
 	RUN(test_reset);
+	RUN(test_bell);
 	return TESTS_RESULT();
 }

@@ -53,10 +53,10 @@ NOT_CHECKED = {
     "flash": ("DECSCNM on, 100 ms of ncurses' padding, off: a transient picture a"
               " screendump cannot be timed to"),
     "XM": "mouse reporting on or off (DECSET 1000, 1006): no picture; the mouse-report check",
+    "bel": "the bell (--bell): a flash of 100 ms, or a tone; the bell-* checks (belltest.py)",
 }
 
 CANNOT = {
-    "bel": "no bell: consoled has no sound and no visual bell (BEL is ignored)",
     "initc": "the palette is fixed (--palette); OSC 4 with a colour is ignored",
     "oc": "the palette is fixed, so there is nothing to reset (OSC 104 is ignored)",
     "mc0": "no printer: media copy is ignored",

@@ -162,6 +162,9 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   while tty2 is shown: consoled takes the new fb0 without
                   drawing on it, and back on tty1 shows the exact screen,
                   that command's output included.
+  bell-*          (bochs; bell-scroll also cirrus) the bell: the flash's
+                  exact inversion and no trace of it, a BEL flood, a uinput
+                  speaker: see belltest.py.
 
 Pictures of failures (expected, actual, diff) go to --out.
 """
@@ -175,6 +178,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import belltest  # noqa: E402
 import fonttest  # noqa: E402
 import mousetest  # noqa: E402
 import palettetest  # noqa: E402
@@ -2142,6 +2146,8 @@ def main():
             checks += palettetest.CHECKS
         if args.card in vcstest.CARDS:
             checks += vcstest.CHECKS
+        if args.card in belltest.CARDS:
+            checks += belltest.CHECKS[args.card]
     if args.only:
         checks = [c for c in args.only.split(",") if c]
 
@@ -2171,6 +2177,9 @@ def main():
         elves["/usr/bin/vtgrab"] = os.path.normpath(vtgrab)
     elves.update(mousetest.guest_elves())  # less, for the wheel check
     elves.update(palettetest.guest_elves(args.consoled))  # fbcmap
+    usnd = os.path.join(os.path.dirname(blitcheck), "uinput-snd")
+    if os.path.exists(usnd):
+        elves["/usr/bin/uinput-snd"] = os.path.normpath(usnd)
     if shutil.which("fbset"):
         elves["/usr/bin/fbset"] = shutil.which("fbset")  # Debian's fbset (tests/deps.sh)
     bad = os.path.join(os.path.dirname(blitcheck), "bad-abi-plugin.so")
@@ -2236,6 +2245,9 @@ def main():
             simple.update(palettetest.PaletteChecks(r, load_font, KEYBOARD_FONT).checks)
         if args.card in vcstest.CARDS:
             simple.update(vcstest.VcsChecks(r, KEYBOARD_FONT).checks)
+        if args.card in belltest.CARDS:
+            bc = belltest.BellChecks(r, load_font, KEYBOARD_FONT)
+            simple.update({n: bc.guarded(f) for n, f in bc.checks.items()})
         for name in checks:
             if name in simple:
                 r.check(name, simple[name])

@@ -14,6 +14,7 @@
 
 #include "../../daemon/compose.h"
 #include "../../daemon/util/util.h"
+#include "test-capture.h"
 #include "tests.h"
 
 static char tmpdir[64], locale_conf[128], default_locale[128];
@@ -27,47 +28,6 @@ static void write_file(const char *path, const char *text)
 		perror(path);
 		exit(EXIT_FAILURE);
 	}
-}
-
-/* stderr into a file between capture_begin() and capture_end(), which
- * returns it (static, overwritten by the next capture). */
-static int saved_stderr = -1;
-static char captured[16384];
-
-static void capture_begin(void)
-{
-	char path[128];
-	int fd;
-
-	fflush(stderr);
-	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	saved_stderr = dup(STDERR_FILENO);
-	if (fd < 0 || saved_stderr < 0 || dup2(fd, STDERR_FILENO) < 0) {
-		perror("capture");
-		exit(EXIT_FAILURE);
-	}
-	close(fd);
-}
-
-static const char *capture_end(void)
-{
-	char path[128];
-	FILE *f;
-	size_t n;
-
-	fflush(stderr);
-	dup2(saved_stderr, STDERR_FILENO);
-	close(saved_stderr);
-	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
-	f = fopen(path, "r");
-	n = f ? fread(captured, 1, sizeof(captured) - 1, f) : 0;
-	captured[n] = '\0';
-	if (f)
-		fclose(f);
-	unlink(path);
-	fputs(captured, stderr);
-	return captured;
 }
 
 static void clear_env(void)
@@ -197,7 +157,7 @@ static void test_locale_table(void)
 	const char *log;
 
 	clear_env();
-	capture_begin();
+	capture_begin(tmpdir);
 	c = compose_new(ctx, NULL, &files);
 	log = capture_end();
 	CHECK(strstr(log, "Compose sequences of locale C.UTF-8 (from no locale set)") != NULL);
@@ -247,7 +207,7 @@ static void test_locale_table(void)
 	/* a locale from the files picks its table: pt_BR's has ç for ' c
 	 * where en_US's has ć */
 	write_file(default_locale, "LANG=pt_BR.UTF-8\n");
-	capture_begin();
+	capture_begin(tmpdir);
 	c = compose_new(ctx, NULL, &files);
 	log = capture_end();
 	CHECK(strstr(log, "Compose sequences of locale pt_BR.UTF-8 (from ") != NULL);
@@ -269,7 +229,7 @@ static void test_file(void)
 	write_file(path, "include \"%L\"\n"
 			 "<Multi_key> <x> <x> : \"\xe1\xba\x8d\" U1E8D # x with diaeresis\n"
 			 "<Multi_key> <a> <b> : \"ab\xc3\xa9\"\n");
-	capture_begin();
+	capture_begin(tmpdir);
 	c = compose_new(ctx, path, &files);
 	log = capture_end();
 	CHECK(strstr(log, "Compose sequences from ") && strstr(log, "/Compose (locale C.UTF-8"));
@@ -288,7 +248,7 @@ static void test_file(void)
 	/* a bad line: xkbcommon says where and skips it, as libX11 does, and
 	 * the rest of the file counts */
 	write_file(path, "<Multi_key> <x> : \"unterminated\n<Multi_key> <y> <y> : \"Y!\"\n");
-	capture_begin();
+	capture_begin(tmpdir);
 	c = compose_new(ctx, path, &files);
 	log = capture_end();
 	CHECK(strstr(log, ":1:19: unterminated string literal") != NULL);
@@ -296,7 +256,7 @@ static void test_file(void)
 	compose_free(c);
 
 	/* a missing file: a warning and the locale's table */
-	capture_begin();
+	capture_begin(tmpdir);
 	c = compose_new(ctx, "/nonexistent/Compose", &files);
 	log = capture_end();
 	CHECK(strstr(log, "Failed to open the Compose file /nonexistent/Compose: No such file or "
@@ -317,7 +277,7 @@ static void test_no_table(void)
 	snprintf(dir, sizeof(dir), "%s/no-locale-data", tmpdir);
 	CHECK(mkdir(dir, 0755) == 0);
 	setenv("XLOCALEDIR", dir, 1);
-	capture_begin();
+	capture_begin(tmpdir);
 	c = compose_new(ctx, NULL, &files);
 	log = capture_end();
 	CHECK(strstr(log, "No Compose table for locale C.UTF-8 (from no locale set): dead keys "

@@ -14,6 +14,7 @@
 #include "../../daemon/options.h"
 #include "../../daemon/scroll.h"
 #include "../../daemon/util/util.h"
+#include "test-capture.h"
 #include "tests.h"
 
 static char tmpdir[64];
@@ -69,48 +70,6 @@ static void make_dir(const char *name)
 	}
 }
 
-/* stderr goes to a file between capture_begin() and capture_end(), which
- * returns what was logged (static, overwritten by the next capture). */
-static int saved_stderr = -1;
-static char captured[16384];
-
-static void capture_begin(void)
-{
-	char path[256];
-	int fd;
-
-	fflush(stderr);
-	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	saved_stderr = dup(STDERR_FILENO);
-	if (fd < 0 || saved_stderr < 0 || dup2(fd, STDERR_FILENO) < 0) {
-		perror("capture");
-		exit(EXIT_FAILURE);
-	}
-	close(fd);
-}
-
-static const char *capture_end(void)
-{
-	char path[256];
-	FILE *f;
-	size_t n;
-
-	fflush(stderr);
-	dup2(saved_stderr, STDERR_FILENO);
-	close(saved_stderr);
-	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
-	f = fopen(path, "r");
-	n = f ? fread(captured, 1, sizeof(captured) - 1, f) : 0;
-	captured[n] = '\0';
-	if (f)
-		fclose(f);
-	unlink(path);
-	/* Show it in the test log too. */
-	fputs(captured, stderr);
-	return captured;
-}
-
 static int parse_with(struct options *o, const struct options_files *f, const char *const *args)
 {
 	char *argv[32] = {(char *)"consoled"};
@@ -131,7 +90,7 @@ static const char *parse_logged(struct options *o)
 {
 	int r;
 
-	capture_begin();
+	capture_begin(tmpdir);
 	r = parse(o, (const char *const[]){NULL});
 	capture_end();
 	CHECK(r == 0);
@@ -419,21 +378,21 @@ static void test_bad_lines(void)
 
 	/* config_load() says how much it ignored. */
 	struct options p = {0};
-	capture_begin();
+	capture_begin(tmpdir);
 	CHECK_EQ_U(config_load(&p, conf_path), 6);
 	capture_end();
 	options_fini(&p);
 
 	/* A bad command line stays a usage error, found before any file is
 	 * read: nothing about the files is logged. */
-	capture_begin();
+	capture_begin(tmpdir);
 	CHECK(parse(&o, (const char *const[]){"--sb-size=abc", NULL}) == -EINVAL);
 	log = capture_end();
 	CHECK(strstr(log, "consoled: --sb-size: invalid value 'abc'") != NULL);
 	CHECK(strstr(log, conf_path) == NULL);
 
 	/* --help and --version read no file either. */
-	capture_begin();
+	capture_begin(tmpdir);
 	CHECK(parse(&o, (const char *const[]){"--help", NULL}) == 0);
 	log = capture_end();
 	CHECK(o.action == OPTIONS_HELP);
@@ -629,7 +588,7 @@ static void test_console_keymap(void)
 						    "/nonexistent/kbd-model-map"};
 
 		write_file("vconsole.conf", "KEYMAP=de-latin1\n");
-		capture_begin();
+		capture_begin(tmpdir);
 		CHECK(parse_with(&o, &nomap, (const char *const[]){NULL}) == 0);
 		log = capture_end();
 		check_keymap(&o, NULL, "us", NULL, NULL);

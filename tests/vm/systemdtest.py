@@ -1170,16 +1170,22 @@ class Runner(vmtest.Runner):
         if self.prompt_colours(decoded) != {0} or decoded.bg[row][col] != 1:
             self.fail("the prompt is not #102030 on #fdf6e3: colours %r on %r"
                       % (self.prompt_colours(decoded), decoded.bg[row][col]))
+        # The prompt is consoled-session's own (getty.c): login runs once a
+        # name is given, and then asks for the password.
+        self.vm.send_text(USER + "\n")
+        self.wait_text(FONT, lambda s: "Password:" in s, "no password prompt")
         deadline = time.monotonic() + 10
         while True:
             pids = self.sh("pgrep -x login || true").split()
             if len(pids) == 1 or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
+        if len(pids) != 1:
+            self.fail("login is not running once the name was typed: pids %r" % pids)
         env = self.sh("tr '\\0' '\\n' < /proc/%s/environ" % pids[0]).split("\n")
         # the nearest of the 16 to #102030 is base03 (8); the background is 15
         if "COLORFGBG=8;15" not in env:
-            self.fail("login at the prompt got %r, expected COLORFGBG=8;15"
+            self.fail("login at the password prompt got %r, expected COLORFGBG=8;15"
                       % [e for e in env if e.startswith("COLORFGBG")])
         self.sh("rm -f %s && systemctl stop %s && systemctl start %s" % (DROPIN, UNIT, UNIT),
                 timeout=90)

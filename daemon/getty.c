@@ -2,6 +2,7 @@
 #define LOG_MODULE "getty"
 #include <errno.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,11 @@ char **getty_run(unsigned vt, const char *login, const char *autologin)
 		getty_prompt(vt, autologin);
 		snprintf(name, sizeof(name), "%s", autologin);
 	} else {
+		/* As agetty: Ctrl+C and Ctrl+\ at the prompt flush the line
+		 * and nothing else (no core of a root process, no quick exits
+		 * into the respawn limit). login gets them back as default. */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
 		for (;;) {
 			int r;
 
@@ -209,6 +215,8 @@ char **getty_run(unsigned vt, const char *login, const char *autologin)
 				break;
 			getty_write("Invalid user name.\n", strlen("Invalid user name.\n"));
 		}
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
 	}
 	argv[k++] = (char *)login;
 	if (autologin)

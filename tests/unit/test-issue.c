@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pty.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,6 +352,12 @@ static void dialogue(const char *autologin, const char *const *typed, char *out,
 	if (pid == 0) {
 		char **argv = getty_run(4, "/bin/login", autologin);
 		char line[512] = "";
+		struct sigaction sa;
+
+		/* login gets SIGINT and SIGQUIT as they were */
+		if (sigaction(SIGINT, NULL, &sa) < 0 || sa.sa_handler != SIG_DFL ||
+		    sigaction(SIGQUIT, NULL, &sa) < 0 || sa.sa_handler != SIG_DFL)
+			_exit(3);
 
 		for (char **a = argv; *a; a++)
 			snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s|", *a);
@@ -406,6 +413,12 @@ static void test_dialogue(void)
 	CHECK(strstr(out, "login: tester\r\n") != NULL);
 	if (tests_failed)
 		fprintf(stderr, "result '%s', screen:\n%s\n", result, out);
+
+	/* Ctrl+C and Ctrl+\ at the prompt only flush what was typed before
+	 * them (the child would die of them otherwise). */
+	dialogue(NULL, (const char *const[]){"root\003\034tester\n", NULL}, out, sizeof(out), result,
+		 sizeof(result));
+	CHECK(strcmp(result, "/bin/login|-p|--|tester|") == 0);
 
 	/* Autologin: no input needed, login -f. */
 	dialogue("tester", (const char *const[]){NULL}, out, sizeof(out), result, sizeof(result));

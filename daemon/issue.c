@@ -262,7 +262,13 @@ int issue_read_file(const char *path, size_t max, char **ret, size_t *ret_len)
 	size_t n = 0;
 	char *buf;
 
-	/* O_NONBLOCK: opening a FIFO does not wait for a writer. */
+	/* Not even opened unless a regular file: some devices act on open
+	 * (a serial line's DTR, a watchdog). O_NONBLOCK: should it become a
+	 * FIFO in between, opening it does not wait for a writer. */
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EBADFD;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;

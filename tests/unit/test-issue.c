@@ -266,6 +266,25 @@ static void test_files(void)
 	}
 	snprintf(path, sizeof(path), "%s/etc/issue.d/5-fifo.issue", root);
 	CHECK(issue_read_file(path, 10, &(char *){NULL}, &(size_t){0}) == -EBADFD);
+	{
+		/* Not even opened: a writer waiting on the FIFO stays blocked
+		 * (a device that acts on open is not touched either). */
+		pid_t writer = fork();
+		int status;
+
+		CHECK(writer >= 0);
+		if (writer == 0) {
+			int w = open(path, O_WRONLY | O_CLOEXEC);
+
+			_exit(w >= 0 ? 0 : 1);
+		}
+		usleep(50 * 1000);
+		CHECK(issue_read_file(path, 10, &(char *){NULL}, &(size_t){0}) == -EBADFD);
+		usleep(100 * 1000);
+		CHECK(waitpid(writer, &status, WNOHANG) == 0);
+		kill(writer, SIGKILL);
+		waitpid(writer, &status, 0);
+	}
 	CHECK(issue_read_file("/nonexistent/issue", 10, &(char *){NULL}, &(size_t){0}) == -ENOENT);
 	snprintf(path, sizeof(path), "rm -rf '%s'", root);
 	CHECK(system(path) == 0);

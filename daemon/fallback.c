@@ -118,7 +118,9 @@ static void restore_fbs(void)
 
 int main(int argc, char **argv)
 {
-	static const char clear[] = "\033[H\033[2J\033[3J";
+	/* also undo what the vcs mirror of a consoled killed by SIGKILL left
+	 * set: autowrap off, the cursor hidden, attributes */
+	static const char clear[] = "\033[0m\033[?7h\033[?25h\033[H\033[2J\033[3J";
 	const char *name;
 	char path[32];
 	unsigned num;

@@ -135,8 +135,13 @@ void palette_update_cmap(struct palette *p)
 		}
 		p->slot[e] = (uint8_t)victim[k];
 		p->cmap[victim[k]] = p->colors[e];
-		/* the cube entry whose slot it took shows its nearest */
-		p->slot[victim[k]] = p->slot[nearest_below(p, p->colors[victim[k]], 256)];
+		/* the cube entry whose slot it took shows its nearest, or
+		 * its own slot when the default colour is its very colour */
+		if (rgb_eq(p->colors[victim[k]], p->colors[e]))
+			p->slot[victim[k]] = (uint8_t)victim[k];
+		else
+			p->slot[victim[k]] =
+			    p->slot[nearest_below(p, p->colors[victim[k]], 256)];
 	}
 }
 

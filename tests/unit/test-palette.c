@@ -221,6 +221,16 @@ static void test_keys_and_cmap(void)
 	for (unsigned i = 0; i < 256; i++)
 		CHECK_EQ_U(shown8(&p, i), u32(p.colors[i]));
 
+	/* a default colour none of the 16 has but the cube entry whose slot
+	 * it takes: that entry keeps its slot, which shows its very colour */
+	CHECK(options_set(&o, "color15", "#eeeeee", err, sizeof(err)) == 0);
+	CHECK(options_set(&o, "foreground", "#ffffff", err, sizeof(err)) == 0);
+	CHECK(options_set(&o, "background", "#000000", err, sizeof(err)) == 0);
+	palette_from_options(&p, &o, NULL);
+	CHECK_EQ_U(pixel_from_index(&pf8, &p, 231), 231);
+	for (unsigned i = 0; i < 256; i++)
+		CHECK_EQ_U(shown8(&p, i), u32(p.colors[i]));
+
 	/* colour keys change the default colours that are entries */
 	options_fini(&o);
 	o = (struct options){0};

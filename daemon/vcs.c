@@ -35,6 +35,9 @@ struct vcs {
 	unsigned vt;
 	bool active;
 	bool dirty; /* changed since the last complete mirror */
+	/* cleared at a session's end and nothing new since: the screen still
+	 * held (until the next session starts) is not mirrored again */
+	bool cleared;
 	uint64_t last_usec;
 	sd_event_source *timer;
 	vcs_source_fn source;
@@ -297,6 +300,7 @@ void vcs_damage(struct vcs *v)
 	if (!v)
 		return;
 	v->dirty = true;
+	v->cleared = false;
 	if (!v->active)
 		return;
 	sd_event_source_get_enabled(v->timer, &enabled);
@@ -324,6 +328,10 @@ void vcs_set_active(struct vcs *v, bool active)
 		return;
 	}
 	/* another program may have written to the VT meanwhile */
+	if (v->cleared) {
+		(void)vcs_write(v, vcs_clear_seq, sizeof(vcs_clear_seq) - 1);
+		return;
+	}
 	v->dirty = true;
 	vcs_mirror(v);
 }
@@ -336,6 +344,7 @@ void vcs_clear(struct vcs *v)
 	(void)vcs_write(v, vcs_clear_seq, sizeof(vcs_clear_seq) - 1);
 	/* the next screen (the new session's) is mirrored when it changes */
 	v->dirty = true;
+	v->cleared = true;
 }
 
 const struct vcs_stats *vcs_get_stats(const struct vcs *v)

@@ -140,8 +140,7 @@ void palette_update_cmap(struct palette *p)
 		if (rgb_eq(p->colors[victim[k]], p->colors[e]))
 			p->slot[victim[k]] = (uint8_t)victim[k];
 		else
-			p->slot[victim[k]] =
-			    p->slot[nearest_below(p, p->colors[victim[k]], 256)];
+			p->slot[victim[k]] = p->slot[nearest_below(p, p->colors[victim[k]], 256)];
 	}
 }
 

@@ -435,8 +435,8 @@ static void test_dialogue(void)
 
 	/* Ctrl+C and Ctrl+\ at the prompt only flush what was typed before
 	 * them (the child would die of them otherwise). */
-	dialogue(NULL, (const char *const[]){"root\003\034tester\n", NULL}, out, sizeof(out), result,
-		 sizeof(result));
+	dialogue(NULL, (const char *const[]){"root\003\034tester\n", NULL}, out, sizeof(out),
+		 result, sizeof(result));
 	CHECK(strcmp(result, "/bin/login|-p|--|tester|") == 0);
 
 	/* Autologin: no input needed, login -f. */

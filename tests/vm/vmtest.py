@@ -1937,7 +1937,8 @@ exec sleep 100000
                  "Failed to open framebuffer /dev/nonexistent"),
                 ("--bogus-flag", 2, "unknown option '--bogus-flag'"),
                 ("--vt=0", 2, "--vt: invalid value '0': expected N, ttyN or /dev/ttyN"),
-                ("--palette=pink", 2, "--palette: invalid value 'pink': expected linux or xterm"),
+                ("--palette=pink", 2, "--palette: invalid value 'pink': expected linux, xterm, "
+                 "vga, tango, solarized or solarized-light"),
                 ("--xkb-repeat-rate=fast", 2, "--xkb-repeat-rate: invalid value 'fast'")):
             out, status = self.vm.run("consoled --vt=1 %s 2>&1" % args, timeout=30)
             if status != want or needle not in out:

@@ -1979,8 +1979,16 @@ exec sleep 100000
         self.vm.send_text(green + "\n")
         self.wait_output(font, green, "green-text", "printf on vesafb failed")
         self.vm.send_text("stty size\n")
-        _, decoded = self.wait_output(font, "stty size", "%d %d" % (bh // fh, bw // fw),
-                                      "the grid on %s is not %dx%d's" % (boot_fb, bw, bh))
+        size = "%d %d" % (bh // fh, bw // fw)
+
+        def answered(s):
+            # the answer and the prompt after it: the picture compared
+            # after the handover must not miss a prompt still on its way
+            lines = [l.rstrip() for l in s.lines]
+            return any(lines[i:i + 3] == ["$ stty size", size, "$"]
+                       for i in range(len(lines) - 2))
+        _, decoded = self.wait_text(font, answered, "the grid on %s is not %dx%d's"
+                                    % (boot_fb, bw, bh))
         # what the boot framebuffer shows: the shell's banner, the commands,
         # the prompt
         screen_before = decoded.text().split("\n")

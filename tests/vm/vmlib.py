@@ -64,7 +64,7 @@ import screen  # noqa: E402
 # would cut fb0's geometry short (the reader thread appends in chunks).
 READY_RE = re.compile(rb"CONSOLED-TEST-READY card=(\S+) fb0=(\S*)\r?\n")
 
-# QEMU device arguments per card name (see DESIGN.md section 3 for the drivers).
+# QEMU device arguments per card name (docs/HARDWARE.md has the drivers).
 CARD_QEMU_ARGS = {
     "cirrus": ["-vga", "cirrus"],
     "ati": ["-vga", "none", "-device", "ati-vga"],

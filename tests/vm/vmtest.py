@@ -5,7 +5,7 @@
 
 Checks (each prints a TAP line; any failure makes the exit status 1):
 
-  oracle-<font>   The pixel oracle (DESIGN.md section 4): the kernel's fbcon
+  oracle-<font>   The pixel oracle (docs/TESTING.md): the kernel's fbcon
                   draws a text with the font (kbd's setfont) on tty1, then
                   consoled draws the same bytes with the same font and
                   --palette=linux; the two screendumps must be identical.
@@ -130,7 +130,7 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   shows fbcon's text, and SIGTERM gives fbcon a visible
                   screen.
   refusal         (vfb at 1 bpp) consoled refuses the framebuffer with a
-                  message naming type, visual and depth, exit status 1, and
+                  message naming type, visual and depth, exit status 3, and
                   bad flags, devices and fonts give clear errors or fallbacks.
   font-*          (cirrus, bochs) TrueType fonts against ftref, a reference
                   renderer on the host: see fonttest.py.
@@ -267,7 +267,7 @@ class CheckFailed(Exception):
 
 def oracle_text(font, cols):
     """The oracle's bytes: only what the kernel console and consoled agree on
-    (DESIGN.md section 4): SGR 30-37, 40-47, 90-97, bold (bright), reverse
+    (docs/TESTING.md, the oracle's known differences): SGR 30-37, 40-47, 90-97, bold (bright), reverse
     without bold, default colours, a wrapped line, non-ASCII characters from
     the font, and with a PSF font underline, dim and italic as fbcon's
     colours (vt.c build_attr), and blink as a bright background with fonts

@@ -44,25 +44,37 @@ SCREEN = (b"\033[?25l\033[0m\033[H\033[2J"
           b"||||====\033[0m the end\r\n")
 
 
-def scroll_text():
-    """300 lines of varied length with attributes: scrolls the screen
-    (through the pan window's end) and ends on a known picture."""
-    out = [b"\033[?25l\033[0m\033[H\033[2J"]
-    for i in range(300):
-        line = b"line %d " % i + b"x" * (i * 7 % 50)
-        if i % 3 == 0:
-            line += b" \033[7m rev %d \033[0m" % i
-        if i % 5 == 0:
-            line += b" \033[1mbold\033[0m \033[4mul\033[0m"
-        out.append(line + b"\r\n")
-    out.append(b"\033[7mlast line\033[0m")
-    return b"".join(out)
+# Region scrolls both ways (DECSTBM with IND and RI), line inserts and
+# deletes, after the lines: the shadow copy moves rows of a region.
+REGION = (b"\033[5;20r\033[20;1H\033Dregion up 1\033Dregion up 2\033[5;1H\033Mregion down"
+          b"\033[r\033[10;1H\033[2L\033[7minserted\033[0m\033[16;1H\033[3Mdeleted"
+          b"\033[?25l\033[30;1H\033[1;4mend of the mono scroll test\033[0m")
+
+# n lines (awk, no randomness) with reverse, bold and underline words, none
+# wider than the screen; paced (a burst of 20 lines, then 20 ms) so that
+# consoled's frames see every scroll, and 7000 of them take the pan window
+# past the end of vfb's virtual screen at 1 bpp (8 MiB / 80 bytes a line
+# = 6553 text rows of 16 lines).
+GEN_AWK = r"""BEGIN {
+    w = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor"
+    for (i = 1; i <= n; i++) {
+        s = i ": " substr(w, 1 + i % 23, 3 + (i * 7) % 40)
+        if (i % 3 == 0) s = s " \033[7m rev \033[0m"
+        if (i % 5 == 0) s = s " \033[1mbold\033[0m \033[4mul\033[0m"
+        print s
+        if (pace && i % 20 == 0) { fflush(); system("sleep 0.02") }
+    }
+}
+"""
+
+SCROLL_LINES = {"auto": 7000, "pan": 7000, "redraw": 600, "shadow": 600}
 
 
 class MonoChecks:
     def __init__(self, runner, load_font):
         self.r = runner
         self.font = load_font(FONT)
+        self.refs = {}
         self.checks = {"mono-1bpp-" + m: (lambda m=m: self.check(m))
                        for m in ("auto", "redraw", "shadow", "pan")}
 
@@ -203,22 +215,43 @@ class MonoChecks:
             r.vm.run("pkill consoled; sleep 1")
             r.set_depth(before)
 
-    def fbcon_model(self, text, cursor=False):
-        """fbcon draws text on tty1; returns its cells, its memory and the
-        model's (unsmeared) pixel lines."""
+    def fbcon_model(self, name, cursor=False):
+        """fbcon draws /tmp/mono-NAME on tty1 (its font loaded); returns its
+        cells, its memory and the model's (unsmeared) pixel lines."""
         r = self.r
-        path = r.fbcon_show(FONT, text)
+        r.sh("setfont /fonts/%s -C /dev/tty1; cat /tmp/mono-%s > /dev/tty1" % (FONT, name),
+             timeout=120)
         time.sleep(1)
         vc = self.vcsa()
         mem, var = self.raw()
-        return path, vc, mem, var, self.model_pixels(vc, var, cursor)
+        return vc, mem, var, self.model_pixels(vc, var, cursor)
 
-    def check_at_1bpp(self, mode):
+    def reference(self, name, cursor=False):
+        """The model of fbcon's drawing of /tmp/mono-NAME, once per boot."""
+        if name not in self.refs:
+            self.refs[name] = self.fbcon_model(name, cursor)
+        return self.refs[name]
+
+    def setup(self):
+        """The texts in the guest (once per boot), and the model checked
+        against fbcon's own pixels."""
         r = self.r
+        if self.refs:
+            return
+        r.put_file("/tmp/mono-screen", SCREEN)
+        r.put_file("/tmp/mono-cursor", SCREEN.replace(b"\033[?25l", b"") + b"\033[?25h")
+        r.put_file("/tmp/mono-region", REGION)
+        r.put_file("/tmp/mono-gen.awk", GEN_AWK.encode())
+        for n in set(SCROLL_LINES.values()):
+            # The final screen depends only on the last screenful of lines
+            # (none wraps) and the region part: fbcon gets only those.
+            r.sh("(printf '\\033[?25l\\033[0m\\033[H\\033[2J'; awk -v n=%d -v pace=0 -f"
+                 " /tmp/mono-gen.awk | tail -n 40; cat /tmp/mono-region) > /tmp/mono-tail%d"
+                 % (n, n))
         name = r.sh("cat /sys/class/graphics/fb0/name").strip()
-        # 1. The model against fbcon's own pixels (the first screen, drawn
-        # once, with the cursor off).
-        path, vc, mem, var, lines = self.fbcon_model(SCREEN)
+        # The first screen, drawn once with the cursor off: the model,
+        # smeared as slow_imageblit() does, is fbcon's memory.
+        vc, mem, var, lines = self.reference("screen")
         stride = var["stride"]
         smear = self.smeared(lines, vc, stride)
         if smear != mem:
@@ -227,38 +260,40 @@ class MonoChecks:
                    "differs from fbcon's memory on %s in %d bytes, the first at line %d byte %d "
                    "(%02x, fbcon %02x)" % (name, len(diff), diff[0] // stride, diff[0] % stride,
                                            smear[diff[0]], mem[diff[0]]))
-        want = self.pack(lines, stride)
-        if want == mem:
+        if self.pack(lines, stride) == mem:
             r.fail("fbcon's memory shows no smear: the kernel is not the one modelled")
 
-        # 2. consoled on the same cells: the text screen.
+    def run_consoled(self, mode, session, ref, what, timeout=30):
+        r = self.r
+        vc, _, var, lines = ref
         r.sh("printf '\\033[H\\033[2J' > /dev/tty1")
-        r.start_consoled(FONT, "/bin/sh -c 'cat %s; exec sleep 100000'" % path,
+        r.start_consoled(FONT, "/bin/sh -c '%s; exec sleep 100000'" % session,
                          extra="--scroll-mode=%s" % mode)
-        self.wait_raw(want, "consoled's 1 bpp text screen (--scroll-mode=%s) differs from the "
-                      "model of fbcon's" % mode)
+        self.wait_raw(self.pack(lines, var["stride"]), "consoled --scroll-mode=%s at 1 bpp: %s"
+                      % (mode, what), timeout)
         log = r.consoled_log()
         r.stop_consoled()
+        return log
+
+    def check_at_1bpp(self, mode):
+        self.setup()
+        if mode == "auto":
+            self.run_consoled(mode, "cat /tmp/mono-screen", self.reference("screen"),
+                              "the text screen differs from the model of fbcon's")
+            ref = self.reference("cursor", cursor=True)
+            # consoled shows the cursor as its cell inverted (fbcon's block
+            # cursor), where fbcon's cells say it is
+            self.run_consoled(mode, "cat /tmp/mono-cursor", ref,
+                              "the cursor at %d,%d is not its cell inverted" % (ref[0][2],
+                                                                                ref[0][3]))
+        n = SCROLL_LINES[mode]
+        log = self.run_consoled(mode, "awk -v n=%d -v pace=1 -f /tmp/mono-gen.awk; cat "
+                                "/tmp/mono-region" % n, self.reference("tail%d" % n),
+                                "the screen after %d lines and region scrolls differs from the "
+                                "model of fbcon's" % n, timeout=180)
+        want = {"auto": "wrap", "pan": "pan", "redraw": "redraw", "shadow": "shadow"}[mode]
+        if "full-screen scrolls by %s," % want not in log:
+            self.r.fail("--scroll-mode=%s does not scroll by %s at 1 bpp:\n%s" % (mode, want, log))
         for line in log.splitlines():
-            if "Scrolling:" in line:
+            if "Scrolling:" in line or "Virtual screen" in line:
                 print("# " + line.strip(), flush=True)
-
-        # The cursor: consoled shows it as its cell inverted (fbcon's block
-        # cursor); where it is comes from fbcon's cells (vcsa).
-        text = SCREEN.replace(b"\033[?25l", b"") + b"\033[?25h"
-        path, vc, mem, var, lines = self.fbcon_model(text, cursor=True)
-        r.sh("printf '\\033[H\\033[2J' > /dev/tty1")
-        r.start_consoled(FONT, "/bin/sh -c 'cat %s; exec sleep 100000'" % path,
-                         extra="--scroll-mode=%s" % mode)
-        self.wait_raw(self.pack(lines, stride), "consoled's 1 bpp cursor at %d,%d differs from "
-                      "an inverted cell" % (vc[2], vc[3]))
-        r.stop_consoled()
-
-        # After scrolling (through the pan window's end with pan and wrap).
-        path, vc, mem, var, lines = self.fbcon_model(scroll_text())
-        r.sh("printf '\\033[H\\033[2J' > /dev/tty1")
-        r.start_consoled(FONT, "/bin/sh -c 'cat %s; exec sleep 100000'" % path,
-                         extra="--scroll-mode=%s" % mode)
-        self.wait_raw(self.pack(lines, stride), "consoled's 1 bpp screen after 300 lines "
-                      "(--scroll-mode=%s) differs from the model of fbcon's" % mode, timeout=60)
-        r.stop_consoled()

@@ -146,7 +146,8 @@ static bool render_layout_equal(const struct render_layout *a, const struct rend
 	       a->cell_w == b->cell_w && a->cell_h == b->cell_h &&
 	       fa->bits_per_pixel == fb->bits_per_pixel &&
 	       fa->bytes_per_pixel == fb->bytes_per_pixel && fa->indexed == fb->indexed &&
-	       memcmp(&fa->red, &fb->red, sizeof(fa->red)) == 0 &&
+	       fa->mono == fb->mono && fa->lsb_first == fb->lsb_first &&
+	       fa->mono_fg == fb->mono_fg && memcmp(&fa->red, &fb->red, sizeof(fa->red)) == 0 &&
 	       memcmp(&fa->green, &fb->green, sizeof(fa->green)) == 0 &&
 	       memcmp(&fa->blue, &fb->blue, sizeof(fa->blue)) == 0;
 }

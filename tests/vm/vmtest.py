@@ -129,9 +129,12 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   redraw after a VT switch. Blanked again, a switch to tty2
                   shows fbcon's text, and SIGTERM gives fbcon a visible
                   screen.
-  refusal         (vfb at 1 bpp) consoled refuses the framebuffer with a
-                  message naming type, visual and depth, exit status 1, and
-                  bad flags, devices and fonts give clear errors or fallbacks.
+  refusal         (vfb) bad flags, devices and fonts give clear errors or
+                  fallbacks (a format consoled refuses: mode-change, cirrus
+                  at 1 bpp).
+  mono-1bpp-<mode> (vfb at 1 bpp, monotest.py) consoled's memory against a
+                  model of fbcon's depth-1 drawing of fbcon's own cells,
+                  which is checked against fbcon's memory first.
   font-*          (cirrus, bochs) TrueType fonts against ftref, a reference
                   renderer on the host: see fonttest.py.
   fb-wait-none    (late: the Cirrus card, no driver loaded) consoled

@@ -695,7 +695,7 @@ def fb_to_image(raw, xres, yres, stride, bpp, xoffset=0, cmap=screen.FBCON_8BPP_
                 out += bytes((px[i + 2], px[i + 1], px[i]))
         elif bpp == 1:
             for x in range(xoffset, xoffset + xres):
-                bit = (row[x >> 3] >> (7 - (x & 7))) & 1
+                bit = (row[x >> 3] >> (x & 7)) & 1  # the kernel's order on x86
                 # vfb's 1 bpp visual is FB_VISUAL_MONO01: a set bit is black.
                 out += b"\0\0\0" if bit else b"\xff\xff\xff"
         else:

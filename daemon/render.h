@@ -34,6 +34,7 @@
 
 #include "damage.h"
 #include "fbdev.h"
+#include "rotate.h"
 #include "scroll.h"
 #include "../fonts/fontset.h"
 
@@ -63,6 +64,12 @@ void render_set_clusters(struct render *r, const struct cluster_table *clusters)
  * fontset's cell size differs from what the renderer's buffers were laid
  * out for. */
 bool render_layout_stale(const struct render *r);
+
+/* The rotation (rotate.h) the next render_relayout() lays the screen out
+ * for; the grid, damage and the pointer are in the turned (logical) screen,
+ * only the writes to the glass are turned. */
+void render_set_rotation(struct render *r, enum rotation rot);
+enum rotation render_rotation(const struct render *r);
 
 /* The one rebuild path for every change of geometry, pixel format or cell
  * size (zoom, a mode the driver adjusted on re-acquire): lays the grid, the

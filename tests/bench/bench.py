@@ -2,7 +2,8 @@
 """consoled's scrolling benchmark: consoled's scroll strategies against the kernel's fbcon.
 
     bench.py [--lines N] [--ticks M] [--cards cirrus,ati,...] [--modes pan,redraw,...]
-             [--ttf-modes auto,...] [--out DIR] [--consoled PATH] [--ftref PATH]
+             [--ttf-modes auto,...] [--rotations 1,2,3] [--out DIR] [--consoled PATH]
+             [--ftref PATH]
 
 One QEMU boot per card (tests/vm/vmlib.py).  In it:
 
@@ -20,6 +21,10 @@ One QEMU boot per card (tests/vm/vmlib.py).  In it:
             the host's FreeType reference renderer (tests/vm/ftref.c),
             measures the cells of candidate sizes.  By default only for
             auto (--ttf-modes).
+  auto rotN on cirrus (ROTATE_CARDS), for each rotation of --rotations
+            (fbcon's numbers, default 1,2,3): fbcon again with
+            /sys/class/graphics/fbcon/rotate_all = N, then consoled
+            --rotate=N in auto; its row compares with that fbcon run.
 
 Figures are printed as a table per card and written to OUT/bench-results.txt
 and OUT/bench-results.json.  Speed targets are reported (PASS/MISS), never
@@ -61,6 +66,8 @@ CARD_MODES = {
     "bochs": ["redraw", "shadow"],
     "vfb": ["pan", "wrap", "redraw", "shadow"],
 }
+# The cards that get a row per rotation (--rotations).
+ROTATE_CARDS = ["cirrus"]
 # Names a blitter plugin for the card may go by in `consoled --list-backends`.
 COPY_PLUGINS = {
     "cirrus": ["cirrus"],
@@ -201,6 +208,7 @@ class CardBench:
         self.rows = self.cols = None
         self.row_bytes = None
         self.ttf = None  # {"size", "cell": (w, h)} when the TrueType rows run
+        self.rotate = 0  # --rotate= of the consoled runs (the rotation rows)
 
     def set_grid(self, rows, cols):
         self.rows, self.cols = rows, cols
@@ -210,9 +218,9 @@ class CardBench:
         # fbcon on cirrus takes ~24 ms a line under TCG; consoled far less.
         return 120 + lines * 0.05 + ticks * 0.5
 
-    def fbcon(self):
-        out = self.vm.check("sh %s %s %s" % (G_FBCON, G_LINES, GUEST_FONT),
-                            timeout=self.timeout_for(self.args.lines))
+    def fbcon(self, rotate=0):
+        out = self.vm.check("sh %s %s %s %d" % (G_FBCON, G_LINES, GUEST_FONT, rotate),
+                            timeout=self.timeout_for(self.args.lines) * (2 if rotate else 1))
         m = re.search(r"fbcon (\d+\.\d+) (\d+\.\d+)", out)
         size = re.search(r"size (\d+) (\d+)", out)
         if not m or not size:
@@ -244,6 +252,8 @@ class CardBench:
 
     def consoled_flags(self, mode, ttf=False, restore=True):
         flags = ["--vt=1", "--fbdev=/dev/fb0"] + self.font_flags(ttf)
+        if self.rotate:
+            flags.append("--rotate=%d" % self.rotate)
         if self.caps["session_restore"]:
             # The snapshot of session restore is kept without systemd too, so
             # its cost shows here; the "auto -restore" row runs without it.
@@ -620,11 +630,46 @@ def bench_card(card, args, caps, lines_path, out_dir):
                                        % (vm.proc.returncode, vm.qemu_log)) from None
                     b.cleanup()
                 result["modes"].append(r)
+            if card in ROTATE_CARDS:
+                bench_rotations(b, args, result)
     except Exception as e:  # noqa: BLE001 -- a card that breaks must not stop the others
         traceback.print_exc()
         result["error"] = "%s: %s" % (type(e).__name__, e)
     result["seconds"] = time.monotonic() - t0
     return result
+
+
+def bench_rotations(b, args, result):
+    """A row per rotation: fbcon turned the same way, then consoled --rotate=N
+    in auto, compared with that fbcon run."""
+    grid = (b.rows, b.cols)
+    for rot in (int(v) for v in args.rotations.split(",") if v):
+        t1 = time.monotonic()
+        label = "auto rot%d" % (rot * 90)
+        try:
+            fbcon_s = b.fbcon(rot)
+            print("# %s fbcon turned %d degrees: %.3f s" % (b.card, rot * 90, fbcon_s), flush=True)
+            b.rotate = rot
+            r = b.mode("auto")
+            r["mode"] = label
+            r["fbcon_s"] = fbcon_s
+            r["notes"].append("fbcon turned %d degrees: cat in %.3f s, grid %dx%d"
+                              % (rot * 90, fbcon_s, b.rows, b.cols))
+            derive(r, fbcon_s, b.row_bytes, args.lines, args.ticks)
+            print("# %s %s: cat %.3f s (%.1fx fbcon turned) in %.1fs"
+                  % (b.card, label, r["cat_s"], r["speedup"] or 0, time.monotonic() - t1),
+                  flush=True)
+        except Exception as e:  # noqa: BLE001 -- the next rotation still runs
+            if not isinstance(e, (RunError, vmlib.VMError)):
+                traceback.print_exc()
+            print("# %s %s: FAILED: %s" % (b.card, label, e), flush=True)
+            r = {"mode": label, "font": "psf", "error": "%s: %s" % (type(e).__name__, e)}
+            b.cleanup()
+        finally:
+            b.rotate = 0
+            b.vm.run("echo 0 > /sys/class/graphics/fbcon/rotate_all")
+        result["modes"].append(r)
+    b.set_grid(*grid)
 
 
 _ttf_sizes = {}
@@ -707,6 +752,10 @@ def main():
     ap.add_argument("--out", default="bench-out", help="directory for results and logs")
     ap.add_argument("--ttf-modes", default="auto",
                     help="modes also measured with the TrueType font (default auto; '' for none)")
+    ap.add_argument("--rotations", default="1,2,3",
+                    help="rotations (fbcon's numbers) that get an auto row on %s, each against"
+                         " fbcon turned the same way (default 1,2,3; '' for none)"
+                         % ", ".join(ROTATE_CARDS))
     ap.add_argument("--consoled", default="build/daemon/consoled")
     ap.add_argument("--ftref", default=None,
                     help="the host's FreeType reference renderer (default: next to consoled)")
@@ -720,6 +769,9 @@ def main():
     for c in cards:
         if c not in CARD_MODES:
             ap.error("unknown card %r (one of %s)" % (c, ", ".join(CARDS)))
+    for v in (v for v in args.rotations.split(",") if v):
+        if v not in ("1", "2", "3"):
+            ap.error("unknown rotation %r (1, 2 or 3)" % v)
     for m in (m for m in args.modes.split(",") if m):
         if m not in ALL_MODES:
             ap.error("unknown mode %r (one of %s)" % (m, ", ".join(ALL_MODES)))

@@ -22,11 +22,17 @@ no blitter, no pan).
             the statistics must show that strategy moved rows, with no VRAM
             read; after SIGTERM the mode is as before. One run of each card
             starts at another rotation and gets there with Ctrl+Logo+Right
-            (the rebuild path: grid, scroller, pty size).
+            (the rebuild path: grid, scroller, pty size). On bochs, in
+            auto, the usb-tablet is put on a pixel of the glass near a
+            corner: the pointer (the cell under it inverted) must show on
+            exactly the glass's rectangle of the turned grid's cell that
+            holds that pixel, and leave no trace once it hides.
 """
 
 import re
 import time
+
+import screen
 
 CARDS = ("cirrus", "bochs")
 CHECKS = ["rotate-1", "rotate-2", "rotate-3"]
@@ -54,6 +60,9 @@ ROTATE_MODES = {
 # (rotation, mode) whose consoled starts at the rotation given and is turned
 # there with Ctrl+Logo+Right presses
 TURN_BY_KEYS = {(3, "auto"): (1, 2)}
+# (card, mode) whose runs put the usb-tablet on the glass
+POINTER_RUNS = {("bochs", "auto")}
+TABLET_NAME = "QEMU QEMU USB Tablet"
 # --rotate= in degrees for these, fbcon's number for the others
 DEGREES = {(2, "shadow"), (3, "copy")}
 
@@ -161,6 +170,8 @@ class RotateChecks:
         r.wait_log(SIZE, want, "%s: the session's window size is not %s" % (what, want))
         r.wait_equal(oracle, "%s: the oracle text differs from fbcon's turned %d degrees"
                      % (what, rot * 90), timeout=30)
+        if (r.card, mode) in POINTER_RUNS:
+            self.check_pointer(rot, oracle, what)
         r.sh("touch %s" % GO)
         r.wait_equal(scrolled, "%s: after %d lines and region scrolls the screen differs from"
                      " fbcon's" % (what, SCROLL_LINES), timeout=120)
@@ -192,3 +203,57 @@ class RotateChecks:
                                             for s, v in moved.items())), flush=True)
         if r.fb_state() != before:
             r.fail("%s: mode after exit %r, before %r" % (what, r.fb_state(), before))
+
+    def check_pointer(self, rot, oracle, what):
+        """The tablet on a pixel of the glass: the inverted cell is the turned
+        grid's cell under it, drawn where that cell shows."""
+        r = self.r
+        font = self.load_font(FONT)
+        fw, fh = font.width, font.height
+        xres, yres = r.vm_xres, r.vm_yres
+        # left of the middle, near the top of the glass: another corner of
+        # the turned grid in every rotation
+        px, py = xres // 3 + 5, yres // 5 + 3
+        if rot == 1:
+            lx, ly = py, xres - 1 - px
+        elif rot == 2:
+            lx, ly = xres - 1 - px, yres - 1 - py
+        else:
+            lx, ly = yres - 1 - py, px
+        lw, lh = (yres, xres) if rot in (1, 3) else (xres, yres)
+        col, row = min(lx // fw, lw // fw - 1), min(ly // fh, lh // fh - 1)
+        # fbcon's placement of that cell (fbcon_cw.c, fbcon_ud.c, fbcon_ccw.c)
+        if rot == 1:
+            rect = (xres - (row + 1) * fh, col * fw, fh, fw)
+        elif rot == 2:
+            rect = (xres - (col + 1) * fw, yres - (row + 1) * fh, fw, fh)
+        else:
+            rect = (row * fh, yres - (col + 1) * fw, fh, fw)
+        self.vm.plug_tablet()
+        try:
+            r.wait_log(CONSOLED_LOG, "%s (absolute" % TABLET_NAME,
+                       "consoled did not open the usb-tablet")
+            time.sleep(0.5)
+            deadline = time.monotonic() + 20
+            while True:
+                self.vm.tablet_move(px, py, xres, yres)
+                time.sleep(0.3)
+                img = r.vm.grab()
+                diff = screen.compare(oracle, img)
+                if diff:
+                    x0, y0, x1, y1 = diff.bbox
+                    # every pixel of the cell swaps colours: the difference
+                    # is the whole rectangle (bbox is inclusive)
+                    if (x0, y0, x1 + 1 - x0, y1 + 1 - y0) == rect:
+                        break
+                if time.monotonic() > deadline:
+                    r.fail("%s: the pointer on pixel %d,%d (cell %d,%d of the turned grid) is"
+                           " not drawn on %r exactly: %s" % (what, px, py, col, row, rect,
+                                                           diff and (diff.count, diff.bbox)),
+                           oracle, img, tag="pointer")
+            print("# %s: the pointer on %d,%d shows cell %d,%d at %r (%d pixels)"
+                  % (what, px, py, col, row, rect, diff.count), flush=True)
+        finally:
+            self.vm.unplug_tablet()
+        # hidden after 3 s without events: no trace
+        r.wait_equal(oracle, "%s: the pointer left a trace" % what, timeout=20)

@@ -208,12 +208,48 @@ class RotateChecks:
         """The tablet on a pixel of the glass: the inverted cell is the turned
         grid's cell under it, drawn where that cell shows."""
         r = self.r
-        font = self.load_font(FONT)
-        fw, fh = font.width, font.height
         xres, yres = r.vm_xres, r.vm_yres
         # left of the middle, near the top of the glass: another corner of
         # the turned grid in every rotation
-        px, py = xres // 3 + 5, yres // 5 + 3
+        self.vm.plug_tablet()
+        try:
+            r.wait_log(CONSOLED_LOG, "%s (absolute" % TABLET_NAME,
+                       "consoled did not open the usb-tablet")
+            time.sleep(0.5)
+            deadline = time.monotonic() + 20
+            for i in range(1000):
+                # a pixel apart each time: the tablet reports every move,
+                # so the pointer does not hide (3 s without events)
+                px, py = xres // 3 + 5 + i % 2, yres // 5 + 3
+                col, row, rect = self.pointer_cell(rot, px, py)
+                self.vm.tablet_move(px, py, xres, yres)
+                time.sleep(0.3)
+                img = r.vm.grab()
+                diff = screen.compare(oracle, img)
+                # every pixel of the cell swaps colours: the difference is
+                # the whole rectangle (bbox is inclusive)
+                if diff and (diff.bbox[0], diff.bbox[1], diff.bbox[2] + 1 - diff.bbox[0],
+                             diff.bbox[3] + 1 - diff.bbox[1]) == rect:
+                    break
+                if time.monotonic() > deadline:
+                    r.fail("%s: the pointer on pixel %d,%d (cell %d,%d of the turned grid) is"
+                           " not drawn on %r exactly: %s" % (what, px, py, col, row, rect,
+                                                             diff and (diff.count, diff.bbox)),
+                           oracle, img, tag="pointer")
+            print("# %s: the pointer on %d,%d shows cell %d,%d at %r (%d pixels)"
+                  % (what, px, py, col, row, rect, diff.count), flush=True)
+        finally:
+            self.vm.unplug_tablet()
+        # hidden after 3 s without events: no trace
+        r.wait_equal(oracle, "%s: the pointer left a trace" % what, timeout=20)
+
+    def pointer_cell(self, rot, px, py):
+        """The turned grid's cell under glass pixel px,py and the glass's
+        rectangle (x, y, w, h) that shows it."""
+        r = self.r
+        font = self.load_font(FONT)
+        fw, fh = font.width, font.height
+        xres, yres = r.vm_xres, r.vm_yres
         if rot == 1:
             lx, ly = py, xres - 1 - px
         elif rot == 2:
@@ -229,31 +265,4 @@ class RotateChecks:
             rect = (xres - (col + 1) * fw, yres - (row + 1) * fh, fw, fh)
         else:
             rect = (row * fh, yres - (col + 1) * fw, fh, fw)
-        self.vm.plug_tablet()
-        try:
-            r.wait_log(CONSOLED_LOG, "%s (absolute" % TABLET_NAME,
-                       "consoled did not open the usb-tablet")
-            time.sleep(0.5)
-            deadline = time.monotonic() + 20
-            while True:
-                self.vm.tablet_move(px, py, xres, yres)
-                time.sleep(0.3)
-                img = r.vm.grab()
-                diff = screen.compare(oracle, img)
-                if diff:
-                    x0, y0, x1, y1 = diff.bbox
-                    # every pixel of the cell swaps colours: the difference
-                    # is the whole rectangle (bbox is inclusive)
-                    if (x0, y0, x1 + 1 - x0, y1 + 1 - y0) == rect:
-                        break
-                if time.monotonic() > deadline:
-                    r.fail("%s: the pointer on pixel %d,%d (cell %d,%d of the turned grid) is"
-                           " not drawn on %r exactly: %s" % (what, px, py, col, row, rect,
-                                                           diff and (diff.count, diff.bbox)),
-                           oracle, img, tag="pointer")
-            print("# %s: the pointer on %d,%d shows cell %d,%d at %r (%d pixels)"
-                  % (what, px, py, col, row, rect, diff.count), flush=True)
-        finally:
-            self.vm.unplug_tablet()
-        # hidden after 3 s without events: no trace
-        r.wait_equal(oracle, "%s: the pointer left a trace" % what, timeout=20)
+        return col, row, rect

@@ -9,6 +9,9 @@
  * draws every cell that still differs. Glyphs are kept in a cache already
  * expanded to the framebuffer's pixel format, and a run is composed in RAM
  * and written one pixel line at a time: the framebuffer is never read.
+ * On a turned screen (rotate.h) all of this happens in the logical screen;
+ * a composed run is turned in RAM and written where fbcon would show it,
+ * and margins, shadow rows, copies and fills are mapped the same way.
  *
  * The fontset gives each cluster as coverage, which is blended from the
  * cell's background to its foreground (pixel_blend()); a wide cluster is

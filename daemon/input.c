@@ -187,6 +187,29 @@ bool input_zoom_key(uint32_t keysym, unsigned mods, int *ret_step)
 	}
 }
 
+bool input_rotate_key(uint32_t keysym, unsigned mods, int *ret_step)
+{
+	if ((mods & (TSM_CONTROL_MASK | TSM_ALT_MASK | TSM_LOGO_MASK | TSM_SHIFT_MASK)) !=
+	    (TSM_CONTROL_MASK | TSM_LOGO_MASK))
+		return false;
+	switch (keysym) {
+	case XKB_KEY_Right:
+	case XKB_KEY_KP_Right:
+		*ret_step = 1;
+		return true;
+	case XKB_KEY_Left:
+	case XKB_KEY_KP_Left:
+		*ret_step = -1;
+		return true;
+	case XKB_KEY_Up:
+	case XKB_KEY_KP_Up:
+		*ret_step = 0;
+		return true;
+	default:
+		return false;
+	}
+}
+
 unsigned input_vt_switch_target(uint32_t keysym, unsigned mods)
 {
 	if (keysym >= XKB_KEY_XF86Switch_VT_1 && keysym <= XKB_KEY_XF86Switch_VT_12)
@@ -321,6 +344,10 @@ static bool input_dispatch_key(struct input *in, uint32_t key)
 	}
 	if (input_zoom_key(sym, mods, &step) && in->cb.zoom && in->cb.zoom(step, in->userdata))
 		return true;
+	if (input_rotate_key(sym, mods, &step) && in->cb.rotate) {
+		in->cb.rotate(step, in->userdata);
+		return true;
+	}
 	if ((mods & TSM_SHIFT_MASK) && (sym == XKB_KEY_Prior || sym == XKB_KEY_Next)) {
 		if (in->cb.scroll_page)
 			in->cb.scroll_page(sym == XKB_KEY_Prior ? -1 : 1, in->userdata);

@@ -106,6 +106,10 @@ struct input_callbacks {
 	/* A pointer event while the VT is ours (input_pointer_event). May be
 	 * NULL. */
 	void (*pointer)(const struct input_pointer_event *ev, void *userdata);
+	/* Ctrl+Logo+Right (1: a quarter turn clockwise), Ctrl+Logo+Left (-1),
+	 * Ctrl+Logo+Up (0: upright); see input_rotate_key(). May be NULL: the
+	 * key goes to the session. */
+	void (*rotate)(int step, void *userdata);
 };
 
 int input_new(sd_event *event, const struct input_config *cfg, const struct input_callbacks *cb,
@@ -151,6 +155,11 @@ int input_wheel_notches(int *rest, int64_t wheel);
 /* Pure helper, unit-tested: whether keysym + modifiers is a zoom key, and
  * which (see input_callbacks.zoom). */
 bool input_zoom_key(uint32_t keysym, unsigned mods, int *ret_step);
+
+/* Pure helper, unit-tested: whether keysym + modifiers is a rotation key
+ * (Ctrl and Logo, Shift and Alt not: nothing a terminal sends, and clear of
+ * Ctrl+Alt's VT and desktop keys), and which (see input_callbacks.rotate). */
+bool input_rotate_key(uint32_t keysym, unsigned mods, int *ret_step);
 
 /* Pure helper, unit-tested: keysym + modifiers -> the VT to switch to, or 0. */
 unsigned input_vt_switch_target(uint32_t keysym, unsigned mods);

@@ -400,6 +400,7 @@ static int manager_setup_scroller(struct manager *m)
 	    .calibrate = m->opts.calibrate,
 	    .font_height = fontset_cell_height(m->fonts),
 	    .text_rows = render_rows(m->render),
+	    .rotation = render_rotation(m->render),
 	};
 
 	render_set_scroller(m->render, NULL);
@@ -462,15 +463,26 @@ static void manager_on_pointer(struct manager *m, const struct input_pointer_eve
 
 /* input's pointer callback: the pointer is shown, then the event goes on
  * (selection, paste, wheel, reports: the mouse dispatcher, later). */
-static void manager_on_pointer_event(const struct input_pointer_event *ev, void *userdata)
+static void manager_on_pointer_event(const struct input_pointer_event *glass, void *userdata)
 {
 	struct manager *m = userdata;
+	struct input_pointer_event turned = *glass, *ev = &turned;
+	unsigned x, y;
 
 	/* as for keys: not one click, paste or report for the shell after a
 	 * compositor took the VT (input drops events only once we know) */
 	vt_poll(m->vt);
 	if (!vt_is_active(m->vt))
 		return;
+	/* input moves the pointer over the glass (a mouse moved right goes
+	 * right, a tablet's corner is the glass's); the grid is turned */
+	if (m->fb && m->render && glass->x >= 0 && glass->y >= 0) {
+		rotate_point_to_logical(render_rotation(m->render), m->fb->var.xres,
+					m->fb->var.yres, (unsigned)glass->x, (unsigned)glass->y, &x,
+					&y);
+		turned.x = (int)x;
+		turned.y = (int)y;
+	}
 	manager_on_pointer(m, ev);
 	if (m->mouse)
 		mouse_handle(m->mouse, ev);
@@ -544,8 +556,8 @@ static const struct mouse_callbacks manager_mouse_callbacks = {
 /* ---- */
 
 /* Every change of geometry, pixel format or cell size comes here (zoom, a
- * mode the driver adjusted when the VT came back; later a handover or a
- * rotation): the renderer's buffers, the scroller (and with it the virtual
+ * mode the driver adjusted when the VT came back, a handover, a rotation):
+ * the renderer's buffers, the scroller (and with it the virtual
  * screen) and the pty's size all follow the device and the font. */
 static int manager_relayout(struct manager *m)
 {
@@ -557,10 +569,15 @@ static int manager_relayout(struct manager *m)
 	r = manager_setup_scroller(m);
 	if (r < 0)
 		return r;
-	if (m->term)
-		term_resize(m->term, render_cols(m->render), render_rows(m->render),
-			    m->fb->var.xres, m->fb->var.yres);
-	/* the pointer lives on the visible screen, on the new grid */
+	if (m->term) {
+		unsigned w, h;
+
+		rotate_logical_size(render_rotation(m->render), m->fb->var.xres, m->fb->var.yres,
+				    &w, &h);
+		term_resize(m->term, render_cols(m->render), render_rows(m->render), w, h);
+	}
+	/* the pointer lives on the visible screen (input's pixels are the
+	 * glass's, turned in manager_on_pointer_event()), on the new grid */
 	if (m->input)
 		input_set_pointer_area(m->input, m->fb->var.xres, m->fb->var.yres);
 	if (m->mouse)
@@ -809,6 +826,40 @@ static bool manager_on_zoom(int step, void *userdata)
 	return true;
 }
 
+/* Ctrl+Logo+Right/Left: a quarter turn clockwise or back; Ctrl+Logo+Up:
+ * upright. The grid is laid out again for the turned screen (the one
+ * rebuild path), libtsm keeps what fits and the session gets SIGWINCH. */
+static void manager_on_rotate(int step, void *userdata)
+{
+	struct manager *m = userdata;
+	enum rotation old = render_rotation(m->render), rot;
+	int r;
+
+	rot = step == 0 ? ROTATE_UPRIGHT : rotate_turn(old, step);
+	/* a relayout may set the device's mode: not under a compositor */
+	vt_poll(m->vt);
+	if (!vt_is_active(m->vt) || !m->fb || rot == old)
+		return;
+	render_set_rotation(m->render, rot);
+	r = manager_relayout(m);
+	if (r < 0) {
+		/* the cell does not fit the turned screen */
+		log_info("Cannot turn the screen to %u degrees, staying at %u", rotate_degrees(rot),
+			 rotate_degrees(old));
+		render_set_rotation(m->render, old);
+		r = manager_relayout(m);
+	}
+	if (r < 0) {
+		m->exit_status = EXIT_FAILURE;
+		sd_event_exit(m->event, 0);
+		return;
+	}
+	log_info("Screen turned %u degrees: %ux%u cells",
+		 rotate_degrees(render_rotation(m->render)), render_cols(m->render),
+		 render_rows(m->render));
+	manager_schedule_frame(m);
+}
+
 static void manager_on_scroll_page(int dir, void *userdata)
 {
 	struct manager *m = userdata;
@@ -1031,6 +1082,18 @@ static int manager_start(struct manager *m)
 	r = render_new(m->fb, m->fonts, &m->palette, &m->render);
 	if (r < 0)
 		return r;
+	if (m->opts.rotate != ROTATE_UPRIGHT) {
+		render_set_rotation(m->render, (enum rotation)m->opts.rotate);
+		if (render_relayout(m->render) < 0) {
+			log_warning("--rotate=%u: the cell does not fit the turned screen; upright "
+				    "instead",
+				    rotate_degrees((enum rotation)m->opts.rotate));
+			render_set_rotation(m->render, ROTATE_UPRIGHT);
+			r = render_relayout(m->render);
+			if (r < 0)
+				return r;
+		}
+	}
 
 	r = sd_event_default(&m->event);
 	if (r < 0)
@@ -1118,8 +1181,10 @@ static int manager_start(struct manager *m)
 	struct term_config tc = {
 	    .cols = render_cols(m->render),
 	    .rows = render_rows(m->render),
-	    .width_px = m->fb->var.xres,
-	    .height_px = m->fb->var.yres,
+	    .width_px =
+		rotate_sideways(render_rotation(m->render)) ? m->fb->var.yres : m->fb->var.xres,
+	    .height_px =
+		rotate_sideways(render_rotation(m->render)) ? m->fb->var.xres : m->fb->var.yres,
 	    .argv = m->opts.login_argv,
 	    .term = m->opts.term,
 	    .session_socket = m->opts.session_socket,
@@ -1178,7 +1243,8 @@ static int manager_start(struct manager *m)
 	r = input_new(m->event, &ic,
 		      &(struct input_callbacks){manager_on_key, manager_on_switch_vt,
 						manager_on_scroll_page, manager_on_zoom,
-						manager_on_activity, manager_on_pointer_event},
+						manager_on_activity, manager_on_pointer_event,
+						manager_on_rotate},
 		      m, &m->input);
 	if (r < 0)
 		return r;

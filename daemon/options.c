@@ -10,6 +10,7 @@
 #include "bell.h"
 #include "config.h"
 #include "options.h"
+#include "rotate.h"
 #include "scroll.h"
 #include "util/util.h"
 
@@ -57,6 +58,7 @@ enum key_type {
 	KEY_VT,	      /* unsigned, options_parse_vt() */
 	KEY_PALETTE,  /* enum palette_kind */
 	KEY_SCROLL_MODE,
+	KEY_ROTATE,	/* int, enum rotation: fbcon's 0-3 or degrees */
 	KEY_LOGIN,	/* login_argv, split on whitespace */
 	KEY_FACTOR,	/* double, a decimal number in [OPTIONS_MOUSE_SPEED_MIN, _MAX] */
 	KEY_WORD_CHARS, /* char *, UTF-8 without controls, at most 64 characters */
@@ -98,6 +100,7 @@ static const struct key {
     {"sb-size", KEY_UINT, FIELD(sb_size), 0, SB_SIZE_MAX, NULL},
     {"scroll-mode", KEY_SCROLL_MODE, FIELD(scroll_mode), 0, 0,
      "expected auto, pan, wrap, copy, redraw or shadow"},
+    {"rotate", KEY_ROTATE, FIELD(rotate), 0, 0, "expected 0, 1, 2, 3, 90, 180 or 270"},
     {"calibrate", KEY_BOOL, FIELD(calibrate), 0, 0, NULL},
     {"no-calibrate", KEY_NOT_BOOL, FIELD(calibrate), 0, 0, NULL},
     {"stats", KEY_BOOL, FIELD(stats), 0, 0, NULL},
@@ -182,6 +185,10 @@ void options_help(FILE *f)
 	      "      --sb-size=LINES     scrollback lines, at most 100000 (default: 1000)\n"
 	      "      --scroll-mode=auto|pan|wrap|copy|redraw|shadow\n"
 	      "                          how scrolls reach the screen (default: auto)\n"
+	      "      --rotate=0|1|2|3    turn the screen as fbcon numbers it: 1 = 90 degrees\n"
+	      "                          clockwise, 2 = upside down, 3 = counter-clockwise;\n"
+	      "                          or 90, 180, 270 (default: 0; Ctrl+Logo+Right,\n"
+	      "                          Left and Up turn it at run time)\n"
 	      "      --no-calibrate      trust the device's capabilities, measure nothing\n"
 	      "      --calibrate         measure them (the default)\n"
 	      "      --stats             log drawing statistics at exit (always on SIGUSR1)\n"
@@ -424,6 +431,12 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 		return 0;
 	case KEY_SCROLL_MODE:
 		m = scroll_mode_from_string(value);
+		if (m < 0)
+			goto invalid;
+		*(int *)field = m;
+		return 0;
+	case KEY_ROTATE:
+		m = rotate_from_string(value);
 		if (m < 0)
 			goto invalid;
 		*(int *)field = m;

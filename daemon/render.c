@@ -8,6 +8,7 @@
 #include "cluster.h"
 #include "log.h"
 #include "render.h"
+#include "rotate.h"
 #include "scroll.h"
 #include "util/util.h"
 
@@ -48,6 +49,7 @@ struct glyph_slot {
  * handover or rotation), everything is laid out again. */
 struct render_layout {
 	unsigned xres, yres, line_length;
+	enum rotation rotation;
 	unsigned cell_w, cell_h;
 	struct pixel_format format;
 };
@@ -58,6 +60,8 @@ struct render {
 	struct fontset *fonts;
 	const struct palette *palette;
 	struct scroller *scroller; /* NULL: redraw only */
+	enum rotation rotation;	   /* rotate.h: what is drawn is logical, turned on writing */
+	unsigned lw, lh;	   /* the logical screen in pixels */
 	unsigned cols, rows;
 	unsigned cell_w, cell_h; /* pixels */
 	unsigned cell_bytes;	 /* bytes of one glyph line: cell_w * bytes per pixel */
@@ -87,6 +91,7 @@ struct render {
 	uint8_t *glyph_pixels; /* GLYPH_CACHE_SLOTS blocks of cell_bytes * height */
 	uint8_t *line;	       /* one pixel line of the screen */
 	uint8_t *rowbuf;       /* the pixels of one text row */
+	uint8_t *rotbuf;       /* ... turned for the glass (rotated screens) */
 
 	/* With a blitter: blank runs are filled by the engine after the CPU
 	 * has drawn the frame (queued here), and a space glyph that is blank. */
@@ -117,13 +122,14 @@ static void render_free_grid(struct render *r)
 	free(r->slots);
 	free(r->glyph_pixels);
 	free(r->rowbuf);
+	free(r->rotbuf);
 	r->prev = r->cur = NULL;
 	r->prev_hash = r->cur_hash = NULL;
 	r->runs = NULL;
 	r->fills = NULL;
 	r->dirty = NULL;
 	r->slots = NULL;
-	r->glyph_pixels = r->rowbuf = NULL;
+	r->glyph_pixels = r->rowbuf = r->rotbuf = NULL;
 }
 
 static struct render_layout render_layout_of(const struct render *r)
@@ -132,6 +138,7 @@ static struct render_layout render_layout_of(const struct render *r)
 	    .xres = r->fb->var.xres,
 	    .yres = r->fb->var.yres,
 	    .line_length = r->fb->line_length,
+	    .rotation = r->rotation,
 	    .cell_w = fontset_cell_width(r->fonts),
 	    .cell_h = fontset_cell_height(r->fonts),
 	    .format = r->fb->format,
@@ -143,7 +150,7 @@ static bool render_layout_equal(const struct render_layout *a, const struct rend
 	const struct pixel_format *fa = &a->format, *fb = &b->format;
 
 	return a->xres == b->xres && a->yres == b->yres && a->line_length == b->line_length &&
-	       a->cell_w == b->cell_w && a->cell_h == b->cell_h &&
+	       a->rotation == b->rotation && a->cell_w == b->cell_w && a->cell_h == b->cell_h &&
 	       fa->bits_per_pixel == fb->bits_per_pixel &&
 	       fa->bytes_per_pixel == fb->bytes_per_pixel && fa->indexed == fb->indexed &&
 	       fa->mono == fb->mono && fa->lsb_first == fb->lsb_first &&
@@ -161,12 +168,14 @@ static int render_setup_grid(struct render *r)
 	unsigned w = fontset_cell_width(r->fonts), h = fontset_cell_height(r->fonts);
 	const uint8_t *space;
 	uint8_t *line;
+	unsigned lw, lh;
 	size_t block;
 
-	if (fb->var.xres < w || fb->var.yres < h)
-		return log_error_errno(EINVAL,
-				       "The font's cell (%ux%u) is larger than the screen (%ux%u)",
-				       w, h, fb->var.xres, fb->var.yres);
+	rotate_logical_size(r->rotation, fb->var.xres, fb->var.yres, &lw, &lh);
+	if (lw < w || lh < h)
+		return log_error_errno(
+		    EINVAL, "The font's cell (%ux%u) is larger than the screen (%ux%u%s)", w, h, lw,
+		    lh, r->rotation ? ", turned" : "");
 	line = realloc(r->line, (size_t)fb->line_length);
 	if (!line)
 		return log_error_errno(ENOMEM, "Failed to allocate a pixel line: %m");
@@ -175,8 +184,10 @@ static int render_setup_grid(struct render *r)
 	r->layout = render_layout_of(r);
 	r->cell_w = w;
 	r->cell_h = h;
-	r->cols = fb->var.xres / w;
-	r->rows = fb->var.yres / h;
+	r->lw = lw;
+	r->lh = lh;
+	r->cols = lw / w;
+	r->rows = lh / h;
 	r->cell_bytes = w * fb->format.bytes_per_pixel;
 	r->scalable = fontset_scalable(r->fonts);
 	r->prev = xcalloc((size_t)r->cols * r->rows, sizeof(struct cell));
@@ -199,10 +210,16 @@ static int render_setup_grid(struct render *r)
 	block = (size_t)r->cell_bytes * h;
 	r->glyph_pixels = malloc(GLYPH_CACHE_SLOTS * block);
 	r->rowbuf = malloc((size_t)r->cols * r->cell_bytes * h);
-	if (!r->glyph_pixels || !r->rowbuf)
+	r->rotbuf =
+	    r->rotation != ROTATE_UPRIGHT ? malloc((size_t)r->cols * r->cell_bytes * h) : NULL;
+	if (!r->glyph_pixels || !r->rowbuf || (r->rotation != ROTATE_UPRIGHT && !r->rotbuf))
 		return log_error_errno(ENOMEM, "Failed to allocate the glyph cache: %m");
 	r->prev_valid = false;
-	log_info("Text grid %ux%u with a %ux%u cell", r->cols, r->rows, w, h);
+	if (r->rotation != ROTATE_UPRIGHT)
+		log_info("Text grid %ux%u with a %ux%u cell, turned %u degrees", r->cols, r->rows,
+			 w, h, rotate_degrees(r->rotation));
+	else
+		log_info("Text grid %ux%u with a %ux%u cell", r->cols, r->rows, w, h);
 	/* below 8 bpp every mode draws in RAM: the copy is made here too,
 	 * for frames before render_set_scroller() */
 	if (!r->shadow && fb->format.bits_per_pixel < 8)
@@ -244,6 +261,16 @@ bool render_layout_stale(const struct render *r)
 	struct render_layout now = render_layout_of(r);
 
 	return !render_layout_equal(&r->layout, &now);
+}
+
+void render_set_rotation(struct render *r, enum rotation rot)
+{
+	r->rotation = rot;
+}
+
+enum rotation render_rotation(const struct render *r)
+{
+	return r->rotation;
 }
 
 int render_relayout(struct render *r)
@@ -550,15 +577,49 @@ static const uint8_t *render_glyph(struct render *r, const struct cell *c)
 	return px;
 }
 
-/* Where pixel line y of the visible screen is drawn: the shadow copy (and
- * its row becomes dirty) or VRAM. */
+/* Where physical pixel line y of the visible screen is drawn: the shadow
+ * copy or VRAM. */
 static uint8_t *render_target_line(struct render *r, unsigned y)
 {
-	if (r->shadow) {
-		r->dirty[MIN(y / r->cell_h, r->rows - 1)] = true;
+	if (r->shadow)
 		return r->shadow + (size_t)y * r->shadow_stride;
-	}
 	return fbdev_line(r->fb, y);
+}
+
+/* shadow: the text rows the logical pixel lines [y, y + h) touch differ from
+ * VRAM now. */
+static void render_mark_dirty(struct render *r, unsigned y, unsigned h)
+{
+	if (!r->shadow || h == 0)
+		return;
+	for (unsigned row = MIN(y / r->cell_h, r->rows - 1);
+	     row <= MIN((y + h - 1) / r->cell_h, r->rows - 1); row++)
+		r->dirty[row] = true;
+}
+
+static struct rotate_rect render_physical(const struct render *r, struct rotate_rect lr)
+{
+	return rotate_rect_to_physical(r->rotation, r->fb->var.xres, r->fb->var.yres, lr);
+}
+
+/* Writes the logical block lr, its pixels at src (lines src_stride apart),
+ * turned to where it shows. */
+static void render_put(struct render *r, struct rotate_rect lr, const uint8_t *src,
+		       size_t src_stride)
+{
+	unsigned bpp = r->fb->format.bytes_per_pixel;
+	struct rotate_rect pr = render_physical(r, lr);
+	size_t bytes = (size_t)pr.w * bpp;
+
+	render_mark_dirty(r, lr.y, lr.h);
+	if (r->rotation != ROTATE_UPRIGHT) {
+		rotate_pixels(r->rotation, src, src_stride, lr.w, lr.h, bpp, r->rotbuf, bytes);
+		src = r->rotbuf;
+		src_stride = bytes;
+	}
+	for (unsigned y = 0; y < pr.h; y++)
+		memcpy(render_target_line(r, pr.y + y) + (size_t)pr.x * bpp,
+		       src + (size_t)y * src_stride, bytes);
 }
 
 static void render_run(struct render *r, unsigned row, const struct damage_run *run,
@@ -576,33 +637,37 @@ static void render_run(struct render *r, unsigned row, const struct damage_run *
 		for (unsigned y = 0; y < r->cell_h; y++)
 			memcpy(dst + y * bytes, g + (size_t)y * r->cell_bytes, r->cell_bytes);
 	}
-	for (unsigned y = 0; y < r->cell_h; y++) {
-		uint8_t *dst =
-		    render_target_line(r, row * r->cell_h + y) + (size_t)run->start * r->cell_bytes;
-		memcpy(dst, r->rowbuf + y * bytes, bytes);
-	}
+	render_put(r,
+		   (struct rotate_rect){run->start * r->cell_w, row * r->cell_h,
+					(run->end - run->start) * r->cell_w, r->cell_h},
+		   r->rowbuf, bytes);
 	r->stats.cells_drawn += run->end - run->start;
 	if (!r->shadow)
 		c->vram_bytes_written += bytes * r->cell_h;
 }
 
+/* Fills the logical rectangle x, y, w, h. */
 static void fill_rect(struct render *r, unsigned x, unsigned y, unsigned w, unsigned h,
 		      uint32_t pixel, struct scroll_counters *c)
 {
 	unsigned bpp = r->fb->format.bytes_per_pixel;
+	struct rotate_rect pr = render_physical(r, (struct rotate_rect){x, y, w, h});
 
 	if (w == 0 || h == 0)
 		return;
-	for (unsigned i = 0; i < w; i++)
+	render_mark_dirty(r, y, h);
+	for (unsigned i = 0; i < pr.w; i++)
 		pixel_store(r->line + (size_t)i * bpp, bpp, pixel);
-	for (unsigned j = 0; j < h; j++)
-		memcpy(render_target_line(r, y + j) + (size_t)x * bpp, r->line, (size_t)w * bpp);
+	for (unsigned j = 0; j < pr.h; j++)
+		memcpy(render_target_line(r, pr.y + j) + (size_t)pr.x * bpp, r->line,
+		       (size_t)pr.w * bpp);
 	if (!r->shadow)
 		c->vram_bytes_written += (uint64_t)w * h * bpp;
 }
 
 /* The strips right of text rows [top, bottom) and, with `bottom_strip`, below
- * the text grid, in the default background as fbcon clears them. */
+ * the text grid (logically: rotate.h says where they show), in the default
+ * background as fbcon clears them. */
 static void render_clear_margins(struct render *r, unsigned top, unsigned bottom, bool bottom_strip,
 				 struct scroll_counters *c)
 {
@@ -610,34 +675,47 @@ static void render_clear_margins(struct render *r, unsigned top, unsigned bottom
 	unsigned tw = r->cols * r->cell_w, th = r->rows * fh;
 	uint32_t bg = pixel_from_index(&r->fb->format, r->palette, r->palette->bg);
 
-	fill_rect(r, tw, top * fh, r->fb->var.xres - tw, (bottom - top) * fh, bg, c);
+	fill_rect(r, tw, top * fh, r->lw - tw, (bottom - top) * fh, bg, c);
 	if (bottom_strip)
-		fill_rect(r, 0, th, r->fb->var.xres, r->fb->var.yres - th, bg, c);
+		fill_rect(r, 0, th, r->lw, r->lh - th, bg, c);
 }
 
-/* The RAM copy: writes the dirty text rows to VRAM, packed below 8 bpp. */
+/* The RAM copy: writes the dirty text rows to VRAM, each stretch of them as
+ * one rectangle (a column of the glass when the screen is turned sideways);
+ * below 8 bpp whole lines, packed. */
 static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 {
 	const struct pixel_format *pf = &r->fb->format;
-	unsigned fh = r->cell_h, last = r->fb->var.yres;
-	size_t bytes = pixel_line_bytes(pf, r->fb->var.xres);
+	unsigned fh = r->cell_h, bpp = pf->bytes_per_pixel;
 
 	for (unsigned row = 0; row < r->rows; row++) {
-		if (!r->dirty[row])
-			continue;
-		/* the last row carries the bottom margin */
-		unsigned end = row == r->rows - 1 ? last : (row + 1) * fh;
-		for (unsigned y = row * fh; y < end; y++) {
-			const uint8_t *src = r->shadow + (size_t)y * r->shadow_stride;
+		unsigned end = row;
 
-			if (pf->bits_per_pixel < 8)
-				pixel_pack_line(fbdev_line(r->fb, y), src, r->fb->var.xres,
-						pf->bits_per_pixel, pf->lsb_first);
-			else
-				memcpy(fbdev_line(r->fb, y), src, bytes);
+		while (end < r->rows && r->dirty[end])
+			r->dirty[end++] = false;
+		if (end == row)
+			continue;
+		/* the last row carries the bottom margin, each row its right margin */
+		unsigned bottom = end == r->rows ? r->lh : end * fh;
+		struct rotate_rect pr =
+		    render_physical(r, (struct rotate_rect){0, row * fh, r->lw, bottom - row * fh});
+
+		if (pf->bits_per_pixel < 8) {
+			size_t bytes = pixel_line_bytes(pf, r->fb->var.xres);
+
+			for (unsigned y = pr.y; y < pr.y + pr.h; y++)
+				pixel_pack_line(fbdev_line(r->fb, y),
+						r->shadow + (size_t)y * r->shadow_stride,
+						r->fb->var.xres, pf->bits_per_pixel, pf->lsb_first);
+			c->vram_bytes_written += (uint64_t)pr.h * bytes;
+		} else {
+			for (unsigned y = pr.y; y < pr.y + pr.h; y++)
+				memcpy(fbdev_line(r->fb, y) + (size_t)pr.x * bpp,
+				       r->shadow + (size_t)y * r->shadow_stride + (size_t)pr.x * bpp,
+				       (size_t)pr.w * bpp);
+			c->vram_bytes_written += (uint64_t)pr.w * pr.h * bpp;
 		}
-		c->vram_bytes_written += (uint64_t)(end - row * fh) * bytes;
-		r->dirty[row] = false;
+		row = end;
 	}
 }
 
@@ -651,24 +729,45 @@ static void render_shadow_follow(struct render *r, int shift)
 
 	if (!r->shadow || r->shadow_mode || k >= all)
 		return;
+	/* upside down the window moves the other way (scroller_move_screen) */
+	if (r->rotation == ROTATE_UD)
+		shift = -shift;
 	if (shift > 0)
 		memmove(r->shadow, r->shadow + k, all - k);
 	else
 		memmove(r->shadow + k, r->shadow, all - k);
 }
 
-/* shadow: moves the pixel rows of text rows [top, bottom) by shift. */
-static void render_shadow_move(struct render *r, unsigned top, unsigned bottom, int shift)
+/* Where the pixels of text rows [top, bottom) moved by shift rows come from
+ * and go to, on the glass. */
+static void render_move_rects(const struct render *r, unsigned top, unsigned bottom, int shift,
+			      struct rotate_rect *ret_src, struct rotate_rect *ret_dst)
 {
 	unsigned fh = r->cell_h, k = (unsigned)abs(shift);
-	size_t stride = r->shadow_stride * fh;
+	unsigned src = shift > 0 ? top + k : top, dst = shift > 0 ? top : top + k;
 
-	if (shift > 0)
-		memmove(r->shadow + top * stride, r->shadow + (top + k) * stride,
-			(bottom - top - k) * stride);
+	*ret_src =
+	    render_physical(r, (struct rotate_rect){0, src * fh, r->lw, (bottom - top - k) * fh});
+	*ret_dst =
+	    render_physical(r, (struct rotate_rect){0, dst * fh, r->lw, (bottom - top - k) * fh});
+}
+
+/* shadow: moves the pixels of text rows [top, bottom) by shift rows: whole
+ * lines upright and upside down, a stretch of every line sideways. */
+static void render_shadow_move(struct render *r, unsigned top, unsigned bottom, int shift)
+{
+	unsigned bpp = r->fb->format.bytes_per_pixel;
+	struct rotate_rect s, d;
+	size_t stride = r->shadow_stride;
+
+	render_move_rects(r, top, bottom, shift, &s, &d);
+	if (s.x == 0 && s.w * bpp == stride)
+		memmove(r->shadow + d.y * stride, r->shadow + s.y * stride, (size_t)s.h * stride);
 	else
-		memmove(r->shadow + (top + k) * stride, r->shadow + top * stride,
-			(bottom - top - k) * stride);
+		for (unsigned y = 0; y < s.h; y++)
+			memmove(r->shadow + (s.y + y) * stride + (size_t)d.x * bpp,
+				r->shadow + (s.y + y) * stride + (size_t)s.x * bpp,
+				(size_t)s.w * bpp);
 	for (unsigned row = top; row < bottom; row++)
 		r->dirty[row] = true;
 }
@@ -697,14 +796,13 @@ static bool render_copy_rows(struct render *r, unsigned top, unsigned bottom, in
 			     struct scroll_counters *c)
 {
 	struct backend *b = render_backend(r);
-	unsigned fh = r->cell_h, k = (unsigned)abs(shift), y0 = r->fb->var.yoffset;
-	unsigned src = shift > 0 ? top + k : top, dst = shift > 0 ? top : top + k;
+	unsigned y0 = r->fb->var.yoffset;
+	struct rotate_rect s, d;
 
 	if (!b)
 		return false;
-	if (backend_copy(b, 0, y0 + src * fh, 0, y0 + dst * fh, r->fb->var.xres,
-			 (bottom - top - k) * fh) < 0 ||
-	    backend_sync(b) < 0) {
+	render_move_rects(r, top, bottom, shift, &s, &d);
+	if (backend_copy(b, s.x, y0 + s.y, d.x, y0 + d.y, s.w, s.h) < 0 || backend_sync(b) < 0) {
 		render_backend_failed(r);
 		return false;
 	}
@@ -832,8 +930,11 @@ static void render_do_fills(struct render *r, struct scroll_counters *c)
 		const struct fill_job *j = &r->fills[i];
 		uint32_t bg = r->cur[(size_t)j->row * r->cols + j->run.start].bg;
 
-		if (backend_fill(b, j->run.start * fw, y0 + j->row * fh,
-				 (j->run.end - j->run.start) * fw, fh, bg) < 0)
+		struct rotate_rect pr =
+		    render_physical(r, (struct rotate_rect){j->run.start * fw, j->row * fh,
+							    (j->run.end - j->run.start) * fw, fh});
+
+		if (backend_fill(b, pr.x, y0 + pr.y, pr.w, pr.h, bg) < 0)
 			break;
 		c->fills++;
 		r->stats.cells_drawn += j->run.end - j->run.start;

@@ -9,6 +9,9 @@
  * draws every cell that still differs. Glyphs are kept in a cache already
  * expanded to the framebuffer's pixel format, and a run is composed in RAM
  * and written one pixel line at a time: the framebuffer is never read.
+ * On a turned screen (rotate.h) all of this happens in the logical screen;
+ * a composed run is turned in RAM and written where fbcon would show it,
+ * and margins, shadow rows, copies and fills are mapped the same way.
  *
  * The fontset gives each cluster as coverage, which is blended from the
  * cell's background to its foreground (pixel_blend()); a wide cluster is
@@ -40,6 +43,7 @@
 
 #include "damage.h"
 #include "fbdev.h"
+#include "rotate.h"
 #include "scroll.h"
 #include "../fonts/fontset.h"
 
@@ -69,6 +73,12 @@ void render_set_clusters(struct render *r, const struct cluster_table *clusters)
  * fontset's cell size differs from what the renderer's buffers were laid
  * out for. */
 bool render_layout_stale(const struct render *r);
+
+/* The rotation (rotate.h) the next render_relayout() lays the screen out
+ * for; the grid, damage and the pointer are in the turned (logical) screen,
+ * only the writes to the glass are turned. */
+void render_set_rotation(struct render *r, enum rotation rot);
+enum rotation render_rotation(const struct render *r);
 
 /* The one rebuild path for every change of geometry, pixel format or cell
  * size (zoom, a mode the driver adjusted on re-acquire): lays the grid, the

@@ -6,6 +6,7 @@
 
 #include "backend.h"
 #include "log.h"
+#include "rotate.h"
 #include "scroll.h"
 #include "util/util.h"
 
@@ -69,6 +70,9 @@ static const char *scroller_setup_wrap(struct scroller *s)
 	struct fbdev *fb = s->fb;
 	unsigned fh = s->cfg.font_height, lines;
 
+	if (rotate_sideways(s->cfg.rotation))
+		return "the screen is turned sideways: text moves across the lines, which wrapping "
+		       "cannot do";
 	if (fbdev_pan_quirk(fb))
 		return fbdev_pan_quirk(fb);
 	if (fb->fix.ywrapstep == 0)
@@ -91,6 +95,9 @@ static const char *scroller_setup_pan(struct scroller *s)
 	struct fbdev *fb = s->fb;
 	unsigned fh = s->cfg.font_height, max, want;
 
+	if (rotate_sideways(s->cfg.rotation))
+		return "the screen is turned sideways: text moves across the lines, which panning "
+		       "cannot do";
 	if (fbdev_pan_quirk(fb))
 		return fbdev_pan_quirk(fb);
 	if (fb->fix.ypanstep == 0)
@@ -295,6 +302,9 @@ enum scroll_result scroller_move_screen(struct scroller *s, int shift, struct sc
 	enum scroll_result res = SCROLL_DONE;
 	int r;
 
+	/* upside down, text scrolled up moves down the glass */
+	if (s->cfg.rotation == ROTATE_UD)
+		shift = -shift;
 	if (s->full == SCROLL_MODE_WRAP) {
 		unsigned v = fb->var.yres_virtual;
 

@@ -24,6 +24,10 @@
  * after device quirks and a short calibration that may veto (never promote)
  * a capability measured slower than redrawing. A forced mode the device
  * cannot do logs why and runs auto's choice.
+ *
+ * A turned screen (rotate.h): upside down, pan and wrap move the window the
+ * other way; turned sideways, a scroll moves pixels across the lines, so
+ * only copy (a blitter copies any rectangle), shadow and redraw remain.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -66,6 +70,10 @@ struct scroller_config {
 	bool calibrate;
 	unsigned font_height;
 	unsigned text_rows;
+	/* rotate.h: upside down, a scroll up moves the text down the glass (the
+	 * window pans the other way); sideways, text moves across the lines,
+	 * which pan and wrap cannot do. */
+	int rotation;
 };
 
 /* Probes the device, sets up the virtual screen the chosen strategy needs

@@ -2,7 +2,8 @@
 """consoled's scrolling benchmark: consoled's scroll strategies against the kernel's fbcon.
 
     bench.py [--lines N] [--ticks M] [--cards cirrus,ati,...] [--modes pan,redraw,...]
-             [--ttf-modes auto,...] [--out DIR] [--consoled PATH] [--ftref PATH]
+             [--ttf-modes auto,...] [--rotations 1,2,3] [--out DIR] [--consoled PATH]
+             [--ftref PATH]
 
 One QEMU boot per card (tests/vm/vmlib.py).  In it:
 
@@ -20,6 +21,12 @@ One QEMU boot per card (tests/vm/vmlib.py).  In it:
             the host's FreeType reference renderer (tests/vm/ftref.c),
             measures the cells of candidate sizes.  By default only for
             auto (--ttf-modes).
+  auto rotN on cirrus (ROTATE_CARDS), for each rotation of --rotations
+            (fbcon's numbers, default 1,2,3): fbcon again with
+            /sys/class/graphics/fbcon/rotate_all = N, then consoled
+            --rotate=N in auto, both with --rotate-lines lines (default
+            min(N, 2000): fbcon turned is slow); its row compares with that
+            fbcon run.
 
 Figures are printed as a table per card and written to OUT/bench-results.txt
 and OUT/bench-results.json.  Speed targets are reported (PASS/MISS), never
@@ -61,6 +68,8 @@ CARD_MODES = {
     "bochs": ["redraw", "shadow"],
     "vfb": ["pan", "wrap", "redraw", "shadow"],
 }
+# The cards that get a row per rotation (--rotations).
+ROTATE_CARDS = ["cirrus"]
 # Names a blitter plugin for the card may go by in `consoled --list-backends`.
 COPY_PLUGINS = {
     "cirrus": ["cirrus"],
@@ -79,6 +88,7 @@ TTF_DPI = 96
 TTF_SIZES = [s / 4 for s in range(6 * 4, 16 * 4 + 1)]  # 6 to 16 points, in quarters
 
 G_LINES = "/bench/lines"
+G_ROT_LINES = "/bench/lines-rotated"  # the rotation rows' (--rotate-lines)
 G_SESSION = "/bench/session.sh"
 G_FBCON = "/bench/fbcon.sh"
 G_LOG = "/tmp/consoled.log"
@@ -201,6 +211,10 @@ class CardBench:
         self.rows = self.cols = None
         self.row_bytes = None
         self.ttf = None  # {"size", "cell": (w, h)} when the TrueType rows run
+        self.rotate = 0  # --rotate= of the consoled runs (the rotation rows)
+        # the lines file of the runs and its length (the rotation rows use
+        # their own: fbcon turned is several times slower)
+        self.lines_file, self.lines = G_LINES, args.lines
 
     def set_grid(self, rows, cols):
         self.rows, self.cols = rows, cols
@@ -210,9 +224,11 @@ class CardBench:
         # fbcon on cirrus takes ~24 ms a line under TCG; consoled far less.
         return 120 + lines * 0.05 + ticks * 0.5
 
-    def fbcon(self):
-        out = self.vm.check("sh %s %s %s" % (G_FBCON, G_LINES, GUEST_FONT),
-                            timeout=self.timeout_for(self.args.lines))
+    def fbcon(self, rotate=0):
+        # turned, fbcon draws a glyph at a time through its rotated font:
+        # under TCG a line takes up to ~0.7 s
+        out = self.vm.check("sh %s %s %s %d" % (G_FBCON, self.lines_file, GUEST_FONT, rotate),
+                            timeout=self.timeout_for(self.lines) * (15 if rotate else 1))
         m = re.search(r"fbcon (\d+\.\d+) (\d+\.\d+)", out)
         size = re.search(r"size (\d+) (\d+)", out)
         if not m or not size:
@@ -244,6 +260,8 @@ class CardBench:
 
     def consoled_flags(self, mode, ttf=False, restore=True):
         flags = ["--vt=1", "--fbdev=/dev/fb0"] + self.font_flags(ttf)
+        if self.rotate:
+            flags.append("--rotate=%d" % self.rotate)
         if self.caps["session_restore"]:
             # The snapshot of session restore is kept without systemd too, so
             # its cost shows here; the "auto -restore" row runs without it.
@@ -266,13 +284,13 @@ class CardBench:
         vm = self.vm
         vm.check("rm -f %s %s %s %s.done" % (G_LOG, G_STATUS, G_RESULT, G_RESULT))
         session = "/bin/sh %s %s %s %d %d %s %s" % (
-            G_SESSION, G_LINES, phases, self.args.ticks, 1 if snapshots else 0,
+            G_SESSION, self.lines_file, phases, self.args.ticks, 1 if snapshots else 0,
             G_LOG, G_RESULT)
         # The log is opened O_APPEND: session.sh appends its markers to it.
         vm.check("(CONSOLED_BACKEND_DIR=" + vmtest.GUEST_BACKEND_DIR + " consoled %s --login -- %s </dev/null >>%s 2>&1; echo $? >%s)"
                  " </dev/null >/dev/null 2>&1 &"
                  % (" ".join(self.consoled_flags(mode, ttf, restore)), session, G_LOG, G_STATUS))
-        lines = self.args.lines if "cat" in phases else 0
+        lines = self.lines if "cat" in phases else 0
         ticks = self.args.ticks if "tick" in phases else 0
         limit = int(self.timeout_for(lines, ticks))
         # Wait inside the guest (test builtins and one sleep a second), so
@@ -355,7 +373,7 @@ class CardBench:
             res_cat, log_cat, notes = self.run_consoled(mode, "cat", snapshots=False, ttf=ttf)
             res_tick, log_tick, notes_tick = self.run_consoled(mode, "tick", snapshots=False, ttf=ttf)
             notes += notes_tick
-            r["cat_stats"] = self.drew_stats(log_cat, self.args.lines)
+            r["cat_stats"] = self.drew_stats(log_cat, self.lines)
             r["tick_stats"] = self.drew_stats(log_tick, self.args.ticks)
             r["run_stats"] = {k: (None if v is None else v + r["tick_stats"][k])
                               for k, v in r["cat_stats"].items()}
@@ -565,11 +583,12 @@ targets: row = pan/wrap write <= %.1f text rows per scrolled row (cat and 1-row)
 
 # --- main -------------------------------------------------------------------
 
-def bench_card(card, args, caps, lines_path, out_dir):
+def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir):
     result = {"card": card, "lines": args.lines, "ticks": args.ticks, "modes": [], "notes": []}
     card_dir = os.path.join(out_dir, card)
     os.makedirs(card_dir, exist_ok=True)
     extra = {G_LINES: lines_path,
+             G_ROT_LINES: rot_lines_path,
              G_SESSION: os.path.join(HERE, "session.sh"),
              G_FBCON: os.path.join(HERE, "fbcon.sh")}
     t0 = time.monotonic()
@@ -620,11 +639,48 @@ def bench_card(card, args, caps, lines_path, out_dir):
                                        % (vm.proc.returncode, vm.qemu_log)) from None
                     b.cleanup()
                 result["modes"].append(r)
+            if card in ROTATE_CARDS:
+                bench_rotations(b, args, result)
     except Exception as e:  # noqa: BLE001 -- a card that breaks must not stop the others
         traceback.print_exc()
         result["error"] = "%s: %s" % (type(e).__name__, e)
     result["seconds"] = time.monotonic() - t0
     return result
+
+
+def bench_rotations(b, args, result):
+    """A row per rotation: fbcon turned the same way, then consoled --rotate=N
+    in auto, compared with that fbcon run."""
+    grid = (b.rows, b.cols)
+    b.lines_file, b.lines = G_ROT_LINES, args.rotate_lines
+    for rot in (int(v) for v in args.rotations.split(",") if v):
+        t1 = time.monotonic()
+        label = "auto rot%d" % (rot * 90)
+        try:
+            fbcon_s = b.fbcon(rot)
+            print("# %s fbcon turned %d degrees: %.3f s" % (b.card, rot * 90, fbcon_s), flush=True)
+            b.rotate = rot
+            r = b.mode("auto")
+            r["mode"] = label
+            r["fbcon_s"] = fbcon_s
+            r["notes"].append("%d lines; fbcon turned %d degrees: cat in %.3f s, grid %dx%d"
+                              % (args.rotate_lines, rot * 90, fbcon_s, b.rows, b.cols))
+            derive(r, fbcon_s, b.row_bytes, args.rotate_lines, args.ticks)
+            print("# %s %s: cat %.3f s (%.1fx fbcon turned) in %.1fs"
+                  % (b.card, label, r["cat_s"], r["speedup"] or 0, time.monotonic() - t1),
+                  flush=True)
+        except Exception as e:  # noqa: BLE001 -- the next rotation still runs
+            if not isinstance(e, (RunError, vmlib.VMError)):
+                traceback.print_exc()
+            print("# %s %s: FAILED: %s" % (b.card, label, e), flush=True)
+            r = {"mode": label, "font": "psf", "error": "%s: %s" % (type(e).__name__, e)}
+            b.cleanup()
+        finally:
+            b.rotate = 0
+            b.vm.run("echo 0 > /sys/class/graphics/fbcon/rotate_all")
+        result["modes"].append(r)
+    b.set_grid(*grid)
+    b.lines_file, b.lines = G_LINES, args.lines
 
 
 _ttf_sizes = {}
@@ -707,6 +763,13 @@ def main():
     ap.add_argument("--out", default="bench-out", help="directory for results and logs")
     ap.add_argument("--ttf-modes", default="auto",
                     help="modes also measured with the TrueType font (default auto; '' for none)")
+    ap.add_argument("--rotations", default="1,2,3",
+                    help="rotations (fbcon's numbers) that get an auto row on %s, each against"
+                         " fbcon turned the same way (default 1,2,3; '' for none)"
+                         % ", ".join(ROTATE_CARDS))
+    ap.add_argument("--rotate-lines", type=int, default=None,
+                    help="lines of the rotation rows (default min(lines, 2000): fbcon turned"
+                         " takes up to ~0.7 s a line under TCG)")
     ap.add_argument("--consoled", default="build/daemon/consoled")
     ap.add_argument("--ftref", default=None,
                     help="the host's FreeType reference renderer (default: next to consoled)")
@@ -716,10 +779,15 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.ticks is None:
         args.ticks = min(200, max(50, args.lines // 10))
+    if args.rotate_lines is None:
+        args.rotate_lines = min(args.lines, 2000)
     cards = [c for c in args.cards.split(",") if c]
     for c in cards:
         if c not in CARD_MODES:
             ap.error("unknown card %r (one of %s)" % (c, ", ".join(CARDS)))
+    for v in (v for v in args.rotations.split(",") if v):
+        if v not in ("1", "2", "3"):
+            ap.error("unknown rotation %r (1, 2 or 3)" % v)
     for m in (m for m in args.modes.split(",") if m):
         if m not in ALL_MODES:
             ap.error("unknown mode %r (one of %s)" % (m, ", ".join(ALL_MODES)))
@@ -729,10 +797,13 @@ def main():
     out_dir = os.path.abspath(args.out)
     os.makedirs(out_dir, exist_ok=True)
     caps = probe_consoled(args.consoled)
-    lines_path = os.path.join(out_dir, "lines-%d.txt" % args.lines)
-    with open(lines_path, "wb") as f:
-        subprocess.run([sys.executable, os.path.join(HERE, "gen-lines.py"), "--lines",
-                        str(args.lines)], stdout=f, check=True)
+    paths = []
+    for n in (args.lines, args.rotate_lines):
+        paths.append(os.path.join(out_dir, "lines-%d.txt" % n))
+        with open(paths[-1], "wb") as f:
+            subprocess.run([sys.executable, os.path.join(HERE, "gen-lines.py"), "--lines",
+                            str(n)], stdout=f, check=True)
+    lines_path, rot_lines_path = paths
 
     head = ("consoled scrolling benchmark: %d lines, %d one-row ticks, font %s (and %s in %s),"
             " consoled %s\n"
@@ -745,7 +816,7 @@ def main():
     results = []
     text = head + "\n"
     for card in cards:
-        res = bench_card(card, args, caps, lines_path, out_dir)
+        res = bench_card(card, args, caps, lines_path, rot_lines_path, out_dir)
         results.append(res)
         block = format_card(res)
         print(block, flush=True)

@@ -2,8 +2,11 @@
 # The benchmark's reference run: the kernel's fbcon on tty1 (busybox ash in
 # the test guest).
 #
-#   fbcon.sh LINES_FILE FONT
+#   fbcon.sh LINES_FILE FONT [ROTATION]
 #
+# ROTATION (fbcon's 0-3) is set for every console through
+# /sys/class/graphics/fbcon/rotate_all first (and left for the caller to
+# put back).
 # Loads FONT into tty1 (kbd's setfont), fills the screen up to its last row
 # (tty1's window size, which fbcon sets from its text grid), then times `cat LINES_FILE >/dev/tty1`.  fbcon draws in
 # the write path (con_write -> fbcon_putcs/fbcon_scroll) on every card of the
@@ -11,8 +14,9 @@
 # only copies its shadow buffer to VRAM later, from a worker.  Prints
 # "size ROWS COLS" and "fbcon T0 T1" ($EPOCHREALTIME, microseconds).
 
-lines=$1 font=$2
+lines=$1 font=$2 rotate=${3:-0}
 
+echo "$rotate" >/sys/class/graphics/fbcon/rotate_all || exit 1
 setfont "$font" -C /dev/tty1 || exit 1
 set -- $(stty -F /dev/tty1 size)
 echo "size $1 $2"

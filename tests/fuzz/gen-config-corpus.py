@@ -31,6 +31,7 @@ keys = {
     "xkb-repeat-rate": ["0", "30", "1000"],
     "sb-size": ["0", "1000", "100000"],
     "scroll-mode": ["auto", "pan", "wrap", "copy", "redraw", "shadow"],
+    "rotate": ["0", "1", "2", "3", "90", "180", "270", "45", "-1", "4"],
     "calibrate": None,
     "no-calibrate": None,
     "stats": None,

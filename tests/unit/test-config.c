@@ -12,6 +12,7 @@
 
 #include "../../daemon/config.h"
 #include "../../daemon/options.h"
+#include "../../daemon/rotate.h"
 #include "../../daemon/scroll.h"
 #include "../../daemon/util/util.h"
 #include "test-capture.h"
@@ -150,6 +151,7 @@ static void test_every_key(void)
 	    {"xkb-repeat-rate", "0"},
 	    {"sb-size", "5000"},
 	    {"scroll-mode", "shadow"},
+	    {"rotate", "270"},
 	    {"no-calibrate", NULL},
 	    {"stats", NULL},
 	    {"backend", "none"},
@@ -204,6 +206,7 @@ static void test_every_key(void)
 		CHECK_EQ_U(o->repeat_rate_hz, 0);
 		CHECK_EQ_U(o->sb_size, 5000);
 		CHECK(o->scroll_mode == SCROLL_MODE_SHADOW);
+		CHECK(o->rotate == ROTATE_CCW);
 		CHECK(!o->calibrate);
 		CHECK(o->stats);
 		check_str(o->backend, "none");

@@ -12,7 +12,9 @@
 #include "../../daemon/blank.h"
 #include "../../daemon/input.h"
 #include "../../daemon/options.h"
+#include "../../daemon/rotate.h"
 #include "../../daemon/scroll.h"
+#include "../../daemon/util/util.h"
 #include "tests.h"
 
 static int parse(struct options *o, const char *const *args)
@@ -100,6 +102,28 @@ static void test_zoom_keys(void)
 	CHECK(step == 42);
 }
 
+static void test_rotate_keys(void)
+{
+	const unsigned cl = TSM_CONTROL_MASK | TSM_LOGO_MASK;
+	int step = 42;
+
+	CHECK(input_rotate_key(XKB_KEY_Right, cl, &step) && step == 1);
+	CHECK(input_rotate_key(XKB_KEY_KP_Right, cl, &step) && step == 1);
+	CHECK(input_rotate_key(XKB_KEY_Left, cl, &step) && step == -1);
+	CHECK(input_rotate_key(XKB_KEY_Up, cl, &step) && step == 0);
+	step = 42;
+	/* what terminals send (Ctrl+Right, Ctrl+Alt+Right, Ctrl+Shift+Right)
+	 * and Logo with more than Ctrl stays the session's */
+	CHECK(!input_rotate_key(XKB_KEY_Right, TSM_CONTROL_MASK, &step));
+	CHECK(!input_rotate_key(XKB_KEY_Right, TSM_CONTROL_MASK | TSM_ALT_MASK, &step));
+	CHECK(!input_rotate_key(XKB_KEY_Right, TSM_CONTROL_MASK | TSM_SHIFT_MASK, &step));
+	CHECK(!input_rotate_key(XKB_KEY_Right, TSM_LOGO_MASK, &step));
+	CHECK(!input_rotate_key(XKB_KEY_Right, cl | TSM_ALT_MASK, &step));
+	CHECK(!input_rotate_key(XKB_KEY_Right, cl | TSM_SHIFT_MASK, &step));
+	CHECK(!input_rotate_key(XKB_KEY_Down, cl, &step));
+	CHECK(step == 42);
+}
+
 static void test_vt_forms(void)
 {
 	unsigned v = 0;
@@ -182,6 +206,37 @@ static void test_scroll_mode(void)
 	CHECK(parse(&o, (const char *const[]){"--scroll-mode=fast", NULL}) == -EINVAL);
 	CHECK(parse(&o, (const char *const[]){"--scroll-mode=", NULL}) == -EINVAL);
 	CHECK(parse(&o, (const char *const[]){"--scroll-mode", NULL}) == -EINVAL);
+}
+
+static void test_rotate(void)
+{
+	static const struct {
+		const char *arg;
+		int want;
+	} cases[] = {
+	    {"--rotate=0", ROTATE_UPRIGHT}, {"--rotate=1", ROTATE_CW},	{"--rotate=2", ROTATE_UD},
+	    {"--rotate=3", ROTATE_CCW},	    {"--rotate=90", ROTATE_CW}, {"--rotate=180", ROTATE_UD},
+	    {"--rotate=270", ROTATE_CCW},   {"--rotate=4", -EINVAL},	{"--rotate=45", -EINVAL},
+	    {"--rotate=", -EINVAL},	    {"--rotate=cw", -EINVAL},	{"--rotate", -EINVAL},
+	};
+	struct options o;
+
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	CHECK(o.rotate == ROTATE_UPRIGHT);
+	options_fini(&o);
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		int r = parse(&o, (const char *const[]){cases[i].arg, NULL});
+
+		if (cases[i].want < 0) {
+			CHECK(r == -EINVAL);
+			continue;
+		}
+		CHECK(r == 0);
+		if (o.rotate != cases[i].want)
+			fprintf(stderr, "%s gave %d\n", cases[i].arg, o.rotate);
+		CHECK(o.rotate == cases[i].want);
+		options_fini(&o);
+	}
 }
 
 static void test_help_version(void)
@@ -671,8 +726,10 @@ int main(void)
 	RUN(test_all_flags);
 	RUN(test_vt_forms);
 	RUN(test_zoom_keys);
+	RUN(test_rotate_keys);
 	RUN(test_errors);
 	RUN(test_scroll_mode);
+	RUN(test_rotate);
 	RUN(test_help_version);
 	RUN(test_command_without_login_flag);
 	RUN(test_boolean_flags);

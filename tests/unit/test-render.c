@@ -495,6 +495,112 @@ static void test_shadow_equals_redraw(void)
 	fake_fini(&b);
 }
 
+/* A turned screen must show the upright picture of the same bytes turned
+ * (fbcon's placement, written out here pixel by pixel: rotate.h), margins
+ * included, frame after frame, drawn by redraw and by shadow (rows moved in
+ * RAM: columns of the glass when turned sideways). The grid leaves margins
+ * on both sides (330x170 with an 8x16 cell). */
+static void ref_place(enum rotation rot, unsigned xres, unsigned yres, unsigned x, unsigned y,
+		      unsigned *px, unsigned *py)
+{
+	*px = rot == ROTATE_CW ? xres - 1 - y : rot == ROTATE_UD ? xres - 1 - x : rot ? y : x;
+	*py = rot == ROTATE_CW ? x : rot == ROTATE_UD ? yres - 1 - y : rot ? yres - 1 - x : y;
+}
+
+static int turned_equals(struct fake *up, struct fake *t, enum rotation rot)
+{
+	for (unsigned y = 0; y < up->fb.var.yres; y++)
+		for (unsigned x = 0; x < up->fb.var.xres; x++) {
+			unsigned px, py;
+
+			ref_place(rot, t->fb.var.xres, t->fb.var.yres, x, y, &px, &py);
+			if (pixel_at(up, x, y) != pixel_at(t, px, py)) {
+				fprintf(stderr,
+					"rotation %d: logical %u,%u (%#x) at %u,%u is %#x\n", rot,
+					x, y, pixel_at(up, x, y), px, py, pixel_at(t, px, py));
+				return 0;
+			}
+		}
+	return 1;
+}
+
+static void test_rotation(void)
+{
+	const unsigned lw = 330, lh = 170;
+
+	for (int rot = 1; rot < _ROTATE_MAX; rot++)
+		for (int shadow = 0; shadow < 2; shadow++) {
+			struct fake a, b;
+			struct scroller *s = NULL;
+			struct scroller_config cfg = {
+			    .mode = SCROLL_MODE_SHADOW, .font_height = 16, .rotation = rot};
+			char buf[128];
+			unsigned seed = 7, frames = 0;
+			bool side = rotate_sideways(rot);
+
+			fake_init(&a, 32, lw, lh, 8);
+			fake_init(&b, 32, side ? lh : lw, side ? lw : lh, 4);
+			render_set_rotation(b.render, rot);
+			CHECK(render_relayout(b.render) == 0);
+			CHECK_EQ_U(render_cols(b.render), render_cols(a.render));
+			CHECK_EQ_U(render_rows(b.render), render_rows(a.render));
+			CHECK(tsm_screen_resize(b.screen, render_cols(b.render),
+						render_rows(b.render)) == 0);
+			if (shadow) {
+				cfg.text_rows = render_rows(b.render);
+				CHECK(scroller_new(&b.fb, &cfg, &s) == 0);
+				CHECK(render_set_scroller(b.render, s) == 0);
+			}
+			for (unsigned i = 0; i < 120; i++) {
+				unsigned op = (unsigned)rand_r(&seed) % 8;
+
+				if (op < 4)
+					snprintf(buf, sizeof(buf), "\033[3%um%u %.*s\r\n", i % 8, i,
+						 (int)(rand_r(&seed) % 40),
+						 "abcdefghijklmnopqrstuvwxyz0123456789@#$%&*()");
+				else if (op == 4)
+					snprintf(buf, sizeof(buf),
+						 "\033[3;8r\033[8;1H\033D\033[1;31mregion %u\033[0m"
+						 "\033[r",
+						 i);
+				else if (op == 5)
+					snprintf(
+					    buf, sizeof(buf),
+					    "\033[3;8r\033[3;1H\033M\033[44mrev %u\033[0m\033[r",
+					    i);
+				else if (op == 6)
+					snprintf(buf, sizeof(buf),
+						 "\033[%u;1H\033[2L\033[%u;1H\033[M", 1 + i % 9,
+						 1 + (i * 7) % 9);
+				else
+					snprintf(buf, sizeof(buf), "\033[%u;%uHX\033[10;1H",
+						 1 + i % 10, 1 + i % 40);
+				feed(&a, buf);
+				feed(&b, buf);
+				if (rand_r(&seed) % 3 == 0 || i == 119) {
+					render_frame(a.render, a.screen);
+					render_frame(b.render, b.screen);
+					frames++;
+					if (!turned_equals(&a, &b, rot)) {
+						fprintf(stderr, "%s, after step %u\n",
+							shadow ? "shadow" : "redraw", i);
+						CHECK(0);
+						break;
+					}
+				}
+			}
+			CHECK(frames > 10);
+			if (shadow) {
+				CHECK(render_get_counters(b.render, SCROLL_MODE_SHADOW)
+					  ->rows_scrolled > 0);
+				render_set_scroller(b.render, NULL);
+				scroller_free(s);
+			}
+			fake_fini(&a);
+			fake_fini(&b);
+		}
+}
+
 /* What a pixel shows: through the colour map at 8 bpp, as it is at 32. */
 static uint32_t pixel_rgb(struct fake *f, unsigned x, unsigned y)
 {
@@ -572,6 +678,7 @@ int main(void)
 	RUN(test_16bpp);
 	RUN(test_wide_and_combining);
 	RUN(test_shadow_equals_redraw);
+	RUN(test_rotation);
 	RUN(test_cluster_reset);
 	RUN(test_relayout);
 	RUN(test_attributes_psf);

@@ -75,6 +75,7 @@ DEFAULT_FONTS = [
     "Lat2-Terminus12x6.psf.gz",
     "Lat15-Terminus20x10.psf.gz",
     "Uni2-Terminus32x16.psf.gz",
+    "Lat15-Terminus22x11.psf.gz",  # rotatetest.py: margins in every rotation
 ]
 
 # TrueType/OpenType fonts for the FreeType checks (fonttest.py), at

@@ -168,6 +168,9 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
   bell-*          (bochs; bell-scroll also cirrus) the bell: the flash's
                   exact inversion and no trace of it, a BEL flood, a uinput
                   speaker: see belltest.py.
+  rotate-N        (cirrus, bochs) the oracle of fbcon's rotate_all=N (1, 2,
+                  3) against consoled --rotate=N in every scroll mode the
+                  rotation allows, after scrolling too: see rotatetest.py.
 
 Pictures of failures (expected, actual, diff) go to --out.
 """
@@ -187,6 +190,7 @@ import monotest  # noqa: E402
 import mousetest  # noqa: E402
 import palettetest  # noqa: E402
 import pointertest  # noqa: E402
+import rotatetest  # noqa: E402
 import selecttest  # noqa: E402
 import screen  # noqa: E402
 import terminfocaps  # noqa: E402
@@ -2143,6 +2147,8 @@ def main():
             checks += vcstest.CHECKS
         if args.card in belltest.CARDS:
             checks += belltest.CHECKS[args.card]
+        if args.card in rotatetest.CARDS:
+            checks += rotatetest.CHECKS
     if args.only:
         checks = [c for c in args.only.split(",") if c]
 
@@ -2245,6 +2251,9 @@ def main():
         if args.card in belltest.CARDS:
             bc = belltest.BellChecks(r, load_font, KEYBOARD_FONT)
             simple.update({n: bc.guarded(f) for n, f in bc.checks.items()})
+        if args.card in rotatetest.CARDS:
+            simple.update(rotatetest.RotateChecks(r, oracle_text, load_font,
+                                                  scroll_modes(args.card, plugins)).checks)
         for name in checks:
             if name in simple:
                 r.check(name, simple[name])

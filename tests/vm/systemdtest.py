@@ -169,6 +169,10 @@ next one runs):
   login-screen, autologin
                The login screen as getty's (tests/vm/logincheck.py).
 
+  package      (run before weston) The Debian package (issue 18), built on
+               the host, installed, upgraded with a user logged in and
+               purged in the guest: see pkgcheck.py.
+
   weston       The last check (it leaves the guest on the DRM driver):
                consoled@tty1 stopped, fbcon unbound, cirrusfb replaced by
                the DRM cirrus driver, logind restarted (it would not hand

@@ -241,6 +241,21 @@ def put_meson_install_back(r, s):
              % (MESON_TAR, s.GETTY, s.SOCKET, s.UNIT, s.SOCKET, s.UNIT, s.UNIT), timeout=120)
 
 
+def login(r, s, timeout=60):
+    """The test user logs in on tty1 with keys, as Runner.login, with the
+    waits of a loaded machine (PAM and the shell's start under TCG, while
+    the package build and lintian ran before)."""
+    r.vm.send_text(s.USER + "\n")
+    r.wait_text(s.FONT, lambda d: any(l.rstrip() == "Password:" for l in d.lines),
+                "no password prompt after the user name", timeout=timeout)
+    r.vm.send_text(s.PASSWORD + "\n")
+    r.wait_text(s.FONT, lambda d: any(l.startswith(s.SHELL_PROMPT) for l in d.lines),
+                "no shell prompt after the password", timeout=timeout)
+    r.vm.send_text("echo PKG-$((6*7))\n")
+    r.wait_text(s.FONT, lambda d: any(l.rstrip() == "PKG-42" for l in d.lines),
+                "the shell did not run a command", timeout=timeout)
+
+
 def states(r, *units):
     """(is-active, is-enabled) of each unit."""
     active = r.vm.run("systemctl is-active " + " ".join(units))[0].split()
@@ -285,7 +300,7 @@ def package_lifecycle(r, s):
     exe = r.sh("readlink /proc/%s/exe" % pid).strip()
     if exe != "/usr/bin/consoled":
         r.fail("consoled@tty1 runs %r, not the package's /usr/bin/consoled" % exe)
-    r.login("echo PKG-$((6*7))", "PKG-42")
+    login(r, s)
     shell = r.login_pids()[1]
     before = r.stable_grab()
 

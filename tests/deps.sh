@@ -13,9 +13,12 @@ libclang-rt-14-dev libx11-data"
 # the UEFI firmware of the efi guest (ovmf).
 TESTBED="qemu-system-x86 busybox-static kbd xkb-data console-setup-linux python3 cpio
 zstd xz-utils apt dpkg debootstrap e2fsprogs ovmf fbset"
+# The Debian package (debian/), built and checked with lintian by the
+# systemd test's package check.
+PACKAGING="build-essential dpkg-dev debhelper lintian"
 
 missing=""
-for p in $BUILD $TESTBED; do
+for p in $BUILD $TESTBED $PACKAGING; do
 	if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
 		missing="$missing $p"
 	fi

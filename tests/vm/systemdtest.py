@@ -169,6 +169,10 @@ next one runs):
   login-screen, autologin
                The login screen as getty's (tests/vm/logincheck.py).
 
+  package      (run before weston) The Debian package (issue 18), built on
+               the host, installed, upgraded with a user logged in and
+               purged in the guest: see pkgcheck.py.
+
   weston       The last check (it leaves the guest on the DRM driver):
                consoled@tty1 stopped, fbcon unbound, cirrusfb replaced by
                the DRM cirrus driver, logind restarted (it would not hand
@@ -206,6 +210,7 @@ import initramfs  # noqa: E402
 import kbdchecks  # noqa: E402
 import kernel as kernel_mod  # noqa: E402
 import logincheck  # noqa: E402
+import pkgcheck  # noqa: E402
 import rootfs  # noqa: E402
 import screen  # noqa: E402
 import vmlib  # noqa: E402
@@ -329,6 +334,8 @@ def setup_guest(root, build):
     # systemctl enable consoled-session.socket consoled@tty1.service
     rootfs.chroot(root, "systemctl", "--quiet", "disable", GETTY)
     rootfs.chroot(root, "systemctl", "--quiet", "enable", SOCKET, UNIT)
+    # The package check's .debs and the list of what meson installed.
+    pkgcheck.setup_guest(root, build)
 
 
 # --- the checks -------------------------------------------------------------------
@@ -1970,6 +1977,10 @@ CHECKS.insert(CHECKS.index("weston"), "vcs")
 # The login screen as getty's and autologin (issue 16 item 4): before weston.
 logincheck.install(Runner, sys.modules[__name__])
 CHECKS[-1:-1] = logincheck.CHECKS
+# The Debian package (issue 18, pkgcheck.py): before weston, last of the
+# others (it takes the meson install away and puts it back).
+pkgcheck.install(Runner, sys.modules[__name__])
+CHECKS[-1:-1] = pkgcheck.CHECKS
 
 
 def main():
@@ -1977,6 +1988,9 @@ def main():
     ap.add_argument("--build", required=True, help="the meson build directory to install from")
     ap.add_argument("--only", default="", help="comma-separated checks (default: all)")
     ap.add_argument("--out", default=None, help="directory for logs and failure pictures")
+    ap.add_argument("--deb", default=None,
+                    help="the package check: use the .debs and .changes built in this"
+                    " directory (default: build them from the source tree into OUT/deb)")
     args = ap.parse_args()
     checks = [c for c in args.only.split(",") if c] or CHECKS
     for name in checks:
@@ -1990,14 +2004,26 @@ def main():
     print("1..%d" % len(checks), flush=True)
     work = tempfile.mkdtemp(prefix="consoled-sd-")
     try:
-        return run(checks, os.path.abspath(args.build), out_dir, work)
+        return run(checks, os.path.abspath(args.build), out_dir, work, args.deb)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run(checks, build, out_dir, work):
+def run(checks, build, out_dir, work, deb=None):
     """Make the guest, boot it, run the checks; the exit status."""
     t0 = time.monotonic()
+    if "package" in checks:
+        # Before the guest: its image carries the packages.  A failure here
+        # fails the package check only.
+        if deb:
+            try:
+                pkgcheck.use_prebuilt(os.path.abspath(deb))
+            except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+                pkgcheck.BUILT["error"] = str(e)
+        else:
+            pkgcheck.build(os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(
+                __file__)), "..", "..")), out_dir)
+        t0 = time.monotonic()
     try:
         kernel = kernel_mod.fetch_kernel()
         root = rootfs.prepare(work, kernel, GUEST_MODULES, hostname=HOSTNAME, log=log)

@@ -711,7 +711,8 @@ static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 		} else {
 			for (unsigned y = pr.y; y < pr.y + pr.h; y++)
 				memcpy(fbdev_line(r->fb, y) + (size_t)pr.x * bpp,
-				       r->shadow + (size_t)y * r->shadow_stride + (size_t)pr.x * bpp,
+				       r->shadow + (size_t)y * r->shadow_stride +
+					   (size_t)pr.x * bpp,
 				       (size_t)pr.w * bpp);
 			c->vram_bytes_written += (uint64_t)pr.w * pr.h * bpp;
 		}

@@ -400,6 +400,7 @@ static int manager_setup_scroller(struct manager *m)
 	    .calibrate = m->opts.calibrate,
 	    .font_height = fontset_cell_height(m->fonts),
 	    .text_rows = render_rows(m->render),
+	    .flush = m->opts.fb_flush,
 	};
 
 	render_set_scroller(m->render, NULL);

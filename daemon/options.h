@@ -67,6 +67,7 @@ struct options {
 	unsigned sb_size; /* scrollback lines */
 	int scroll_mode;  /* enum scroll_mode */
 	bool calibrate;
+	int fb_flush;  /* enum fb_flush (fbflush.h) */
 	char *backend; /* NULL = auto, "none", or a plugin name */
 	bool stats;
 	bool verbose;
@@ -80,7 +81,7 @@ struct options {
 	uint32_t colors_set;
 	bool vcs;	 /* mirror the screen into the VT's own buffer (vcs.h) */
 	char *autologin; /* getty.h: USER or USER@ttyN; NULL = none */
-	int bell;	    /* enum bell_mode (bell.h) */
+	int bell;	 /* enum bell_mode (bell.h) */
 };
 
 #define OPTIONS_MOUSE_SPEED_MIN 0.1

@@ -69,11 +69,13 @@ struct render {
 	 * came into view with stale pixels, margins included. */
 	unsigned exposed_top, exposed_bottom;
 
-	/* shadow mode: the visible screen in RAM and the text rows that differ
-	 * from VRAM */
+	/* shadow mode, and every mode with fb-flush write: the visible screen
+	 * in RAM and the text rows that differ from VRAM */
 	uint8_t *shadow;
 	size_t shadow_stride;
 	bool *dirty;
+	bool shadow_moves; /* shadow mode: scrolls move rows in the copy */
+	bool write_flush;  /* dirty rows go out with pwrite() (fbflush.h) */
 
 	struct glyph_slot *slots;
 	uint8_t *glyph_pixels; /* GLYPH_CACHE_SLOTS blocks of cell_bytes * height */
@@ -247,8 +249,13 @@ int render_set_scroller(struct render *r, struct scroller *s)
 	free(r->dirty);
 	r->shadow = NULL;
 	r->dirty = NULL;
-	if (s && scroller_full_mode(s) == SCROLL_MODE_SHADOW) {
-		r->shadow_stride = (size_t)r->fb->var.xres * r->fb->format.bytes_per_pixel;
+	r->shadow_moves = s && scroller_full_mode(s) == SCROLL_MODE_SHADOW;
+	r->write_flush = s && scroller_flush(s) == FB_FLUSH_WRITE;
+	if (r->shadow_moves || r->write_flush) {
+		/* pwrite() takes whole lines of the device's stride */
+		r->shadow_stride = r->write_flush
+				       ? r->fb->line_length
+				       : (size_t)r->fb->var.xres * r->fb->format.bytes_per_pixel;
 		r->shadow = calloc(r->fb->var.yres, r->shadow_stride);
 		if (!r->shadow)
 			return log_error_errno(ENOMEM, "Failed to allocate the shadow screen: %m");
@@ -565,11 +572,47 @@ static void render_clear_margins(struct render *r, unsigned top, unsigned bottom
 		fill_rect(r, 0, th, r->fb->var.xres, r->fb->var.yres - th, bg, c);
 }
 
+/* The base strategy of a frame without a pan, wrap or blit. */
+static enum scroll_mode render_base_mode(const struct render *r)
+{
+	return r->shadow_moves ? SCROLL_MODE_SHADOW : SCROLL_MODE_REDRAW;
+}
+
+/* fb-flush write: each stretch of dirty text rows in one pwrite(). */
+static void render_write_dirty(struct render *r, struct scroll_counters *c)
+{
+	unsigned fh = r->cell_h;
+
+	for (unsigned row = 0; row < r->rows;) {
+		unsigned end = row;
+
+		while (end < r->rows && r->dirty[end])
+			r->dirty[end++] = false;
+		if (end == row) {
+			row++;
+			continue;
+		}
+		/* the last row carries the bottom margin */
+		int64_t n = fbflush_write_lines(r->fb, r->shadow, row * fh,
+						end == r->rows ? r->fb->var.yres : end * fh);
+		if (n < 0)
+			log_warning_errno((int)n, "Writing rows %u-%u to %s failed: %m", row,
+					  end - 1, r->fb->path);
+		else
+			c->vram_bytes_written += (uint64_t)n;
+		row = end;
+	}
+}
+
 /* shadow: writes the dirty text rows to VRAM. */
 static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 {
 	unsigned fh = r->cell_h, last = r->fb->var.yres;
 
+	if (r->write_flush) {
+		render_write_dirty(r, c);
+		return;
+	}
 	for (unsigned row = 0; row < r->rows; row++) {
 		if (!r->dirty[row])
 			continue;
@@ -643,7 +686,7 @@ static bool render_copy_rows(struct render *r, unsigned top, unsigned bottom, in
  * strategy that answers for this frame. */
 static enum scroll_mode render_scroll(struct render *r)
 {
-	enum scroll_mode base = r->shadow ? SCROLL_MODE_SHADOW : SCROLL_MODE_REDRAW;
+	enum scroll_mode base = render_base_mode(r);
 	enum scroll_mode fm = r->scroller ? scroller_full_mode(r->scroller) : base;
 	struct scroll_guess full, region;
 	bool any = false;
@@ -802,7 +845,7 @@ void render_wipe_vram(struct render *r)
 bool render_frame(struct render *r, struct tsm_screen *screen)
 {
 	uint64_t start = now_usec();
-	enum scroll_mode mode = r->shadow ? SCROLL_MODE_SHADOW : SCROLL_MODE_REDRAW;
+	enum scroll_mode mode = render_base_mode(r);
 	struct scroll_counters *c;
 	struct cell *tmp;
 

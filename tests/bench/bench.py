@@ -46,19 +46,21 @@ import screen  # noqa: E402
 import vmlib  # noqa: E402
 import vmtest  # noqa: E402
 
-CARDS = ["cirrus", "ati", "rv100", "bochs", "vfb"]
+CARDS = ["cirrus", "ati", "rv100", "bochs", "virtio", "qxl", "vfb"]
 ALL_MODES = ["auto", "pan", "wrap", "copy", "redraw", "shadow"]
 
 # What each card can do (DESIGN.md section 3): cirrus pans (yres_virtual 2x)
 # but cannot wrap; ati/rv100 accept the pan ioctl but QEMU does not move the
 # picture, so consoled quirks pan off there; bochs (DRM fbdev emulation)
-# neither pans nor wraps; vfb does both.  `copy` is added when a blitter
+# neither pans nor wraps, nor do virtio-gpu and qxl (DRM too); vfb does both.  `copy` is added when a blitter
 # plugin for the card is present (see copy_plugin()).
 CARD_MODES = {
     "cirrus": ["pan", "redraw", "shadow"],
     "ati": ["redraw", "shadow"],
     "rv100": ["redraw", "shadow"],
     "bochs": ["redraw", "shadow"],
+    "virtio": ["redraw", "shadow"],
+    "qxl": ["redraw", "shadow"],
     "vfb": ["pan", "wrap", "redraw", "shadow"],
 }
 # Names a blitter plugin for the card may go by in `consoled --list-backends`.
@@ -67,6 +69,8 @@ COPY_PLUGINS = {
     "ati": ["aty128", "rage128", "ati"],
     "rv100": ["radeon", "rv100"],
     "bochs": [],
+    "virtio": [],
+    "qxl": [],
     "vfb": [],
 }
 
@@ -250,6 +254,8 @@ class CardBench:
             flags.append("--session-restore=" + ("yes" if restore else "no"))
         if mode != "default":
             flags.append("--scroll-mode=" + mode)
+        if self.args.fb_flush:
+            flags.append("--fb-flush=" + self.args.fb_flush)
         if self.caps["no_calibrate"]:
             flags.append("--no-calibrate")
         flags.append("--stats" if self.caps["stats"] else "--verbose")
@@ -700,13 +706,15 @@ def main():
     ap.add_argument("--lines", type=int, default=TARGET_LINES, help="lines to cat (default 20000)")
     ap.add_argument("--ticks", type=int, default=None,
                     help="lines of the one-row-per-frame test (default min(200, max(50, lines/10)))")
-    ap.add_argument("--cards", default=",".join(CARDS), help="comma-separated (default: all five)")
+    ap.add_argument("--cards", default=",".join(CARDS), help="comma-separated (default: all seven)")
     ap.add_argument("--modes", default="",
                     help="comma-separated subset of auto,pan,wrap,copy,redraw,shadow "
                          "(default: each card's supported modes plus auto)")
     ap.add_argument("--out", default="bench-out", help="directory for results and logs")
     ap.add_argument("--ttf-modes", default="auto",
                     help="modes also measured with the TrueType font (default auto; '' for none)")
+    ap.add_argument("--fb-flush", default="",
+                    help="consoled's --fb-flush in every run (map, write; default: none given)")
     ap.add_argument("--consoled", default="build/daemon/consoled")
     ap.add_argument("--ftref", default=None,
                     help="the host's FreeType reference renderer (default: next to consoled)")
@@ -741,6 +749,8 @@ def main():
                os.path.abspath(args.consoled),
                ", ".join(sorted(k for k, v in caps.items() if v is True))
                + ("; modes " + ",".join(caps["modes"]) if caps["modes"] else "")))
+    if args.fb_flush:
+        head += "every consoled run with --fb-flush=%s\n" % args.fb_flush
     print(head, flush=True)
     results = []
     text = head + "\n"

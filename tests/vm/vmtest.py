@@ -179,6 +179,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import belltest  # noqa: E402
+import deferredtest  # noqa: E402
 import fonttest  # noqa: E402
 import mousetest  # noqa: E402
 import palettetest  # noqa: E402
@@ -213,8 +214,12 @@ SCROLL_MODES = {
             "pan": ("--scroll-mode=pan: " + _QUIRK, "redraw")},
     "rv100": {"auto": (None, "redraw"), "redraw": (None, "redraw"), "shadow": (None, "shadow"),
               "pan": ("--scroll-mode=pan: " + _QUIRK, "redraw")},
-    "bochs": {"auto": (None, "redraw"), "redraw": (None, "redraw"), "shadow": (None, "shadow"),
-              "pan": ("--scroll-mode=pan:", "redraw")},
+    # DRM fbdev emulation (deferred I/O): every mode draws in RAM, auto
+    # moves rows there (daemon/fbflush.h).
+    "bochs": {"auto": (None, "shadow"), "redraw": (None, "redraw"), "shadow": (None, "shadow"),
+              "pan": ("--scroll-mode=pan: drawing goes through a copy in RAM", "shadow")},
+    "virtio": {"auto": (None, "shadow")},
+    "qxl": {"auto": (None, "shadow")},
     "vfb": {"auto": (None, "wrap"), "wrap": (None, "wrap"), "pan": (None, "pan"),
             "redraw": (None, "redraw"), "shadow": (None, "shadow")},
 }
@@ -2121,6 +2126,10 @@ def main():
         checks = (["depth-%dbpp" % b for b in (8, 16, 24, 32)]
                   + ["scroll-" + m for m in SCROLL_MODES["vfb"]] + ["blank", "refusal",
                                                                     "pointer-scroll"])
+    elif args.card in ("virtio", "qxl"):
+        # the other checks do not depend on the card: bochs has them
+        checks = (["oracle-" + f for f in ORACLE_FONTS] + ["scroll-auto"]
+                  + deferredtest.CHECKS)
     elif args.card == "late":
         # In this order: the second loads the driver.
         checks = ["fb-wait-none", "fb-wait-late", "drm-no-blitter"]
@@ -2157,6 +2166,8 @@ def main():
             checks += vcstest.CHECKS
         if args.card in belltest.CARDS:
             checks += belltest.CHECKS[args.card]
+        if args.card in deferredtest.CARDS:
+            checks += deferredtest.CHECKS
     if args.only:
         checks = [c for c in args.only.split(",") if c]
 
@@ -2186,6 +2197,9 @@ def main():
         elves["/usr/bin/vtgrab"] = os.path.normpath(vtgrab)
     elves.update(mousetest.guest_elves())  # less, for the wheel check
     elves.update(palettetest.guest_elves(args.consoled))  # fbcmap
+    fbsync = os.path.join(os.path.dirname(blitcheck), "fbsync")
+    if os.path.exists(fbsync):
+        elves["/usr/bin/fbsync"] = os.path.normpath(fbsync)
     usnd = os.path.join(os.path.dirname(blitcheck), "uinput-snd")
     if os.path.exists(usnd):
         elves["/usr/bin/uinput-snd"] = os.path.normpath(usnd)
@@ -2254,6 +2268,8 @@ def main():
             simple.update(palettetest.PaletteChecks(r, load_font, KEYBOARD_FONT).checks)
         if args.card in vcstest.CARDS:
             simple.update(vcstest.VcsChecks(r, KEYBOARD_FONT).checks)
+        if args.card in deferredtest.CARDS:
+            simple.update(deferredtest.DeferredChecks(r, load_font, KEYBOARD_FONT).checks)
         if args.card in belltest.CARDS:
             bc = belltest.BellChecks(r, load_font, KEYBOARD_FONT)
             simple.update({n: bc.guarded(f) for n, f in bc.checks.items()})

@@ -16,10 +16,12 @@ by vmtest.py in the boot of the cards in CARDS.
                    VT switch away and back) draws, and the log must say auto
                    chose `Flush: write` and shadow.
   deferred-prompt  a text written to the session's terminal shows within
-                   PROMPT_SEC of the write, ten times (the time from the
-                   host's command to the first screendump showing it).
+                   PROMPT_SEC of the write, ten times (from the serial
+                   shell's answer, the write done, to the end of the first
+                   screendump that shows it).
 """
 
+import random
 import time
 
 import screen
@@ -69,16 +71,11 @@ class DeferredChecks:
         cols = self.r.vm_xres // 8
         rows = self.r.vm_yres // 16
         first = cols // 2
-        span = cols - first
         # Cells in the right half, every one at its own place.
         lines = ["printf '\\033[?25l\\033[H\\033[2J'"]
-        cells = set()
-        for i in range(CELLS):
-            row, col = i % rows + 1, first + (i * 37) % span + 1
-            cells.add((row, col))
+        places = [(row, col) for row in range(2, rows + 1) for col in range(first + 1, cols + 1)]
+        for row, col in random.Random(17).sample(places, CELLS):
             lines.append("printf '\\033[%d;%dH\\033[7m#\\033[0m'; usleep 10000" % (row, col))
-        if len(cells) != CELLS:
-            self.r.fail("the test's cells overlap (%d of %d)" % (len(cells), CELLS))
         lines += ["printf '\\033[1;1Hcells-done'", "touch %s" % DONE, "exec sleep 100000"]
         self.r.sh("test -x /usr/bin/fbsync")
         self.r.sh("rm -f /tmp/fbsync.out; fbsync %s 120 %d >/tmp/fbsync.out 2>&1 &"
@@ -109,23 +106,29 @@ class DeferredChecks:
         self.r.wait_text(self.font, lambda s: s.lines and s.lines[0].startswith("prompt-ready"),
                          "the session's text did not show")
         pid = self.r.session_pid()
-        worst = 0.0
+        times = []
         for k in range(10):
-            marker = "mark%d-%s" % (k, "x" * (k * 7))
+            marker = "mark%d-%s" % (k, "x" * (k * 3))
             row = 3 + k * 2
-            t0 = time.monotonic()
+            before = self.vm.grab()
             self.r.sh("printf '\\033[%d;%dH%s' > /proc/%s/fd/1"
                       % (row, 1 + k * 9, marker, pid))
+            # From the shell's answer (the write is done) to the end of the
+            # first screendump that shows the text: decoding only a changed
+            # picture keeps the loop at the screendump's pace.
+            t0 = time.monotonic()
             while True:
                 img = self.vm.grab()
-                decoded = screen.read_screen(img, font)
-                if marker in decoded.lines[row - 1]:
-                    break
-                if time.monotonic() - t0 > 10:
+                shown = time.monotonic()
+                if screen.compare(before, img):
+                    decoded = screen.read_screen(img, font)
+                    if marker in decoded.lines[row - 1]:
+                        break
+                if shown - t0 > 10:
                     self.r.fail("%r did not show within 10 s" % marker)
-            took = time.monotonic() - t0
-            worst = max(worst, took)
-        print("# the slowest of 10 texts showed %.2fs after the write was sent" % worst,
+            times.append(shown - t0)
+        worst = max(times)
+        print("# texts shown %s s after the write was sent" % " ".join("%.2f" % t for t in times),
               flush=True)
         if worst > PROMPT_SEC:
             self.r.fail("a text took %.2fs to show, more than %.1fs" % (worst, PROMPT_SEC))

@@ -148,6 +148,7 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   emulation (fb0 cirrusdrmfb) consoled loads no blitter
                   (the cirrus plugin matches the PCI id) and 400 scrolled
                   lines equal their full redraw after a VT switch.
+  oracle-lat15-8x16 (vesa, efi) also on the boot framebuffer, before:
   handover        (vesa, efi) consoled runs a shell on the boot framebuffer
                   (vesafb at 800x600x16; efifb under OVMF at 1280x800x32); the
                   bochs DRM modules are loaded and bochs-drm's fbdev
@@ -165,6 +166,12 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
   bell-*          (bochs; bell-scroll also cirrus) the bell: the flash's
                   exact inversion and no trace of it, a BEL flood, a uinput
                   speaker: see belltest.py.
+  deferred-*      (bochs, virtio, qxl: DRM fbdev emulation with deferred
+                  I/O) no pixel lost at line ends under flushes that fall
+                  inside frames, and text shown promptly after it is
+                  written: see deferredtest.py. The virtio (virtio-vga,
+                  virtio_gpudrmfb) and qxl (qxldrmfb) boots run the oracle
+                  with the three fonts and these checks only.
 
 Pictures of failures (expected, actual, diff) go to --out.
 """
@@ -2121,15 +2128,17 @@ def main():
     plugins = find_plugins(args.consoled)
 
     if args.card in BOOT_FB:
-        checks = ["handover", "fb-removal"]
+        # the boot framebuffer against fbcon first (vesafb 800x600x16,
+        # efifb 1280x800x32), then its replacement
+        checks = ["oracle-lat15-8x16", "handover", "fb-removal"]
     elif args.card == "vfb":
         checks = (["depth-%dbpp" % b for b in (8, 16, 24, 32)]
                   + ["scroll-" + m for m in SCROLL_MODES["vfb"]] + ["blank", "refusal",
                                                                     "pointer-scroll"])
     elif args.card in ("virtio", "qxl"):
-        # the other checks do not depend on the card: bochs has them
-        checks = (["oracle-" + f for f in ORACLE_FONTS] + ["scroll-auto"]
-                  + deferredtest.CHECKS)
+        # the other checks do not depend on the card: bochs has them (and
+        # the scrolls through the same pwrite() path, 2-3 minutes here)
+        checks = ["oracle-" + f for f in ORACLE_FONTS] + deferredtest.CHECKS
     elif args.card == "late":
         # In this order: the second loads the driver.
         checks = ["fb-wait-none", "fb-wait-late", "drm-no-blitter"]

@@ -97,6 +97,7 @@ class DeferredChecks:
         self.r.wait_equal(after, "the screen after %d one-cell frames against a full redraw"
                           % CELLS)
         self.check_log()
+        self.r.stop_consoled()
 
     def check_prompt(self):
         self.start("printf '\\033[?25l\\033[H\\033[2Jprompt-ready'\ntouch %s\nexec sleep 100000\n"
@@ -133,3 +134,4 @@ class DeferredChecks:
         if worst > PROMPT_SEC:
             self.r.fail("a text took %.2fs to show, more than %.1fs" % (worst, PROMPT_SEC))
         self.check_log()
+        self.r.stop_consoled()

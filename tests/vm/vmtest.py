@@ -514,6 +514,10 @@ class Runner:
         before = self.fb_state()
         self.start_consoled(font, "/bin/sh -c 'cat %s; exec sleep 100000'" % path)
         self.wait_equal(expected, "consoled differs from fbcon with %s" % font)
+        # what auto chose on this card (the README's table of drivers)
+        for line in self.consoled_log().splitlines():
+            if "Scrolling: mode" in line or "Flush: " in line:
+                tap_note(line)
         self.stop_consoled()
         if self.fb_state() != before:
             self.fail("framebuffer mode after exit %r, before %r" % (self.fb_state(), before))

@@ -2142,7 +2142,7 @@ def main():
     elif args.card in ("virtio", "qxl"):
         # the other checks do not depend on the card: bochs has them (and
         # the scrolls through the same pwrite() path, 2-3 minutes here)
-        checks = ["oracle-" + f for f in ORACLE_FONTS] + deferredtest.CHECKS
+        checks = ["oracle-" + f for f in ORACLE_FONTS] + deferredtest.CHECKS[args.card]
     elif args.card == "late":
         # In this order: the second loads the driver.
         checks = ["fb-wait-none", "fb-wait-late", "drm-no-blitter"]
@@ -2180,7 +2180,7 @@ def main():
         if args.card in belltest.CARDS:
             checks += belltest.CHECKS[args.card]
         if args.card in deferredtest.CARDS:
-            checks += deferredtest.CHECKS
+            checks += deferredtest.CHECKS[args.card]
     if args.only:
         checks = [c for c in args.only.split(",") if c]
 

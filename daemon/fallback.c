@@ -37,6 +37,7 @@
 #include "bootmode.h"
 #include "log.h"
 #include "util/util.h"
+#include "vcs.h"
 
 /* Puts the boot mode saved as `name` (fbN.mode) back on /dev/fbN. */
 static void restore_fb(const char *name, unsigned minor)
@@ -120,7 +121,7 @@ int main(int argc, char **argv)
 {
 	/* also undo what the vcs mirror of a consoled killed by SIGKILL left
 	 * set: autowrap off, the cursor hidden, attributes */
-	static const char clear[] = "\033[0m\033[?7h\033[?25h\033[H\033[2J\033[3J";
+	static const char clear[] = VCS_CLEAR_SEQ "\033[3J";
 	const char *name;
 	char path[32];
 	unsigned num;

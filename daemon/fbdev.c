@@ -124,6 +124,9 @@ static void cmap_init(struct fb_cmap *c, uint16_t data[4][256], unsigned len)
 /* How many colour map entries the visual uses; 0 = it has none. */
 static unsigned cmap_length(const struct fbdev *fb)
 {
+	/* two pixel values, black and white: nothing to program */
+	if (fb->format.mono)
+		return 0;
 	if (fb->format.indexed)
 		return 256;
 	if (fb->fix.visual == FB_VISUAL_DIRECTCOLOR) {
@@ -247,23 +250,46 @@ int fbdev_check_geometry(const struct fb_fix_screeninfo *fix, const struct fb_va
 	return 0;
 }
 
+/* The drivers consoled's 1 bpp monochrome is verified on against fbcon
+ * (tests/vm, check mono-1bpp): only those are drawn at 1 bpp. */
+static const char *const mono_verified_ids[] = {"Virtual FB"};
+
+static bool mono_verified(const struct fb_fix_screeninfo *fix)
+{
+	for (size_t i = 0; i < ELEMENTSOF(mono_verified_ids); i++)
+		if (strncmp(fix->id, mono_verified_ids[i], sizeof(fix->id)) == 0)
+			return true;
+	return false;
+}
+
 int fbdev_check(struct fbdev *fb)
 {
+	struct fb_var_screeninfo geometry = fb->var;
 	const char *why;
 	int r;
 
 	r = pixel_format_from_fb(&fb->fix, &fb->var, &fb->format);
+	if (r == 0 && fb->format.mono && !mono_verified(&fb->fix))
+		r = -ENOTSUP;
 	if (r < 0)
 		return log_error_errno(r,
 				       "Unsupported framebuffer %s (%s): fix.type=%u (%s) "
 				       "fix.visual=%u (%s) bits_per_pixel=%u; consoled draws "
 				       "packed pixels at 8 bpp pseudocolour or 15/16/24/32 bpp "
-				       "true/directcolour",
+				       "true/directcolour, and 1 bpp mono01/mono10 on vfb (the "
+				       "driver it is verified on)",
 				       fb->path, fb->fix.id, fb->fix.type, type_name(fb->fix.type),
 				       fb->fix.visual, visual_name(fb->fix.visual),
 				       fb->var.bits_per_pixel);
 
-	r = fbdev_check_geometry(&fb->fix, &fb->var, fb->format.bytes_per_pixel, &fb->line_length,
+	/* Below 8 bpp the geometry is checked in bytes. */
+	if (fb->format.bits_per_pixel < 8) {
+		geometry.xres = (unsigned)pixel_line_bytes(&fb->format, fb->var.xres);
+		geometry.xres_virtual =
+		    (unsigned)pixel_line_bytes(&fb->format, fb->var.xres_virtual);
+		geometry.xoffset = (unsigned)pixel_line_bytes(&fb->format, fb->var.xoffset);
+	}
+	r = fbdev_check_geometry(&fb->fix, &geometry, fb->format.bytes_per_pixel, &fb->line_length,
 				 &why);
 	if (r < 0)
 		return log_error_errno(

@@ -161,5 +161,5 @@ static inline uint8_t *fbdev_line(const struct fbdev *fb, unsigned y)
 	if (py >= fb->var.yres_virtual)
 		py -= fb->var.yres_virtual;
 	return fb->map + (size_t)py * fb->line_length +
-	       (size_t)fb->var.xoffset * fb->format.bytes_per_pixel;
+	       pixel_line_bytes(&fb->format, fb->var.xoffset);
 }

@@ -143,6 +143,22 @@ int pixel_format_from_fb(const struct fb_fix_screeninfo *fix, const struct fb_va
 	if (fix->type != FB_TYPE_PACKED_PIXELS)
 		return -ENOTSUP;
 
+	if (var->bits_per_pixel == 1) {
+		if (fix->visual != FB_VISUAL_MONO01 && fix->visual != FB_VISUAL_MONO10)
+			return -ENOTSUP;
+		pf.bytes_per_pixel = 1;
+		pf.indexed = pf.mono = true;
+		/* fbcon's get_color() at depth 1: the foreground is 0 on
+		 * MONO01 (a set bit is black), 1 on MONO10. */
+		pf.mono_fg = fix->visual == FB_VISUAL_MONO01 ? 0 : 1;
+		pf.mono_bg = (uint8_t)!pf.mono_fg;
+		pf.lsb_first = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+		if (var->nonstd & FB_NONSTD_REV_PIX_IN_B)
+			pf.lsb_first = !pf.lsb_first;
+		*ret = pf;
+		return 0;
+	}
+
 	switch (var->bits_per_pixel) {
 	case 8:
 		pf.bytes_per_pixel = 1;
@@ -242,8 +258,28 @@ unsigned palette_cmap_slot(unsigned index)
 	return index < 16 ? vga_order[index] : index;
 }
 
+void pixel_pack_line(uint8_t *dst, const uint8_t *src, unsigned n, unsigned bits, bool lsb_first)
+{
+	unsigned per_byte = 8 / bits, mask = (1u << bits) - 1;
+
+	for (unsigned i = 0; i < n; i += per_byte, dst++) {
+		unsigned m = MIN(per_byte, n - i), v = 0;
+
+		for (unsigned k = 0; k < m; k++) {
+			unsigned shift = lsb_first ? k * bits : 8 - (k + 1) * bits;
+
+			v |= (src[i + k] & mask) << shift;
+		}
+		*dst = (uint8_t)v;
+	}
+}
+
 uint32_t pixel_from_index(const struct pixel_format *pf, const struct palette *p, unsigned index)
 {
+	/* fbcon shows every colour as its foreground at depth 1, and the
+	 * background (margins, cleared VRAM) as its background */
+	if (pf->mono)
+		return index == p->bg || index == PALETTE_BG ? pf->mono_bg : pf->mono_fg;
 	if (index >= PALETTE_ENTRIES)
 		index = p->bg;
 	if (pf->indexed)

@@ -31,6 +31,12 @@
 #define CELL_STYLE_MASK 0xffu
 #define CELL_WIDE (1u << 8)
 #define CELL_RIGHT (1u << 9)
+/* fbcon's attributes at depth 1 (bitblit.c update_attr()): a bitmap glyph
+ * smeared one pixel to the right (bold, and italic, which vt.c's
+ * build_attr() stores in the same bit without colours), and underlined in
+ * its last rows. */
+#define CELL_MONO_BOLD (1u << 10)
+#define CELL_MONO_UNDERLINE (1u << 11)
 
 struct glyph_slot {
 	bool used;
@@ -69,13 +75,14 @@ struct render {
 	 * came into view with stale pixels, margins included. */
 	unsigned exposed_top, exposed_bottom;
 
-	/* shadow mode, and every mode with fb-flush write: the visible screen
-	 * in RAM and the text rows that differ from VRAM */
+	/* shadow mode, every mode below 8 bpp (packed on flush) and every
+	 * mode with fb-flush write: the visible screen in RAM (one byte a
+	 * pixel below 8 bpp) and the text rows that differ from VRAM */
+	bool shadow_mode;
+	bool write_flush; /* dirty rows go out with pwrite() (fbflush.h) */
 	uint8_t *shadow;
 	size_t shadow_stride;
 	bool *dirty;
-	bool shadow_moves; /* shadow mode: scrolls move rows in the copy */
-	bool write_flush;  /* dirty rows go out with pwrite() (fbflush.h) */
 
 	struct glyph_slot *slots;
 	uint8_t *glyph_pixels; /* GLYPH_CACHE_SLOTS blocks of cell_bytes * height */
@@ -140,7 +147,8 @@ static bool render_layout_equal(const struct render_layout *a, const struct rend
 	       a->cell_w == b->cell_w && a->cell_h == b->cell_h &&
 	       fa->bits_per_pixel == fb->bits_per_pixel &&
 	       fa->bytes_per_pixel == fb->bytes_per_pixel && fa->indexed == fb->indexed &&
-	       memcmp(&fa->red, &fb->red, sizeof(fa->red)) == 0 &&
+	       fa->mono == fb->mono && fa->lsb_first == fb->lsb_first &&
+	       fa->mono_fg == fb->mono_fg && memcmp(&fa->red, &fb->red, sizeof(fa->red)) == 0 &&
 	       memcmp(&fa->green, &fb->green, sizeof(fa->green)) == 0 &&
 	       memcmp(&fa->blue, &fb->blue, sizeof(fa->blue)) == 0;
 }
@@ -196,6 +204,10 @@ static int render_setup_grid(struct render *r)
 		return log_error_errno(ENOMEM, "Failed to allocate the glyph cache: %m");
 	r->prev_valid = false;
 	log_info("Text grid %ux%u with a %ux%u cell", r->cols, r->rows, w, h);
+	/* below 8 bpp every mode draws in RAM: the copy is made here too,
+	 * for frames before render_set_scroller() */
+	if (!r->shadow && fb->format.bits_per_pixel < 8)
+		return render_set_scroller(r, r->scroller);
 	return 0;
 }
 
@@ -249,9 +261,11 @@ int render_set_scroller(struct render *r, struct scroller *s)
 	free(r->dirty);
 	r->shadow = NULL;
 	r->dirty = NULL;
-	r->shadow_moves = s && scroller_full_mode(s) == SCROLL_MODE_SHADOW;
-	r->write_flush = s && scroller_flush(s) == FB_FLUSH_WRITE;
-	if (r->shadow_moves || r->write_flush) {
+	r->shadow_mode = s && scroller_full_mode(s) == SCROLL_MODE_SHADOW;
+	/* packed depths are packed on the way out: not through pwrite() */
+	r->write_flush =
+	    s && scroller_flush(s) == FB_FLUSH_WRITE && r->fb->format.bits_per_pixel >= 8;
+	if (r->shadow_mode || r->write_flush || (r->fb && r->fb->format.bits_per_pixel < 8)) {
 		/* pwrite() takes whole lines of the device's stride */
 		r->shadow_stride = r->write_flush
 				       ? r->fb->line_length
@@ -267,6 +281,8 @@ int render_set_scroller(struct render *r, struct scroller *s)
 
 void render_set_device(struct render *r, struct fbdev *fb, struct fontset *fonts)
 {
+	/* the old device may be gone: nothing of it is looked at */
+	r->fb = NULL;
 	render_set_scroller(r, NULL);
 	r->fb = fb;
 	r->fonts = fonts;
@@ -385,6 +401,15 @@ void render_resolve_colors(const struct pixel_format *pf, const struct palette *
 	struct colour fg = colour_of(palette, attr->fccode, attr->fr, attr->fg, attr->fb);
 	struct colour bg = colour_of(palette, attr->bccode, attr->br, attr->bg, attr->bb);
 
+	/* fbcon at depth 1 (get_color()): one foreground and one background
+	 * for every colour, swapped by reverse video; the other attributes
+	 * change the glyph (CELL_MONO_*) */
+	if (pf->mono) {
+		*ret_fg = attr->inverse ? pf->mono_bg : pf->mono_fg;
+		*ret_bg = attr->inverse ? pf->mono_fg : pf->mono_bg;
+		return;
+	}
+
 	/* fbcon (vt.c build_attr) shows these as colours, in this order of
 	 * precedence, in place of the foreground; a scalable font draws
 	 * italic and underline itself */
@@ -455,6 +480,9 @@ static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint3
 			   (attr->underline ? FONT_STYLE_UNDERLINE : 0);
 	if (flags & CLUSTER_STRIKE)
 		c->attr |= FONT_STYLE_STRIKE;
+	if (!r->scalable && r->fb->format.mono)
+		c->attr |= (attr->bold || attr->italic ? CELL_MONO_BOLD : 0) |
+			   (attr->underline ? CELL_MONO_UNDERLINE : 0);
 	render_resolve_colors(&r->fb->format, r->palette, attr, flags & CLUSTER_DIM, !r->scalable,
 			      &c->fg, &c->bg);
 	return 0;
@@ -467,6 +495,21 @@ static uint32_t glyph_hash(const struct cell *c)
 	h ^= c->fg * 0x85ebca6bu;
 	h ^= c->bg * 0xc2b2ae35u;
 	return (h ^ (h >> 15)) % GLYPH_CACHE_SLOTS;
+}
+
+/* fbcon's update_attr() at depth 1 for the pixel x of glyph line y (`line`
+ * of the glyph's coverage, from its first cell): the last line (fonts
+ * shorter than 10) or two are set for underline; bold sets a pixel whose
+ * left neighbour is set within the same byte of the font's bitmap (c |= c
+ * >> 1 per byte). */
+static bool render_mono_attr(const struct render *r, uint32_t attr, const uint8_t *line, unsigned x,
+			     unsigned y)
+{
+	unsigned ul = r->cell_h < 10 ? 1 : 2;
+
+	if ((attr & CELL_MONO_UNDERLINE) && y + ul >= r->cell_h)
+		return true;
+	return line[x] >= 128 || ((attr & CELL_MONO_BOLD) && x % 8 != 0 && line[x - 1] >= 128);
 }
 
 /* Returns the cell's pixels: cell_h lines of cell_bytes, the font's coverage
@@ -498,9 +541,16 @@ static const uint8_t *render_glyph(struct render *r, const struct cell *c)
 		const uint8_t *a = cov + (size_t)y * stride + xoff;
 		uint8_t *dst = px + (size_t)y * r->cell_bytes;
 
-		for (unsigned x = 0; x < r->cell_w; x++)
-			pixel_store(dst + (size_t)x * bpp, bpp,
-				    pixel_blend(pf, c->fg, c->bg, a[x]));
+		for (unsigned x = 0; x < r->cell_w; x++) {
+			uint8_t v = a[x];
+
+			if (c->attr & (CELL_MONO_BOLD | CELL_MONO_UNDERLINE))
+				v = render_mono_attr(r, c->attr, cov + (size_t)y * stride, xoff + x,
+						     y)
+					? 255
+					: 0;
+			pixel_store(dst + (size_t)x * bpp, bpp, pixel_blend(pf, c->fg, c->bg, v));
+		}
 	}
 	r->slots[slot].used = true;
 	r->slots[slot].key = *c;
@@ -575,7 +625,7 @@ static void render_clear_margins(struct render *r, unsigned top, unsigned bottom
 /* The base strategy of a frame without a pan, wrap or blit. */
 static enum scroll_mode render_base_mode(const struct render *r)
 {
-	return r->shadow_moves ? SCROLL_MODE_SHADOW : SCROLL_MODE_REDRAW;
+	return r->shadow_mode ? SCROLL_MODE_SHADOW : SCROLL_MODE_REDRAW;
 }
 
 /* fb-flush write: each stretch of dirty text rows in one pwrite(). */
@@ -604,10 +654,13 @@ static void render_write_dirty(struct render *r, struct scroll_counters *c)
 	}
 }
 
-/* shadow: writes the dirty text rows to VRAM. */
+/* The RAM copy: writes the dirty text rows to VRAM, packed below 8 bpp,
+ * or with pwrite() (fb-flush write). */
 static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 {
+	const struct pixel_format *pf = &r->fb->format;
 	unsigned fh = r->cell_h, last = r->fb->var.yres;
+	size_t bytes = pixel_line_bytes(pf, r->fb->var.xres);
 
 	if (r->write_flush) {
 		render_write_dirty(r, c);
@@ -618,12 +671,34 @@ static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 			continue;
 		/* the last row carries the bottom margin */
 		unsigned end = row == r->rows - 1 ? last : (row + 1) * fh;
-		for (unsigned y = row * fh; y < end; y++)
-			memcpy(fbdev_line(r->fb, y), r->shadow + (size_t)y * r->shadow_stride,
-			       r->shadow_stride);
-		c->vram_bytes_written += (uint64_t)(end - row * fh) * r->shadow_stride;
+		for (unsigned y = row * fh; y < end; y++) {
+			const uint8_t *src = r->shadow + (size_t)y * r->shadow_stride;
+
+			if (pf->bits_per_pixel < 8)
+				pixel_pack_line(fbdev_line(r->fb, y), src, r->fb->var.xres,
+						pf->bits_per_pixel, pf->lsb_first);
+			else
+				memcpy(fbdev_line(r->fb, y), src, bytes);
+		}
+		c->vram_bytes_written += (uint64_t)(end - row * fh) * bytes;
 		r->dirty[row] = false;
 	}
+}
+
+/* Below 8 bpp with pan or wrap: the display window moved by `shift` text
+ * rows (> 0: up), so the RAM copy of the visible screen moves with it; the
+ * rows that came into view are drawn next. */
+static void render_shadow_follow(struct render *r, int shift)
+{
+	size_t k = (size_t)abs(shift) * r->cell_h * r->shadow_stride;
+	size_t all = (size_t)r->fb->var.yres * r->shadow_stride;
+
+	if (!r->shadow || r->shadow_mode || k >= all)
+		return;
+	if (shift > 0)
+		memmove(r->shadow, r->shadow + k, all - k);
+	else
+		memmove(r->shadow + k, r->shadow, all - k);
 }
 
 /* shadow: moves the pixel rows of text rows [top, bottom) by shift. */
@@ -713,6 +788,7 @@ static enum scroll_mode render_scroll(struct render *r)
 			render_backend_failed(r);
 		switch (res) {
 		case SCROLL_DONE:
+			render_shadow_follow(r, full.shift);
 			damage_apply_scroll(r->prev, r->cols, 0, r->rows, full.shift);
 			r->exposed_top = full.shift > 0 ? r->rows - k : 0;
 			r->exposed_bottom = full.shift > 0 ? r->rows : k;
@@ -829,10 +905,18 @@ void render_wipe_vram(struct render *r)
 	if (backend_ok(b))
 		backend_sync(b);
 	/* one pixel line of background, then every line of the memory */
-	for (size_t x = 0; x + bpp <= line; x += bpp)
-		pixel_store(r->line + x, bpp, bg);
-	for (size_t x = line / bpp * bpp; x < line; x++)
-		r->line[x] = 0;
+	if (fb->format.bits_per_pixel < 8) {
+		uint8_t px[8];
+
+		memset(px, (int)bg, sizeof(px));
+		pixel_pack_line(r->line, px, 8, fb->format.bits_per_pixel, fb->format.lsb_first);
+		memset(r->line, r->line[0], line);
+	} else {
+		for (size_t x = 0; x + bpp <= line; x += bpp)
+			pixel_store(r->line + x, bpp, bg);
+		for (size_t x = line / bpp * bpp; x < line; x++)
+			r->line[x] = 0;
+	}
 	for (done = 0; done + line <= fb->map_size; done += line)
 		memcpy(fb->map + done, r->line, line);
 	memset(fb->map + done, 0, fb->map_size - done);

@@ -27,6 +27,12 @@
  * dims by mixing the foreground halfway to the background. Strikethrough is
  * a line with either (fbcon has none). Dim and strikethrough come from
  * stand-ins (cluster.h).
+ *
+ * At 1 bpp (pixel.h) the colours are fbcon's two for every cell, swapped by
+ * reverse video, and a bitmap glyph is changed as fbcon's update_attr()
+ * does: bold and italic smear it one pixel to the right, underline fills
+ * its last lines. Every mode then draws one byte a pixel into the RAM copy
+ * of shadow mode and packs the changed rows on flush.
  */
 #include <libtsm.h>
 #include <stdbool.h>

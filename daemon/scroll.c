@@ -140,7 +140,7 @@ static bool scroller_calibrate(struct scroller *s, const char *what)
 	for (unsigned i = 0; i < reps; i++)
 		for (unsigned y = 0; y < fh; y++)
 			memset(fbdev_line(fb, offscreen + y), 0,
-			       (size_t)fb->var.xres * fb->format.bytes_per_pixel);
+			       pixel_line_bytes(&fb->format, fb->var.xres));
 	row_usec = (now_usec() - t0) / reps;
 
 	/* A scroll by pan draws the new row and pans; redraw draws the screen. */

@@ -23,12 +23,7 @@
  * top of the screen, not of a scroll region), autowrap off (DECAWM: a
  * character in the last column never moves on to the next row). */
 static const char vcs_preamble[] = "\033%G\033[0;10m\033[4l\033[?6l\033[?7l";
-/* The buffer emptied, the cursor shown and autowrap on again: the kernel's
- * console as a fresh VT has it. Not CSI 3 J: on the VT in front, fbcon (6.1
- * has no scrollback to flush) runs its whole switch for it, which sets the
- * framebuffer's mode and pan under consoled; the mirror never scrolls, so
- * the kernel's scrollback holds nothing of it anyway. */
-static const char vcs_clear_seq[] = "\033[0m\033[?7h\033[?25h\033[H\033[2J";
+static const char vcs_clear_seq[] = VCS_CLEAR_SEQ;
 
 struct vcs {
 	int fd;

@@ -52,6 +52,13 @@ struct tsm_screen;
 struct cluster_table;
 
 #define VCS_INTERVAL_MS 50
+/* The buffer emptied, the cursor shown and autowrap on again: the kernel's
+ * console as a fresh VT has it (also what consoled-fallback writes, plus
+ * CSI 3 J there). Not CSI 3 J here: on the VT in front, fbcon (6.1 has no
+ * scrollback to flush) runs its whole switch for it, which sets the
+ * framebuffer's mode and pan under consoled; the mirror never scrolls, so
+ * the kernel's scrollback holds nothing of it anyway. */
+#define VCS_CLEAR_SEQ "\033[0m\033[?7h\033[?25h\033[H\033[2J"
 #define VCS_FLOOD_INTERVAL_MS 250
 
 /* What the mirror copies; the getter returns false when there is no

@@ -52,8 +52,8 @@ CARDS = ["cirrus", "ati", "rv100", "bochs", "vfb"]
 MORE_CARDS = ["virtio", "qxl"]
 ALL_MODES = ["auto", "pan", "wrap", "copy", "redraw", "shadow"]
 
-# What each card can do (DESIGN.md section 3): cirrus pans (yres_virtual 2x)
-# but cannot wrap; ati/rv100 accept the pan ioctl but QEMU does not move the
+# What each card can do (docs/HARDWARE.md): cirrus pans (a virtual screen as
+# tall as video memory) but cannot wrap; ati/rv100 accept the pan ioctl but QEMU does not move the
 # picture, so consoled quirks pan off there; bochs (DRM fbdev emulation)
 # neither pans nor wraps, nor do virtio-gpu and qxl (DRM too); vfb does both.  `copy` is added when a blitter
 # plugin for the card is present (see copy_plugin()).

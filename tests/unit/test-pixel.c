@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../../daemon/pixel.h"
@@ -106,10 +107,17 @@ static void test_refused(void)
 
 	v.bits_per_pixel = 4;
 	CHECK(pixel_format_from_fb(&fix, &v, &pf) == -ENOTSUP);
-	v.bits_per_pixel = 1;
-	fix.visual = FB_VISUAL_MONO01;
+	v.bits_per_pixel = 2;
 	CHECK(pixel_format_from_fb(&fix, &v, &pf) == -ENOTSUP);
-	fix.visual = FB_VISUAL_MONO10;
+	/* 1 bpp pseudocolour; monochrome at 2 bpp */
+	v.bits_per_pixel = 1;
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == -ENOTSUP);
+	fix.visual = FB_VISUAL_MONO01;
+	v.bits_per_pixel = 2;
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == -ENOTSUP);
+	/* planar monochrome */
+	v.bits_per_pixel = 1;
+	fix.type = FB_TYPE_PLANES;
 	CHECK(pixel_format_from_fb(&fix, &v, &pf) == -ENOTSUP);
 	fix.type = FB_TYPE_PLANES;
 	fix.visual = FB_VISUAL_PSEUDOCOLOR;
@@ -223,6 +231,92 @@ static void test_palette_sysfs(void)
 	CHECK(ch[15] == 15);
 }
 
+/* The reference: pixel x's value at bit position x * bits of the line,
+ * counted from the lowest bit of the first byte (lsb_first) or the highest. */
+static unsigned ref_pixel(const uint8_t *line, unsigned x, unsigned bits, bool lsb_first)
+{
+	unsigned bit = x * bits, byte = bit / 8, in = bit % 8;
+	unsigned shift = lsb_first ? in : 8 - in - bits;
+
+	return (line[byte] >> shift) & ((1u << bits) - 1);
+}
+
+static void test_pack(void)
+{
+	static const unsigned widths[] = {1, 7, 8, 9, 15, 16, 17, 640, 641};
+	uint8_t src[641], dst[700];
+
+	srand(17);
+	for (unsigned bits = 1; bits <= 4; bits *= 2)
+		for (unsigned lsb = 0; lsb < 2; lsb++)
+			for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
+				unsigned n = widths[w];
+				size_t bytes = ((size_t)n * bits + 7) / 8;
+
+				for (unsigned i = 0; i < n; i++)
+					src[i] = (uint8_t)(rand() & ((1 << bits) - 1));
+				memset(dst, 0xa5, sizeof(dst));
+				pixel_pack_line(dst, src, n, bits, lsb);
+				for (unsigned i = 0; i < n; i++)
+					CHECK_EQ_U(ref_pixel(dst, i, bits, lsb), src[i]);
+				/* the rest of the last byte is 0, nothing after it
+				 * is written */
+				for (unsigned i = n; i < bytes * 8 / bits; i++)
+					CHECK_EQ_U(ref_pixel(dst, i, bits, lsb), 0);
+				CHECK_EQ_U(dst[bytes], 0xa5);
+			}
+
+	/* two known lines: the leftmost pixel set */
+	uint8_t one[8] = {1, 0, 0, 0, 0, 0, 0, 0}, b;
+	pixel_pack_line(&b, one, 8, 1, true);
+	CHECK_EQ_U(b, 0x01);
+	pixel_pack_line(&b, one, 8, 1, false);
+	CHECK_EQ_U(b, 0x80);
+	uint8_t two[2] = {3, 1};
+	pixel_pack_line(&b, two, 2, 4, false);
+	CHECK_EQ_U(b, 0x31);
+	pixel_pack_line(&b, two, 2, 4, true);
+	CHECK_EQ_U(b, 0x13);
+}
+
+static void test_mono(void)
+{
+	struct fb_fix_screeninfo fix = {.type = FB_TYPE_PACKED_PIXELS, .visual = FB_VISUAL_MONO01};
+	/* vfb reports 8-bit colour fields at 1 bpp: they do not matter */
+	struct fb_var_screeninfo v = var_rgb(1, 0, 8, 0, 8, 0, 8);
+	struct pixel_format pf;
+	struct palette p;
+	bool le = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+
+	palette_init(&p, PALETTE_LINUX, NULL);
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
+	CHECK(pf.mono && pf.indexed);
+	CHECK_EQ_U(pf.bits_per_pixel, 1);
+	CHECK_EQ_U(pf.bytes_per_pixel, 1);
+	CHECK(pf.lsb_first == le);
+	/* MONO01: a set bit is black; fbcon's foreground is 0 */
+	CHECK_EQ_U(pf.mono_fg, 0);
+	CHECK_EQ_U(pf.mono_bg, 1);
+	CHECK_EQ_U(pixel_from_index(&pf, &p, p.bg), 1);
+	CHECK_EQ_U(pixel_from_index(&pf, &p, PALETTE_BG), 1);
+	for (unsigned i = 0; i < PALETTE_ENTRIES; i++)
+		if (i != p.bg && i != PALETTE_BG)
+			CHECK_EQ_U(pixel_from_index(&pf, &p, i), 0);
+	CHECK_EQ_U(pixel_blend(&pf, 0, 1, 200), 0);
+	CHECK_EQ_U(pixel_blend(&pf, 0, 1, 100), 1);
+	CHECK_EQ_U(pixel_line_bytes(&pf, 640), 80);
+	CHECK_EQ_U(pixel_line_bytes(&pf, 641), 81);
+
+	fix.visual = FB_VISUAL_MONO10;
+	v.nonstd = FB_NONSTD_REV_PIX_IN_B;
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
+	CHECK(pf.lsb_first == !le);
+	CHECK_EQ_U(pf.mono_fg, 1);
+	CHECK_EQ_U(pf.mono_bg, 0);
+	CHECK_EQ_U(pixel_from_index(&pf, &p, 7), 1);
+	CHECK_EQ_U(pixel_from_index(&pf, &p, p.bg), 0);
+}
+
 int main(void)
 {
 	RUN(test_formats);
@@ -231,5 +325,7 @@ int main(void)
 	RUN(test_store);
 	RUN(test_palette);
 	RUN(test_palette_sysfs);
+	RUN(test_pack);
+	RUN(test_mono);
 	return TESTS_RESULT();
 }

@@ -312,7 +312,7 @@ def setup_guest(root, build):
                  os.path.join(root, VTGRAB.lstrip("/")))
     rootfs.write(root, "/etc/consoled/consoled.conf",
                  "# The font the harness's screen reader decodes.\nfont-file=%s\n" % GUEST_FONT)
-    # The fbdev driver, not DRM's cirrus, must own the card (DESIGN.md section 3).
+    # The fbdev driver, not DRM's cirrus, must own the card (docs/HARDWARE.md).
     # Debian's kmod blacklists every fbdev driver in /lib/modprobe.d/
     # fbdev-blacklist.conf, which modules-load.d honours: a file of the same
     # name in /etc replaces it (modprobe.d(5)); keep all but cirrusfb.

@@ -54,6 +54,9 @@ NOT_CHECKED = {
               " screendump cannot be timed to"),
     "XM": "mouse reporting on or off (DECSET 1000, 1006): no picture; the mouse-report check",
     "bel": "the bell (--bell): a flash of 100 ms, or a tone; the bell-* checks (belltest.py)",
+    "BE": "bracketed paste on (DECSET 2004): no picture; the paste-keys check",
+    "BD": "bracketed paste off (DECRST 2004): no picture; the paste-keys check",
+    "Ms": "OSC 52 sets the selection buffer: no picture; the paste-keys and share checks",
 }
 
 CANNOT = {
@@ -70,11 +73,8 @@ CANNOT = {
     "smgrp": "no left and right margins (DECLRMM, DECSLRM)",
     "smm": "no meta mode: Alt always sends ESC before the key (UTF-8)",
     "rmm": "no meta mode: Alt always sends ESC before the key (UTF-8)",
-    "BD": "no bracketed paste: there is no paste",
-    "BE": "no bracketed paste: there is no paste",
     "Cr": "the cursor colour is fixed (OSC 112 is dropped)",
     "Cs": "the cursor colour is fixed (OSC 12 is dropped)",
-    "Ms": "no clipboard (OSC 52 is dropped)",
     "Se": "the cursor shape is fixed (DECSCUSR is dropped)",
     "Ss": "the cursor shape is fixed (DECSCUSR is dropped)",
 }

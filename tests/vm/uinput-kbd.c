@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "uinput-common.h"
+
 static int fd = -1;
 static char node[PATH_MAX];
 
@@ -110,11 +112,6 @@ static long parse_num(const char *s)
 
 static void create(void)
 {
-	struct uinput_setup setup;
-	char sysname[64], dir[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
-
 	fd = open("/dev/uinput", O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		die("/dev/uinput");
@@ -124,57 +121,7 @@ static void create(void)
 	for (unsigned k = KEY_ESC; k <= KEY_MICMUTE; k++)
 		if (ioctl(fd, UI_SET_KEYBIT, k) < 0)
 			die("UI_SET_KEYBIT");
-	memset(&setup, 0, sizeof(setup));
-	setup.id.bustype = BUS_VIRTUAL;
-	setup.id.vendor = 0x1234;
-	setup.id.product = 0x5678;
-	snprintf(setup.name, sizeof(setup.name), "consoled-test uinput keyboard");
-	if (ioctl(fd, UI_DEV_SETUP, &setup) < 0 || ioctl(fd, UI_DEV_CREATE) < 0)
-		die("creating the device");
-
-	/* The event node, from the input device's sysfs directory. */
-	if (ioctl(fd, UI_GET_SYSNAME(sizeof(sysname)), sysname) < 0)
-		die("UI_GET_SYSNAME");
-	snprintf(dir, sizeof(dir), "/sys/devices/virtual/input/%s", sysname);
-	d = opendir(dir);
-	if (!d)
-		die(dir);
-	while ((de = readdir(d)))
-		if (strncmp(de->d_name, "event", 5) == 0)
-			snprintf(node, sizeof(node), "/dev/input/%s", de->d_name);
-	closedir(d);
-	if (!node[0]) {
-		fprintf(stderr, "uinput-kbd: no event node in %s (is evdev loaded?)\n", dir);
-		exit(1);
-	}
-	printf("uinput-kbd: created %s\n", node);
-	fflush(stdout);
-}
-
-static int has_open(long pid)
-{
-	char path[64], link[PATH_MAX];
-	struct dirent *de;
-	int found = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
-	d = opendir(path);
-	if (!d)
-		return 0;
-	while (!found && (de = readdir(d))) {
-		char p[PATH_MAX];
-		ssize_t n;
-
-		snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
-		n = readlink(p, link, sizeof(link) - 1);
-		if (n < 0)
-			continue;
-		link[n] = '\0';
-		found = strcmp(link, node) == 0;
-	}
-	closedir(d);
-	return found;
+	uinput_create(fd, "uinput-kbd", "consoled-test uinput keyboard", 0x5678, node);
 }
 
 static void signal_pid(long pid, int sig)
@@ -201,7 +148,7 @@ int main(int argc, char **argv)
 			long pid = parse_num(arg);
 			int tries = 0;
 
-			while (!has_open(pid)) {
+			while (!uinput_has_open(pid, node)) {
 				if (++tries > 600) {
 					fprintf(stderr, "uinput-kbd: process %ld did not open %s\n",
 						pid, node);

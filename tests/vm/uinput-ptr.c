@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "uinput-common.h"
+
 static int fd = -1;
 static char node[PATH_MAX];
 
@@ -114,10 +116,7 @@ static void set_abs(unsigned code, int min, int max, int resolution)
 static void create(const char *kind)
 {
 	bool pad = strcmp(kind, "touchpad") == 0;
-	struct uinput_setup setup;
-	char sysname[64], dir[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
+	char name[UINPUT_MAX_NAME_SIZE];
 
 	if (!pad && strcmp(kind, "touchscreen") != 0)
 		usage("KIND is touchscreen or touchpad");
@@ -140,55 +139,8 @@ static void create(const char *kind)
 		set_abs(ABS_X, 100, 4195, 0);
 		set_abs(ABS_Y, 50, 2099, 0);
 	}
-	memset(&setup, 0, sizeof(setup));
-	setup.id.bustype = BUS_VIRTUAL;
-	setup.id.vendor = 0x1234;
-	setup.id.product = pad ? 0x5679 : 0x567a;
-	snprintf(setup.name, sizeof(setup.name), "consoled-test uinput %s", kind);
-	if (ioctl(fd, UI_DEV_SETUP, &setup) < 0 || ioctl(fd, UI_DEV_CREATE) < 0)
-		die("creating the device");
-
-	if (ioctl(fd, UI_GET_SYSNAME(sizeof(sysname)), sysname) < 0)
-		die("UI_GET_SYSNAME");
-	snprintf(dir, sizeof(dir), "/sys/devices/virtual/input/%s", sysname);
-	d = opendir(dir);
-	if (!d)
-		die(dir);
-	while ((de = readdir(d)))
-		if (strncmp(de->d_name, "event", 5) == 0)
-			snprintf(node, sizeof(node), "/dev/input/%s", de->d_name);
-	closedir(d);
-	if (!node[0]) {
-		fprintf(stderr, "uinput-ptr: no event node in %s (is evdev loaded?)\n", dir);
-		exit(1);
-	}
-	printf("uinput-ptr: created %s\n", node);
-	fflush(stdout);
-}
-
-static bool has_open(long pid)
-{
-	char path[64], link[PATH_MAX], p[PATH_MAX + 80];
-	struct dirent *de;
-	bool found = false;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
-	d = opendir(path);
-	if (!d)
-		return false;
-	while (!found && (de = readdir(d))) {
-		ssize_t n;
-
-		snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
-		n = readlink(p, link, sizeof(link) - 1);
-		if (n < 0)
-			continue;
-		link[n] = '\0';
-		found = strcmp(link, node) == 0;
-	}
-	closedir(d);
-	return found;
+	snprintf(name, sizeof(name), "consoled-test uinput %s", kind);
+	uinput_create(fd, "uinput-ptr", name, pad ? 0x5679 : 0x567a, node);
 }
 
 int main(int argc, char **argv)
@@ -215,7 +167,7 @@ int main(int argc, char **argv)
 		if (strcmp(verb, "wait-open") == 0) {
 			long pid = parse_num(arg, &end);
 
-			for (int tries = 0; !has_open(pid); tries++) {
+			for (int tries = 0; !uinput_has_open(pid, node); tries++) {
 				if (tries > 600) {
 					fprintf(stderr, "uinput-ptr: process %ld did not open %s\n",
 						pid, node);

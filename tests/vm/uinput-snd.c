@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "uinput-common.h"
+
 static void die(const char *what)
 {
 	fprintf(stderr, "uinput-snd: %s: %s\n", what, strerror(errno));
@@ -41,11 +43,8 @@ static long now_ms(void)
 
 int main(int argc, char **argv)
 {
-	struct uinput_setup setup;
-	char sysname[64], dir[PATH_MAX], node[PATH_MAX] = "";
-	struct dirent *de;
+	char node[PATH_MAX];
 	long seconds = argc > 1 ? strtol(argv[1], NULL, 10) : 60, end;
-	DIR *d;
 	int fd;
 
 	if (seconds <= 0)
@@ -56,29 +55,7 @@ int main(int argc, char **argv)
 	if (ioctl(fd, UI_SET_EVBIT, EV_SND) < 0 || ioctl(fd, UI_SET_SNDBIT, SND_TONE) < 0 ||
 	    ioctl(fd, UI_SET_SNDBIT, SND_BELL) < 0)
 		die("UI_SET_SNDBIT");
-	memset(&setup, 0, sizeof(setup));
-	setup.id.bustype = BUS_VIRTUAL;
-	setup.id.vendor = 0x1234;
-	setup.id.product = 0x5679;
-	snprintf(setup.name, sizeof(setup.name), "consoled-test uinput speaker");
-	if (ioctl(fd, UI_DEV_SETUP, &setup) < 0 || ioctl(fd, UI_DEV_CREATE) < 0)
-		die("creating the device");
-	if (ioctl(fd, UI_GET_SYSNAME(sizeof(sysname)), sysname) < 0)
-		die("UI_GET_SYSNAME");
-	snprintf(dir, sizeof(dir), "/sys/devices/virtual/input/%s", sysname);
-	d = opendir(dir);
-	if (!d)
-		die(dir);
-	while ((de = readdir(d)))
-		if (strncmp(de->d_name, "event", 5) == 0)
-			snprintf(node, sizeof(node), "/dev/input/%s", de->d_name);
-	closedir(d);
-	if (!node[0]) {
-		fprintf(stderr, "uinput-snd: no event node in %s (is evdev loaded?)\n", dir);
-		return 1;
-	}
-	printf("uinput-snd: created %s\n", node);
-	fflush(stdout);
+	uinput_create(fd, "uinput-snd", "consoled-test uinput speaker", 0x5679, node);
 
 	end = now_ms() + seconds * 1000L;
 	for (long left; (left = end - now_ms()) > 0;) {

@@ -64,7 +64,7 @@ import screen  # noqa: E402
 # would cut fb0's geometry short (the reader thread appends in chunks).
 READY_RE = re.compile(rb"CONSOLED-TEST-READY card=(\S+) fb0=(\S*)\r?\n")
 
-# QEMU device arguments per card name (see DESIGN.md section 3 for the drivers).
+# QEMU device arguments per card name (docs/HARDWARE.md has the drivers).
 CARD_QEMU_ARGS = {
     "cirrus": ["-vga", "cirrus"],
     "ati": ["-vga", "none", "-device", "ati-vga"],
@@ -700,7 +700,7 @@ def fb_to_image(raw, xres, yres, stride, bpp, xoffset=0, cmap=screen.FBCON_8BPP_
                 out += bytes((px[i + 2], px[i + 1], px[i]))
         elif bpp == 1:
             for x in range(xoffset, xoffset + xres):
-                bit = (row[x >> 3] >> (7 - (x & 7))) & 1
+                bit = (row[x >> 3] >> (x & 7)) & 1  # the kernel's order on x86
                 # vfb's 1 bpp visual is FB_VISUAL_MONO01: a set bit is black.
                 out += b"\0\0\0" if bit else b"\xff\xff\xff"
         else:

@@ -401,6 +401,7 @@ static int manager_setup_scroller(struct manager *m)
 	    .font_height = fontset_cell_height(m->fonts),
 	    .text_rows = render_rows(m->render),
 	    .rotation = render_rotation(m->render),
+	    .flush = m->opts.fb_flush,
 	};
 
 	render_set_scroller(m->render, NULL);

@@ -9,6 +9,7 @@
 
 #include "bell.h"
 #include "config.h"
+#include "fbflush.h"
 #include "options.h"
 #include "rotate.h"
 #include "scroll.h"
@@ -64,6 +65,7 @@ enum key_type {
 	KEY_WORD_CHARS, /* char *, UTF-8 without controls, at most 64 characters */
 	KEY_COLOR,	/* uint32_t 0xrrggbb from "#rrggbb"; min: its bit in colors_set */
 	KEY_BELL,	/* int, enum bell_mode */
+	KEY_FB_FLUSH,	/* int, enum fb_flush */
 };
 
 /* Every setting, once: its name on the command line and in the files, where
@@ -101,6 +103,7 @@ static const struct key {
     {"scroll-mode", KEY_SCROLL_MODE, FIELD(scroll_mode), 0, 0,
      "expected auto, pan, wrap, copy, redraw or shadow"},
     {"rotate", KEY_ROTATE, FIELD(rotate), 0, 0, "expected 0, 1, 2, 3, 90, 180 or 270"},
+    {"fb-flush", KEY_FB_FLUSH, FIELD(fb_flush), 0, 0, "expected auto, map or write"},
     {"calibrate", KEY_BOOL, FIELD(calibrate), 0, 0, NULL},
     {"no-calibrate", KEY_NOT_BOOL, FIELD(calibrate), 0, 0, NULL},
     {"stats", KEY_BOOL, FIELD(stats), 0, 0, NULL},
@@ -189,6 +192,8 @@ void options_help(FILE *f)
 	      "                          clockwise, 2 = upside down, 3 = counter-clockwise;\n"
 	      "                          or 90, 180, 270 (default: 0; Ctrl+Logo+Right,\n"
 	      "                          Left and Up turn it at run time)\n"
+	      "      --fb-flush=auto|map|write  how pixels reach a deferred-I/O framebuffer\n"
+	      "                          (DRM fbdev emulation; default: auto)\n"
 	      "      --no-calibrate      trust the device's capabilities, measure nothing\n"
 	      "      --calibrate         measure them (the default)\n"
 	      "      --stats             log drawing statistics at exit (always on SIGUSR1)\n"
@@ -472,6 +477,12 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 	}
 	case KEY_BELL:
 		m = bell_mode_from_string(value);
+		if (m < 0)
+			goto invalid;
+		*(int *)field = m;
+		return 0;
+	case KEY_FB_FLUSH:
+		m = fb_flush_from_string(value);
 		if (m < 0)
 			goto invalid;
 		*(int *)field = m;

@@ -68,6 +68,7 @@ struct options {
 	int scroll_mode;  /* enum scroll_mode */
 	bool calibrate;
 	int rotate;    /* enum rotation (rotate.h) */
+	int fb_flush;  /* enum fb_flush (fbflush.h) */
 	char *backend; /* NULL = auto, "none", or a plugin name */
 	bool stats;
 	bool verbose;

@@ -79,10 +79,11 @@ struct render {
 	 * came into view with stale pixels, margins included. */
 	unsigned exposed_top, exposed_bottom;
 
-	/* shadow mode, and every mode below 8 bpp (packed on flush): the
-	 * visible screen in RAM, one byte a pixel there, and the text rows
-	 * that differ from VRAM */
+	/* shadow mode, every mode below 8 bpp (packed on flush) and every
+	 * mode with fb-flush write: the visible screen in RAM (one byte a
+	 * pixel below 8 bpp) and the text rows that differ from VRAM */
 	bool shadow_mode;
+	bool write_flush; /* dirty rows go out with pwrite() (fbflush.h) */
 	uint8_t *shadow;
 	size_t shadow_stride;
 	bool *dirty;
@@ -288,8 +289,14 @@ int render_set_scroller(struct render *r, struct scroller *s)
 	r->shadow = NULL;
 	r->dirty = NULL;
 	r->shadow_mode = s && scroller_full_mode(s) == SCROLL_MODE_SHADOW;
-	if (r->shadow_mode || (r->fb && r->fb->format.bits_per_pixel < 8)) {
-		r->shadow_stride = (size_t)r->fb->var.xres * r->fb->format.bytes_per_pixel;
+	/* packed depths are packed on the way out: not through pwrite() */
+	r->write_flush =
+	    s && scroller_flush(s) == FB_FLUSH_WRITE && r->fb->format.bits_per_pixel >= 8;
+	if (r->shadow_mode || r->write_flush || (r->fb && r->fb->format.bits_per_pixel < 8)) {
+		/* pwrite() takes whole lines of the device's stride */
+		r->shadow_stride = r->write_flush
+				       ? r->fb->line_length
+				       : (size_t)r->fb->var.xres * r->fb->format.bytes_per_pixel;
 		r->shadow = calloc(r->fb->var.yres, r->shadow_stride);
 		if (!r->shadow)
 			return log_error_errno(ENOMEM, "Failed to allocate the shadow screen: %m");
@@ -680,9 +687,16 @@ static void render_clear_margins(struct render *r, unsigned top, unsigned bottom
 		fill_rect(r, 0, th, r->lw, r->lh - th, bg, c);
 }
 
+/* The base strategy of a frame without a pan, wrap or blit. */
+static enum scroll_mode render_base_mode(const struct render *r)
+{
+	return r->shadow_mode ? SCROLL_MODE_SHADOW : SCROLL_MODE_REDRAW;
+}
+
 /* The RAM copy: writes the dirty text rows to VRAM, each stretch of them as
- * one rectangle (a column of the glass when the screen is turned sideways);
- * below 8 bpp whole lines, packed. */
+ * one rectangle (a column of the glass when the screen is turned sideways):
+ * below 8 bpp whole lines, packed; with fb-flush write, the rectangle's
+ * whole lines in one pwrite() (fbflush.h). */
 static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 {
 	const struct pixel_format *pf = &r->fb->format;
@@ -700,7 +714,15 @@ static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 		struct rotate_rect pr =
 		    render_physical(r, (struct rotate_rect){0, row * fh, r->lw, bottom - row * fh});
 
-		if (pf->bits_per_pixel < 8) {
+		if (r->write_flush) {
+			int64_t n = fbflush_write_lines(r->fb, r->shadow, pr.y, pr.y + pr.h);
+
+			if (n < 0)
+				log_warning_errno((int)n, "Writing rows %u-%u to %s failed: %m",
+						  row, end - 1, r->fb->path);
+			else
+				c->vram_bytes_written += (uint64_t)n;
+		} else if (pf->bits_per_pixel < 8) {
 			size_t bytes = pixel_line_bytes(pf, r->fb->var.xres);
 
 			for (unsigned y = pr.y; y < pr.y + pr.h; y++)
@@ -816,7 +838,7 @@ static bool render_copy_rows(struct render *r, unsigned top, unsigned bottom, in
  * strategy that answers for this frame. */
 static enum scroll_mode render_scroll(struct render *r)
 {
-	enum scroll_mode base = r->shadow_mode ? SCROLL_MODE_SHADOW : SCROLL_MODE_REDRAW;
+	enum scroll_mode base = render_base_mode(r);
 	enum scroll_mode fm = r->scroller ? scroller_full_mode(r->scroller) : base;
 	struct scroll_guess full, region;
 	bool any = false;
@@ -987,7 +1009,7 @@ void render_wipe_vram(struct render *r)
 bool render_frame(struct render *r, struct tsm_screen *screen)
 {
 	uint64_t start = now_usec();
-	enum scroll_mode mode = r->shadow_mode ? SCROLL_MODE_SHADOW : SCROLL_MODE_REDRAW;
+	enum scroll_mode mode = render_base_mode(r);
 	struct scroll_counters *c;
 	struct cell *tmp;
 

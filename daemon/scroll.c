@@ -32,6 +32,7 @@ struct scroller {
 	struct fbdev *fb;
 	struct scroller_config cfg;
 	enum scroll_mode full, region;
+	enum fb_flush flush;
 	unsigned pan_max; /* the highest yoffset of a text-aligned window (pan) */
 };
 
@@ -48,6 +49,11 @@ enum scroll_mode scroller_full_mode(const struct scroller *s)
 enum scroll_mode scroller_region_mode(const struct scroller *s)
 {
 	return s->region;
+}
+
+enum fb_flush scroller_flush(const struct scroller *s)
+{
+	return s->flush;
 }
 
 /* fbdev_set_virtual(), and the blitter told: it bound-checks against the
@@ -200,9 +206,20 @@ int scroller_new(struct fbdev *fb, const struct scroller_config *cfg, struct scr
 
 	s->fb = fb;
 	s->cfg = *cfg;
+	s->flush = fb_flush_resolve(fb, cfg->flush);
 	/* Region scrolls cannot pan: a blitter moves them, or they are drawn. */
 	s->region = cfg->backend ? SCROLL_MODE_COPY : SCROLL_MODE_REDRAW;
 
+	/* With write every mode draws in a RAM copy of the visible screen:
+	 * a pan or a blitter would move pixels the copy does not follow. */
+	if (s->flush == FB_FLUSH_WRITE && mode != SCROLL_MODE_AUTO && mode != SCROLL_MODE_REDRAW &&
+	    mode != SCROLL_MODE_SHADOW) {
+		log_warning(
+		    "--scroll-mode=%s: drawing goes through a copy in RAM (fb-flush write); "
+		    "using shadow instead",
+		    scroll_mode_to_string(mode));
+		mode = SCROLL_MODE_SHADOW;
+	}
 	/* Only what the mode may use is probed: a redraw console leaves the
 	 * device's mode alone. */
 	switch (mode) {
@@ -232,6 +249,16 @@ int scroller_new(struct fbdev *fb, const struct scroller_config *cfg, struct scr
 		break;
 	case SCROLL_MODE_AUTO:
 	default:
+		if (s->flush == FB_FLUSH_WRITE) {
+			/* Pixels go through a copy in RAM anyway: moving its
+			 * rows costs no drawing (bochs-drm: consoled(8),
+			 * DEFERRED I/O, has the figures). */
+			log_info(
+			    "Deferred I/O: full-screen and region scrolls move rows in the RAM "
+			    "copy (shadow)");
+			s->full = s->region = SCROLL_MODE_SHADOW;
+			break;
+		}
 		s->full = scroller_auto_full(s);
 		break;
 	}

@@ -22,8 +22,10 @@
  * which strategy serves full-screen and region scrolls: `auto` takes wrap >
  * pan > copy > redraw for full-screen scrolls and copy > redraw for regions,
  * after device quirks and a short calibration that may veto (never promote)
- * a capability measured slower than redrawing. A forced mode the device
- * cannot do logs why and runs auto's choice.
+ * a capability measured slower than redrawing. On a deferred-I/O device
+ * (DRM fbdev emulation, flush write) `auto` takes shadow for both: every
+ * mode draws in RAM there, and moving rows in RAM beats drawing them again.
+ * A forced mode the device cannot do logs why and runs auto's choice.
  *
  * A turned screen (rotate.h): upside down, pan and wrap move the window the
  * other way; turned sideways, a scroll moves pixels across the lines, so
@@ -33,6 +35,7 @@
 #include <stdint.h>
 
 #include "fbdev.h"
+#include "fbflush.h"
 
 enum scroll_mode {
 	SCROLL_MODE_AUTO,
@@ -74,6 +77,7 @@ struct scroller_config {
 	 * window pans the other way); sideways, text moves across the lines,
 	 * which pan and wrap cannot do. */
 	int rotation;
+	enum fb_flush flush; /* auto: write on deferred I/O (fbflush.h) */
 };
 
 /* Probes the device, sets up the virtual screen the chosen strategy needs
@@ -84,6 +88,9 @@ void scroller_free(struct scroller *s);
 enum scroll_mode scroller_requested(const struct scroller *s);
 enum scroll_mode scroller_full_mode(const struct scroller *s);
 enum scroll_mode scroller_region_mode(const struct scroller *s);
+/* How drawn pixels reach the device (never auto): with write, the renderer
+ * draws in RAM in every mode and writes changed rows (fbflush.h). */
+enum fb_flush scroller_flush(const struct scroller *s);
 
 enum scroll_result {
 	SCROLL_DONE,	   /* the rows moved on the glass */

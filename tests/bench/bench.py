@@ -53,19 +53,24 @@ import screen  # noqa: E402
 import vmlib  # noqa: E402
 import vmtest  # noqa: E402
 
+# The default cards; virtio and qxl (DRM, like bochs) on request (--cards),
+# which spares CI's smoke run (.ci/run) two boots of 1.5-3 minutes.
 CARDS = ["cirrus", "ati", "rv100", "bochs", "vfb"]
+MORE_CARDS = ["virtio", "qxl"]
 ALL_MODES = ["auto", "pan", "wrap", "copy", "redraw", "shadow"]
 
 # What each card can do (docs/HARDWARE.md): cirrus pans (a virtual screen as
 # tall as video memory) but cannot wrap; ati/rv100 accept the pan ioctl but QEMU does not move the
 # picture, so consoled quirks pan off there; bochs (DRM fbdev emulation)
-# neither pans nor wraps; vfb does both.  `copy` is added when a blitter
+# neither pans nor wraps, nor do virtio-gpu and qxl (DRM too); vfb does both.  `copy` is added when a blitter
 # plugin for the card is present (see copy_plugin()).
 CARD_MODES = {
     "cirrus": ["pan", "redraw", "shadow"],
     "ati": ["redraw", "shadow"],
     "rv100": ["redraw", "shadow"],
     "bochs": ["redraw", "shadow"],
+    "virtio": ["redraw", "shadow"],
+    "qxl": ["redraw", "shadow"],
     "vfb": ["pan", "wrap", "redraw", "shadow"],
 }
 # The cards that get a row per rotation (--rotations).
@@ -76,6 +81,8 @@ COPY_PLUGINS = {
     "ati": ["aty128", "rage128", "ati"],
     "rv100": ["radeon", "rv100"],
     "bochs": [],
+    "virtio": [],
+    "qxl": [],
     "vfb": [],
 }
 
@@ -268,6 +275,8 @@ class CardBench:
             flags.append("--session-restore=" + ("yes" if restore else "no"))
         if mode != "default":
             flags.append("--scroll-mode=" + mode)
+        if self.args.fb_flush:
+            flags.append("--fb-flush=" + self.args.fb_flush)
         if self.caps["no_calibrate"]:
             flags.append("--no-calibrate")
         flags.append("--stats" if self.caps["stats"] else "--verbose")
@@ -756,7 +765,7 @@ def main():
     ap.add_argument("--lines", type=int, default=TARGET_LINES, help="lines to cat (default 20000)")
     ap.add_argument("--ticks", type=int, default=None,
                     help="lines of the one-row-per-frame test (default min(200, max(50, lines/10)))")
-    ap.add_argument("--cards", default=",".join(CARDS), help="comma-separated (default: all five)")
+    ap.add_argument("--cards", default=",".join(CARDS), help="comma-separated (default: cirrus,ati,rv100,bochs,vfb; also virtio, qxl)")
     ap.add_argument("--modes", default="",
                     help="comma-separated subset of auto,pan,wrap,copy,redraw,shadow "
                          "(default: each card's supported modes plus auto)")
@@ -770,6 +779,8 @@ def main():
     ap.add_argument("--rotate-lines", type=int, default=None,
                     help="lines of the rotation rows (default min(lines, 2000): fbcon turned"
                          " takes up to ~0.7 s a line under TCG)")
+    ap.add_argument("--fb-flush", default="",
+                    help="consoled's --fb-flush in every run (map, write; default: none given)")
     ap.add_argument("--consoled", default="build/daemon/consoled")
     ap.add_argument("--ftref", default=None,
                     help="the host's FreeType reference renderer (default: next to consoled)")
@@ -784,7 +795,7 @@ def main():
     cards = [c for c in args.cards.split(",") if c]
     for c in cards:
         if c not in CARD_MODES:
-            ap.error("unknown card %r (one of %s)" % (c, ", ".join(CARDS)))
+            ap.error("unknown card %r (one of %s)" % (c, ", ".join(CARDS + MORE_CARDS)))
     for v in (v for v in args.rotations.split(",") if v):
         if v not in ("1", "2", "3"):
             ap.error("unknown rotation %r (1, 2 or 3)" % v)
@@ -812,6 +823,8 @@ def main():
                os.path.abspath(args.consoled),
                ", ".join(sorted(k for k, v in caps.items() if v is True))
                + ("; modes " + ",".join(caps["modes"]) if caps["modes"] else "")))
+    if args.fb_flush:
+        head += "every consoled run with --fb-flush=%s\n" % args.fb_flush
     print(head, flush=True)
     results = []
     text = head + "\n"

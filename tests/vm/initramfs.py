@@ -45,6 +45,8 @@ CARD_MODULES = {
     "rv100": ["radeonfb"],
     "vfb": ["vfb"],
     "bochs": ["bochs"],
+    "virtio": ["virtio_pci", "virtio-gpu"],
+    "qxl": ["qxl"],
     # vesafb (built in) only: the handover checks insmod the bochs list
     # (/etc/vm/modules/bochs) themselves.
     "vesa": [],

@@ -51,10 +51,12 @@ ROTATE_MODES = {
         3: [("auto", "copy", None), ("copy", "copy", None), ("shadow", "shadow", None),
             ("redraw", "redraw", None), ("wrap", "copy", "--scroll-mode=wrap: " + _SIDEWAYS)],
     },
+    # DRM fbdev emulation: every mode draws in a RAM copy flushed with
+    # pwrite() (--fb-flush=auto: write), and auto scrolls by shadow there
     "bochs": {
-        1: [("auto", "redraw", None), ("shadow", "shadow", None)],
-        2: [("auto", "redraw", None), ("shadow", "shadow", None)],
-        3: [("auto", "redraw", None), ("shadow", "shadow", None)],
+        1: [("auto", "shadow", None), ("redraw", "redraw", None)],
+        2: [("auto", "shadow", None), ("redraw", "redraw", None)],
+        3: [("auto", "shadow", None), ("redraw", "redraw", None)],
     },
 }
 # (rotation, mode) whose consoled starts at the rotation given and is turned

@@ -77,6 +77,11 @@ CARD_QEMU_ARGS = {
     # firmware's GOP framebuffer, replaced by bochs-drm in the same checks.
     "efi": ["-vga", "std"],
     "vfb": ["-vga", "none"],
+    # DRM drivers of today's virtual machines, whose fbdev emulation has
+    # deferred I/O (deferredtest.py): virtio-gpu on virtio-vga
+    # (virtio_gpudrmfb) and qxl (qxldrmfb, 1024x768x32).
+    "virtio": ["-vga", "none", "-device", "virtio-vga"],
+    "qxl": ["-vga", "qxl"],
     "none": ["-vga", "none"],
     # The Cirrus card with no driver at boot: the test loads cirrusfb
     # (/etc/vm/modules/late.later) while consoled waits (--fb-wait).

@@ -151,6 +151,7 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   emulation (fb0 cirrusdrmfb) consoled loads no blitter
                   (the cirrus plugin matches the PCI id) and 400 scrolled
                   lines equal their full redraw after a VT switch.
+  oracle-lat15-8x16 (vesa, efi) also on the boot framebuffer, before:
   handover        (vesa, efi) consoled runs a shell on the boot framebuffer
                   (vesafb at 800x600x16; efifb under OVMF at 1280x800x32); the
                   bochs DRM modules are loaded and bochs-drm's fbdev
@@ -171,6 +172,12 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
   rotate-N        (cirrus, bochs) the oracle of fbcon's rotate_all=N (1, 2,
                   3) against consoled --rotate=N in every scroll mode the
                   rotation allows, after scrolling too: see rotatetest.py.
+  deferred-*      (bochs, virtio, qxl: DRM fbdev emulation with deferred
+                  I/O) no pixel lost at line ends under flushes that fall
+                  inside frames, and text shown promptly after it is
+                  written: see deferredtest.py. The virtio (virtio-vga,
+                  virtio_gpudrmfb) and qxl (qxldrmfb) boots run the oracle
+                  with the three fonts and these checks only.
 
 Pictures of failures (expected, actual, diff) go to --out.
 """
@@ -185,6 +192,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import belltest  # noqa: E402
+import deferredtest  # noqa: E402
 import fonttest  # noqa: E402
 import monotest  # noqa: E402
 import mousetest  # noqa: E402
@@ -221,8 +229,12 @@ SCROLL_MODES = {
             "pan": ("--scroll-mode=pan: " + _QUIRK, "redraw")},
     "rv100": {"auto": (None, "redraw"), "redraw": (None, "redraw"), "shadow": (None, "shadow"),
               "pan": ("--scroll-mode=pan: " + _QUIRK, "redraw")},
-    "bochs": {"auto": (None, "redraw"), "redraw": (None, "redraw"), "shadow": (None, "shadow"),
-              "pan": ("--scroll-mode=pan:", "redraw")},
+    # DRM fbdev emulation (deferred I/O): every mode draws in RAM, auto
+    # moves rows there (daemon/fbflush.h).
+    "bochs": {"auto": (None, "shadow"), "redraw": (None, "redraw"), "shadow": (None, "shadow"),
+              "pan": ("--scroll-mode=pan: drawing goes through a copy in RAM", "shadow")},
+    "virtio": {"auto": (None, "shadow")},
+    "qxl": {"auto": (None, "shadow")},
     "vfb": {"auto": (None, "wrap"), "wrap": (None, "wrap"), "pan": (None, "pan"),
             "redraw": (None, "redraw"), "shadow": (None, "shadow")},
 }
@@ -510,6 +522,10 @@ class Runner:
         before = self.fb_state()
         self.start_consoled(font, "/bin/sh -c 'cat %s; exec sleep 100000'" % path)
         self.wait_equal(expected, "consoled differs from fbcon with %s" % font)
+        # what auto chose on this card (the README's table of drivers)
+        for line in self.consoled_log().splitlines():
+            if "Scrolling: mode" in line or "Flush: " in line:
+                tap_note(line)
         self.stop_consoled()
         if self.fb_state() != before:
             self.fail("framebuffer mode after exit %r, before %r" % (self.fb_state(), before))
@@ -2105,12 +2121,18 @@ def main():
     plugins = find_plugins(args.consoled)
 
     if args.card in BOOT_FB:
-        checks = ["handover", "fb-removal"]
+        # the boot framebuffer against fbcon first (vesafb 800x600x16,
+        # efifb 1280x800x32), then its replacement
+        checks = ["oracle-lat15-8x16", "handover", "fb-removal"]
     elif args.card == "vfb":
         checks = (["depth-%dbpp" % b for b in (8, 16, 24, 32)]
                   + ["scroll-" + m for m in SCROLL_MODES["vfb"]] + ["blank", "refusal",
                                                                     "pointer-scroll"]
                   + monotest.CHECKS)
+    elif args.card in ("virtio", "qxl"):
+        # the other checks do not depend on the card: bochs has them (and
+        # the scrolls through the same pwrite() path, 2-3 minutes here)
+        checks = ["oracle-" + f for f in ORACLE_FONTS] + deferredtest.CHECKS[args.card]
     elif args.card == "late":
         # In this order: the second loads the driver.
         checks = ["fb-wait-none", "fb-wait-late", "drm-no-blitter"]
@@ -2149,6 +2171,8 @@ def main():
             checks += belltest.CHECKS[args.card]
         if args.card in rotatetest.CARDS:
             checks += rotatetest.CHECKS
+        if args.card in deferredtest.CARDS:
+            checks += deferredtest.CHECKS[args.card]
     if args.only:
         checks = [c for c in args.only.split(",") if c]
 
@@ -2178,6 +2202,9 @@ def main():
         elves["/usr/bin/vtgrab"] = os.path.normpath(vtgrab)
     elves.update(mousetest.guest_elves())  # less, for the wheel check
     elves.update(palettetest.guest_elves(args.consoled))  # fbcmap
+    fbsync = os.path.join(os.path.dirname(blitcheck), "fbsync")
+    if os.path.exists(fbsync):
+        elves["/usr/bin/fbsync"] = os.path.normpath(fbsync)
     usnd = os.path.join(os.path.dirname(blitcheck), "uinput-snd")
     if os.path.exists(usnd):
         elves["/usr/bin/uinput-snd"] = os.path.normpath(usnd)
@@ -2246,6 +2273,8 @@ def main():
             simple.update(palettetest.PaletteChecks(r, load_font, KEYBOARD_FONT).checks)
         if args.card in vcstest.CARDS:
             simple.update(vcstest.VcsChecks(r, KEYBOARD_FONT).checks)
+        if args.card in deferredtest.CARDS:
+            simple.update(deferredtest.DeferredChecks(r, load_font, KEYBOARD_FONT).checks)
         if args.card == "vfb":
             simple.update(monotest.MonoChecks(r, load_font).checks)
         if args.card in belltest.CARDS:

@@ -305,6 +305,7 @@ struct floor_pipeline {
 	struct fontset *fonts;
 	struct render *render;
 
+	uint64_t pos; /* bytes fed, over all passes */
 	uint64_t frames;
 	double frame_sec; /* CPU time in frames: detection, or render_frame() */
 };
@@ -541,41 +542,79 @@ struct floor_result {
 	uint64_t cells_damaged; /* (c): over all runs */
 };
 
-static int run_stage(enum floor_stage stage, const struct floor_stream *s,
-		     const struct floor_options *o, size_t frame_bytes, const char *font_path,
-		     struct floor_result *ret)
+/* One run of a stage: --passes passes; its CPU seconds. */
+static double pipeline_run(struct floor_pipeline *p, const struct floor_stream *s,
+			   const struct floor_options *o, size_t frame_bytes)
 {
-	struct floor_pipeline p;
-	uint64_t pos = 0;
-	double best = -1;
-	int r;
+	double t0 = cpu_now();
 
-	r = pipeline_init(&p, stage, font_path);
-	if (r < 0) {
-		pipeline_fini(&p);
-		return r;
+	for (unsigned i = 0; i < o->passes; i++)
+		pipeline_pass(p, s, o->read_size, frame_bytes, &p->pos);
+	return cpu_now() - t0;
+}
+
+/* The selected stages on one stream. The frame size comes from a first run
+ * of (a) alone (unless *frame_bytes is set); then every run runs each stage
+ * in turn, so that the host's load of the moment weighs on all of them
+ * alike, and each stage's best run counts. */
+static int measure_stream(const struct floor_stream *s, const struct floor_options *o,
+			  const char *font_path, size_t *frame_bytes, struct floor_result *res,
+			  bool *ran)
+{
+	struct floor_pipeline p[_STAGE_MAX];
+	double best[_STAGE_MAX];
+	int r = 0;
+
+	memset(p, 0, sizeof(p));
+	if (!*frame_bytes) {
+		r = pipeline_init(&p[STAGE_TSM], STAGE_TSM, font_path);
+		if (r < 0)
+			goto out;
+		*frame_bytes =
+		    (size_t)((double)s->len * o->passes / pipeline_run(&p[STAGE_TSM], s, o, 1) *
+			     FLOOR_FRAME_USEC / 1e6) +
+		    1;
+		pipeline_fini(&p[STAGE_TSM]);
+		memset(&p[STAGE_TSM], 0, sizeof(p[STAGE_TSM]));
 	}
-	*ret = (struct floor_result){0};
-	for (unsigned run = 0; run < o->runs; run++) {
-		uint64_t frames = p.frames;
-		double frame_sec = p.frame_sec, t0 = cpu_now(), t;
-
-		for (unsigned i = 0; i < o->passes; i++)
-			pipeline_pass(&p, s, o->read_size, frame_bytes, &pos);
-		t = cpu_now() - t0;
-		if (best < 0 || t < best) {
-			best = t;
-			ret->frames = p.frames - frames;
-			ret->frame_usec =
-			    ret->frames ? (p.frame_sec - frame_sec) * 1e6 / (double)ret->frames : 0;
+	for (unsigned st = 0; st < _STAGE_MAX; st++) {
+		ran[st] = st == STAGE_TSM || (o->stages & (1u << st));
+		best[st] = -1;
+		if (!ran[st])
+			continue;
+		r = pipeline_init(&p[st], st, font_path);
+		if (r < 0) {
+			fprintf(stderr, "%s, stage %s: %s\n", s->name, stage_names[st],
+				strerror(-r));
+			goto out;
 		}
 	}
-	ret->mbps = best > 0 ? (double)s->len * o->passes / best / 1e6 : 0;
-	ret->cells_damaged = p.cells_damaged;
-	if (p.render)
-		ret->cells_drawn = render_get_stats(p.render)->cells_drawn;
-	pipeline_fini(&p);
-	return 0;
+	for (unsigned run = 0; run < o->runs; run++)
+		for (unsigned st = 0; st < _STAGE_MAX; st++) {
+			uint64_t frames = p[st].frames;
+			double frame_sec = p[st].frame_sec, t;
+
+			if (!ran[st])
+				continue;
+			t = pipeline_run(&p[st], s, o, *frame_bytes);
+			if (best[st] >= 0 && t >= best[st])
+				continue;
+			best[st] = t;
+			res[st].mbps = t > 0 ? (double)s->len * o->passes / t / 1e6 : 0;
+			res[st].frames = p[st].frames - frames;
+			res[st].frame_usec = res[st].frames ? (p[st].frame_sec - frame_sec) * 1e6 /
+								  (double)res[st].frames
+							    : 0;
+		}
+	for (unsigned st = 0; st < _STAGE_MAX; st++) {
+		res[st].cells_damaged = p[st].cells_damaged;
+		if (p[st].render)
+			res[st].cells_drawn = render_get_stats(p[st].render)->cells_drawn;
+	}
+out:
+	for (unsigned st = 0; st < _STAGE_MAX; st++)
+		pipeline_fini(&p[st]);
+	return r;
 }
 
 /* ---- main ---------------------------------------------------------------- */
@@ -732,23 +771,9 @@ int main(int argc, char **argv)
 
 		if (!s->len || (o.only_stream && strcmp(o.only_stream, s->name) != 0))
 			continue;
-		/* (a) decides the frame size: always measured */
-		for (unsigned st = 0; st < _STAGE_MAX; st++) {
-			int r;
-
-			if (st != STAGE_TSM && !(o.stages & (1u << st)))
-				continue;
-			r = run_stage(st, s, &o, frame_bytes ? frame_bytes : 1, font_path,
-				      &res[st]);
-			if (r < 0) {
-				fprintf(stderr, "%s, stage %s: %s\n", s->name, stage_names[st],
-					strerror(-r));
-				failed = 1;
-				continue;
-			}
-			ran[st] = true;
-			if (st == STAGE_TSM && !frame_bytes)
-				frame_bytes = (size_t)(res[st].mbps * FLOOR_FRAME_USEC) + 1;
+		if (measure_stream(s, &o, font_path, &frame_bytes, res, ran) < 0) {
+			failed = 1;
+			continue;
 		}
 		printf("%-10s %9zu", s->name, s->len);
 		for (unsigned st = 0; st < _STAGE_MAX; st++)

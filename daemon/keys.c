@@ -254,6 +254,12 @@ void keys_modes_feed(struct keys_modes *m, const char *buf, size_t len)
 			i = (size_t)(esc - buf);
 			c = 0x1b;
 		}
+		if (c == 0x1b && i + 1 < len && buf[i + 1] == '[') {
+			/* ESC [, as the ESC state below takes the '[' */
+			keys_modes_csi_start(m);
+			i++;
+			continue;
+		}
 		if (c == 0x1b) {
 			m->state = KEYS_ESC;
 			m->intermediate = false;
@@ -274,7 +280,8 @@ void keys_modes_feed(struct keys_modes *m, const char *buf, size_t len)
 
 			while (j < len && buf[j] >= 0x20 && buf[j] <= 0x3f)
 				j++;
-			if (j < len && buf[j] >= 0x40 && buf[j] <= 0x7e && !strchr("hlp", buf[j])) {
+			if (j < len && buf[j] >= 0x40 && buf[j] <= 0x7e && buf[j] != 'h' &&
+			    buf[j] != 'l' && buf[j] != 'p') {
 				m->state = KEYS_GROUND;
 				i = j;
 				continue;

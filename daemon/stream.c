@@ -477,8 +477,9 @@ static size_t stream_text(struct stream *s, const uint8_t *p, size_t len, uint32
  * follow ends the run before it: stream_text() makes the cluster. So does
  * a UTF-8 sequence cut by the end of the read. *ret_base is where the run's
  * last graphic character starts, or len if it has none or the run ended
- * before a cluster. */
-static size_t stream_plain_run(struct stream *s, const uint8_t *p, size_t len, size_t *ret_base)
+ * before a cluster; *ret_cluster says whether it did. */
+static size_t stream_plain_run(struct stream *s, const uint8_t *p, size_t len, size_t *ret_base,
+			       bool *ret_cluster)
 {
 	bool tilde = s->g[s->gl] != CHARSET_SPECIAL;
 	size_t i = 0, base = len;
@@ -531,6 +532,7 @@ static size_t stream_plain_run(struct stream *s, const uint8_t *p, size_t len, s
 				 * character is that one (set by stream_text()
 				 * right after the run) */
 				*ret_base = len;
+				*ret_cluster = true;
 				return base;
 			}
 			i += n;
@@ -541,6 +543,7 @@ static size_t stream_plain_run(struct stream *s, const uint8_t *p, size_t len, s
 		after_char = true;
 	}
 	*ret_base = base;
+	*ret_cluster = false;
 	return i;
 }
 
@@ -563,13 +566,19 @@ static bool csi_parse(const char *seq, size_t len, struct csi *c)
 		c->marker = seq[i++];
 	for (; i < len && ((seq[i] >= '0' && seq[i] <= '9') || seq[i] == ';' || seq[i] == ':');
 	     i++) {
+		unsigned d = (unsigned)(seq[i] - '0');
+
 		if (c->n == 0) {
 			c->n = 1;
 			c->v[0] = -1;
 			c->nsub[0] = 0;
 			cur = &c->v[0];
 		}
-		if (seq[i] == ';') {
+		if (d < 10) {
+			int v = (*cur < 0 ? 0 : *cur) * 10 + (int)d;
+
+			*cur = MIN(v, PARAM_VALUE_MAX);
+		} else if (seq[i] == ';') {
 			if (c->n == PARAM_MAX)
 				return false;
 			c->v[c->n] = -1;
@@ -583,8 +592,7 @@ static bool csi_parse(const char *seq, size_t len, struct csi *c)
 				return false;
 			c->sub[k][c->nsub[k]] = -1;
 			cur = &c->sub[k][c->nsub[k]++];
-		} else
-			*cur = MIN((*cur < 0 ? 0 : *cur) * 10 + (seq[i] - '0'), PARAM_VALUE_MAX);
+		}
 	}
 	for (; i < len && seq[i] >= 0x20 && seq[i] <= 0x2f; i++) {
 		if (c->n_inter == sizeof(c->inter))
@@ -1560,6 +1568,15 @@ void stream_feed(struct stream *s, const char *in, size_t len)
 		uint32_t cp = p[i];
 		size_t n = 1;
 
+		/* ESC [ in the ground state: what stream_step() makes of the
+		 * two bytes, at once */
+		if (cp == 0x1b && s->state == STATE_GROUND && i + 1 < len && p[i + 1] == '[') {
+			stream_enter(s, STATE_CSI);
+			i += 2;
+			if (i == len)
+				break;
+			cp = p[i];
+		}
 		/* a CSI's parameter and intermediate bytes, taken in one piece
 		 * (the final byte and C0 controls go on below) */
 		if (s->state == STATE_CSI && cp >= 0x20 && cp <= 0x3f) {
@@ -1581,16 +1598,10 @@ void stream_feed(struct stream *s, const char *in, size_t len)
 			}
 			continue;
 		}
-		/* ESC [ in the ground state: what stream_step() makes of the
-		 * two bytes, at once */
-		if (cp == 0x1b && s->state == STATE_GROUND && i + 1 < len && p[i + 1] == '[') {
-			stream_enter(s, STATE_CSI);
-			i += 2;
-			continue;
-		}
 		/* plain text: handed on as it is, in one piece */
 		if (s->state == STATE_GROUND && !s->extra && s->glt < 0) {
-			size_t base, run = stream_plain_run(s, p + i, len - i, &base);
+			bool cluster;
+			size_t base, run = stream_plain_run(s, p + i, len - i, &base, &cluster);
 
 			if (run > 0) {
 				if (base < run) {
@@ -1599,8 +1610,16 @@ void stream_feed(struct stream *s, const char *in, size_t len)
 				}
 				stream_emit(s, (const char *)p + i, run);
 				i += run;
+			}
+			if (cluster) {
+				/* the run ended at a character with marks */
+				cp = p[i];
+				n = cp < 0x80 ? 1 : utf8_next(p + i, len - i, &cp);
+				i += stream_text(s, p + i, len - i, cp, n);
 				continue;
 			}
+			if (run > 0)
+				continue;
 		}
 		if (cp >= 0x80) {
 			n = utf8_next(p + i, len - i, &cp);

@@ -244,6 +244,22 @@ void keys_modes_feed(struct keys_modes *m, const char *buf, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)buf[i];
 
+		if (m->state == KEYS_GROUND && c != 0x1b) {
+			/* outside a sequence only ESC starts something: text,
+			 * most of the stream, is passed over at memchr's pace */
+			const char *esc = memchr(buf + i, 0x1b, len - i);
+
+			if (!esc)
+				return;
+			i = (size_t)(esc - buf);
+			c = 0x1b;
+		}
+		if (c == 0x1b && i + 1 < len && buf[i + 1] == '[') {
+			/* ESC [, as the ESC state below takes the '[' */
+			keys_modes_csi_start(m);
+			i++;
+			continue;
+		}
 		if (c == 0x1b) {
 			m->state = KEYS_ESC;
 			m->intermediate = false;
@@ -256,6 +272,21 @@ void keys_modes_feed(struct keys_modes *m, const char *buf, size_t len)
 		if (c < 0x20 || c >= 0x7f)
 			continue; /* C0 controls are executed inside sequences too */
 
+		if (m->state == KEYS_CSI) {
+			/* a sequence that ends in another final than h, l or p
+			 * does nothing here (keys_modes_csi_dispatch()): its
+			 * parameters are passed over */
+			size_t j = i;
+
+			while (j < len && buf[j] >= 0x20 && buf[j] <= 0x3f)
+				j++;
+			if (j < len && buf[j] >= 0x40 && buf[j] <= 0x7e && buf[j] != 'h' &&
+			    buf[j] != 'l' && buf[j] != 'p') {
+				m->state = KEYS_GROUND;
+				i = j;
+				continue;
+			}
+		}
 		switch (m->state) {
 		case KEYS_ESC:
 			if (c < 0x30) {

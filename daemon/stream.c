@@ -21,6 +21,10 @@
 #define PARAM_MAX 32
 #define SUB_MAX 6
 #define PARAM_VALUE_MAX 65535
+/* libtsm's widths are looked up once per code point below this (planes 0
+ * and 1: scripts, CJK, emoji), kept in 2 bits each: 32 KiB, allocated with
+ * the first character beyond ASCII. */
+#define WIDTH_CACHE_END 0x20000u
 
 /* Beside enum cluster_flags: what this stage does itself. */
 #define SGR_CONCEAL STREAM_PEN_CONCEAL
@@ -91,6 +95,10 @@ struct stream {
 	bool keys_kpam, keys_lnm; /* the key encoder's (STREAM_MODE_KEYS_*) */
 	unsigned mouse;		  /* STREAM_MOUSE_* */
 
+	/* char_width() of code points below WIDTH_CACHE_END, 2 bits each: 0
+	 * not looked up yet, else the width + 1 (NULL until needed) */
+	uint8_t *widths;
+
 	char out[STREAM_OUT_SIZE]; /* for libtsm, in one call where possible */
 	size_t out_len;
 
@@ -155,6 +163,7 @@ void stream_free(struct stream *s)
 		return;
 	free(s->scratch);
 	free(s->osc52);
+	free(s->widths);
 	free(s);
 }
 
@@ -336,16 +345,43 @@ static bool is_graphic(uint32_t cp)
 	return cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp < 0xa0);
 }
 
-static bool is_mark(uint32_t cp)
-{
-	return cp >= 0xa0 && cp < CLUSTER_FIRST && tsm_ucs4_get_width(cp) == 0;
-}
-
 static unsigned char_width(uint32_t cp)
 {
 	unsigned w = cp >= CLUSTER_FIRST ? 1 : tsm_ucs4_get_width(cp);
 
 	return w > 2 ? 1 : w;
+}
+
+/* stream_width() of a code point not in the cache yet. */
+static unsigned stream_width_lookup(struct stream *s, uint32_t cp)
+{
+	unsigned shift = (cp & 3) * 2, v;
+
+	if (cp >= WIDTH_CACHE_END)
+		return char_width(cp);
+	if (!s->widths)
+		s->widths = xcalloc(WIDTH_CACHE_END / 4, 1);
+	v = char_width(cp) + 1;
+	s->widths[cp >> 2] |= (uint8_t)(v << shift);
+	return v - 1;
+}
+
+/* char_width(), from the cache: libtsm's lookup is a binary search, and
+ * every character of the stream asks (text runs, marks, REP). */
+static inline unsigned stream_width(struct stream *s, uint32_t cp)
+{
+	if (cp < WIDTH_CACHE_END && s->widths) {
+		unsigned v = (s->widths[cp >> 2] >> ((cp & 3) * 2)) & 3;
+
+		if (v)
+			return v - 1;
+	}
+	return stream_width_lookup(s, cp);
+}
+
+static bool is_mark(struct stream *s, uint32_t cp)
+{
+	return cp >= 0xa0 && cp < CLUSTER_FIRST && stream_width(s, cp) == 0;
 }
 
 /* Prints a character (a base and its marks) as libtsm will: a stand-in
@@ -354,7 +390,7 @@ static unsigned char_width(uint32_t cp)
 static void stream_print(struct stream *s, const uint32_t *seq, size_t n)
 {
 	uint32_t base = seq[0], cp;
-	unsigned width = char_width(base), flags = s->extra & (CLUSTER_DIM | CLUSTER_STRIKE);
+	unsigned width = stream_width(s, base), flags = s->extra & (CLUSTER_DIM | CLUSTER_STRIKE);
 	bool gl_char = base >= 33 && base <= 126, gr_char = base >= 161 && base <= 254;
 	bool as_is = true; /* libtsm prints the base itself */
 
@@ -406,7 +442,7 @@ static size_t stream_text(struct stream *s, const uint8_t *p, size_t len, uint32
 	uint32_t seq[CLUSTER_MAX_LEN] = {cp};
 	size_t nseq = 1, j = n;
 
-	if (is_mark(cp)) {
+	if (is_mark(s, cp)) {
 		/* no base: libtsm drops it */
 		stream_emit_cp(s, cp);
 		return n;
@@ -415,18 +451,100 @@ static size_t stream_text(struct stream *s, const uint8_t *p, size_t len, uint32
 		uint32_t mark;
 		size_t m = utf8_next(p + j, len - j, &mark);
 
-		if (m == 0 || !is_mark(mark))
+		if (m == 0 || !is_mark(s, mark))
 			break;
 		if (nseq < CLUSTER_MAX_LEN)
 			seq[nseq++] = mark;
 		j += m;
 	}
 	stream_print(s, seq, nseq);
-	if (char_width(cp) > 0) {
+	if (stream_width(s, cp) > 0) {
 		memcpy(s->last, seq, nseq * sizeof(uint32_t));
 		s->last_len = nseq;
 	}
 	return j;
+}
+
+/* Plain text: the longest run at p[0..len) that reaches libtsm as it is and
+ * changes nothing here but REP's character, in the ground state with no
+ * attribute of this stage's (dim, strikethrough, concealed) and no single
+ * shift pending (the caller checks). That is printable ASCII (not '~' while
+ * DEC graphics maps it), C0 controls but ESC, SO, SI and BEL, DEL, and
+ * well-formed UTF-8 of graphic code points below the stand-in area, each
+ * but U+FFFD (which malformed input also decodes to), and marks that follow
+ * no character of the run (a control, or the start of the read: libtsm
+ * drops them, and they are handed on as they are). A character that marks
+ * follow ends the run before it: stream_text() makes the cluster. So does
+ * a UTF-8 sequence cut by the end of the read. *ret_base is where the run's
+ * last graphic character starts, or len if it has none or the run ended
+ * before a cluster; *ret_cluster says whether it did. */
+static size_t stream_plain_run(struct stream *s, const uint8_t *p, size_t len, size_t *ret_base,
+			       bool *ret_cluster)
+{
+	bool tilde = s->g[s->gl] != CHARSET_SPECIAL;
+	size_t i = 0, base = len;
+	bool after_char = false; /* the item before i is a graphic character */
+
+	while (i < len) {
+		uint8_t b = p[i];
+		uint32_t cp;
+		size_t n;
+
+		if (b < 0x80) {
+			if (b >= 0x20 && b < 0x7f) {
+				size_t j = i + 1;
+				const uint8_t *t;
+
+				while (j < len && (uint8_t)(p[j] - 0x20) < 0x5f)
+					j++;
+				if (!tilde && (t = memchr(p + i, '~', j - i)))
+					j = (size_t)(t - p);
+				if (j == i)
+					break;
+				base = j - 1;
+				i = j;
+				after_char = true;
+				continue;
+			}
+			if (b == 0x1b || b == 0x0e || b == 0x0f || b == 0x07)
+				break;
+			i++;
+			after_char = false;
+			continue;
+		}
+		/* two and three bytes, well-formed (no overlong form, no
+		 * surrogate), decoded here; the rest by utf8_next() */
+		if (b >= 0xc2 && b <= 0xdf && i + 1 < len && (p[i + 1] & 0xc0) == 0x80) {
+			cp = (uint32_t)(b & 0x1f) << 6 | (p[i + 1] & 0x3f);
+			n = 2;
+		} else if (b >= 0xe1 && b <= 0xec && i + 2 < len && (p[i + 1] & 0xc0) == 0x80 &&
+			   (p[i + 2] & 0xc0) == 0x80) {
+			cp = (uint32_t)(b & 0x0f) << 12 | (uint32_t)(p[i + 1] & 0x3f) << 6 |
+			     (p[i + 2] & 0x3f);
+			n = 3;
+		} else
+			n = utf8_next(p + i, len - i, &cp);
+		if (n == 0 || cp == 0xfffd || cp < 0xa0 || cp >= CLUSTER_FIRST)
+			break;
+		if (stream_width(s, cp) == 0) {
+			if (after_char) {
+				/* this character's marks: not plain. REP's
+				 * character is that one (set by stream_text()
+				 * right after the run) */
+				*ret_base = len;
+				*ret_cluster = true;
+				return base;
+			}
+			i += n;
+			continue;
+		}
+		base = i;
+		i += n;
+		after_char = true;
+	}
+	*ret_base = base;
+	*ret_cluster = false;
+	return i;
 }
 
 /* ---- CSI ---------------------------------------------------------------- */
@@ -438,20 +556,33 @@ static bool csi_parse(const char *seq, size_t len, struct csi *c)
 	size_t i = 0;
 	int *cur = NULL;
 
-	memset(c, 0, sizeof(*c));
+	/* only what the parameters reach is set (v and nsub up to n): the
+	 * whole struct is a kilobyte, and every SGR comes here */
+	c->marker = 0;
+	c->n_inter = 0;
+	c->n = 0;
+	c->colon = false;
 	if (len > 0 && seq[0] >= 0x3c && seq[0] <= 0x3f)
 		c->marker = seq[i++];
 	for (; i < len && ((seq[i] >= '0' && seq[i] <= '9') || seq[i] == ';' || seq[i] == ':');
 	     i++) {
+		unsigned d = (unsigned)(seq[i] - '0');
+
 		if (c->n == 0) {
 			c->n = 1;
 			c->v[0] = -1;
+			c->nsub[0] = 0;
 			cur = &c->v[0];
 		}
-		if (seq[i] == ';') {
+		if (d < 10) {
+			int v = (*cur < 0 ? 0 : *cur) * 10 + (int)d;
+
+			*cur = MIN(v, PARAM_VALUE_MAX);
+		} else if (seq[i] == ';') {
 			if (c->n == PARAM_MAX)
 				return false;
 			c->v[c->n] = -1;
+			c->nsub[c->n] = 0;
 			cur = &c->v[c->n++];
 		} else if (seq[i] == ':') {
 			size_t k = c->n - 1;
@@ -461,8 +592,7 @@ static bool csi_parse(const char *seq, size_t len, struct csi *c)
 				return false;
 			c->sub[k][c->nsub[k]] = -1;
 			cur = &c->sub[k][c->nsub[k]++];
-		} else
-			*cur = MIN((*cur < 0 ? 0 : *cur) * 10 + (seq[i] - '0'), PARAM_VALUE_MAX);
+		}
 	}
 	for (; i < len && seq[i] >= 0x20 && seq[i] <= 0x2f; i++) {
 		if (c->n_inter == sizeof(c->inter))
@@ -631,13 +761,31 @@ struct sgr_out {
 
 static void sgr_flush(struct sgr_out *o)
 {
+	/* ESC [, then up to SGR_CHUNK values of at most 5 digits (sgr_colour()
+	 * and csi_parse() bound them) with their ';', then 'm' */
+	char buf[2 + SGR_CHUNK * 6 + 1];
+	size_t len = 2;
+
 	if (o->n == 0)
 		return;
 	stream_track_sgr(o->s, o->v, o->n);
-	stream_emit(o->s, "\033[", 2);
-	for (size_t i = 0; i < o->n; i++)
-		stream_emitf(o->s, i ? ";%d" : "%d", o->v[i]);
-	stream_emit_byte(o->s, 'm');
+	buf[0] = '\033';
+	buf[1] = '[';
+	for (size_t i = 0; i < o->n; i++) {
+		char digits[5];
+		unsigned v = (unsigned)o->v[i], k = 0;
+
+		if (i)
+			buf[len++] = ';';
+		do {
+			digits[k++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v && k < sizeof(digits));
+		while (k)
+			buf[len++] = digits[--k];
+	}
+	buf[len++] = 'm';
+	stream_emit(o->s, buf, len);
 	o->n = 0;
 }
 
@@ -671,10 +819,46 @@ static size_t sgr_colour(int which, const int *a, size_t n, int *ret)
 	return 0;
 }
 
+/* Whether libtsm reads the SGR as it came just as the rewrite below would
+ * give it: one sequence of at most SGR_CHUNK parameters, none empty, none
+ * beyond the parser's bound, no colon, none this stage rewrites (21) or
+ * drops (58, malformed colours). The common case (ls --color, 256 colours,
+ * truecolour), handed on as it is. */
+static bool sgr_as_is(const struct csi *c)
+{
+	if (c->colon || c->n == 0 || c->n > SGR_CHUNK)
+		return false;
+	for (size_t i = 0; i < c->n; i++) {
+		int v = c->v[i];
+
+		if (v < 0 || v >= PARAM_VALUE_MAX || v == 21 || v == 58)
+			return false;
+		if (v != 38 && v != 48)
+			continue;
+		if (i + 2 < c->n && c->v[i + 1] == 5 && c->v[i + 2] >= 0 && c->v[i + 2] <= 255) {
+			i += 2;
+			continue;
+		}
+		if (i + 4 >= c->n || c->v[i + 1] != 2)
+			return false;
+		for (size_t k = 2; k <= 4; k++)
+			if (c->v[i + k] < 0 || c->v[i + k] > 255)
+				return false;
+		i += 4;
+	}
+	return true;
+}
+
 static void stream_sgr(struct stream *s, const struct csi *c)
 {
 	struct sgr_out o = {.s = s};
 	size_t n = c->n ? c->n : 1;
+
+	if (sgr_as_is(c)) {
+		stream_track_sgr(s, c->v, c->n);
+		stream_emit_csi(s, 'm');
+		return;
+	}
 
 	for (size_t i = 0; i < n; i++) {
 		int v = i < c->n ? nonneg(c->v[i]) : 0, g[5];
@@ -1384,15 +1568,58 @@ void stream_feed(struct stream *s, const char *in, size_t len)
 		uint32_t cp = p[i];
 		size_t n = 1;
 
-		/* plain ASCII text: no marks follow, nothing to rewrite */
-		if (s->state == STATE_GROUND && cp >= 0x20 && cp < 0x7f && !s->extra &&
-		    s->glt < 0 && (cp != '~' || s->g[s->gl] != CHARSET_SPECIAL) &&
-		    (i + 1 == len || p[i + 1] < 0x80)) {
-			stream_emit_byte(s, (uint8_t)cp);
-			s->last[0] = cp;
-			s->last_len = 1;
-			i++;
+		/* ESC [ in the ground state: what stream_step() makes of the
+		 * two bytes, at once */
+		if (cp == 0x1b && s->state == STATE_GROUND && i + 1 < len && p[i + 1] == '[') {
+			stream_enter(s, STATE_CSI);
+			i += 2;
+			if (i == len)
+				break;
+			cp = p[i];
+		}
+		/* a CSI's parameter and intermediate bytes, taken in one piece
+		 * (the final byte and C0 controls go on below) */
+		if (s->state == STATE_CSI && cp >= 0x20 && cp <= 0x3f) {
+			size_t j = i + 1, room = STREAM_SEQ_MAX - s->seq_len;
+
+			while (j < len && p[j] >= 0x20 && p[j] <= 0x3f)
+				j++;
+			if (j - i > room)
+				s->seq_bad = true;
+			memcpy(s->seq + s->seq_len, p + i, MIN(j - i, room));
+			s->seq_len += MIN(j - i, room);
+			i = j;
+			if (i < len && p[i] >= 0x40 && p[i] <= 0x7e) {
+				/* the final byte, as stream_step() takes it */
+				s->state = STATE_GROUND;
+				if (!s->seq_bad)
+					stream_csi(s, p[i]);
+				i++;
+			}
 			continue;
+		}
+		/* plain text: handed on as it is, in one piece */
+		if (s->state == STATE_GROUND && !s->extra && s->glt < 0) {
+			bool cluster;
+			size_t base, run = stream_plain_run(s, p + i, len - i, &base, &cluster);
+
+			if (run > 0) {
+				if (base < run) {
+					utf8_next(p + i + base, run - base, &s->last[0]);
+					s->last_len = 1;
+				}
+				stream_emit(s, (const char *)p + i, run);
+				i += run;
+			}
+			if (cluster) {
+				/* the run ended at a character with marks */
+				cp = p[i];
+				n = cp < 0x80 ? 1 : utf8_next(p + i, len - i, &cp);
+				i += stream_text(s, p + i, len - i, cp, n);
+				continue;
+			}
+			if (run > 0)
+				continue;
 		}
 		if (cp >= 0x80) {
 			n = utf8_next(p + i, len - i, &cp);

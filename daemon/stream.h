@@ -42,6 +42,12 @@
  *    stage), ESC sequences with intermediates libtsm does not collect
  *    (ESC # 8 would be DECRC), and malformed CSI (libtsm ignores them too).
  *
+ * The stage costs little beside libtsm (tests/bench/floor measures it): text
+ * that needs none of this (printable ASCII, well-formed UTF-8 without marks,
+ * C0 controls that change nothing here) is handed on in runs as it came, an
+ * SGR libtsm reads as xterm does is handed on as it came once followed, and
+ * libtsm's character widths are looked up once per code point.
+ *
  * To know what libtsm will print, the stage follows libtsm's character set
  * state (G0-G3, GL, GR, single shifts): a character that libtsm maps to
  * another one is never made a stand-in, so line drawing stays line drawing

@@ -302,6 +302,19 @@ static void test_modes(void)
 		keys_modes_feed(&m, p, 1);
 	CHECK_EQ_U(m.modes, CKM | KPAM);
 
+	/* the fast paths' edges (text skipped to the next ESC, ESC [ at
+	 * once, CSIs without h, l or p passed over): ESC or ESC [ at the end
+	 * of a read, a CSI cut before its final, controls inside */
+	keys_modes_init(&m);
+	CHECK_EQ_U(feed(&m, "text\033"), 0);
+	CHECK_EQ_U(feed(&m, "[?1h"), CKM);
+	CHECK_EQ_U(feed(&m, "\033["), CKM);
+	CHECK_EQ_U(feed(&m, "?1l\033[?66"), 0);
+	CHECK_EQ_U(feed(&m, "h"), KPAM);
+	CHECK_EQ_U(feed(&m, "\033[?66;31m\033[?66\r\nl"), 0);
+	CHECK_EQ_U(feed(&m, "\033[31m\033[?1\033[?66h"), KPAM);
+	CHECK_EQ_U(feed(&m, "\033[?66\030l\033[?1;66$p\033[?1;66m"), KPAM);
+
 	/* DECSTR resets the keys' modes, not LNM; RIS resets all */
 	CHECK_EQ_U(feed(&m, "\033[20h\033[!p"), LNM);
 	CHECK_EQ_U(feed(&m, smkx), CKM | KPAM | LNM);

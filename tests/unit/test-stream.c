@@ -470,6 +470,74 @@ static void test_malformed(void)
 	fake_term_fini(&f);
 }
 
+/* ---- plain text in one piece (stream_plain_run()) ------------------------- */
+
+/* The fast path over text hands on what the character-by-character path
+ * did: its edges are the reads' ends, marks, C1 controls, shifts, DEC
+ * graphics and REP's character. */
+static void test_plain_runs(void)
+{
+	struct fake_term f;
+
+	fake_term_init(&f, 20, 8);
+	/* a mark in the next read has no base (libtsm drops it); in the
+	 * same read it makes a stand-in */
+	fake_feed(&f, "ab");
+	fake_feed(&f, "\xcc\x81|ab\xcc\x81|\r\n");
+	/* UTF-8 cut by reads; C1 CSI (U+009B) after text, cut too */
+	fake_feed(&f, "x\xe4");
+	fake_feed(&f, "\xb8");
+	fake_feed(&f, "\xady ab\xc2");
+	fake_feed(&f, "\x9b");
+	fake_feed(&f, "31mc\033[m\r\n");
+	/* '~' under DEC graphics (a stand-in for the middle dot), SO with G1
+	 * DEC graphics, a mark after a control */
+	fake_feed(&f, "\033(0A~B\033(B~\033)0\016q\017q\r\xcc\x81\r\n");
+	/* REP after a run, a cluster, a wide character, a control */
+	fake_feed(&f, "abc\033[2b e\xcc\x81\033[b \xe4\xb8\xad\033[b\r\n\033[b\r\n");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "ab|ab|") == 0);
+	CHECK(f.cells[0][1].ch == 'b' && fake_flags(&f, 1, 0) == 0);
+	CHECK(f.cells[0][4].ch >= CLUSTER_FIRST && fake_base(&f, 4, 0) == 'b');
+	CHECK(f.cells[1][0].ch == 'x' && f.cells[1][1].ch == 0x4e2d && f.cells[1][3].ch == 'y');
+	CHECK(f.cells[1][5].ch == 'a' && f.cells[1][6].ch == 'b' && f.cells[1][7].ch == 'c');
+	CHECK(f.cells[1][6].attr.fccode == TSM_COLOR_FOREGROUND && f.cells[1][7].attr.fccode == 1);
+	CHECK(f.cells[2][0].ch == 'A' && fake_base(&f, 1, 2) == 0xb7 && f.cells[2][2].ch == 'B');
+	CHECK(f.cells[2][3].ch == '~' && f.cells[2][4].ch == 0x2500 && f.cells[2][5].ch == 'q');
+	CHECK(f.cells[2][0].ch < CLUSTER_FIRST && f.cells[2][6].ch == ' ');
+	CHECK(strcmp(fake_row(&f, 3), "abccc ee # #") == 0);
+	CHECK(fake_base(&f, 6, 3) == 'e' && f.cells[3][7].ch == f.cells[3][6].ch);
+	CHECK(f.cells[3][9].ch == 0x4e2d && f.cells[3][11].ch == 0x4e2d);
+	CHECK(f.cells[4][0].ch == 0x4e2d && f.cells[4][2].ch == ' ');
+	fake_term_fini(&f);
+}
+
+/* SGR handed on as it came, or rewritten: the pen is the same either way. */
+static void test_sgr_as_is(void)
+{
+	struct fake_term f;
+	const struct tsm_screen_attr *a;
+
+	fake_term_init(&f, 20, 4);
+	fake_feed(&f, "\033[01;38;5;196;48;2;1;2;3mA\033[0m\033[38;5;300mB\033[3");
+	fake_feed(&f, "8;2;4;5;6mC\033[0;21mD\033[m\033[1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;32mE"
+		      "\033[;34mF\033[00035mG");
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "ABCDEFG") == 0);
+	a = &f.cells[0][0].attr;
+	CHECK(a->bold && a->fccode == -1 && a->fr == 255 && a->fg == 0 && a->fb == 0);
+	CHECK(a->bccode == -1 && a->br == 1 && a->bg == 2 && a->bb == 3);
+	a = &f.cells[0][1].attr; /* a malformed colour is dropped with its arguments */
+	CHECK(a->fccode == TSM_COLOR_FOREGROUND && !a->bold && !a->italic && !a->blink);
+	a = &f.cells[0][2].attr;
+	CHECK(a->fccode == -1 && a->fr == 4 && a->fg == 5 && a->fb == 6);
+	CHECK(f.cells[0][3].attr.underline && f.cells[0][3].attr.fccode == TSM_COLOR_FOREGROUND);
+	CHECK(f.cells[0][4].attr.bold && f.cells[0][4].attr.fccode == 2);
+	CHECK(!f.cells[0][5].attr.bold && f.cells[0][5].attr.fccode == 4);
+	CHECK(f.cells[0][6].attr.fccode == 5);
+	fake_term_fini(&f);
+}
+
 /* ---- cutting the stream ---------------------------------------------------- */
 
 static const char split_text[] =
@@ -674,6 +742,8 @@ int main(void)
 	RUN(test_sgr);
 	RUN(test_extra_attributes);
 	RUN(test_malformed);
+	RUN(test_plain_runs);
+	RUN(test_sgr_as_is);
 	RUN(test_split);
 	RUN(test_reset);
 	RUN(test_bell);

@@ -648,10 +648,11 @@ def short_target(t):
 FOOTER = """\
 cat s: guest time ($EPOCHREALTIME) from the start of `cat` until consoled answered a cursor
   position request sent after it (it answers after parsing everything before); its last
-  frame is drawn at most one frame interval (16 ms) later.  Peers (fbterm, kmscon fbdev,
-  kmscon drm) run the same session and end the same way: their reply to the request.
-/auto: this row's cat s / consoled auto's (psf): above 1, consoled auto is faster.  fbcon: `cat >/dev/tty1` (drawn
+  frame is drawn at most one frame interval (16 ms) later.  fbcon: `cat >/dev/tty1` (drawn
   in the write path; bochs copies its shadow buffer to VRAM later, from a worker).
+  Peers (fbterm, kmscon fbdev, kmscon drm) run the same session and end the same way:
+  their reply to the request.
+/auto: this row's cat s / consoled auto's (psf): above 1, consoled auto is faster.
 frames, rows, B/row, x row, blits, pans: the cat phase (counters of --stats, SIGUSR1 dumps
   subtracted); rows = consoled's rows_scrolled; B/row = VRAM bytes written / lines written
   (each scrolls one text row); x row = B/row / one text row.

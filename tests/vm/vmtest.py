@@ -1159,6 +1159,8 @@ exec sleep 100000
             if time.monotonic() > deadline:
                 self.fail("no fb0 after loading bochs-drm again")
             time.sleep(0.5)
+        # fbcon takes the new fb0 with its default font: the checks' font again.
+        self.sh("setfont /fonts/%s -C /dev/tty1" % KEYBOARD_FONT)
         return int(self.sh("cat /sys/class/graphics/fb0/virtual_size").split(",")[1])
 
     def check_scroll_overalloc(self):

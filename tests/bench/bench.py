@@ -440,8 +440,11 @@ class CardBench:
             proc = "kmscon"
         vm.check("(%s &) </dev/null >/dev/null 2>&1" % cmd)
         limit = int(self.timeout_for(self.args.lines)) + 60  # fontconfig's first scan
-        out = vm.check("i=0; while [ ! -e %s.done ] && pidof %s >/dev/null && [ $i -lt %d ]; do"
-                       " sleep 1; i=$((i + 1)); done; [ -e %s.done ] && echo finished; true"
+        # Until the session is done, the peer is gone (given 10 s to start:
+        # it is launched in the background) or the time is up.
+        out = vm.check("i=0; while [ ! -e %s.done ] && { [ $i -lt 10 ] || pidof %s >/dev/null; }"
+                       " && [ $i -lt %d ]; do sleep 1; i=$((i + 1)); done;"
+                       " [ -e %s.done ] && echo finished; true"
                        % (G_RESULT, proc, limit, G_RESULT), timeout=limit + 60)
         # What the peer says about its mode, renderer and font, or why it
         # failed (the missing compose table of the guest's C locale aside).

@@ -672,12 +672,20 @@ int fbdev_activate(struct fbdev *fb)
  * adds the display offset to every blit address. consoled cannot see the
  * scanout, so it recognises the device: the driver's fix.id and QEMU's PCI
  * subsystem id 1af4:1100. Real Rage128 and Radeon cards pan correctly.
+ *
+ * bochs-drm's fbdev emulation (Linux 6.1) grows the virtual screen when
+ * booted with drm_kms_helper.drm_fbdev_overalloc= above 100 and reports
+ * ypanstep 1; the pan ioctl succeeds and moves the plane's source y, but
+ * the driver programs the scanout from the plane's CRTC position and always
+ * shows the top of the buffer (seen with a QMP screendump: docs/HARDWARE.md).
  */
 const char *fbdev_pan_quirk(const struct fbdev *fb)
 {
 	char path[128], vendor[32], device[32];
 	struct stat st;
 
+	if (strcmp(fb->fix.id, "bochs-drmdrmfb") == 0)
+		return "bochs-drm accepts FBIOPAN_DISPLAY but keeps showing the top of its buffer";
 	if (strncmp(fb->fix.id, "ATY Rage128", 11) != 0 &&
 	    strncmp(fb->fix.id, "ATI Radeon", 10) != 0)
 		return NULL;

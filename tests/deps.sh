@@ -17,8 +17,15 @@ zstd xz-utils apt dpkg debootstrap e2fsprogs ovmf fbset"
 # systemd test's package check.
 PACKAGING="build-essential dpkg-dev debhelper lintian"
 
+# The benchmark's peers (`tests/deps.sh bench`, from tests/run-bench only):
+# the other userspace consoles, copied into the benchmark's guest.
+BENCH=""
+if [ "${1:-}" = bench ]; then
+	BENCH="kmscon fbterm"
+fi
+
 missing=""
-for p in $BUILD $TESTBED $PACKAGING; do
+for p in $BUILD $TESTBED $PACKAGING $BENCH; do
 	if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
 		missing="$missing $p"
 	fi
@@ -34,4 +41,10 @@ if [ -n "$missing" ]; then
 	apt-get update -qq
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	# kmscon's package makes itself the autovt@ service of the host's VTs;
+	# installed only for the benchmark's guest, it must not take them over.
+	case " $missing " in
+	*" kmscon "*) systemctl disable kmsconvt@.service >/dev/null 2>&1 ||
+		rm -f /etc/systemd/system/autovt@.service ;;
+	esac
 fi

@@ -53,10 +53,15 @@ import screen  # noqa: E402
 import vmlib  # noqa: E402
 import vmtest  # noqa: E402
 
-# The default cards; virtio and qxl (DRM, like bochs) on request (--cards),
-# which spares CI's smoke run (.ci/run) two boots of 1.5-3 minutes.
+# The default cards; virtio, qxl (DRM, like bochs) and bochs-overalloc on
+# request (--cards), which spares CI's smoke run (.ci/run) boots of 1.5-3
+# minutes each.
 CARDS = ["cirrus", "ati", "rv100", "bochs", "vfb"]
-MORE_CARDS = ["virtio", "qxl"]
+MORE_CARDS = ["virtio", "qxl", "bochs-overalloc"]
+# Card variants: (QEMU card, extra kernel command line).  bochs-overalloc is
+# bochs booted with a fbdev buffer three screens tall, the boot parameter
+# that gives DRM fbdev emulation room to pan (docs/HARDWARE.md).
+CARD_BOOT = {"bochs-overalloc": ("bochs", "drm_kms_helper.drm_fbdev_overalloc=300")}
 ALL_MODES = ["auto", "pan", "wrap", "copy", "redraw", "shadow"]
 
 # What each card can do (docs/HARDWARE.md): cirrus pans (a virtual screen as
@@ -71,6 +76,8 @@ CARD_MODES = {
     "bochs": ["redraw", "shadow"],
     "virtio": ["redraw", "shadow"],
     "qxl": ["redraw", "shadow"],
+    # Pan is listed to show that consoled refuses it (the picture does not move).
+    "bochs-overalloc": ["pan", "redraw", "shadow"],
     "vfb": ["pan", "wrap", "redraw", "shadow"],
 }
 # The cards that get a row per rotation (--rotations).
@@ -83,8 +90,26 @@ COPY_PLUGINS = {
     "bochs": [],
     "virtio": [],
     "qxl": [],
+    "bochs-overalloc": [],
     "vfb": [],
 }
+
+# The other terminals measured beside consoled (--peers): Debian's packages,
+# installed on the host (tests/deps.sh) and copied with their libraries into
+# the benchmark's initramfs only.  kmscon draws with its unifont font module
+# (8x16 glyphs built into the module, no pango), on fbdev and, where the
+# card has a DRM device, on DRM (drm2d: dumb buffers, no 3D).  fbterm needs
+# a fontconfig font: DejaVu Sans Mono forced into 8x16 cells.
+PEERS = ["fbterm", "kmscon"]
+KMSCON_BIN = "/usr/libexec/kmscon/kmscon"
+KMSCON_MODS = "/usr/lib/x86_64-linux-gnu/kmscon"
+PEER_ELVES = {
+    "fbterm": ["/usr/bin/fbterm"],
+    "kmscon": [KMSCON_BIN] + ["%s/mod-%s.so" % (KMSCON_MODS, m) for m in ("unifont", "bbulk", "pixman")],
+}
+G_PEER_LOG = "/tmp/peer.log"
+G_PEER_SESSION = "/tmp/peer-session.sh"
+
 
 FONT_NAME = "Lat15-Fixed16.psf.gz"
 GUEST_FONT = "/fonts/" + FONT_NAME
@@ -232,10 +257,11 @@ class CardBench:
         return 120 + lines * 0.05 + ticks * 0.5
 
     def fbcon(self, rotate=0):
-        # turned, fbcon draws a glyph at a time through its rotated font:
-        # under TCG a line takes up to ~0.7 s
+        # fbcon takes ~24 ms a line on cirrus under TCG, several times that
+        # on a host busy with other guests; turned, it draws a glyph at a
+        # time through its rotated font: up to ~0.7 s a line
         out = self.vm.check("sh %s %s %s %d" % (G_FBCON, self.lines_file, GUEST_FONT, rotate),
-                            timeout=self.timeout_for(self.lines) * (15 if rotate else 1))
+                            timeout=(120 + self.lines * 0.2) * (4 if rotate else 1))
         m = re.search(r"fbcon (\d+\.\d+) (\d+\.\d+)", out)
         size = re.search(r"size (\d+) (\d+)", out)
         if not m or not size:
@@ -405,6 +431,70 @@ class CardBench:
         r["tick_s"], r["tick_reply"] = self.phase_time(results, "tick")
         return r
 
+    def peer_runs(self):
+        """(label, backend) of each peer run on this card, in boot order:
+        fbterm before kmscon, which leaves the card in its own mode (24 bpp
+        on cirrus)."""
+        runs = []
+        for peer in self.args.peers.split(","):
+            if peer == "fbterm":
+                runs.append(("fbterm", None))
+            elif peer == "kmscon":
+                runs.append(("kmscon fbdev", "--no-drm"))
+                if self.vm.run("test -e /dev/dri/card0")[1] == 0:
+                    runs.append(("kmscon drm", "--drm"))
+        return runs
+
+    def peer(self, label, backend):
+        """One peer's `cat` of the same lines through the same session.sh,
+        until it answers the cursor position request after them.  Returns a
+        row of the table (mode = the peer, time, grid and a log line)."""
+        vm = self.vm
+        vm.check("rm -f %s %s %s.done" % (G_PEER_LOG, G_RESULT, G_RESULT))
+        # Give the terminal a second to size its pty before session.sh reads it.
+        vm.check("echo 'sleep 1; exec /bin/sh %s %s cat 0 0 %s %s' >%s"
+                 % (G_SESSION, G_LINES, G_PEER_LOG, G_RESULT, G_PEER_SESSION))
+        session = "/bin/sh " + G_PEER_SESSION
+        if label == "fbterm":
+            # fbterm runs on the VT on its stdin: make tty1 its controlling tty.
+            cmd = ("FONTCONFIG_FILE=%s setsid fbterm -v -n 'DejaVu Sans Mono' -s 13"
+                   " --font-width=%d --font-height=%d -- %s </dev/tty1 >%s 2>&1"
+                   % (initramfs.FONTS_CONF, self.font_w, self.font_h, session, G_PEER_LOG))
+            proc = "fbterm"
+        else:
+            cmd = ("%s --vt=1 %s --font-engine=unifont --verbose --login -- %s >%s 2>&1"
+                   % (KMSCON_BIN, backend, session, G_PEER_LOG))
+            proc = "kmscon"
+        vm.check("(%s &) </dev/null >/dev/null 2>&1" % cmd)
+        limit = int(self.timeout_for(self.args.lines)) + 60  # fontconfig's first scan
+        # Until the session is done, the peer is gone (given 10 s to start:
+        # it is launched in the background) or the time is up.
+        out = vm.check("i=0; while [ ! -e %s.done ] && { [ $i -lt 10 ] || pidof %s >/dev/null; }"
+                       " && [ $i -lt %d ]; do sleep 1; i=$((i + 1)); done;"
+                       " [ -e %s.done ] && echo finished; true"
+                       % (G_RESULT, proc, limit, G_RESULT), timeout=limit + 60)
+        # What the peer says about its mode, renderer and font, or why it
+        # failed (the missing compose table of the guest's C locale aside).
+        log = vm.run("grep -iE 'error|fail|refus|activating display|render|font|bpp' %s |"
+                     " grep -iv compose | tail -n 4" % G_PEER_LOG, timeout=30)[0]
+        vm.run("pkill -x %s; sleep 1; pkill -9 -x %s; chvt 1" % (proc, proc), timeout=30)
+        if "finished" not in out:
+            tail = vm.run("tail -n 15 %s" % G_PEER_LOG, timeout=30)[0]
+            raise RunError("%s did not finish the session; its log:\n%s" % (label, tail))
+        results = {}
+        for line in vm.check("cat %s" % G_RESULT).splitlines():
+            f = line.split()
+            if f:
+                results[f[0]] = f[1:]
+        r = {"mode": label, "peer": True,
+             "font": "unifont 8x16" if proc == "kmscon" else "dejavu %dx%d" % (self.font_w,
+                                                                                self.font_h)}
+        r["cat_s"], r["cat_reply"] = self.phase_time(results, "cat")
+        size = results.get("size")
+        r["grid"] = "%sx%s" % (size[1], size[0]) if size else None
+        r["notes"] = [n.strip() for n in log.splitlines() if n.strip()]
+        return r
+
     def drew_stats(self, log, rows):
         m = DREW_RE.search(log)
         if not m:
@@ -458,6 +548,7 @@ COLUMNS = [
     ("font", "font", "%s"),
     ("cat s", "cat_s", "%.3f"),
     ("vs fbcon", "speedup", "%.1fx"),
+    ("/auto", "vs_auto", "%.2f"),
     ("frames", "frames", "%d"),
     ("rows", "rows", "%d"),
     ("B/row", "bytes_per_row", "%.0f"),
@@ -502,6 +593,9 @@ def format_card(card):
                       ttf["cell"][0], ttf["cell"][1],
                       "; grid " + ", ".join(grids) if grids else ""))
     rows = []
+    auto = [r for r in card["modes"] if r["mode"] == "auto" and r.get("font", "").startswith("psf")
+            and "cat_s" in r]
+    auto_s = auto[0]["cat_s"] if auto else None
     for r in card["modes"]:
         if "error" in r:
             rows.append([r["mode"], "FAILED: " + r["error"].splitlines()[0]])
@@ -510,6 +604,12 @@ def format_card(card):
             rows.append([r["mode"], "skipped: " + r["skipped"]])
             continue
         vals = dict(r)
+        if auto_s and r.get("cat_s"):
+            vals["vs_auto"] = r["cat_s"] / auto_s
+        if r.get("peer"):
+            vals["targets"] = ""
+            rows.append([cell(fmt, vals.get(key)) for _, key, fmt in COLUMNS])
+            continue
         cat = r["cat_stats"]
         vals["frames"] = cat.get("frames")
         vals["rows"] = cat.get("rows_scrolled")
@@ -543,8 +643,12 @@ def format_card(card):
         if r.get("approximate"):
             out.append("   %s: approximate (no --stats: totals of the --verbose exit line, prefill"
                        " included, rows scrolled = lines written)" % label)
+        if r.get("peer") and r.get("grid"):
+            out.append("   %s: grid %s (its pty's window size)" % (label, r["grid"]))
         for n in r.get("notes", []):
             out.append("   %s: log: %s" % (label, n))
+        if r.get("peer") and "error" in r:
+            out.extend("   %s: %s" % (label, line) for line in r["error"].splitlines()[1:])
     cost = snapshot_cost(card)
     if cost:
         out.append("   " + cost)
@@ -580,6 +684,9 @@ cat s: guest time ($EPOCHREALTIME) from the start of `cat` until consoled answer
   position request sent after it (it answers after parsing everything before); its last
   frame is drawn at most one frame interval (16 ms) later.  fbcon: `cat >/dev/tty1` (drawn
   in the write path; bochs copies its shadow buffer to VRAM later, from a worker).
+  Peers (fbterm, kmscon fbdev, kmscon drm) run the same session and end the same way:
+  their reply to the request.
+/auto: this row's cat s / consoled auto's (psf): above 1, consoled auto is faster.
 frames, rows, B/row, x row, blits, pans: the cat phase (counters of --stats, SIGUSR1 dumps
   subtracted); rows = consoled's rows_scrolled; B/row = VRAM bytes written / lines written
   (each scrolls one text row); x row = B/row / one text row.
@@ -605,8 +712,11 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir):
         # The blitter plugins built next to consoled, where vmtest puts them.
         plugins = {vmtest.GUEST_BACKEND_DIR + "/" + n + ".so": p
                    for n, p in vmtest.find_plugins(args.consoled).items()}
-        with vmlib.VM(card, consoled=os.path.abspath(args.consoled), initramfs_extra=extra,
-                      extra_elves=plugins, out_dir=card_dir) as vm:
+        for peer in (p for p in args.peers.split(",") if p):
+            plugins.update({path: path for path in PEER_ELVES[peer]})
+        qemu_card, append = CARD_BOOT.get(card, (card, ""))
+        with vmlib.VM(qemu_card, consoled=os.path.abspath(args.consoled), initramfs_extra=extra,
+                      extra_elves=plugins, append=append, out_dir=card_dir) as vm:
             print("# %s booted in %.1fs, fb0 %s" % (card, vm.boot_seconds, vm.fb_info), flush=True)
             b = CardBench(vm, card, args, caps, print)
             result["geometry"] = {"fb0": "%s, virtual %s" % (b.fb_name, b.virtual_size),
@@ -650,6 +760,23 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir):
                 result["modes"].append(r)
             if card in ROTATE_CARDS:
                 bench_rotations(b, args, result)
+            for label, backend in b.peer_runs():
+                t1 = time.monotonic()
+                try:
+                    r = b.peer(label, backend)
+                    r["speedup"] = result["fbcon_s"] / r["cat_s"] if r["cat_s"] > 0 else None
+                    print("# %s %s: cat %.3f s in %.1fs" % (card, label, r["cat_s"],
+                                                           time.monotonic() - t1), flush=True)
+                except Exception as e:  # noqa: BLE001 -- a peer that cannot run is a row
+                    if not isinstance(e, (RunError, vmlib.VMError)):
+                        traceback.print_exc()
+                    print("# %s %s: FAILED: %s" % (card, label, e), flush=True)
+                    r = {"mode": label, "peer": True, "font": "-", "error": str(e)}
+                    if vm.proc.poll() is not None:
+                        result["modes"].append(r)
+                        raise RunError("QEMU exited (status %s); see %s"
+                                       % (vm.proc.returncode, vm.qemu_log)) from None
+                result["modes"].append(r)
     except Exception as e:  # noqa: BLE001 -- a card that breaks must not stop the others
         traceback.print_exc()
         result["error"] = "%s: %s" % (type(e).__name__, e)
@@ -765,7 +892,7 @@ def main():
     ap.add_argument("--lines", type=int, default=TARGET_LINES, help="lines to cat (default 20000)")
     ap.add_argument("--ticks", type=int, default=None,
                     help="lines of the one-row-per-frame test (default min(200, max(50, lines/10)))")
-    ap.add_argument("--cards", default=",".join(CARDS), help="comma-separated (default: cirrus,ati,rv100,bochs,vfb; also virtio, qxl)")
+    ap.add_argument("--cards", default=",".join(CARDS), help="comma-separated (default: cirrus,ati,rv100,bochs,vfb; also virtio, qxl, bochs-overalloc)")
     ap.add_argument("--modes", default="",
                     help="comma-separated subset of auto,pan,wrap,copy,redraw,shadow "
                          "(default: each card's supported modes plus auto)")
@@ -781,6 +908,9 @@ def main():
                          " takes up to ~0.7 s a line under TCG)")
     ap.add_argument("--fb-flush", default="",
                     help="consoled's --fb-flush in every run (map, write; default: none given)")
+    ap.add_argument("--peers", default=",".join(PEERS),
+                    help="other terminals measured in each boot: kmscon,fbterm (default both;"
+                         " '' for none)")
     ap.add_argument("--consoled", default="build/daemon/consoled")
     ap.add_argument("--ftref", default=None,
                     help="the host's FreeType reference renderer (default: next to consoled)")
@@ -799,6 +929,13 @@ def main():
     for v in (v for v in args.rotations.split(",") if v):
         if v not in ("1", "2", "3"):
             ap.error("unknown rotation %r (1, 2 or 3)" % v)
+    for p in (p for p in args.peers.split(",") if p):
+        if p not in PEERS:
+            ap.error("unknown peer %r (one of %s)" % (p, ", ".join(PEERS)))
+        missing = [f for f in PEER_ELVES[p] if not os.path.exists(f)]
+        if missing:
+            ap.error("peer %s: %s missing (apt-get install %s, or --peers '')"
+                     % (p, ", ".join(missing), p))
     for m in (m for m in args.modes.split(",") if m):
         if m not in ALL_MODES:
             ap.error("unknown mode %r (one of %s)" % (m, ", ".join(ALL_MODES)))
@@ -839,7 +976,13 @@ def main():
         footer += "This run used %d lines: the speed figures are not comparable to the target.\n" \
             % args.lines
     broken = [r["card"] for r in results if r.get("error")] + \
-        ["%s/%s" % (r["card"], m["mode"]) for r in results for m in r["modes"] if "error" in m]
+        ["%s/%s" % (r["card"], m["mode"]) for r in results for m in r["modes"]
+         if "error" in m and not m.get("peer")]
+    # A peer that cannot run on a card is a row with its log, not a broken run.
+    peers_failed = ["%s/%s" % (r["card"], m["mode"]) for r in results for m in r["modes"]
+                    if "error" in m and m.get("peer")]
+    if peers_failed:
+        footer += "peers that did not finish: %s\n" % ", ".join(peers_failed)
     footer += ("runs: all completed\n" if not broken else
                "runs: FAILED: %s\n" % ", ".join(broken))
     print(footer, flush=True)

@@ -104,6 +104,12 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   its memory at the pan offset (VM.read_fb()), and at 8 bpp
                   consoled must put the console colours in the colour map
                   slots fbcon uses.
+  scroll-overalloc (bochs) bochs-drm loaded again with drm_kms_helper's
+                  drm_fbdev_overalloc=300 (a buffer three screens tall): its
+                  pan ioctl succeeds but the picture stays put, so
+                  --scroll-mode=pan --fb-flush=map must warn and redraw,
+                  with fbcon's picture (as scroll-<mode>); then reloaded
+                  with 100.
   scroll-<mode>   For each scroll mode the card supports, and the forced
                   modes it does not (which must warn and fall back): 2000
                   lines of varied length (crossing the pan window's end more
@@ -221,6 +227,7 @@ NON_ASCII = "éüßñ£½«»©ÆØÅ€ΩΣπ─│┌┐└┘├┤═║▒�
 # Scroll modes per card: mode -> (warning a forced mode must log, or None;
 # the strategy that must then serve full-screen scrolls).
 _QUIRK = "QEMU's ati-vga accepts FBIOPAN_DISPLAY but does not move the picture"
+BOCHS_QUIRK = "bochs-drm accepts FBIOPAN_DISPLAY but keeps showing the top of its buffer"
 SCROLL_MODES = {
     "cirrus": {"auto": (None, "pan"), "pan": (None, "pan"), "redraw": (None, "redraw"),
                "shadow": (None, "shadow"), "wrap": ("--scroll-mode=wrap: the driver cannot wrap", "pan"),
@@ -1156,6 +1163,45 @@ exec sleep 100000
                     self.fail("--scroll-mode=%s: no blits in the statistics" % mode)
                 if "HANG" in env and "dropping it" not in self.sh("cat %s" % CONSOLED_LOG):
                     self.fail("the hung blitter was not dropped")
+
+    def reload_bochs(self, overalloc):
+        """Load bochs-drm again with drm_kms_helper's drm_fbdev_overalloc
+        (a module parameter read only at load: the boot parameter of
+        README.md); returns fb0's virtual height."""
+        pci = self.sh("basename $(readlink -f /sys/class/graphics/fb0/device)").strip()
+        self.sh("echo %s > /sys/bus/pci/drivers/bochs-drm/unbind" % pci)
+        mods = self.sh("cat /etc/vm/modules/bochs").split()
+        kms = mods.index("drm_kms_helper")
+        for m in reversed(mods[kms:]):
+            self.sh("rmmod %s" % m)
+        for m in mods[kms:]:
+            self.sh("insmod /lib/modules/%s.ko%s" % (
+                m, " drm_fbdev_overalloc=%d" % overalloc if m == "drm_kms_helper" else ""),
+                timeout=120)
+        deadline = time.monotonic() + 60
+        while self.vm.run("test -e /sys/class/graphics/fb0/virtual_size")[1] != 0:
+            if time.monotonic() > deadline:
+                self.fail("no fb0 after loading bochs-drm again")
+            time.sleep(0.5)
+        # fbcon takes the new fb0 with its default font: the checks' font again.
+        self.sh("setfont /fonts/%s -C /dev/tty1" % KEYBOARD_FONT)
+        return int(self.sh("cat /sys/class/graphics/fb0/virtual_size").split(",")[1])
+
+    def check_scroll_overalloc(self):
+        """bochs-drm with a buffer three screens tall: the pan ioctl works
+        but the picture stays put (docs/HARDWARE.md), so consoled must not
+        pan: forced pan redraws, and the picture is fbcon's. Drawing through
+        the mapping (--fb-flush=map): with auto's pwrite() flush every mode
+        draws in a RAM copy, which refuses pan before the driver is asked
+        (scroll-auto covers that)."""
+        self.scroll_reference()  # fbcon's picture on the usual buffer
+        try:
+            height = self.reload_bochs(300)
+            if height < 3 * 800:
+                self.fail("virtual height %d with drm_fbdev_overalloc=300" % height)
+            self.check_scroll("pan --fb-flush=map", "--scroll-mode=pan: " + BOCHS_QUIRK, "redraw")
+        finally:
+            self.reload_bochs(100)
 
     def check_backend(self):
         """The card's plugin on the real device, the fault switch, listing and
@@ -2158,7 +2204,7 @@ def main():
         elif args.card in pointertest.SCROLL_CARDS:
             checks += ["pointer-scroll"]
         if args.card == "bochs":
-            checks += selecttest.PASTE_CHECKS
+            checks += selecttest.PASTE_CHECKS + ["scroll-overalloc"]
         if args.card in ("bochs", "cirrus"):
             checks += selecttest.SHOT_CHECKS
         if args.card in mousetest.CARDS:
@@ -2243,6 +2289,7 @@ def main():
             "backend": r.check_backend,
             # The fault switch: the engine hangs, consoled drops the plugin
             # and the screen still ends right.
+            "scroll-overalloc": r.check_scroll_overalloc,
             "scroll-copy-hang": lambda: r.check_scroll("copy", None, "copy",
                                                        env="CONSOLED_TEST_BACKEND_HANG=1"),
             "refusal": r.check_refusal,

@@ -18,8 +18,8 @@
  *
  * so text row 0 is at the right edge (1), the bottom (2) or the left edge
  * (3), and the margins the grid leaves (right of and below it, logically)
- * are on the left, on top, or on the right and top, where fbcon clears
- * them. A glyph is turned exactly (fbcon_rotate.h).
+ * are on the left and bottom (1), the left and top (2) or the right and top
+ * (3) of the glass, where fbcon clears them. A glyph is turned exactly (fbcon_rotate.h).
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -53,16 +53,21 @@ import screen  # noqa: E402
 import vmlib  # noqa: E402
 import vmtest  # noqa: E402
 
-# The default cards; virtio and qxl (DRM, like bochs) on request (--cards),
-# which spares CI's smoke run (.ci/run) two boots of 1.5-3 minutes.
+# The default cards; virtio and qxl (DRM, like bochs) and the boot
+# framebuffers vesa (vesafb, 800x600x16) and efi (efifb under OVMF,
+# 1280x800x32) on request (--cards), which spares CI's smoke run (.ci/run)
+# four boots of 1.5-3 minutes.  vesa and efi boot as the VM suite's cards of
+# those names (tests/vm/vmlib.py) with no module loaded: the benchmark
+# measures on vesafb and efifb themselves, never after a handover.
 CARDS = ["cirrus", "ati", "rv100", "bochs", "vfb"]
-MORE_CARDS = ["virtio", "qxl"]
+MORE_CARDS = ["virtio", "qxl", "vesa", "efi"]
 ALL_MODES = ["auto", "pan", "wrap", "copy", "redraw", "shadow"]
 
 # What each card can do (docs/HARDWARE.md): cirrus pans (a virtual screen as
 # tall as video memory) but cannot wrap; ati/rv100 accept the pan ioctl but QEMU does not move the
 # picture, so consoled quirks pan off there; bochs (DRM fbdev emulation)
-# neither pans nor wraps, nor do virtio-gpu and qxl (DRM too); vfb does both.  `copy` is added when a blitter
+# neither pans nor wraps, nor do virtio-gpu and qxl (DRM too); vesafb pans
+# only with its ypan option, not given here, and efifb never; vfb does both.  `copy` is added when a blitter
 # plugin for the card is present (see copy_plugin()).
 CARD_MODES = {
     "cirrus": ["pan", "redraw", "shadow"],
@@ -71,6 +76,8 @@ CARD_MODES = {
     "bochs": ["redraw", "shadow"],
     "virtio": ["redraw", "shadow"],
     "qxl": ["redraw", "shadow"],
+    "vesa": ["redraw", "shadow"],
+    "efi": ["redraw", "shadow"],
     "vfb": ["pan", "wrap", "redraw", "shadow"],
 }
 # The cards that get a row per rotation (--rotations).
@@ -83,6 +90,8 @@ COPY_PLUGINS = {
     "bochs": [],
     "virtio": [],
     "qxl": [],
+    "vesa": [],
+    "efi": [],
     "vfb": [],
 }
 
@@ -765,7 +774,8 @@ def main():
     ap.add_argument("--lines", type=int, default=TARGET_LINES, help="lines to cat (default 20000)")
     ap.add_argument("--ticks", type=int, default=None,
                     help="lines of the one-row-per-frame test (default min(200, max(50, lines/10)))")
-    ap.add_argument("--cards", default=",".join(CARDS), help="comma-separated (default: cirrus,ati,rv100,bochs,vfb; also virtio, qxl)")
+    ap.add_argument("--cards", default=",".join(CARDS), help="comma-separated (default: cirrus,ati,rv100,bochs,vfb; also virtio, qxl,"
+                         " vesa, efi)")
     ap.add_argument("--modes", default="",
                     help="comma-separated subset of auto,pan,wrap,copy,redraw,shadow "
                          "(default: each card's supported modes plus auto)")

@@ -53,11 +53,14 @@ import screen  # noqa: E402
 import vmlib  # noqa: E402
 import vmtest  # noqa: E402
 
-# The default cards; virtio, qxl (DRM, like bochs) and bochs-overalloc on
-# request (--cards), which spares CI's smoke run (.ci/run) boots of 1.5-3
-# minutes each.
+# The default cards; virtio, qxl (DRM, like bochs), bochs-overalloc and the
+# boot framebuffers vesa (vesafb, 800x600x16) and efi (efifb under OVMF,
+# 1280x800x32) on request (--cards), which spares CI's smoke run (.ci/run)
+# boots of 1.5-3 minutes each.  vesa and efi boot as the VM suite's cards of
+# those names (tests/vm/vmlib.py) with no module loaded: the benchmark
+# measures on vesafb and efifb themselves, never after a handover.
 CARDS = ["cirrus", "ati", "rv100", "bochs", "vfb"]
-MORE_CARDS = ["virtio", "qxl", "bochs-overalloc"]
+MORE_CARDS = ["virtio", "qxl", "bochs-overalloc", "vesa", "efi"]
 # Card variants: (QEMU card, extra kernel command line).  bochs-overalloc is
 # bochs booted with a fbdev buffer three screens tall, the boot parameter
 # that gives DRM fbdev emulation room to pan (docs/HARDWARE.md).
@@ -67,7 +70,8 @@ ALL_MODES = ["auto", "pan", "wrap", "copy", "redraw", "shadow"]
 # What each card can do (docs/HARDWARE.md): cirrus pans (a virtual screen as
 # tall as video memory) but cannot wrap; ati/rv100 accept the pan ioctl but QEMU does not move the
 # picture, so consoled quirks pan off there; bochs (DRM fbdev emulation)
-# neither pans nor wraps, nor do virtio-gpu and qxl (DRM too); vfb does both.  `copy` is added when a blitter
+# neither pans nor wraps, nor do virtio-gpu and qxl (DRM too); vesafb pans
+# only with its ypan option, not given here, and efifb never; vfb does both.  `copy` is added when a blitter
 # plugin for the card is present (see copy_plugin()).
 CARD_MODES = {
     "cirrus": ["pan", "redraw", "shadow"],
@@ -78,6 +82,8 @@ CARD_MODES = {
     "qxl": ["redraw", "shadow"],
     # Pan is listed to show that consoled refuses it (the picture does not move).
     "bochs-overalloc": ["pan", "redraw", "shadow"],
+    "vesa": ["redraw", "shadow"],
+    "efi": ["redraw", "shadow"],
     "vfb": ["pan", "wrap", "redraw", "shadow"],
 }
 # The cards that get a row per rotation (--rotations).
@@ -91,6 +97,8 @@ COPY_PLUGINS = {
     "virtio": [],
     "qxl": [],
     "bochs-overalloc": [],
+    "vesa": [],
+    "efi": [],
     "vfb": [],
 }
 
@@ -892,7 +900,9 @@ def main():
     ap.add_argument("--lines", type=int, default=TARGET_LINES, help="lines to cat (default 20000)")
     ap.add_argument("--ticks", type=int, default=None,
                     help="lines of the one-row-per-frame test (default min(200, max(50, lines/10)))")
-    ap.add_argument("--cards", default=",".join(CARDS), help="comma-separated (default: cirrus,ati,rv100,bochs,vfb; also virtio, qxl, bochs-overalloc)")
+    ap.add_argument("--cards", default=",".join(CARDS),
+                    help="comma-separated (default: cirrus,ati,rv100,bochs,vfb; also virtio, qxl,"
+                         " bochs-overalloc, vesa, efi)")
     ap.add_argument("--modes", default="",
                     help="comma-separated subset of auto,pan,wrap,copy,redraw,shadow "
                          "(default: each card's supported modes plus auto)")

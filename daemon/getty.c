@@ -215,9 +215,11 @@ char **getty_run(unsigned vt, const char *login, const char *autologin)
 				break;
 			getty_write("Invalid user name.\n", strlen("Invalid user name.\n"));
 		}
-		signal(SIGINT, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
 	}
+	/* login gets them as default, whatever the caller had (a shell
+	 * starting a background job sets both to ignored) */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
 	argv[k++] = (char *)login;
 	if (autologin)
 		argv[k++] = (char *)"-f";

@@ -361,6 +361,15 @@ def package_lifecycle(r, s):
                 % " ".join(files)).split()
     if left:
         r.fail("after the purge these are left: %r" % left)
+    # Nor a unit of the package still loaded: consoled-session.socket, which
+    # consoled@ pulled in, would go on listening with its files gone (and a
+    # later install's daemon-reload leaves it "not functional until
+    # restarted").
+    units = r.sh("systemctl list-units --all --plain --no-legend --full 'consoled@*'"
+                 " 'consoled-session*' 'consoled-fallback*'"
+                 " | awk '$3 != \"inactive\" { print $1 }'; true").split()
+    if units:
+        r.fail("after the purge these units of the package are still active: %r" % units)
     # getty's prompt on the kernel's console, in the font the reader knows.
     r.sh("setfont -C /dev/tty1 %s" % s.GUEST_FONT)
     r.wait_prompt("the kernel's console does not show getty's prompt after the purge")

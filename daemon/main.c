@@ -205,6 +205,11 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 		if (m->backend && backend_ok(m->backend))
 			backend_sync(m->backend);
 		(void)fbdev_blank(m->fb, false);
+		/* and drawn once more: DRM fbdev emulation (bochs-drm, Linux
+		 * 6.1) shows black after FBIOBLANK unblank for what pwrite()
+		 * sent while the display was off (the pointer-blank check) */
+		render_invalidate(m->render);
+		again = true;
 	}
 	/* the snapshot holds what was just drawn, now or soon */
 	manager_frame_done(m);

@@ -30,10 +30,7 @@ struct bell {
 
 int bell_mode_from_string(const char *s)
 {
-	for (int i = 0; i < _BELL_MODE_MAX; i++)
-		if (s && strcmp(s, bell_mode_names[i]) == 0)
-			return i;
-	return -EINVAL;
+	return string_table_lookup(bell_mode_names, _BELL_MODE_MAX, s);
 }
 
 const char *bell_mode_to_string(enum bell_mode m)

@@ -7,6 +7,7 @@
 #include "backend.h"
 #include "fbflush.h"
 #include "log.h"
+#include "util/util.h"
 
 static const char *const fb_flush_names[_FB_FLUSH_MAX] = {
     [FB_FLUSH_AUTO] = "auto",
@@ -21,10 +22,7 @@ const char *fb_flush_to_string(enum fb_flush f)
 
 int fb_flush_from_string(const char *s)
 {
-	for (int f = 0; f < _FB_FLUSH_MAX; f++)
-		if (strcmp(s, fb_flush_names[f]) == 0)
-			return f;
-	return -EINVAL;
+	return string_table_lookup(fb_flush_names, _FB_FLUSH_MAX, s);
 }
 
 enum fb_flush fb_flush_resolve(const struct fbdev *fb, enum fb_flush requested)

@@ -259,10 +259,7 @@ int palette_kind_from_string(const char *s)
 	    [PALETTE_SOLARIZED_LIGHT] = "solarized-light",
 	};
 
-	for (size_t i = 0; i < ELEMENTSOF(names); i++)
-		if (strcmp(s, names[i]) == 0)
-			return (int)i;
-	return -EINVAL;
+	return string_table_lookup(names, ELEMENTSOF(names), s);
 }
 
 int options_parse_color(const char *s, uint32_t *ret)

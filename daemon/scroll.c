@@ -22,10 +22,7 @@ const char *scroll_mode_to_string(enum scroll_mode m)
 
 int scroll_mode_from_string(const char *s)
 {
-	for (int m = 0; m < _SCROLL_MODE_MAX; m++)
-		if (strcmp(s, scroll_mode_names[m]) == 0)
-			return m;
-	return -EINVAL;
+	return string_table_lookup(scroll_mode_names, _SCROLL_MODE_MAX, s);
 }
 
 struct scroller {

@@ -56,6 +56,14 @@ uint64_t now_usec(void)
 	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / NSEC_PER_USEC;
 }
 
+int string_table_lookup(const char *const *names, size_t n, const char *s)
+{
+	for (size_t i = 0; s && i < n; i++)
+		if (names[i] && strcmp(s, names[i]) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
 int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret)
 {
 	unsigned long v;

@@ -38,6 +38,10 @@ static inline void closep(int *fd)
 		close(*fd);
 }
 
+/* The index of s in names[n] (a NULL entry or s matches nothing), or
+ * -EINVAL: the enums' *_from_string(). */
+int string_table_lookup(const char *const *names, size_t n, const char *s);
+
 /* Parses a decimal unsigned integer in [min, max]; the whole string must be a number. */
 int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret);
 

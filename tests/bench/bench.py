@@ -48,6 +48,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "vm"))
 import fonttest  # noqa: E402
+import latency  # noqa: E402 -- this directory (--latency)
 import initramfs  # noqa: E402
 import screen  # noqa: E402
 import vmlib  # noqa: E402
@@ -722,6 +723,9 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir):
                    for n, p in vmtest.find_plugins(args.consoled).items()}
         for peer in (p for p in args.peers.split(",") if p):
             plugins.update({path: path for path in PEER_ELVES[peer]})
+        lat_files, lat_elves = latency.guest_files(args, args.consoled)
+        extra.update(lat_files)
+        plugins.update(lat_elves)
         qemu_card, append = CARD_BOOT.get(card, (card, ""))
         with vmlib.VM(qemu_card, consoled=os.path.abspath(args.consoled), initramfs_extra=extra,
                       extra_elves=plugins, append=append, out_dir=card_dir) as vm:
@@ -785,6 +789,8 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir):
                         raise RunError("QEMU exited (status %s); see %s"
                                        % (vm.proc.returncode, vm.qemu_log)) from None
                 result["modes"].append(r)
+            if latency.terminals(args):
+                latency.run(b, args, result, GUEST_FONT, KMSCON_BIN)
     except Exception as e:  # noqa: BLE001 -- a card that breaks must not stop the others
         traceback.print_exc()
         result["error"] = "%s: %s" % (type(e).__name__, e)
@@ -921,6 +927,7 @@ def main():
     ap.add_argument("--peers", default=",".join(PEERS),
                     help="other terminals measured in each boot: kmscon,fbterm (default both;"
                          " '' for none)")
+    latency.add_args(ap)
     ap.add_argument("--consoled", default="build/daemon/consoled")
     ap.add_argument("--ftref", default=None,
                     help="the host's FreeType reference renderer (default: next to consoled)")
@@ -978,7 +985,7 @@ def main():
     for card in cards:
         res = bench_card(card, args, caps, lines_path, rot_lines_path, out_dir)
         results.append(res)
-        block = format_card(res)
+        block = format_card(res) + latency.format_card(res)
         print(block, flush=True)
         text += block + "\n"
     footer = FOOTER % (args.ticks, PAN_ROW_FACTOR, FBCON_SPEEDUP, TARGET_LINES)

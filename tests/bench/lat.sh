@@ -1,0 +1,30 @@
+#!/bin/sh
+# The latency section's session (busybox ash in the benchmark guest), run by
+# the terminal under test (consoled, fbterm, kmscon: on their pty; fbcon:
+# on tty1 itself).  README.md, Latency.
+#
+#   lat.sh READY
+#
+# Writes its pid to READY once the screen is cleared, then
+#   1. `cat >/dev/null` on the terminal in canonical mode with echo: the
+#      line discipline echoes what keylat types (letters and backspaces);
+#      keylat's Ctrl+D at the start of a line ends it.
+#   2. rounds of: the prompt (8 reverse-video blank cells, a solid block
+#      keylat recognises in any font, then "# "), a line read (keylat's
+#      Enter), a cleared screen and `base64 /dev/urandom` until Ctrl+C
+#      (SIGINT to the terminal's foreground group: base64 dies, this shell
+#      traps it and goes on).
+# The cursor is hidden throughout, so that no blinking cursor changes pixels.
+
+ready=$1
+trap : INT
+stty icanon echo echoe 2>/dev/null
+printf '\033[0m\033[H\033[2J\033[?25l'
+echo $$ >"$ready.tmp" && mv "$ready.tmp" "$ready"
+cat >/dev/null
+while :; do
+	printf '\n\033[7m%s\033[0m# \033[?25l' '        '
+	read -r line || exit 0
+	printf '\033[H\033[2J'
+	base64 /dev/urandom
+done

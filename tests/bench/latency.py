@@ -1,0 +1,192 @@
+"""The benchmark's latency section (README.md, Latency): key to pixels, idle
+and while another VT floods, and Ctrl+C under a flood until the prompt is on
+screen, for fbcon, consoled, fbterm and kmscon in the card's one boot.
+
+bench.py calls add_args(), guest_files() and run() and appends
+format_card() to the card's block; the figures go to the card's "latency"
+entry of bench-results.json.  The guest side is keylat (keylat.c: a uinput
+keyboard that polls the framebuffer mapping) and lat.sh (the session each
+terminal runs).
+"""
+
+import os
+import re
+
+import initramfs  # tests/vm, on bench.py's path
+import vmtest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TERMINALS = ["fbcon", "consoled", "fbterm", "kmscon"]
+G_KEYLAT = "/usr/bin/keylat"
+G_LAT_SH = "/bench/lat.sh"
+G_DIR = "/tmp/lat"
+RESULT_RE = re.compile(r"^(echo|int) n=(\d+) median_us=(\d+) p99_us=(\d+) max_us=(\d+)"
+                       r" min_us=(\d+)$", re.M)
+
+
+def add_args(ap):
+    ap.add_argument("--latency", default=",".join(TERMINALS),
+                    help="terminals whose key-to-pixel latency and Ctrl+C-under-flood time are"
+                         " measured (default %s; '' for none: CI's smoke run)"
+                         % ",".join(TERMINALS))
+    ap.add_argument("--latency-keys", type=int, default=300,
+                    help="timed keys per latency run (default 300)")
+    ap.add_argument("--int-rounds", type=int, default=30,
+                    help="Ctrl+C rounds per terminal (default 30)")
+
+
+def terminals(args):
+    out = [t for t in args.latency.split(",") if t]
+    for t in out:
+        if t not in TERMINALS:
+            raise SystemExit("bench: unknown --latency terminal %r (one of %s)"
+                             % (t, ", ".join(TERMINALS)))
+    return out
+
+
+def guest_files(args, consoled):
+    """({guest: host} files, {guest: host} binaries) the section needs."""
+    if not terminals(args):
+        return {}, {}
+    keylat = os.path.join(os.path.dirname(os.path.abspath(consoled)), "..", "tests", "bench",
+                          "keylat")
+    if not os.path.exists(keylat):
+        raise SystemExit("bench: --latency needs keylat next to consoled (%s): build"
+                         " tests/bench/keylat, or --latency ''" % os.path.normpath(keylat))
+    return {G_LAT_SH: os.path.join(HERE, "lat.sh")}, {G_KEYLAT: os.path.normpath(keylat)}
+
+
+def start_command(b, term, ready, font, kmscon):
+    """The shell command that starts `term` with lat.sh as its session."""
+    session = "/bin/sh %s %s" % (G_LAT_SH, ready)
+    if term == "fbcon":
+        # tty1 as the session's controlling tty: opened after setsid, so
+        # Ctrl+C reaches its foreground group (lat.sh and base64).
+        return ("setfont %s -C /dev/tty1 && echo 0 >/sys/class/graphics/fbcon/cursor_blink;"
+                " chvt 1; setsid sh -c 'exec %s </dev/tty1 >/dev/tty1 2>&1'"
+                % (font, session))
+    if term == "consoled":
+        return ("CONSOLED_BACKEND_DIR=%s consoled --vt=1 --fbdev=/dev/fb0 --font-file=%s"
+                " --login -- %s >%s/term.log 2>&1"
+                % (vmtest.GUEST_BACKEND_DIR, font, session, G_DIR))
+    if term == "fbterm":
+        return ("FONTCONFIG_FILE=%s setsid fbterm -n 'DejaVu Sans Mono' -s 13 --font-width=%d"
+                " --font-height=%d -- %s </dev/tty1 >%s/term.log 2>&1"
+                % (initramfs.FONTS_CONF, b.font_w, b.font_h, session, G_DIR))
+    return ("%s --vt=1 --no-drm --font-engine=unifont --login -- %s >%s/term.log 2>&1"
+            % (kmscon, session, G_DIR))
+
+
+def wait_file(vm, path, status, limit):
+    """Waits in the guest for `path` or keylat's exit; True if path came."""
+    out = vm.check("i=0; while [ ! -e %s ] && [ ! -s %s ] && [ $i -lt %d ]; do sleep 1;"
+                   " i=$((i + 1)); done; [ -e %s ] && echo arrived; true"
+                   % (path, status, limit, path), timeout=limit + 60)
+    return "arrived" in out
+
+
+def run_terminal(b, args, term, font, kmscon):
+    vm = b.vm
+    keys, rounds = args.latency_keys, args.int_rounds
+    d = G_DIR
+    vm.check("rm -rf %s; mkdir -p %s; pkill -x yes; true" % (d, d))
+    steps = ("bpp %d wait-file %s/ready sleep 2000 echo %d touch %s/e1 wait-file %s/g2"
+             " echo %d touch %s/e2 wait-file %s/g3 key ctrl-d sleep 1000 int %d 1000"
+             % (b.bpp, d, keys, d, d, keys, d, d, rounds))
+    vm.check("(keylat %s >%s/keylat.log 2>&1; echo $? >%s/status) </dev/null >/dev/null 2>&1 &"
+             % (steps, d, d))
+    # The keyboard exists before the terminal starts (kmscon enumerates input
+    # devices at start; the guest has no udevd to tell it of new ones).
+    vm.check("i=0; until grep -q created %s/keylat.log || [ $i -gt 100 ]; do sleep 0.1;"
+             " i=$((i + 1)); done" % d, timeout=60)
+    proc = {"fbcon": None, "consoled": "consoled", "fbterm": "fbterm", "kmscon": "kmscon"}[term]
+    vm.check("(%s &) </dev/null >/dev/null 2>&1" % start_command(b, term, d + "/ready", font, kmscon))
+    status = d + "/status"
+    # fbterm's first start scans the fonts (~20 s under TCG)
+    per_key = 0.5
+    try:
+        if not wait_file(vm, d + "/e1", status, int(90 + keys * per_key)):
+            raise RuntimeError("idle echo did not finish")
+        vm.check("(yes >/dev/tty2 &) </dev/null >/dev/null 2>&1; touch %s/g2" % d)
+        if not wait_file(vm, d + "/e2", status, int(60 + keys * per_key * 4)):
+            raise RuntimeError("echo under flood did not finish")
+        vm.check("pkill -x yes; touch %s/g3" % d)
+        wait_file(vm, status, status, int(60 + rounds * 10))
+        log = vm.check("cat %s/keylat.log; echo status $(cat %s 2>/dev/null)" % (d, status))
+    except Exception as e:  # noqa: BLE001 -- the log says why
+        log = vm.run("cat %s/keylat.log %s/term.log 2>&1 | tail -n 20" % (d, d), timeout=30)[0]
+        raise RuntimeError("%s: %s; log:\n%s" % (term, e, log)) from None
+    finally:
+        # fbcon's session: lat.sh and its base64 (the others' sessions end
+        # with their terminal)
+        vm.run("pkill -x yes; pkill -x keylat; %s pkill -x base64; chvt 1"
+               % ("kill $(cat %s/ready);" % d if term == "fbcon" else
+                  "pkill -x %s; sleep 1; pkill -9 -x %s;" % (proc, proc)), timeout=30)
+    if "status 0" not in log:
+        raise RuntimeError("keylat failed:\n%s" % log)
+    found = {}
+    for i, m in enumerate(RESULT_RE.finditer(log)):
+        key = {0: "idle", 1: "flood", 2: "int"}.get(i)
+        found[key] = {"n": int(m.group(2)), "median_ms": int(m.group(3)) / 1000,
+                      "p99_ms": int(m.group(4)) / 1000, "max_ms": int(m.group(5)) / 1000,
+                      "min_ms": int(m.group(6)) / 1000}
+    if set(found) != {"idle", "flood", "int"}:
+        raise RuntimeError("keylat printed no figures:\n%s" % log)
+    band = re.search(r"echo band rows (\d+)-(\d+)", log)
+    mode = re.search(r"mode (\S+) (\d+) bpp", log)
+    found["band"] = band.group(0) if band else None
+    found["mode"] = mode.group(0) if mode else None
+    return found
+
+
+def run(b, args, result, font, kmscon):
+    """The section for one card: a row per terminal in result["latency"]."""
+    rows = []
+    for term in terminals(args):
+        if term in ("fbterm", "kmscon") and term not in args.peers.split(","):
+            rows.append({"term": term, "skipped": "not in --peers (its binary is not in the"
+                                                  " initramfs)"})
+            continue
+        try:
+            r = run_terminal(b, args, term, font, kmscon)
+            r["term"] = term
+            print("# %s latency %s: echo idle %.1f/%.1f ms, flood %.1f/%.1f ms,"
+                  " Ctrl+C %.1f/%.1f ms (median/p99)"
+                  % (b.card, term, r["idle"]["median_ms"], r["idle"]["p99_ms"],
+                     r["flood"]["median_ms"], r["flood"]["p99_ms"], r["int"]["median_ms"],
+                     r["int"]["p99_ms"]), flush=True)
+        except Exception as e:  # noqa: BLE001 -- the next terminal still runs
+            print("# %s latency %s: FAILED: %s" % (b.card, term, e), flush=True)
+            r = {"term": term, "error": str(e)}
+            if b.vm.proc.poll() is not None:
+                rows.append(r)
+                break
+        rows.append(r)
+    result["latency"] = {"keys": args.latency_keys, "rounds": args.int_rounds, "rows": rows}
+
+
+def format_card(card):
+    lat = card.get("latency")
+    if not lat:
+        return ""
+    out = ["   latency (indicative: TCG, the poller shares the guest's one CPU): key to"
+           " pixels over %d keys, Ctrl+C under base64 to a still prompt over %d rounds, ms"
+           % (lat["keys"], lat["rounds"]),
+           "   %-9s %9s %9s %10s %10s %9s %9s" % ("terminal", "idle med", "idle p99",
+                                                 "flood med", "flood p99", "^C med", "^C p99")]
+    for r in lat["rows"]:
+        if "error" in r:
+            out.append("   %-9s FAILED: %s" % (r["term"], r["error"].splitlines()[0]))
+            out.extend("   %-9s   %s" % ("", line) for line in r["error"].splitlines()[1:8])
+            continue
+        if "skipped" in r:
+            out.append("   %-9s skipped: %s" % (r["term"], r["skipped"]))
+            continue
+        out.append("   %-9s %9.1f %9.1f %10.1f %10.1f %9.1f %9.1f"
+                   % (r["term"], r["idle"]["median_ms"], r["idle"]["p99_ms"],
+                      r["flood"]["median_ms"], r["flood"]["p99_ms"], r["int"]["median_ms"],
+                      r["int"]["p99_ms"]))
+    for r in lat["rows"]:
+        if r.get("mode") or r.get("band"):
+            out.append("   %s: %s; %s" % (r["term"], r.get("mode"), r.get("band")))
+    return "\n".join(out) + "\n"

@@ -13,6 +13,7 @@ import os
 import re
 
 import initramfs  # tests/vm, on bench.py's path
+import screen
 import vmtest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,7 +59,9 @@ def guest_files(args, consoled):
 
 def start_command(b, term, ready, font, kmscon):
     """The shell command that starts `term` with lat.sh as its session."""
-    session = "/bin/sh %s %s" % (G_LAT_SH, ready)
+    # SIGINT at its default in the session (keylat --run): a terminal started
+    # in the background by the harness's shell would hand it down ignored.
+    session = "keylat --run /bin/sh %s %s" % (G_LAT_SH, ready)
     if term == "fbcon":
         # tty1 as the session's controlling tty: opened after setsid, so
         # Ctrl+C reaches its foreground group (lat.sh and base64).
@@ -113,6 +116,15 @@ def run_terminal(b, args, term, font, kmscon):
         vm.check("pkill -x yes; touch %s/g3" % d)
         wait_file(vm, status, status, int(60 + rounds * 10))
         log = vm.check("cat %s/keylat.log; echo status $(cat %s 2>/dev/null)" % (d, status))
+        if "status 0" not in log:
+            shot = os.path.join(vm.out_dir, "latency-%s-failed.png" % term)
+            screen.save_png(vm.screendump(), shot)
+            log += "screendump: %s\n" % shot
+            # the session's processes: controlling tty, foreground group,
+            # ignored signals (for a Ctrl+C that did nothing)
+            log += vm.run("for p in $(pidof sh base64); do echo $p $(cat /proc/$p/cmdline | tr '\\0' ' ')"
+                          " pgrp,sid,tty,tpgid $(cut -d' ' -f5-8 /proc/$p/stat)"
+                          " $(grep SigIgn /proc/$p/status); done", timeout=30)[0]
     except Exception as e:  # noqa: BLE001 -- the log says why
         log = vm.run("cat %s/keylat.log %s/term.log 2>&1 | tail -n 20" % (d, d), timeout=30)[0]
         raise RuntimeError("%s: %s; log:\n%s" % (term, e, log)) from None

@@ -8,7 +8,7 @@
 # Writes its pid to READY once the screen is cleared, then
 #   1. `cat >/dev/null` on the terminal in canonical mode with echo: the
 #      line discipline echoes what keylat types (letters and backspaces);
-#      keylat's Ctrl+D at the start of a line ends it.
+#      it ends when keylat creates READY.int.
 #   2. rounds of: the prompt (8 reverse-video blank cells, a solid block
 #      keylat recognises in any font, then "# "), a line read (keylat's
 #      Enter), a cleared screen and `base64 /dev/urandom` until Ctrl+C
@@ -20,8 +20,16 @@ ready=$1
 trap : INT
 stty icanon echo echoe 2>/dev/null
 printf '\033[0m\033[H\033[2J\033[?25l'
+# cat in the background with the terminal as its input (an asynchronous
+# command's stdin is /dev/null otherwise), until keylat touches READY.int
+exec 3<&0
+cat <&3 >/dev/null &
+cat=$!
 echo $$ >"$ready.tmp" && mv "$ready.tmp" "$ready"
-cat >/dev/null
+while [ ! -e "$ready.int" ]; do
+	sleep 0.1
+done
+kill $cat
 while :; do
 	printf '\n\033[7m%s\033[0m# \033[?25l' '        '
 	read -r line || exit 0

@@ -94,8 +94,8 @@ def run_terminal(b, args, term, font, kmscon):
     d = G_DIR
     vm.check("rm -rf %s; mkdir -p %s; pkill -x yes; true" % (d, d))
     steps = ("bpp %d wait-file %s/ready sleep 2000 echo %d touch %s/e1 wait-file %s/g2"
-             " echo %d touch %s/e2 wait-file %s/g3 key ctrl-d sleep 1000 int %d 1000"
-             % (b.bpp, d, keys, d, d, keys, d, d, rounds))
+             " echo %d touch %s/e2 wait-file %s/g3 touch %s/ready.int sleep 1000 int %d 1000"
+             % (b.bpp, d, keys, d, d, keys, d, d, d, rounds))
     vm.check("(keylat %s >%s/keylat.log 2>&1; echo $? >%s/status) </dev/null >/dev/null 2>&1 &"
              % (steps, d, d))
     # The keyboard exists before the terminal starts (kmscon enumerates input
@@ -126,7 +126,7 @@ def run_terminal(b, args, term, font, kmscon):
                           " pgrp,sid,tty,tpgid $(cut -d' ' -f5-8 /proc/$p/stat)"
                           " $(grep SigIgn /proc/$p/status); done", timeout=30)[0]
     except Exception as e:  # noqa: BLE001 -- the log says why
-        log = vm.run("cat %s/keylat.log %s/term.log 2>&1 | tail -n 20" % (d, d), timeout=30)[0]
+        log = vm.run("tail -n 12 %s/keylat.log; tail -n 6 %s/term.log" % (d, d), timeout=30)[0]
         raise RuntimeError("%s: %s; log:\n%s" % (term, e, log)) from None
     finally:
         # fbcon's session: lat.sh and its base64 (the others' sessions end

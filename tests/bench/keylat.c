@@ -9,7 +9,7 @@
  *     keylat [--fb=DEV] [--poll-us=N] [--timeout-ms=N] [--quiet-ms=N] STEP...
  *     keylat --run COMMAND [ARG...]
  *
- *     wait-file PATH  wait (at most --timeout-ms) until PATH exists
+ *     wait-file PATH  wait (at most 15 x --timeout-ms) until PATH exists
  *     touch PATH      create PATH
  *     sleep MS        wait MS milliseconds
  *     key NAME        press and release a key (enter, ctrl-d, ctrl-c, a-z)
@@ -436,7 +436,7 @@ int main(int argc, char **argv)
 			uint64_t t0 = now_us();
 
 			while (access(arg, F_OK) < 0) {
-				if (now_us() - t0 > (uint64_t)timeout_ms * 1000u * 6u) {
+				if (now_us() - t0 > (uint64_t)timeout_ms * 1000u * 15u) {
 					fprintf(stderr, "keylat: %s did not appear\n", arg);
 					return 1;
 				}

@@ -995,6 +995,7 @@ def main():
     broken = [r["card"] for r in results if r.get("error")] + \
         ["%s/%s" % (r["card"], m["mode"]) for r in results for m in r["modes"]
          if "error" in m and not m.get("peer")]
+    broken += latency.broken(results)
     # A peer that cannot run on a card is a row with its log, not a broken run.
     peers_failed = ["%s/%s" % (r["card"], m["mode"]) for r in results for m in r["modes"]
                     if "error" in m and m.get("peer")]

@@ -182,6 +182,14 @@ def run(b, args, result, font, kmscon):
     result["latency"] = {"keys": args.latency_keys, "rounds": args.int_rounds, "rows": rows}
 
 
+def broken(results):
+    """consoled's and fbcon's latency rows that failed ("card/latency TERM"): a
+    broken run, as a consoled run that breaks; the peers' are rows only."""
+    return ["%s/latency %s" % (r["card"], row["term"]) for r in results
+            for row in r.get("latency", {}).get("rows", [])
+            if "error" in row and row["term"] in ("fbcon", "consoled")]
+
+
 def format_card(card):
     lat = card.get("latency")
     if not lat:

@@ -219,6 +219,25 @@ static uint64_t timed_key(unsigned code, unsigned y0, unsigned y1, unsigned *fir
 	return t - t0;
 }
 
+/* Waits until the whole screen has not changed for 500 ms. */
+static void settle(uint8_t *a, uint8_t *b)
+{
+	size_t len = (size_t)var.xres * bypp * var.yres;
+	uint64_t t0 = now_us(), still = t0;
+
+	grab(a, 0, var.yres, (size_t)var.xres * bypp);
+	while (now_us() - still < 500000u) {
+		sleep_us(20000);
+		grab(b, 0, var.yres, (size_t)var.xres * bypp);
+		if (memcmp(a, b, len) != 0) {
+			memcpy(a, b, len);
+			still = now_us();
+		}
+		if (now_us() - t0 > (uint64_t)timeout_ms * 1000u)
+			fail("echo: the screen did not stand still before the first key");
+	}
+}
+
 static void step_echo(unsigned n)
 {
 	size_t w = (size_t)var.xres * bypp;
@@ -228,15 +247,29 @@ static void step_echo(unsigned n)
 
 	if (!a || !b || !t)
 		fail("out of memory");
-	/* Calibration: a letter watched over the whole screen, and erased. */
-	timed_key(KEY_X, 0, var.yres, &first, &last, a, b);
-	/* The band: the cell rows around what changed (a glyph covers fewer
-	 * rows than its cell). */
-	y0 = first > 24 ? first - 24 : 0;
-	y1 = last + 25 < var.yres ? last + 25 : var.yres;
-	sleep_us(20000);
-	timed_key(KEY_BACKSPACE, y0, y1, &first, &last, a, b);
-	sleep_us(20000);
+	/* Calibration: the screen still for 500 ms (the terminal's first
+	 * frame drawn), then a letter watched over the whole screen and
+	 * erased; the erase must change rows of the letter's band, else again
+	 * (something else changed the screen meanwhile). */
+	for (unsigned tries = 0;; tries++) {
+		unsigned f2, l2;
+
+		if (tries == 3)
+			fail("echo: no stable text row found (the screen kept changing)");
+		settle(a, b);
+		timed_key(KEY_X, 0, var.yres, &first, &last, a, b);
+		/* The band: the cell rows around what changed (a glyph covers
+		 * fewer rows than its cell). */
+		y0 = first > 24 ? first - 24 : 0;
+		y1 = last + 25 < var.yres ? last + 25 : var.yres;
+		sleep_us(20000);
+		timed_key(KEY_BACKSPACE, 0, var.yres, &f2, &l2, a, b);
+		sleep_us(20000);
+		if (f2 >= y0 && l2 < y1)
+			break;
+		printf("echo: calibration again (letter rows %u-%u, erase rows %u-%u)\n", first,
+		       last, f2, l2);
+	}
 	while (i < n) {
 		unsigned code = typed < 20 ? letters[i % 26] : KEY_BACKSPACE;
 

@@ -183,7 +183,7 @@ static void report(const char *what, uint64_t *t, unsigned n)
 
 /* Presses `code` and polls rows [y0, y1) until they differ from before the
  * press; returns the time in microseconds and stores in *first and *last the
- * rows that changed (relative to the screen). Releases the key after. */
+ * rows that changed (relative to the screen). */
 static uint64_t timed_key(unsigned code, unsigned y0, unsigned y1, unsigned *first, unsigned *last,
 			  uint8_t *before, uint8_t *now)
 {
@@ -193,6 +193,9 @@ static uint64_t timed_key(unsigned code, unsigned y0, unsigned y1, unsigned *fir
 	grab(before, y0, y1, w);
 	t0 = now_us();
 	emit2(code, 1);
+	/* released at once: a key held until its echo shows would repeat
+	 * (consoled repeats keys itself) when the echo is slow */
+	emit2(code, 0);
 	for (;;) {
 		sleep_us(poll_us);
 		grab(now, y0, y1, w);
@@ -200,14 +203,12 @@ static uint64_t timed_key(unsigned code, unsigned y0, unsigned y1, unsigned *fir
 		if (memcmp(before, now, len) != 0)
 			break;
 		if (t - t0 > (uint64_t)timeout_ms * 1000u) {
-			emit2(code, 0);
 			fprintf(stderr,
 				"keylat: key %u: no pixel of rows %u-%u changed within %ld ms\n",
 				code, y0, y1 - 1, timeout_ms);
 			exit(1);
 		}
 	}
-	emit2(code, 0);
 	*first = UINT_MAX;
 	*last = 0;
 	for (unsigned y = y0; y < y1; y++)

@@ -196,8 +196,13 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 	}
 	if (m->selection)
 		selection_check(m->selection); /* output may have changed selected cells */
+	uint64_t drawn = render_get_stats(m->render)->cells_drawn;
 	bool again = render_frame(m->render, term_screen(m->term));
-	m->last_frame_usec = now_usec();
+	/* A frame that drew nothing (each key calls for one: typing brings
+	 * the view back from the scrollback) starts no frame interval, so the
+	 * key's echo right after it is drawn at once, not 16 ms later */
+	if (again || render_get_stats(m->render)->cells_drawn != drawn)
+		m->last_frame_usec = now_usec();
 	if (m->unblank_pending) {
 		/* the screen is drawn: the driver shows it again (the kernel
 		 * may use the VGA ports the blitter uses) */

@@ -83,7 +83,8 @@ struct render {
 	 * mode with fb-flush write: the visible screen in RAM (one byte a
 	 * pixel below 8 bpp) and the text rows that differ from VRAM */
 	bool shadow_mode;
-	bool write_flush; /* dirty rows go out with pwrite() (fbflush.h) */
+	bool write_flush;  /* dirty rows go out with pwrite() (fbflush.h) */
+	bool flush_failed; /* a pwrite() failed: its rows stay dirty for the next frame */
 	uint8_t *shadow;
 	size_t shadow_stride;
 	bool *dirty;
@@ -701,6 +702,7 @@ static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 {
 	const struct pixel_format *pf = &r->fb->format;
 	unsigned fh = r->cell_h, bpp = pf->bytes_per_pixel;
+	bool failed = false;
 
 	for (unsigned row = 0; row < r->rows; row++) {
 		unsigned end = row;
@@ -717,10 +719,19 @@ static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 		if (r->write_flush) {
 			int64_t n = fbflush_write_lines(r->fb, r->shadow, pr.y, pr.y + pr.h);
 
-			if (n < 0)
-				log_warning_errno((int)n, "Writing rows %u-%u to %s failed: %m",
-						  row, end - 1, r->fb->path);
-			else
+			if (n < 0) {
+				/* The rows stay dirty: the next frame (render_frame()
+				 * asks for one) writes them again, rather than leaving
+				 * them stale until their text changes. Logged once per
+				 * failing stretch of frames. */
+				if (!failed && !r->flush_failed)
+					log_warning_errno((int)n,
+							  "Writing rows %u-%u to %s failed, "
+							  "retrying at the next frame: %m",
+							  row, end - 1, r->fb->path);
+				failed = true;
+				memset(r->dirty + row, true, end - row);
+			} else
 				c->vram_bytes_written += (uint64_t)n;
 		} else if (pf->bits_per_pixel < 8) {
 			size_t bytes = pixel_line_bytes(pf, r->fb->var.xres);
@@ -740,6 +751,9 @@ static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 		}
 		row = end;
 	}
+	if (r->flush_failed && !failed)
+		log_info("Writing to %s works again", r->fb->path);
+	r->flush_failed = failed;
 }
 
 /* Below 8 bpp with pan or wrap: the display window moved by `shift` text
@@ -1055,7 +1069,7 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 	c->render_usec += now_usec() - start;
 	r->stats.frames++;
 	r->stats.render_usec += now_usec() - start;
-	return !r->prev_valid;
+	return !r->prev_valid || r->flush_failed;
 }
 
 const struct scroll_counters *render_get_counters(const struct render *r, enum scroll_mode m)

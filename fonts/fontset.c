@@ -1349,6 +1349,8 @@ void fontset_get_stats(const struct fontset *fs, struct fontset_stats *ret)
 	    .fallback_max = FALLBACK_FACES,
 	    .char_capacity = CHAR_CACHE_SIZE,
 	    .fc_lookups = fs->fc_lookups,
+	    .fc_loaded = fs->fc != NULL,
+	    .ft_loaded = fs->ft != NULL,
 	    .main_file = fs->file,
 	};
 }

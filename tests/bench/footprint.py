@@ -155,10 +155,10 @@ class Footprint:
                 # the whole smaps is too long for the serial line).
                 smaps = self.vm.check(
                     "awk '/^[0-9a-f]+-[0-9a-f]+ /{n=$6; if (n == \"\") n=\"[anon]\"}"
-                    " /^Rss:/{r[n]+=$2} /^Pss:/{p[n]+=$2} /^Pss_Anon:/{a[n]+=$2}"
-                    " END{for (k in p) print p[k], a[k], r[k], k}' /proc/%d/smaps | sort -rn"
+                    " /^Rss:/{r[n]+=$2} /^Pss:/{p[n]+=$2}"
+                    " END{for (k in p) print p[k], r[k], k}' /proc/%d/smaps | sort -rn"
                     % pids[0], timeout=120)
-                smaps = "PSS kB, PSS anon kB, RSS kB, mapping\n" + smaps
+                smaps = "PSS kB, RSS kB, mapping\n" + smaps
                 name = "smaps-%s-%s.txt" % (label.replace(" ", "-"), font.split()[0])
                 with open(os.path.join(self.out_dir, name), "w") as f:
                     f.write(smaps)

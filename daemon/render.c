@@ -41,6 +41,10 @@
 
 struct glyph_slot {
 	bool used;
+	/* Its pixels in glyph_pixels, given out in the order slots are first
+	 * used: the glyphs on screen lie together and touch as few pages as
+	 * they fill, not one page each wherever the hash put their slot. */
+	uint16_t block;
 	struct cell key;
 };
 
@@ -90,6 +94,7 @@ struct render {
 
 	struct glyph_slot *slots;
 	uint8_t *glyph_pixels; /* GLYPH_CACHE_SLOTS blocks of cell_bytes * height */
+	unsigned blocks_used;  /* blocks given to slots */
 	uint8_t *line;	       /* one pixel line of the screen */
 	uint8_t *rowbuf;       /* the pixels of one text row */
 	uint8_t *rotbuf;       /* ... turned for the glass (rotated screens) */
@@ -208,6 +213,7 @@ static int render_setup_grid(struct render *r)
 		if (space[i])
 			r->space_blank = false; /* a font with a visible space */
 	r->slots = xcalloc(GLYPH_CACHE_SLOTS, sizeof(struct glyph_slot));
+	r->blocks_used = 0;
 	block = (size_t)r->cell_bytes * h;
 	r->glyph_pixels = malloc(GLYPH_CACHE_SLOTS * block);
 	r->rowbuf = malloc((size_t)r->cols * r->cell_bytes * h);
@@ -255,6 +261,7 @@ void render_set_clusters(struct render *r, const struct cluster_table *clusters)
 	/* A stand-in may mean another cluster now: cached pixels are stale. */
 	if (r->slots)
 		memset(r->slots, 0, GLYPH_CACHE_SLOTS * sizeof(struct glyph_slot));
+	r->blocks_used = 0;
 }
 
 bool render_layout_stale(const struct render *r)
@@ -543,9 +550,9 @@ static bool render_mono_attr(const struct render *r, uint32_t attr, const uint8_
  * blended from the cell's background to its foreground. */
 static const uint8_t *render_glyph(struct render *r, const struct cell *c)
 {
-	uint32_t slot = glyph_hash(c);
+	struct glyph_slot *slot = &r->slots[glyph_hash(c)];
 	size_t block = (size_t)r->cell_bytes * r->cell_h;
-	uint8_t *px = r->glyph_pixels + slot * block;
+	uint8_t *px;
 	const struct pixel_format *pf = &r->fb->format;
 	unsigned bpp = pf->bytes_per_pixel;
 	unsigned cells = c->attr & (CELL_WIDE | CELL_RIGHT) ? 2 : 1;
@@ -554,8 +561,11 @@ static const uint8_t *render_glyph(struct render *r, const struct cell *c)
 	size_t len = 1;
 	const uint8_t *cov;
 
-	if (r->slots[slot].used && cell_equal(&r->slots[slot].key, c))
-		return px;
+	if (slot->used && cell_equal(&slot->key, c))
+		return r->glyph_pixels + slot->block * block;
+	if (!slot->used)
+		slot->block = (uint16_t)r->blocks_used++;
+	px = r->glyph_pixels + slot->block * block;
 
 	if (r->clusters && c->glyph >= CLUSTER_FIRST) {
 		const uint32_t *joined = cluster_lookup(r->clusters, c->glyph, &len, NULL);
@@ -579,8 +589,8 @@ static const uint8_t *render_glyph(struct render *r, const struct cell *c)
 			pixel_store(dst + (size_t)x * bpp, bpp, pixel_blend(pf, c->fg, c->bg, v));
 		}
 	}
-	r->slots[slot].used = true;
-	r->slots[slot].key = *c;
+	slot->used = true;
+	slot->key = *c;
 	return px;
 }
 

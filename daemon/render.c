@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "cluster.h"
@@ -984,6 +985,34 @@ static void render_do_fills(struct render *r, struct scroll_counters *c)
 	r->n_fills = 0;
 }
 
+/* With pwrite() flushes (fbflush.h), video memory is wiped the same way,
+ * from the shadow copy filled with the background line `line`, never
+ * through the mapping: a memcpy() there made every page of the driver's
+ * buffer consoled's own (4 MB of RSS at 1280x800x32 on bochs-drm) for one
+ * clear, then never used again. False when the device refused: the mapping
+ * does it then. */
+static bool render_wipe_by_write(struct render *r, const uint8_t *line)
+{
+	struct fbdev *fb = r->fb;
+	size_t screen = (size_t)fb->var.yres * r->shadow_stride, off = 0;
+
+	for (unsigned y = 0; y < fb->var.yres; y++)
+		memcpy(r->shadow + (size_t)y * r->shadow_stride, line, r->shadow_stride);
+	while (off < fb->map_size) {
+		ssize_t n = pwrite(fb->fd, r->shadow, MIN(screen, fb->map_size - off), (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			log_debug_errno(n < 0 ? errno : ENOSPC,
+					"Cannot wipe video memory with pwrite(): %m");
+			return false;
+		}
+		off += (size_t)n;
+	}
+	return true;
+}
+
 void render_wipe_vram(struct render *r)
 {
 	struct fbdev *fb = r->fb;
@@ -1007,9 +1036,12 @@ void render_wipe_vram(struct render *r)
 		for (size_t x = line / bpp * bpp; x < line; x++)
 			r->line[x] = 0;
 	}
-	for (done = 0; done + line <= fb->map_size; done += line)
-		memcpy(fb->map + done, r->line, line);
-	memset(fb->map + done, 0, fb->map_size - done);
+	if (!r->write_flush || !r->shadow || r->shadow_stride != line ||
+	    !render_wipe_by_write(r, r->line)) {
+		for (done = 0; done + line <= fb->map_size; done += line)
+			memcpy(fb->map + done, r->line, line);
+		memset(fb->map + done, 0, fb->map_size - done);
+	}
 	r->counters[SCROLL_MODE_REDRAW].vram_bytes_written += fb->map_size;
 	r->prev_valid = false;
 	if (r->shadow)

@@ -48,6 +48,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "vm"))
 import fonttest  # noqa: E402
+import footprint  # noqa: E402 -- tests/bench/footprint.py
 import initramfs  # noqa: E402
 import screen  # noqa: E402
 import vmlib  # noqa: E402
@@ -88,6 +89,9 @@ CARD_MODES = {
 }
 # The cards that get a row per rotation (--rotations).
 ROTATE_CARDS = ["cirrus"]
+# The cards that get the footprint section by default (--footprint): the
+# issue's 640x480x8 and 1280x800x32.
+FOOTPRINT_CARDS = ["cirrus", "bochs"]
 # Names a blitter plugin for the card may go by in `consoled --list-backends`.
 COPY_PLUGINS = {
     "cirrus": ["cirrus"],
@@ -657,6 +661,8 @@ def format_card(card):
             out.append("   %s: log: %s" % (label, n))
         if r.get("peer") and "error" in r:
             out.extend("   %s: %s" % (label, line) for line in r["error"].splitlines()[1:])
+    if card.get("footprint"):
+        out.extend(footprint.format_section(card["footprint"]))
     cost = snapshot_cost(card)
     if cost:
         out.append("   " + cost)
@@ -722,6 +728,10 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir):
                    for n, p in vmtest.find_plugins(args.consoled).items()}
         for peer in (p for p in args.peers.split(",") if p):
             plugins.update({path: path for path in PEER_ELVES[peer]})
+        if card in args.footprint.split(","):
+            files, elves = footprint.guest_files(args.consoled)
+            extra.update(files)
+            plugins.update(elves)
         qemu_card, append = CARD_BOOT.get(card, (card, ""))
         with vmlib.VM(qemu_card, consoled=os.path.abspath(args.consoled), initramfs_extra=extra,
                       extra_elves=plugins, append=append, out_dir=card_dir) as vm:
@@ -785,6 +795,11 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir):
                         raise RunError("QEMU exited (status %s); see %s"
                                        % (vm.proc.returncode, vm.qemu_log)) from None
                 result["modes"].append(r)
+            if card in args.footprint.split(","):
+                if b.ttf is None and args.ftref and caps["font_size"]:
+                    b.ttf = ttf_size(args.ftref, b.bpp == 8)
+                result["footprint"] = footprint.Footprint(b, KMSCON_BIN, G_LINES, card_dir).run(
+                    args.peers.split(","))
     except Exception as e:  # noqa: BLE001 -- a card that breaks must not stop the others
         traceback.print_exc()
         result["error"] = "%s: %s" % (type(e).__name__, e)
@@ -921,6 +936,7 @@ def main():
     ap.add_argument("--peers", default=",".join(PEERS),
                     help="other terminals measured in each boot: kmscon,fbterm (default both;"
                          " '' for none)")
+    footprint.add_args(ap, FOOTPRINT_CARDS)
     ap.add_argument("--consoled", default="build/daemon/consoled")
     ap.add_argument("--ftref", default=None,
                     help="the host's FreeType reference renderer (default: next to consoled)")

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "keys.h"
 #include "log.h"
 #include "pixel.h"
 #include "stream.h"
@@ -1959,6 +1960,12 @@ unsigned stream_mouse_modes(const struct stream *s)
 struct tsm_screen *stream_screen(const struct stream *s)
 {
 	return s->cfg.screen;
+}
+
+unsigned stream_key_modes(const struct stream *s)
+{
+	return (s->ckm ? KEYS_MODE_CURSOR_APP : 0) | (s->keys_kpam ? KEYS_MODE_KEYPAD_APP : 0) |
+	       (s->keys_lnm ? KEYS_MODE_NEWLINE : 0);
 }
 
 bool stream_cursor_keys_app(const struct stream *s)

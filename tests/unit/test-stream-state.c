@@ -490,6 +490,15 @@ static bool same_keys(struct term *a, struct term *b)
 
 	if (!ok)
 		fprintf(stderr, "keys: modes %x != %x\n", a->keys.modes, b->keys.modes);
+	/* the daemon's encoder reads the stage's own view: after a restore
+	 * too it is the follower's */
+	if (stream_key_modes(a->stream) != a->keys.modes ||
+	    stream_key_modes(b->stream) != b->keys.modes) {
+		fprintf(stderr, "keys: stream's modes %x, %x != followed %x, %x\n",
+			stream_key_modes(a->stream), stream_key_modes(b->stream), a->keys.modes,
+			b->keys.modes);
+		ok = false;
+	}
 	for (size_t i = 0; i < (unsigned)ELEMENTSOF(keys); i++) {
 		char ka[KEYS_MAX], kb[KEYS_MAX];
 

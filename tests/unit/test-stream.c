@@ -617,37 +617,146 @@ static void keys_seen(const char *bytes, size_t len, void *data)
 	keys_modes_feed(data, bytes, len);
 }
 
+/* A stream whose seen feeds a key mode follower. */
+struct keys_term {
+	struct tsm_screen *screen;
+	struct tsm_vte *vte;
+	struct cluster_table *table;
+	struct keys_modes km;
+	struct stream *st;
+};
+
+static struct stream *keys_term_init(struct keys_term *k)
+{
+	keys_modes_init(&k->km);
+	k->table = cluster_table_new();
+	CHECK(tsm_screen_new(&k->screen, NULL, NULL) == 0);
+	CHECK(tsm_screen_resize(k->screen, 40, 10) == 0);
+	CHECK(tsm_vte_new(&k->vte, k->screen, fake_vte_write, NULL, NULL, NULL) == 0);
+	k->st = stream_new(&(struct stream_config){.vte = k->vte,
+						   .screen = k->screen,
+						   .table = k->table,
+						   .reply = keys_seen_reply,
+						   .seen = keys_seen,
+						   .userdata = &k->km});
+	return k->st;
+}
+
+static void keys_term_fini(struct keys_term *k)
+{
+	stream_free(k->st);
+	tsm_vte_unref(k->vte);
+	tsm_screen_unref(k->screen);
+	cluster_table_free(k->table);
+}
+
 /* The key encoder's mode tracker follows what libtsm gets (stream_config's
  * seen), so the two agree on cursor-key mode even where the stage rewrites
  * a sequence: DECSCL is a soft reset for both. */
 static void test_keys_follow_stream(void)
 {
-	struct tsm_screen *screen;
-	struct tsm_vte *vte;
-	struct cluster_table *table = cluster_table_new();
-	struct keys_modes km;
-	struct stream *st;
+	struct keys_term k;
+	struct stream *st = keys_term_init(&k);
 
-	keys_modes_init(&km);
-	CHECK(tsm_screen_new(&screen, NULL, NULL) == 0);
-	CHECK(tsm_screen_resize(screen, 80, 24) == 0);
-	CHECK(tsm_vte_new(&vte, screen, fake_vte_write, NULL, NULL, NULL) == 0);
-	st = stream_new(&(struct stream_config){.vte = vte,
-						.screen = screen,
-						.table = table,
-						.reply = keys_seen_reply,
-						.seen = keys_seen,
-						.userdata = &km});
 	stream_feed(st, "\033[?1h\033=", 7);
-	CHECK(km.modes & KEYS_MODE_CURSOR_APP);
-	CHECK(km.modes & KEYS_MODE_KEYPAD_APP);
+	CHECK(k.km.modes & KEYS_MODE_CURSOR_APP);
+	CHECK(k.km.modes & KEYS_MODE_KEYPAD_APP);
+	CHECK_EQ_U(stream_key_modes(st), k.km.modes);
 	stream_feed(st, "\033[61\"p", 6); /* DECSCL */
-	CHECK(!(km.modes & KEYS_MODE_CURSOR_APP));
-	CHECK(!(km.modes & KEYS_MODE_KEYPAD_APP));
-	stream_free(st);
-	tsm_vte_unref(vte);
-	tsm_screen_unref(screen);
-	cluster_table_free(table);
+	CHECK(!(k.km.modes & KEYS_MODE_CURSOR_APP));
+	CHECK(!(k.km.modes & KEYS_MODE_KEYPAD_APP));
+	CHECK_EQ_U(stream_key_modes(st), k.km.modes);
+	/* the daemon reads the stage's own view (stream_key_modes()), which
+	 * must be the follower's: DECNKM and LNM, which DECSTR keeps for the
+	 * encoder only */
+	stream_feed(st, "\033[?66h\033[20h\033[!p", 15);
+	CHECK_EQ_U(k.km.modes, KEYS_MODE_NEWLINE);
+	CHECK_EQ_U(stream_key_modes(st), k.km.modes);
+	stream_feed(st, "\033[?66;1h", 8);
+	CHECK_EQ_U(stream_key_modes(st),
+		   KEYS_MODE_NEWLINE | KEYS_MODE_KEYPAD_APP | KEYS_MODE_CURSOR_APP);
+	CHECK_EQ_U(stream_key_modes(st), k.km.modes);
+	stream_feed(st, "\033c", 2); /* RIS */
+	CHECK_EQ_U(stream_key_modes(st), 0);
+	CHECK_EQ_U(k.km.modes, 0);
+	keys_term_fini(&k);
+}
+
+/* stream_key_modes() against the follower on what libtsm got, after every
+ * read of a pseudo-random mix of mode sequences, malformed and dropped
+ * ones, strings, C1 controls, text and marks, in reads of 1 to 64 bytes. */
+static void test_key_modes_random(void)
+{
+	static const char *const bits[] = {
+	    "\033[?1h",
+	    "\033[?1l",
+	    "\033[?66h",
+	    "\033[?66l",
+	    "\033=",
+	    "\033>",
+	    "\033c",
+	    "\033[!p",
+	    "\033[20h",
+	    "\033[20l",
+	    "\033[?1;66h",
+	    "\033[61\"p",
+	    "\033[?1$p",
+	    "\033[1$h",
+	    "\033[?;1h",
+	    "\033[? 1h",
+	    "\033[?1:2h",
+	    "\033[>1h",
+	    "\033[1;20h",
+	    "\033[?01l",
+	    "\033[20;?h",
+	    "\033[ 20h",
+	    "\033 =",
+	    "\033(=",
+	    "\033]1;\033[?1h\007",
+	    "\033P\033[?1h\033\\",
+	    "\302\233?1h",
+	    "\030",
+	    "\032",
+	    "e\314\201",
+	    "\344\270\200",
+	    "\033[2m",
+	    "\033[0m",
+	    "xy",
+	    "\033[?1\030h",
+	    "\033[?1\nh",
+	    "\033[5b",
+	};
+	struct keys_term k;
+	struct stream *st = keys_term_init(&k);
+	uint32_t rng = 12345;
+	char buf[4096];
+	size_t len = 0, changes = 0;
+	unsigned last = 0;
+
+	for (int round = 0; round < 2000; round++) {
+		size_t at = 0;
+
+		len = 0;
+		for (int i = 0; i < 8; i++) {
+			const char *b = bits[(rng = rng * 1103515245 + 12345) %
+					     (sizeof(bits) / sizeof(bits[0]))];
+
+			memcpy(buf + len, b, strlen(b));
+			len += strlen(b);
+		}
+		while (at < len) {
+			size_t n = 1 + (rng = rng * 1103515245 + 12345) / 65536 % 64;
+
+			n = MIN(n, len - at);
+			stream_feed(st, buf + at, n);
+			at += n;
+			CHECK_EQ_U(stream_key_modes(st), k.km.modes);
+			changes += stream_key_modes(st) != last;
+			last = stream_key_modes(st);
+		}
+	}
+	CHECK(changes > 100); /* the mix does move the modes */
+	keys_term_fini(&k);
 }
 
 /* ---- BEL ------------------------------------------------------------------ */
@@ -731,6 +840,7 @@ static void test_bell(void)
 int main(void)
 {
 	RUN(test_keys_follow_stream);
+	RUN(test_key_modes_random);
 	RUN(test_rep);
 	RUN(test_rep_limit);
 	RUN(test_decrqm);

@@ -475,6 +475,42 @@ static void test_malformed(void)
 /* The fast path over text hands on what the character-by-character path
  * did: its edges are the reads' ends, marks, C1 controls, shifts, DEC
  * graphics and REP's character. */
+/* A base and its marks, two bytes (decoded in stream_text() itself) and
+ * three (utf8_next()), become one stand-in for exactly those code points;
+ * the same cluster again gets the same stand-in, another one a new one. */
+static void test_cluster_marks(void)
+{
+	static const uint32_t want[][4] = {
+	    {'e', 0x301, 0x323, 0x20d0}, {'e', 0x301, 0x323, 0x20d0}, {'e', 0x301, 0x324, 0x20d0}};
+	struct fake_term f;
+	uint32_t cps[3];
+
+	fake_term_init(&f, 20, 4);
+	fake_feed(&f, "e\xcc\x81\xcc\xa3\xe2\x83\x90"
+		      "e\xcc\x81\xcc\xa3\xe2\x83\x90"
+		      "e\xcc\x81\xcc\xa4\xe2\x83\x90");
+	fake_term_read(&f);
+	for (unsigned x = 0; x < 3; x++) {
+		size_t len = 0;
+		const uint32_t *seq = cluster_lookup(f.table, f.cells[0][x].ch, &len, NULL);
+
+		cps[x] = f.cells[0][x].ch;
+		CHECK(seq != NULL && len == 4);
+		for (size_t k = 0; seq && k < len && k < 4; k++)
+			CHECK_EQ_U(seq[k], want[x][k]);
+	}
+	CHECK(cps[0] == cps[1] && cps[1] != cps[2]);
+	fake_term_fini(&f);
+}
+
+/* The stage takes printable ASCII for narrow without asking libtsm
+ * (stream_width()): libtsm must agree. */
+static void test_ascii_width(void)
+{
+	for (uint32_t c = 0x20; c < 0x7f; c++)
+		CHECK_EQ_U(tsm_ucs4_get_width(c), 1);
+}
+
 static void test_plain_runs(void)
 {
 	struct fake_term f;
@@ -536,6 +572,101 @@ static void test_sgr_as_is(void)
 	CHECK(!f.cells[0][5].attr.bold && f.cells[0][5].attr.fccode == 4);
 	CHECK(f.cells[0][6].attr.fccode == 5);
 	fake_term_fini(&f);
+}
+
+/* Replies nobody reads. */
+static void keys_seen_reply(const char *bytes, size_t len, void *data)
+{
+	(void)bytes;
+	(void)len;
+	(void)data;
+}
+
+/* What libtsm got, for test_sgr_fast(). */
+struct seen_log {
+	char buf[4096];
+	size_t len;
+};
+
+static void seen_log_add(const char *bytes, size_t len, void *data)
+{
+	struct seen_log *l = data;
+
+	CHECK(l->len + len < sizeof(l->buf));
+	if (l->len + len < sizeof(l->buf)) {
+		memcpy(l->buf + l->len, bytes, len);
+		l->len += len;
+	}
+}
+
+/* An SGR in one read takes stream_sgr_fast() when it can; cut into single
+ * bytes it takes the general path (csi_parse(), stream_sgr()). Both must give
+ * libtsm the same bytes and leave the same pen, whichever way each SGR goes:
+ * as it came, rewritten, or dropped. */
+static void test_sgr_fast(void)
+{
+	static const char *const sgrs[] = {
+	    "\033[01;38;5;196m",
+	    "\033[m",
+	    "\033[0m",
+	    "\033[;1m",
+	    "\033[1;m",
+	    "\033[21m",
+	    "\033[58;5;3m",
+	    "\033[38;5;256m",
+	    "\033[38;2;1;2;3m",
+	    "\033[38;2;1;2m",
+	    "\033[48;5m",
+	    "\033[65534m",
+	    "\033[65535m",
+	    "\033[99999999m",
+	    "\033[2;9;8m",
+	    "\033[22;29;28m",
+	    "\033[1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;32m",
+	    "\033[1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;32m",
+	    "\033[38:5:1m",
+	    "\033[?1m",
+	    "\033[1 m",
+	    "\033[1\nm",
+	    "\033[00035m",
+	    "\033[",
+	    "\033[000000000000000000000000000000000000000000000000000000000000000000000000000000"
+	    "00000000000000000000000000000000000000000000000001m",
+	    "\033[000000000000000000000000000000000000000000000000000000000000000000000000000000"
+	    "0000000000000000000000000000000000000000000000001m",
+	};
+
+	for (size_t k = 0; k < sizeof(sgrs) / sizeof(sgrs[0]); k++) {
+		struct seen_log whole = {0}, bytes = {0};
+		struct stream_state a, b;
+		char in[256];
+		size_t len;
+
+		len = (size_t)snprintf(in, sizeof(in), "%sx\033[1;4mp", sgrs[k]);
+		for (int cut = 0; cut < 2; cut++) {
+			struct fake_term f;
+			struct seen_log *l = cut ? &bytes : &whole;
+
+			fake_term_init(&f, 20, 4);
+			stream_free(f.stream);
+			f.stream = stream_new(&(struct stream_config){.vte = f.vte,
+								      .screen = f.screen,
+								      .table = f.table,
+								      .reply = keys_seen_reply,
+								      .seen = seen_log_add,
+								      .userdata = l});
+			for (size_t i = 0; i < len; i += cut ? 1 : len)
+				fake_feed_n(&f, in + i, cut ? 1 : len);
+			stream_get_state(f.stream, cut ? &b : &a);
+			fake_term_fini(&f);
+		}
+		if (whole.len != bytes.len || memcmp(whole.buf, bytes.buf, whole.len) != 0 ||
+		    !stream_pen_eq(&a.pen, &b.pen)) {
+			fprintf(stderr, "SGR %zu: libtsm got %.*s in one read, %.*s byte by byte\n",
+				k, (int)whole.len, whole.buf, (int)bytes.len, bytes.buf);
+			CHECK(false);
+		}
+	}
 }
 
 /* ---- cutting the stream ---------------------------------------------------- */
@@ -603,13 +734,6 @@ static void test_reset(void)
 	CHECK(fake_flags(&f, 1, 0) == 0 && f.cells[0][1].ch == 'q');
 	CHECK(f.n_replies == 0);
 	fake_term_fini(&f);
-}
-
-static void keys_seen_reply(const char *bytes, size_t len, void *data)
-{
-	(void)bytes;
-	(void)len;
-	(void)data;
 }
 
 static void keys_seen(const char *bytes, size_t len, void *data)
@@ -852,8 +976,11 @@ int main(void)
 	RUN(test_sgr);
 	RUN(test_extra_attributes);
 	RUN(test_malformed);
+	RUN(test_ascii_width);
+	RUN(test_cluster_marks);
 	RUN(test_plain_runs);
 	RUN(test_sgr_as_is);
+	RUN(test_sgr_fast);
 	RUN(test_split);
 	RUN(test_reset);
 	RUN(test_bell);

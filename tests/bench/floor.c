@@ -4,9 +4,9 @@
  * the glass can go, stage by stage, against libtsm alone (README.md here).
  *
  *   (a) tsm       libtsm's vte and screen fed the raw stream
- *   (b) filter    the stream stage (daemon/stream.c) in front of libtsm, with
- *                 the key encoder's mode follower on what libtsm gets, as
- *                 term.c wires them
+ *   (b) filter    the stream stage (daemon/stream.c) in front of libtsm, as
+ *                 term.c wires it (the key encoder reads its modes from
+ *                 the stage: stream_key_modes())
  *   (c) detect    (b) plus, at a fixed frame rate, the frame's damage and
  *                 scroll detection: the cell snapshot of the screen as
  *                 render.c takes it, row hashes, damage_find_scroll(), the

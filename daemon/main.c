@@ -48,13 +48,15 @@
 
 #define FRAME_INTERVAL_USEC (16 * USEC_PER_MSEC)
 /* During a flood (more than a screenful of bytes came in since the last
- * frame) the next frame waits FLOOD_RENDER_FACTOR times the last frame's
- * render time after it, at most FLOOD_GAP_MAX: drawing then takes at most
- * about a quarter of the time, the rest goes to reading and parsing. Where
- * a frame costs less than FRAME_INTERVAL / FLOOD_RENDER_FACTOR (pan, wrap,
- * most cards at 8 bpp) nothing changes. A flood that stops is drawn
- * FLOOD_QUIET after its last byte, not at the end of the long gap. */
-#define FLOOD_RENDER_FACTOR 3
+ * frame: the frames in between would show text that scrolls away before
+ * anyone can read it) the next frame waits FLOOD_RENDER_FACTOR times the
+ * last frame's render time after it, at least FLOOD_GAP_MIN and at most
+ * FLOOD_GAP_MAX: drawing then takes at most about a fifth of the time, the
+ * rest goes to reading and parsing, and the screen still moves 4 times a
+ * second. A flood that stops is drawn FLOOD_QUIET after its last byte, not
+ * at the end of the long gap. */
+#define FLOOD_RENDER_FACTOR 4
+#define FLOOD_GAP_MIN_USEC (50 * USEC_PER_MSEC)
 #define FLOOD_GAP_MAX_USEC (250 * USEC_PER_MSEC)
 #define FLOOD_QUIET_USEC FRAME_INTERVAL_USEC
 /* Session restore: while output keeps coming, the snapshot is brought up to
@@ -181,7 +183,7 @@ static void manager_pace_frames(struct manager *m, uint64_t render_usec)
 
 	m->frame_gap_usec = FRAME_INTERVAL_USEC;
 	if (bytes >= m->frame_bytes_in && bytes - m->frame_bytes_in > screenful)
-		m->frame_gap_usec = MIN(MAX(FLOOD_RENDER_FACTOR * render_usec, FRAME_INTERVAL_USEC),
+		m->frame_gap_usec = MIN(MAX(FLOOD_RENDER_FACTOR * render_usec, FLOOD_GAP_MIN_USEC),
 					FLOOD_GAP_MAX_USEC);
 	m->frame_bytes_in = bytes;
 }

@@ -456,10 +456,12 @@ class CardBench:
                     runs.append(("kmscon drm", "--drm"))
         return runs
 
-    def peer(self, label, backend):
+    def peer(self, label, backend, trace=False):
         """One peer's `cat` of the same lines through the same session.sh,
         until it answers the cursor position request after them.  Returns a
-        row of the table (mode = the peer, time, grid and a log line)."""
+        row of the table (mode = the peer, time, grid and a log line).
+        With trace, under strace (the --trace-peers diagnosis: its time is
+        not one to compare)."""
         vm = self.vm
         vm.check("rm -f %s %s %s.done %s" % (G_PEER_LOG, G_RESULT, G_RESULT, G_PEER_RC))
         # Give the terminal a second to size its pty before session.sh reads it.
@@ -468,9 +470,10 @@ class CardBench:
         session = "/bin/sh " + G_PEER_SESSION
         if label == "fbterm":
             # fbterm runs on the VT on its stdin: make tty1 its controlling tty.
-            cmd = ("FONTCONFIG_FILE=%s setsid fbterm -v -n 'DejaVu Sans Mono' -s 13"
+            cmd = ("FONTCONFIG_FILE=%s setsid %sfbterm -v -n 'DejaVu Sans Mono' -s 13"
                    " --font-width=%d --font-height=%d -- %s </dev/tty1 >%s 2>&1"
-                   % (initramfs.FONTS_CONF, self.font_w, self.font_h, session, G_PEER_LOG))
+                   % (initramfs.FONTS_CONF, "strace -f -tt -o /tmp/peer.strace " if trace else "",
+                      self.font_w, self.font_h, session, G_PEER_LOG))
             proc = "fbterm"
         else:
             cmd = ("%s --vt=1 %s --font-engine=unifont --verbose --login -- %s >%s 2>&1"
@@ -494,7 +497,13 @@ class CardBench:
         self.restore_fb_mode()
         if "finished" not in out:
             tail = vm.run("tail -n 15 %s; echo \"exit status: $(cat %s 2>/dev/null)\";"
-                          " dmesg | tail -n 5" % (G_PEER_LOG, G_PEER_RC), timeout=30)[0]
+                          " echo \"session: $(cat %s 2>/dev/null)\"; dmesg | tail -n 3;"
+                          " ps -o pid,stat,args | grep -v ' \\[' | tail -n 12"
+                          % (G_PEER_LOG, G_PEER_RC, G_RESULT), timeout=30)[0]
+            if trace:
+                tail += vm.run("grep -vE 'mmap|mprotect|brk|fstat|newfstatat|openat.*ENOENT|"
+                               "close|read\\(|pread64|lseek|getdents|access' /tmp/peer.strace"
+                               " | tail -n 60", timeout=60)[0]
             raise RunError("%s did not finish the session; its log:\n%s" % (label, tail))
         results = {}
         for line in vm.check("cat %s" % G_RESULT).splitlines():
@@ -755,6 +764,8 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir, fbcon_line
                    for n, p in vmtest.find_plugins(args.consoled).items()}
         for peer in (p for p in args.peers.split(",") if p):
             plugins.update({path: path for path in PEER_ELVES[peer]})
+        if args.trace_peers and os.path.exists("/usr/bin/strace"):
+            plugins["/usr/bin/strace"] = "/usr/bin/strace"
         qemu_card, append = CARD_BOOT.get(card, (card, ""))
         with vmlib.VM(qemu_card, consoled=os.path.abspath(args.consoled), initramfs_extra=extra,
                       extra_elves=plugins, append=append, out_dir=card_dir) as vm:
@@ -876,6 +887,15 @@ def bench_rounds(b, args, result, peer_runs):
                                    % (b.vm.proc.returncode, b.vm.qemu_log)) from None
                 if name == "consoled auto":
                     b.cleanup()
+                elif args.trace_peers:
+                    # once more under strace, for the cause (its time is not kept)
+                    try:
+                        r = b.peer(*[p for p in peer_runs if p[0] == name][0], trace=True)
+                        print("# %s round %d %s under strace: finished (%.3f s)"
+                              % (b.card, i + 1, name, r["cat_s"]), flush=True)
+                    except Exception as e2:  # noqa: BLE001 -- diagnosis only
+                        print("# %s round %d %s under strace: FAILED: %s"
+                              % (b.card, i + 1, name, e2), flush=True)
         loads.append(os.getloadavg()[0])
     rank = []
     for name in names:
@@ -1066,6 +1086,9 @@ def main():
                          " gives each one's median and spread (default 1: one run each)")
     ap.add_argument("--fbcon-lines", type=int, default=None,
                     help="lines of fbcon's run, its time scaled to --lines (default: --lines)")
+    ap.add_argument("--trace-peers", action="store_true",
+                    help="a peer run that fails in a --repeat round runs once more under the"
+                         " host's strace, whose trace tail is printed (diagnosis)")
     ap.add_argument("--consoled", default="build/daemon/consoled")
     ap.add_argument("--ftref", default=None,
                     help="the host's FreeType reference renderer (default: next to consoled)")

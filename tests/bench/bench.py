@@ -709,7 +709,9 @@ def format_card(card):
             out.append("   %s: approximate (no --stats: totals of the --verbose exit line, prefill"
                        " included, rows scrolled = lines written)" % label)
         if r.get("peer") and r.get("grid"):
-            out.append("   %s: grid %s (its pty's window size)" % (label, r["grid"]))
+            out.append("   %s: grid %s (its pty's window size)%s"
+                       % (label, r["grid"], "; cat s: the median of %d rounds (the ranking)"
+                          % r["median_of"] if r.get("median_of") else ""))
         for n in r.get("notes", []):
             out.append("   %s: log: %s" % (label, n))
         if r.get("peer") and "error" in r:

@@ -131,6 +131,9 @@ G_LINES = "/bench/lines"
 G_ROT_LINES = "/bench/lines-rotated"  # the rotation rows' (--rotate-lines)
 G_FBCON_LINES = "/bench/lines-fbcon"  # fbcon's own run (--fbcon-lines)
 G_PEER_RC = "/tmp/peer.rc"
+# --compare: another consoled binary (e.g. the one before a change), named
+# consoled too (the session and the harness find it by that name)
+G_COMPARE = "/opt/compare/consoled"
 G_SESSION = "/bench/session.sh"
 G_FBCON = "/bench/fbcon.sh"
 G_LOG = "/tmp/consoled.log"
@@ -325,7 +328,7 @@ class CardBench:
         except Exception:  # noqa: BLE001 -- best effort after a failure
             pass
 
-    def run_consoled(self, mode, phases, snapshots, ttf=False, restore=True):
+    def run_consoled(self, mode, phases, snapshots, ttf=False, restore=True, binary="consoled"):
         """One consoled run; returns (results by step, consoled log excerpt)."""
         vm = self.vm
         vm.check("rm -f %s %s %s %s.done" % (G_LOG, G_STATUS, G_RESULT, G_RESULT))
@@ -333,9 +336,10 @@ class CardBench:
             G_SESSION, self.lines_file, phases, self.args.ticks, 1 if snapshots else 0,
             G_LOG, G_RESULT)
         # The log is opened O_APPEND: session.sh appends its markers to it.
-        vm.check("(CONSOLED_BACKEND_DIR=" + vmtest.GUEST_BACKEND_DIR + " consoled %s --login -- %s </dev/null >>%s 2>&1; echo $? >%s)"
+        vm.check("(CONSOLED_BACKEND_DIR=" + vmtest.GUEST_BACKEND_DIR + " %s %s --login -- %s </dev/null >>%s 2>&1; echo $? >%s)"
                  " </dev/null >/dev/null 2>&1 &"
-                 % (" ".join(self.consoled_flags(mode, ttf, restore)), session, G_LOG, G_STATUS))
+                 % (binary, " ".join(self.consoled_flags(mode, ttf, restore)), session, G_LOG,
+                    G_STATUS))
         lines = self.lines if "cat" in phases else 0
         ticks = self.args.ticks if "tick" in phases else 0
         limit = int(self.timeout_for(lines, ticks))
@@ -550,10 +554,10 @@ class CardBench:
         if got != want:
             raise RunError("fb0 is %s after the peer, and stays so (boot: %s)" % (got, want))
 
-    def cat_only(self):
+    def cat_only(self, binary="consoled"):
         """consoled auto's `cat` alone (no ticks, no counters dumps): a round
         of --repeat.  Returns the cat time."""
-        results, _, _ = self.run_consoled("auto", "cat", snapshots=False)
+        results, _, _ = self.run_consoled("auto", "cat", snapshots=False, binary=binary)
         return self.phase_time(results, "cat")[0]
 
     def drew_stats(self, log, rows):
@@ -784,6 +788,8 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir, fbcon_line
                    for n, p in vmtest.find_plugins(args.consoled).items()}
         for peer in (p for p in args.peers.split(",") if p):
             plugins.update({path: path for path in PEER_ELVES[peer]})
+        if args.compare:
+            plugins[G_COMPARE] = os.path.abspath(args.compare)
         if args.trace_peers and os.path.exists("/usr/bin/strace"):
             plugins["/usr/bin/strace"] = "/usr/bin/strace"
         qemu_card, append = CARD_BOOT.get(card, (card, ""))
@@ -875,7 +881,8 @@ def bench_rounds(b, args, result, peer_runs):
     after the other in every round (the load of the moment weighs on all of
     them alike), and each terminal's median and spread.  The rows of the
     peers in the card's table are their medians."""
-    names = ["consoled auto"] + [label for label, _ in peer_runs]
+    names = ["consoled auto"] + (["consoled compare"] if args.compare else []) + \
+        [label for label, _ in peer_runs]
     times = {n: [] for n in names}
     errors = {}
     shown = set()
@@ -887,6 +894,9 @@ def bench_rounds(b, args, result, peer_runs):
             try:
                 if name == "consoled auto":
                     t = b.cat_only()
+                    r = None
+                elif name == "consoled compare":
+                    t = b.cat_only(G_COMPARE)
                     r = None
                 else:
                     r = b.peer(*[p for p in peer_runs if p[0] == name][0])
@@ -908,7 +918,7 @@ def bench_rounds(b, args, result, peer_runs):
                 if b.vm.proc.poll() is not None:
                     raise RunError("QEMU exited (status %s); see %s"
                                    % (b.vm.proc.returncode, b.vm.qemu_log)) from None
-                if name == "consoled auto":
+                if name.startswith("consoled"):
                     b.cleanup()
                 elif args.trace_peers:
                     # once more under strace, for the cause (its time is not kept)
@@ -1114,6 +1124,9 @@ def main():
                          " gives each one's median and spread (default 1: one run each)")
     ap.add_argument("--fbcon-lines", type=int, default=None,
                     help="lines of fbcon's run, its time scaled to --lines (default: --lines)")
+    ap.add_argument("--compare", default=None,
+                    help="another consoled binary (e.g. built before a change) that gets its"
+                         " own row, 'consoled compare', in every --repeat round")
     ap.add_argument("--trace-peers", action="store_true",
                     help="a peer run that fails in a --repeat round runs once more under the"
                          " host's strace, whose trace tail is printed (diagnosis)")

@@ -73,6 +73,9 @@ struct term {
 	 * stand-ins it hands out (cluster.h). */
 	struct stream *stream;
 	struct cluster_table *clusters;
+	/* Bytes read from the pty since the start: frame pacing tells a
+	 * flood by them. */
+	uint64_t bytes_in;
 
 	/* Bytes for the pty that did not fit (the session is not reading). */
 	char *out;
@@ -197,6 +200,7 @@ static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	if (revents & (EPOLLIN | EPOLLHUP)) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n > 0) {
+			t->bytes_in += (uint64_t)n;
 			stream_feed(t->stream, buf, (size_t)n);
 			if (t->cb.damage)
 				t->cb.damage(t->userdata);
@@ -721,6 +725,11 @@ int term_pidfd(struct term *t)
 struct tsm_vte *term_vte(struct term *t)
 {
 	return t->vte;
+}
+
+uint64_t term_bytes_in(const struct term *t)
+{
+	return t->bytes_in;
 }
 
 struct stream *term_stream(struct term *t)

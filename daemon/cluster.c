@@ -54,6 +54,16 @@ static uint32_t cluster_hash(const uint32_t *ch, size_t len, unsigned flags)
 	return h;
 }
 
+/* a[0..len) == b[0..len): clusters are a few code points, compared on
+ * every character with marks the stream stage prints (no memcmp() call) */
+static inline bool cluster_same(const uint32_t *a, const uint32_t *b, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
 static void cluster_index_insert(struct cluster_table *t, uint32_t i)
 {
 	const struct cluster *c = &t->clusters[i];
@@ -74,8 +84,7 @@ uint32_t cluster_intern(struct cluster_table *t, const uint32_t *ch, size_t len,
 		for (; t->index[slot]; slot = (slot + 1) & (t->index_cap - 1)) {
 			const struct cluster *c = &t->clusters[t->index[slot] - 1];
 
-			if (c->len == len && c->flags == flags &&
-			    memcmp(c->ch, ch, len * sizeof(uint32_t)) == 0)
+			if (c->len == len && c->flags == flags && cluster_same(c->ch, ch, len))
 				return CLUSTER_FIRST + t->index[slot] - 1;
 		}
 	}

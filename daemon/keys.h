@@ -27,7 +27,8 @@
  * keys are cursor and editing keys (the keysyms xkb gives them); with Num
  * Lock on they type digits whatever the keypad mode, as in xterm.
  *
- * The modes are the terminal's: struct keys_modes follows DECCKM
+ * The modes are the terminal's: the stream stage (stream_key_modes()) and
+ * struct keys_modes follow DECCKM
  * (CSI ? 1 h/l), DECKPAM/DECKPNM (ESC =, ESC >, and CSI ? 66 h/l) and LNM
  * (CSI 20 h/l) in the byte stream the session writes, resets them on RIS
  * (ESC c) and DECSTR (CSI ! p, not LNM), and nothing else changes them;
@@ -53,7 +54,9 @@
  * count, or 0 for a key it leaves to tsm_vte_handle_keyboard(). */
 size_t keys_encode(uint32_t keysym, unsigned mods, unsigned modes, char out[static KEYS_MAX]);
 
-/* A follower of the session's output that keeps the modes. */
+/* A follower of the session's output that keeps the modes: the reference
+ * the stream stage's own view (stream_key_modes(), which the daemon reads)
+ * is checked against in the unit tests, fed what libtsm gets. */
 struct keys_modes {
 	unsigned modes; /* KEYS_MODE_* */
 	/* where in a sequence the stream is, kept across calls */

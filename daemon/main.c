@@ -47,6 +47,18 @@
 #include "vcs.h"
 
 #define FRAME_INTERVAL_USEC (16 * USEC_PER_MSEC)
+/* During a flood (more than a screenful of bytes came in since the last
+ * frame: the frames in between would show text that scrolls away before
+ * anyone can read it) the next frame waits FLOOD_RENDER_FACTOR times the
+ * last frame's render time after it, at least FLOOD_GAP_MIN and at most
+ * FLOOD_GAP_MAX: drawing then takes at most about a fifth of the time, the
+ * rest goes to reading and parsing, and the screen still moves 4 times a
+ * second. A flood that stops is drawn FLOOD_QUIET after its last byte, not
+ * at the end of the long gap. */
+#define FLOOD_RENDER_FACTOR 4
+#define FLOOD_GAP_MIN_USEC (50 * USEC_PER_MSEC)
+#define FLOOD_GAP_MAX_USEC (250 * USEC_PER_MSEC)
+#define FLOOD_QUIET_USEC FRAME_INTERVAL_USEC
 /* Session restore: while output keeps coming, the snapshot is brought up to
  * date at most once per SNAPSHOT_INTERVAL (at a frame, with at most a
  * screenful of new scrollback), and once more (whole) when no new output
@@ -95,6 +107,11 @@ struct manager {
 	uint64_t exits[5]; /* times of the last RESPAWN_BURST session exits */
 	unsigned n_exits;
 	uint64_t last_frame_usec;
+	/* The least time from one frame to the next: FRAME_INTERVAL, longer
+	 * during a flood (FLOOD_RENDER_FACTOR); and the session's byte count
+	 * at the last frame, which tells a flood. */
+	uint64_t frame_gap_usec;
+	uint64_t frame_bytes_in;
 	uint64_t last_snapshot_usec;
 	bool wipe_pending; /* a session ended while another VT was shown */
 	int exit_status;
@@ -153,6 +170,24 @@ static int manager_on_snapshot(sd_event_source *s, uint64_t usec, void *userdata
 	return 0;
 }
 
+/* After a frame that took render_usec: the gap before the next one. A frame
+ * that followed more than a screenful of new bytes was drawn during a flood,
+ * where frames in between are not read by anyone: the next waits
+ * FLOOD_RENDER_FACTOR times this one's cost. Otherwise FRAME_INTERVAL, and
+ * the first byte after a quiet period is drawn at once as before. */
+static void manager_pace_frames(struct manager *m, uint64_t render_usec)
+{
+	uint64_t bytes = term_bytes_in(m->term);
+	struct tsm_screen *screen = term_screen(m->term);
+	uint64_t screenful = (uint64_t)tsm_screen_get_width(screen) * tsm_screen_get_height(screen);
+
+	m->frame_gap_usec = FRAME_INTERVAL_USEC;
+	if (bytes >= m->frame_bytes_in && bytes - m->frame_bytes_in > screenful)
+		m->frame_gap_usec = MIN(MAX(FLOOD_RENDER_FACTOR * render_usec, FLOOD_GAP_MIN_USEC),
+					FLOOD_GAP_MAX_USEC);
+	m->frame_bytes_in = bytes;
+}
+
 static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct manager *m = userdata;
@@ -196,13 +231,16 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 	}
 	if (m->selection)
 		selection_check(m->selection); /* output may have changed selected cells */
+	uint64_t start = now_usec();
 	uint64_t drawn = render_get_stats(m->render)->cells_drawn;
 	bool again = render_frame(m->render, term_screen(m->term));
 	/* A frame that drew nothing (each key calls for one: typing brings
 	 * the view back from the scrollback) starts no frame interval, so the
 	 * key's echo right after it is drawn at once, not 16 ms later */
-	if (again || render_get_stats(m->render)->cells_drawn != drawn)
+	if (again || render_get_stats(m->render)->cells_drawn != drawn) {
 		m->last_frame_usec = now_usec();
+		manager_pace_frames(m, m->last_frame_usec - start);
+	}
 	if (m->unblank_pending) {
 		/* the screen is drawn: the driver shows it again (the kernel
 		 * may use the VGA ports the blitter uses) */
@@ -226,14 +264,19 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 static void manager_schedule_frame(struct manager *m)
 {
 	int enabled = SD_EVENT_OFF;
-	uint64_t when;
+	uint64_t now = now_usec(), when;
 
 	sd_event_source_get_enabled(m->frame_source, &enabled);
-	if (enabled != SD_EVENT_OFF)
+	when = MAX(now, m->last_frame_usec + MAX(m->frame_gap_usec, FRAME_INTERVAL_USEC));
+	if (m->frame_gap_usec > FRAME_INTERVAL_USEC)
+		/* a flood's long gap ends early when the bytes stop */
+		when = MAX(MIN(when, now + FLOOD_QUIET_USEC),
+			   m->last_frame_usec + FRAME_INTERVAL_USEC);
+	else if (enabled != SD_EVENT_OFF)
 		return;
-	when = MAX(now_usec(), m->last_frame_usec + FRAME_INTERVAL_USEC);
 	sd_event_source_set_time(m->frame_source, when);
-	sd_event_source_set_enabled(m->frame_source, SD_EVENT_ONESHOT);
+	if (enabled == SD_EVENT_OFF)
+		sd_event_source_set_enabled(m->frame_source, SD_EVENT_ONESHOT);
 }
 
 static bool manager_vcs_source(void *userdata, struct vcs_source *ret)
@@ -1142,11 +1185,10 @@ static int manager_start(struct manager *m)
 	if (r < 0)
 		return r;
 
-	/* To the microsecond: with sd-event's default accuracy (250 ms) a
-	 * frame due now could wait for its 250 ms grid, and an idle echo
-	 * with it (the latency benchmark's consoled p99 was ~300 ms) */
-	r = sd_event_add_time(m->event, &m->frame_source, CLOCK_MONOTONIC, 0, 1, manager_on_frame,
-			      m);
+	/* to the millisecond: with sd-event's default accuracy (250 ms) a
+	 * frame due at the end of a flood could wait that long */
+	r = sd_event_add_time(m->event, &m->frame_source, CLOCK_MONOTONIC, 0, USEC_PER_MSEC,
+			      manager_on_frame, m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the frame timer: %m");
 	sd_event_source_set_enabled(m->frame_source, SD_EVENT_OFF);

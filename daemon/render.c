@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "cluster.h"
@@ -41,6 +42,10 @@
 
 struct glyph_slot {
 	bool used;
+	/* Its pixels in glyph_pixels, given out in the order slots are first
+	 * used: the glyphs on screen lie together and touch as few pages as
+	 * they fill, not one page each wherever the hash put their slot. */
+	uint16_t block;
 	struct cell key;
 };
 
@@ -83,13 +88,15 @@ struct render {
 	 * mode with fb-flush write: the visible screen in RAM (one byte a
 	 * pixel below 8 bpp) and the text rows that differ from VRAM */
 	bool shadow_mode;
-	bool write_flush; /* dirty rows go out with pwrite() (fbflush.h) */
+	bool write_flush;  /* dirty rows go out with pwrite() (fbflush.h) */
+	bool flush_failed; /* a pwrite() failed: its rows stay dirty for the next frame */
 	uint8_t *shadow;
 	size_t shadow_stride;
 	bool *dirty;
 
 	struct glyph_slot *slots;
 	uint8_t *glyph_pixels; /* GLYPH_CACHE_SLOTS blocks of cell_bytes * height */
+	unsigned blocks_used;  /* blocks given to slots */
 	uint8_t *line;	       /* one pixel line of the screen */
 	uint8_t *rowbuf;       /* the pixels of one text row */
 	uint8_t *rotbuf;       /* ... turned for the glass (rotated screens) */
@@ -208,6 +215,7 @@ static int render_setup_grid(struct render *r)
 		if (space[i])
 			r->space_blank = false; /* a font with a visible space */
 	r->slots = xcalloc(GLYPH_CACHE_SLOTS, sizeof(struct glyph_slot));
+	r->blocks_used = 0;
 	block = (size_t)r->cell_bytes * h;
 	r->glyph_pixels = malloc(GLYPH_CACHE_SLOTS * block);
 	r->rowbuf = malloc((size_t)r->cols * r->cell_bytes * h);
@@ -255,6 +263,7 @@ void render_set_clusters(struct render *r, const struct cluster_table *clusters)
 	/* A stand-in may mean another cluster now: cached pixels are stale. */
 	if (r->slots)
 		memset(r->slots, 0, GLYPH_CACHE_SLOTS * sizeof(struct glyph_slot));
+	r->blocks_used = 0;
 }
 
 bool render_layout_stale(const struct render *r)
@@ -543,9 +552,9 @@ static bool render_mono_attr(const struct render *r, uint32_t attr, const uint8_
  * blended from the cell's background to its foreground. */
 static const uint8_t *render_glyph(struct render *r, const struct cell *c)
 {
-	uint32_t slot = glyph_hash(c);
+	struct glyph_slot *slot = &r->slots[glyph_hash(c)];
 	size_t block = (size_t)r->cell_bytes * r->cell_h;
-	uint8_t *px = r->glyph_pixels + slot * block;
+	uint8_t *px;
 	const struct pixel_format *pf = &r->fb->format;
 	unsigned bpp = pf->bytes_per_pixel;
 	unsigned cells = c->attr & (CELL_WIDE | CELL_RIGHT) ? 2 : 1;
@@ -554,8 +563,11 @@ static const uint8_t *render_glyph(struct render *r, const struct cell *c)
 	size_t len = 1;
 	const uint8_t *cov;
 
-	if (r->slots[slot].used && cell_equal(&r->slots[slot].key, c))
-		return px;
+	if (slot->used && cell_equal(&slot->key, c))
+		return r->glyph_pixels + slot->block * block;
+	if (!slot->used)
+		slot->block = (uint16_t)r->blocks_used++;
+	px = r->glyph_pixels + slot->block * block;
 
 	if (r->clusters && c->glyph >= CLUSTER_FIRST) {
 		const uint32_t *joined = cluster_lookup(r->clusters, c->glyph, &len, NULL);
@@ -579,8 +591,8 @@ static const uint8_t *render_glyph(struct render *r, const struct cell *c)
 			pixel_store(dst + (size_t)x * bpp, bpp, pixel_blend(pf, c->fg, c->bg, v));
 		}
 	}
-	r->slots[slot].used = true;
-	r->slots[slot].key = *c;
+	slot->used = true;
+	slot->key = *c;
 	return px;
 }
 
@@ -701,6 +713,7 @@ static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 {
 	const struct pixel_format *pf = &r->fb->format;
 	unsigned fh = r->cell_h, bpp = pf->bytes_per_pixel;
+	bool failed = false;
 
 	for (unsigned row = 0; row < r->rows; row++) {
 		unsigned end = row;
@@ -717,10 +730,19 @@ static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 		if (r->write_flush) {
 			int64_t n = fbflush_write_lines(r->fb, r->shadow, pr.y, pr.y + pr.h);
 
-			if (n < 0)
-				log_warning_errno((int)n, "Writing rows %u-%u to %s failed: %m",
-						  row, end - 1, r->fb->path);
-			else
+			if (n < 0) {
+				/* The rows stay dirty: the next frame (render_frame()
+				 * asks for one) writes them again, rather than leaving
+				 * them stale until their text changes. Logged once per
+				 * failing stretch of frames. */
+				if (!failed && !r->flush_failed)
+					log_warning_errno((int)n,
+							  "Writing rows %u-%u to %s failed, "
+							  "retrying at the next frame: %m",
+							  row, end - 1, r->fb->path);
+				failed = true;
+				memset(r->dirty + row, true, end - row);
+			} else
 				c->vram_bytes_written += (uint64_t)n;
 		} else if (pf->bits_per_pixel < 8) {
 			size_t bytes = pixel_line_bytes(pf, r->fb->var.xres);
@@ -740,6 +762,9 @@ static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 		}
 		row = end;
 	}
+	if (r->flush_failed && !failed)
+		log_info("Writing to %s works again", r->fb->path);
+	r->flush_failed = failed;
 }
 
 /* Below 8 bpp with pan or wrap: the display window moved by `shift` text
@@ -974,6 +999,34 @@ static void render_do_fills(struct render *r, struct scroll_counters *c)
 	r->n_fills = 0;
 }
 
+/* With pwrite() flushes (fbflush.h), video memory is wiped the same way,
+ * from the shadow copy filled with the background line `line`, never
+ * through the mapping: a memcpy() there made every page of the driver's
+ * buffer consoled's own (4 MB of RSS at 1280x800x32 on bochs-drm) for one
+ * clear, then never used again. False when the device refused: the mapping
+ * does it then. */
+static bool render_wipe_by_write(struct render *r, const uint8_t *line)
+{
+	struct fbdev *fb = r->fb;
+	size_t screen = (size_t)fb->var.yres * r->shadow_stride, off = 0;
+
+	for (unsigned y = 0; y < fb->var.yres; y++)
+		memcpy(r->shadow + (size_t)y * r->shadow_stride, line, r->shadow_stride);
+	while (off < fb->map_size) {
+		ssize_t n = pwrite(fb->fd, r->shadow, MIN(screen, fb->map_size - off), (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			log_debug_errno(n < 0 ? errno : ENOSPC,
+					"Cannot wipe video memory with pwrite(): %m");
+			return false;
+		}
+		off += (size_t)n;
+	}
+	return true;
+}
+
 void render_wipe_vram(struct render *r)
 {
 	struct fbdev *fb = r->fb;
@@ -997,9 +1050,12 @@ void render_wipe_vram(struct render *r)
 		for (size_t x = line / bpp * bpp; x < line; x++)
 			r->line[x] = 0;
 	}
-	for (done = 0; done + line <= fb->map_size; done += line)
-		memcpy(fb->map + done, r->line, line);
-	memset(fb->map + done, 0, fb->map_size - done);
+	if (!r->write_flush || !r->shadow || r->shadow_stride != line ||
+	    !render_wipe_by_write(r, r->line)) {
+		for (done = 0; done + line <= fb->map_size; done += line)
+			memcpy(fb->map + done, r->line, line);
+		memset(fb->map + done, 0, fb->map_size - done);
+	}
 	r->counters[SCROLL_MODE_REDRAW].vram_bytes_written += fb->map_size;
 	r->prev_valid = false;
 	if (r->shadow)
@@ -1055,7 +1111,7 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 	c->render_usec += now_usec() - start;
 	r->stats.frames++;
 	r->stats.render_usec += now_usec() - start;
-	return !r->prev_valid;
+	return !r->prev_valid || r->flush_failed;
 }
 
 const struct scroll_counters *render_get_counters(const struct render *r, enum scroll_mode m)

@@ -125,7 +125,8 @@ void render_set_pointer(struct render *r, int col, int row);
 void render_set_flash(struct render *r, bool on);
 
 /* Draws what changed in `screen` since the last frame. Returns true when
- * another frame is needed (the blitter failed: everything is drawn again). */
+ * another frame is needed (the blitter failed: everything is drawn again; a
+ * pwrite() flush failed: its rows are written again). */
 bool render_frame(struct render *r, struct tsm_screen *screen);
 
 const struct render_stats *render_get_stats(const struct render *r);

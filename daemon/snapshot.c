@@ -110,7 +110,7 @@
 #define ROW_HDR 16u
 #define REC_HDR 32u
 
-/* A memfd up to this size gets all its pages when it is mapped. */
+/* Rows of a region up to this size get their pages when they are mapped. */
 #define POPULATE_MAX (16u << 20)
 
 /* What a snapshot may describe (a larger one is refused). */
@@ -561,7 +561,29 @@ void snapshot_reset(struct snapshot *s)
 	s->track[0] = s->track[1] = NULL;
 }
 
-static int snapshot_resize_file(struct snapshot *s, uint64_t size)
+/* The pages every update writes at once (one call, not a fault per page in
+ * the updates that touch them first): the headers, and the stand-ins and
+ * rows of the region at `l`. Not the scrollback ring: it fills a line at a
+ * time, and taking its pages here made an idle terminal pay for all of its
+ * scrollback from the start (1.3 MB at 80 columns, 2.6 MB at 160, with the
+ * default 1000 lines). Without MADV_POPULATE_WRITE (Linux < 5.14) the pages
+ * come as they are first written. */
+static void snapshot_populate(struct snapshot *s, const struct layout *l)
+{
+#ifdef MADV_POPULATE_WRITE
+	uint64_t rows = l->ring_off - l->region_off;
+
+	if (madvise(s->map, REGION_BASE, MADV_POPULATE_WRITE) < 0 ||
+	    (rows <= POPULATE_MAX &&
+	     madvise(s->map + l->region_off, (size_t)rows, MADV_POPULATE_WRITE) < 0))
+		log_debug_errno(errno, "Cannot populate the snapshot's pages: %m");
+#else
+	(void)s;
+	(void)l;
+#endif
+}
+
+static int snapshot_resize_file(struct snapshot *s, uint64_t size, const struct layout *l)
 {
 	void *map;
 
@@ -570,14 +592,12 @@ static int snapshot_resize_file(struct snapshot *s, uint64_t size)
 	snapshot_unmap(s);
 	if (ftruncate(s->fd, (off_t)size) < 0)
 		return -errno;
-	/* The pages at once (one call, not a fault per page in the updates
-	 * that touch them first), unless the scrollback makes it big. */
-	map = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		   MAP_SHARED | (size <= POPULATE_MAX ? MAP_POPULATE : 0), s->fd, 0);
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
 	if (map == MAP_FAILED)
 		return -errno;
 	s->map = map;
 	s->map_size = size;
+	snapshot_populate(s, l);
 	return 0;
 }
 
@@ -862,7 +882,7 @@ static int update(struct snapshot *s, struct tsm_screen *screen, struct stream *
 			off = ALIGN(s->cur.lay.region_off + s->cur.lay.region_size, PAGE);
 		layout_compute(&lay, p->cols, p->rows, s->sb_size, cl_cap, off);
 		need = MAX(off + lay.region_size, (uint64_t)s->map_size);
-		r = snapshot_resize_file(s, need);
+		r = snapshot_resize_file(s, need, &lay);
 		if (r < 0)
 			return r;
 		for (unsigned k = 0; k < 2; k++) {
@@ -1037,7 +1057,7 @@ static int update(struct snapshot *s, struct tsm_screen *screen, struct stream *
 			      (off_t)o->region_off, (off_t)o->region_size) < 0)
 			log_debug_errno(errno, "Cannot free the old snapshot region: %m");
 		if (lay.region_off < o->region_off)
-			(void)snapshot_resize_file(s, lay.region_off + lay.region_size);
+			(void)snapshot_resize_file(s, lay.region_off + lay.region_size, &lay);
 	}
 	for (unsigned k = 0; k < 2; k++) {
 		struct tsmpeek_line **lines = k ? p->alt_lines : p->main_lines;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "keys.h"
 #include "log.h"
 #include "pixel.h"
 #include "stream.h"
@@ -212,6 +213,27 @@ static void stream_flush(struct stream *s)
 	}
 }
 
+/* memcpy() for the few bytes most pieces are (the text between two
+ * characters with marks, a stand-in, a cluster): fixed-size moves the
+ * compiler inlines, over each end, instead of a library call */
+static inline void copy_small(void *dst, const void *src, size_t n)
+{
+	char *d = dst;
+	const char *c = src;
+
+	if (n >= 8 && n <= 16) {
+		memcpy(d, c, 8);
+		memcpy(d + n - 8, c + n - 8, 8);
+	} else if (n >= 4 && n < 8) {
+		memcpy(d, c, 4);
+		memcpy(d + n - 4, c + n - 4, 4);
+	} else if (n < 4) {
+		for (size_t i = 0; i < n; i++)
+			d[i] = c[i];
+	} else
+		memcpy(d, c, n);
+}
+
 static void stream_emit(struct stream *s, const char *b, size_t n)
 {
 	if (s->out_len + n > sizeof(s->out)) {
@@ -221,7 +243,7 @@ static void stream_emit(struct stream *s, const char *b, size_t n)
 			return;
 		}
 	}
-	memcpy(s->out + s->out_len, b, n);
+	copy_small(s->out + s->out_len, b, n);
 	s->out_len += n;
 }
 
@@ -260,6 +282,17 @@ static void stream_emit_cp(struct stream *s, uint32_t cp)
 {
 	char b[4];
 
+	/* straight into out: every stand-in (four bytes) comes here */
+	if (cp >= 0x10000 && s->out_len + sizeof(b) <= sizeof(s->out)) {
+		char *o = s->out + s->out_len;
+
+		o[0] = (char)(0xf0 | cp >> 18);
+		o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		o[3] = (char)(0x80 | (cp & 0x3f));
+		s->out_len += 4;
+		return;
+	}
 	stream_emit(s, b, utf8_encode(cp, b));
 }
 
@@ -370,6 +403,10 @@ static unsigned stream_width_lookup(struct stream *s, uint32_t cp)
  * every character of the stream asks (text runs, marks, REP). */
 static inline unsigned stream_width(struct stream *s, uint32_t cp)
 {
+	/* printable ASCII, the base of most clusters, is narrow (libtsm's
+	 * table says so: test-stream checks it) */
+	if (cp - 0x20 < 0x5f)
+		return 1;
 	if (cp < WIDTH_CACHE_END && s->widths) {
 		unsigned v = (s->widths[cp >> 2] >> ((cp & 3) * 2)) & 3;
 
@@ -387,10 +424,10 @@ static bool is_mark(struct stream *s, uint32_t cp)
 /* Prints a character (a base and its marks) as libtsm will: a stand-in
  * when it has marks or attributes libtsm does not keep, unless libtsm's
  * character set maps it (a stand-in would escape the mapping). */
-static void stream_print(struct stream *s, const uint32_t *seq, size_t n)
+static void stream_print_width(struct stream *s, const uint32_t *seq, size_t n, unsigned width)
 {
 	uint32_t base = seq[0], cp;
-	unsigned width = stream_width(s, base), flags = s->extra & (CLUSTER_DIM | CLUSTER_STRIKE);
+	unsigned flags = s->extra & (CLUSTER_DIM | CLUSTER_STRIKE);
 	bool gl_char = base >= 33 && base <= 126, gr_char = base >= 161 && base <= 254;
 	bool as_is = true; /* libtsm prints the base itself */
 
@@ -435,31 +472,44 @@ static void stream_print(struct stream *s, const uint32_t *seq, size_t n)
 	stream_emit_cp(s, base);
 }
 
+static void stream_print(struct stream *s, const uint32_t *seq, size_t n)
+{
+	stream_print_width(s, seq, n, stream_width(s, seq[0]));
+}
+
 /* The graphic character at p[0..len) (decoded: cp, n bytes) with the marks
  * that follow it in this read; returns the bytes taken. */
 static size_t stream_text(struct stream *s, const uint8_t *p, size_t len, uint32_t cp, size_t n)
 {
-	uint32_t seq[CLUSTER_MAX_LEN] = {cp};
+	uint32_t seq[CLUSTER_MAX_LEN];
 	size_t nseq = 1, j = n;
+	unsigned width = stream_width(s, cp); /* is_mark(), once */
 
-	if (is_mark(s, cp)) {
+	seq[0] = cp;
+	if (width == 0 && cp >= 0xa0 && cp < CLUSTER_FIRST) {
 		/* no base: libtsm drops it */
 		stream_emit_cp(s, cp);
 		return n;
 	}
 	while (j < len && p[j] >= 0x80) {
 		uint32_t mark;
-		size_t m = utf8_next(p + j, len - j, &mark);
+		size_t m;
 
+		/* most marks are two bytes (U+0300..U+036F), decoded here */
+		if (p[j] >= 0xc2 && p[j] <= 0xdf && j + 1 < len && (p[j + 1] & 0xc0) == 0x80) {
+			mark = (uint32_t)(p[j] & 0x1f) << 6 | (p[j + 1] & 0x3f);
+			m = 2;
+		} else
+			m = utf8_next(p + j, len - j, &mark);
 		if (m == 0 || !is_mark(s, mark))
 			break;
 		if (nseq < CLUSTER_MAX_LEN)
 			seq[nseq++] = mark;
 		j += m;
 	}
-	stream_print(s, seq, nseq);
-	if (stream_width(s, cp) > 0) {
-		memcpy(s->last, seq, nseq * sizeof(uint32_t));
+	stream_print_width(s, seq, nseq, width);
+	if (width > 0) {
+		copy_small(s->last, seq, nseq * sizeof(uint32_t));
 		s->last_len = nseq;
 	}
 	return j;
@@ -655,27 +705,24 @@ static void stream_track_sgr(struct stream *s, const int *v, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		int p = v[i];
 
-		if (p >= 30 && p <= 37) {
+		/* one switch (a jump table): every SGR of the stream comes here */
+		switch (p) {
+		case 30 ... 37:
 			a->fccode = (int8_t)(p - 30);
 			a->fr = a->fg = a->fb = 0;
-			continue;
-		}
-		if (p >= 90 && p <= 97) {
+			break;
+		case 90 ... 97:
 			a->fccode = (int8_t)(p - 90 + 8);
 			a->fr = a->fg = a->fb = 0;
-			continue;
-		}
-		if (p >= 40 && p <= 47) {
+			break;
+		case 40 ... 47:
 			a->bccode = (int8_t)(p - 40);
 			a->br = a->bg = a->bb = 0;
-			continue;
-		}
-		if (p >= 100 && p <= 107) {
+			break;
+		case 100 ... 107:
 			a->bccode = (int8_t)(p - 100 + 8);
 			a->br = a->bg = a->bb = 0;
-			continue;
-		}
-		switch (p) {
+			break;
 		case 0:
 			*a = default_attr;
 			s->extra = 0;
@@ -824,29 +871,34 @@ static size_t sgr_colour(int which, const int *a, size_t n, int *ret)
  * beyond the parser's bound, no colon, none this stage rewrites (21) or
  * drops (58, malformed colours). The common case (ls --color, 256 colours,
  * truecolour), handed on as it is. */
-static bool sgr_as_is(const struct csi *c)
+static bool sgr_values_as_is(const int *v, size_t n)
 {
-	if (c->colon || c->n == 0 || c->n > SGR_CHUNK)
+	if (n == 0 || n > SGR_CHUNK)
 		return false;
-	for (size_t i = 0; i < c->n; i++) {
-		int v = c->v[i];
+	for (size_t i = 0; i < n; i++) {
+		int p = v[i];
 
-		if (v < 0 || v >= PARAM_VALUE_MAX || v == 21 || v == 58)
+		if (p < 0 || p >= PARAM_VALUE_MAX || p == 21 || p == 58)
 			return false;
-		if (v != 38 && v != 48)
+		if (p != 38 && p != 48)
 			continue;
-		if (i + 2 < c->n && c->v[i + 1] == 5 && c->v[i + 2] >= 0 && c->v[i + 2] <= 255) {
+		if (i + 2 < n && v[i + 1] == 5 && v[i + 2] >= 0 && v[i + 2] <= 255) {
 			i += 2;
 			continue;
 		}
-		if (i + 4 >= c->n || c->v[i + 1] != 2)
+		if (i + 4 >= n || v[i + 1] != 2)
 			return false;
 		for (size_t k = 2; k <= 4; k++)
-			if (c->v[i + k] < 0 || c->v[i + k] > 255)
+			if (v[i + k] < 0 || v[i + k] > 255)
 				return false;
 		i += 4;
 	}
 	return true;
+}
+
+static bool sgr_as_is(const struct csi *c)
+{
+	return !c->colon && sgr_values_as_is(c->v, c->n);
 }
 
 static void stream_sgr(struct stream *s, const struct csi *c)
@@ -1548,6 +1600,55 @@ static void stream_step(struct stream *s, uint32_t cp)
 	}
 }
 
+/* An SGR at p[0..len) (p starts with ESC [) that stream_sgr() would hand on
+ * as it came: digits and ';' only, then 'm', in this read, no longer than a
+ * CSI may be (STREAM_SEQ_MAX), sgr_values_as_is(); or ESC [ m. It is
+ * followed and handed on without the general path's copy and second parse (the colour-heavy output
+ * of ls --color and the like is mostly these), with the same bytes for libtsm; returns the bytes
+ * taken, or 0 for anything else, which the general path then takes from the start. */
+static size_t stream_sgr_fast(struct stream *s, const uint8_t *p, size_t len)
+{
+	int v[SGR_CHUNK];
+	size_t n = 0, j = 2, end = MIN(len, 2 + (size_t)STREAM_SEQ_MAX);
+
+	if (len > 2 && p[2] == 'm')
+		v[n++] = 0; /* ESC [ m: SGR 0 */
+	else {
+		for (;;) {
+			size_t first = j;
+			unsigned val = 0, d;
+
+			while (j < end && (d = (unsigned)p[j] - '0') < 10) {
+				val = val * 10 + d;
+				if (val >= PARAM_VALUE_MAX)
+					return 0;
+				j++;
+			}
+			/* an empty parameter, or too many */
+			if (j == first || n == SGR_CHUNK || j == end)
+				return 0;
+			v[n++] = (int)val;
+			if (p[j] == 'm')
+				break;
+			if (p[j] != ';')
+				return 0;
+			j++;
+		}
+		if (!sgr_values_as_is(v, n))
+			return 0;
+	}
+	/* the state stream_enter() and the CSI's end leave */
+	s->seq_len = 0;
+	s->seq_bad = false;
+	s->string_esc = s->osc = false;
+	stream_track_sgr(s, v, n);
+	if (j == 2)
+		stream_emit(s, "\033[0m", 4); /* as stream_sgr() writes ESC [ m */
+	else
+		stream_emit(s, (const char *)p, j + 1);
+	return j + 1;
+}
+
 void stream_feed(struct stream *s, const char *in, size_t len)
 {
 	const uint8_t *p = (const uint8_t *)in;
@@ -1571,6 +1672,12 @@ void stream_feed(struct stream *s, const char *in, size_t len)
 		/* ESC [ in the ground state: what stream_step() makes of the
 		 * two bytes, at once */
 		if (cp == 0x1b && s->state == STATE_GROUND && i + 1 < len && p[i + 1] == '[') {
+			n = stream_sgr_fast(s, p + i, len - i);
+			if (n) {
+				i += n;
+				continue;
+			}
+			n = 1;
 			stream_enter(s, STATE_CSI);
 			i += 2;
 			if (i == len)
@@ -1959,6 +2066,12 @@ unsigned stream_mouse_modes(const struct stream *s)
 struct tsm_screen *stream_screen(const struct stream *s)
 {
 	return s->cfg.screen;
+}
+
+unsigned stream_key_modes(const struct stream *s)
+{
+	return (s->ckm ? KEYS_MODE_CURSOR_APP : 0) | (s->keys_kpam ? KEYS_MODE_KEYPAD_APP : 0) |
+	       (s->keys_lnm ? KEYS_MODE_NEWLINE : 0);
 }
 
 bool stream_cursor_keys_app(const struct stream *s)

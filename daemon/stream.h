@@ -74,8 +74,9 @@ struct stream_config {
 	const struct palette *palette;
 	/* Answers for the session, written where libtsm's own answers go. */
 	void (*reply)(const char *bytes, size_t len, void *userdata);
-	/* Optional: every byte libtsm gets, as it gets them (the key encoder's
-	 * mode tracker follows the same stream as libtsm, never the raw one). */
+	/* Optional: every byte libtsm gets, as it gets them (tests follow the
+	 * key encoder's modes in it with keys_modes_feed(), the reference for
+	 * stream_key_modes()). */
 	void (*seen)(const char *bytes, size_t len, void *userdata);
 	/* Optional: an OSC 52 (set or query the selection) terminated by BEL
 	 * or ST, what follows "52;" ("Pc;Pd"); longer than STREAM_OSC52_MAX,
@@ -116,8 +117,8 @@ void stream_reset(struct stream *s);
 #define STREAM_MODE_DECCKM (1u << 0)  /* CSI ? 1 h: application cursor keys */
 #define STREAM_MODE_DECKPAM (1u << 1) /* ESC =: libtsm's application keypad */
 #define STREAM_MODE_LNM (1u << 2)     /* CSI 20 h: libtsm's newline mode */
-/* The key encoder's own view (keys.h: struct keys_modes follows what libtsm
- * gets, through stream_config's seen, and differs in two points): */
+/* The key encoder's own view (stream_key_modes(); keys.h's struct keys_modes
+ * would follow the same in what libtsm gets), which differs in two points: */
 #define STREAM_MODE_KEYS_KEYPAD (1u << 3) /* DECKPAM, or CSI ? 66 h (DECNKM, libtsm ignores it) */
 #define STREAM_MODE_KEYS_LNM (1u << 4)	  /* LNM, which DECSTR leaves set for the encoder */
 #define STREAM_MODES_ALL 0x1fu
@@ -203,19 +204,25 @@ void stream_get_state(struct stream *s, struct stream_state *ret);
  * cursor, margins, tab stops and flags already rebuilt (the view not
  * scrolled back), brings libtsm's vte and this stage to `st` by feeding the
  * vte a synthesized escape sequence stream, which stream_config's seen gets
- * too (so the key encoder's modes follow; the encoder alone may also get a
- * CSI 20 h, see STREAM_MODE_KEYS_LNM). The screen's cells, cursor (also a
- * pending wrap: the last character before it is written again) and flags
- * are left as they were found; libtsm's default attribute for erasing
- * becomes the pen, as after any SGR. A saved or alternate cursor outside the
- * screen is kept as the nearest cell (libtsm's DECRC would go there too).
- * Returns 0, or -EINVAL if st holds values out of range (then nothing is
- * changed). */
+ * too (so a keys_modes_feed() there follows; it alone may also get a CSI
+ * 20 h, see STREAM_MODE_KEYS_LNM), and stream_key_modes() gives st's. The screen's cells, cursor
+ * (also a pending wrap: the last character before it is written again) and flags are left as they
+ * were found; libtsm's default attribute for erasing becomes the pen, as after any SGR. A saved or
+ * alternate cursor outside the screen is kept as the nearest cell (libtsm's DECRC would go there
+ * too). Returns 0, or -EINVAL if st holds values out of range (then nothing is changed). */
 int stream_set_state(struct stream *s, const struct stream_state *st);
 
 /* The mouse modes now (STREAM_MOUSE_*): at most one tracking and one
  * encoding bit. */
 unsigned stream_mouse_modes(const struct stream *s);
+
+/* The modes the key encoder needs (keys.h, KEYS_MODE_*), as this stage
+ * followed them in what libtsm got: DECCKM, DECKPAM or DECNKM (the last of
+ * ESC =, ESC >, CSI ? 66 h/l) and LNM, which DECSTR leaves set for the
+ * encoder (STREAM_MODE_KEYS_*). They equal what keys_modes_feed() makes of
+ * every byte libtsm gets (stream_config's seen), which the unit tests check;
+ * reading them here spares the daemon that second pass over the stream. */
+unsigned stream_key_modes(const struct stream *s);
 
 /* What the mouse dispatcher (mouse.h) needs besides the mouse modes: the
  * screen (alternate or not) and DECCKM (wheel keys). */

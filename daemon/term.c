@@ -73,8 +73,9 @@ struct term {
 	 * stand-ins it hands out (cluster.h). */
 	struct stream *stream;
 	struct cluster_table *clusters;
-	/* The modes keys depend on (DECCKM, DECKPAM, LNM), from the output. */
-	struct keys_modes keys;
+	/* Bytes read from the pty since the start: frame pacing tells a
+	 * flood by them. */
+	uint64_t bytes_in;
 
 	/* Bytes for the pty that did not fit (the session is not reading). */
 	char *out;
@@ -145,15 +146,6 @@ static void term_write_cb(struct tsm_vte *vte, const char *u8, size_t len, void 
 	term_queue_write(u8, len, data);
 }
 
-/* The key encoder's modes (DECCKM, DECKPAM) follow what libtsm is fed, after
- * the stream stage, so the two never disagree on a mode. */
-static void term_stream_seen(const char *bytes, size_t len, void *userdata)
-{
-	struct term *t = userdata;
-
-	keys_modes_feed(&t->keys, bytes, len);
-}
-
 #define TERM_HANGUP_RECHECK_USEC (100 * 1000)
 
 static void term_stream_osc52(const char *args, size_t len, void *userdata)
@@ -208,6 +200,7 @@ static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	if (revents & (EPOLLIN | EPOLLHUP)) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n > 0) {
+			t->bytes_in += (uint64_t)n;
 			stream_feed(t->stream, buf, (size_t)n);
 			if (t->cb.damage)
 				t->cb.damage(t->userdata);
@@ -529,19 +522,12 @@ static int term_watch_session(struct term *t)
  * failure nothing of `a` is taken. */
 static int term_adopt(struct term *t, const struct term_adopt *a)
 {
-	struct stream_state st;
 	unsigned cols = 0, rows = 0;
 	int flags, r;
 
 	r = snapshot_restore(a->snapshot, t->screen, t->vte, t->stream, t->clusters, &cols, &rows);
 	if (r < 0)
 		return r;
-	/* The key encoder's modes are what the vte was left in. */
-	stream_get_state(t->stream, &st);
-	keys_modes_init(&t->keys);
-	t->keys.modes = (st.modes & STREAM_MODE_DECCKM ? KEYS_MODE_CURSOR_APP : 0) |
-			(st.modes & STREAM_MODE_DECKPAM ? KEYS_MODE_KEYPAD_APP : 0) |
-			(st.modes & STREAM_MODE_LNM ? KEYS_MODE_NEWLINE : 0);
 
 	flags = fcntl(a->master, F_GETFL);
 	if (flags >= 0 && !(flags & O_NONBLOCK))
@@ -624,8 +610,6 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	t->cfg.adopt = NULL;
 	t->userdata = userdata;
 	t->clusters = cluster_table_new();
-	keys_modes_init(&t->keys);
-
 	r = tsm_screen_new(&t->screen, term_tsm_log, NULL);
 	if (r < 0) {
 		log_error_errno(r, "Failed to create the terminal screen: %m");
@@ -651,7 +635,6 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	    .table = t->clusters,
 	    .palette = cfg->palette,
 	    .reply = term_queue_write,
-	    .seen = term_stream_seen,
 	    .osc52 = term_stream_osc52,
 	    .bell = term_stream_bell,
 	    .userdata = t,
@@ -702,7 +685,6 @@ int term_restart(struct term *t)
 	 * scrollback and every mode go back to a fresh terminal's. */
 	tsm_vte_hard_reset(t->vte);
 	stream_reset(t->stream);
-	keys_modes_init(&t->keys);
 	tsm_screen_clear_sb(t->screen);
 	tsm_screen_erase_screen(t->screen, false);
 	/* no stand-in is left on the screen or in the scrollback */
@@ -745,6 +727,11 @@ struct tsm_vte *term_vte(struct term *t)
 	return t->vte;
 }
 
+uint64_t term_bytes_in(const struct term *t)
+{
+	return t->bytes_in;
+}
+
 struct stream *term_stream(struct term *t)
 {
 	return t->stream;
@@ -764,7 +751,8 @@ void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned m
 		     uint32_t unicode)
 {
 	char seq[KEYS_MAX];
-	size_t n = keys_encode(keysym, mods, t->keys.modes, seq);
+	/* the modes the stream stage followed in what libtsm got */
+	size_t n = keys_encode(keysym, mods, stream_key_modes(t->stream), seq);
 
 	/* keys.c sends what libtsm would get wrong (keys.h) */
 	if (n > 0)

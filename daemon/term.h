@@ -91,6 +91,9 @@ int term_resize(struct term *t, unsigned cols, unsigned rows, unsigned width_px,
 struct tsm_screen *term_screen(struct term *t);
 struct tsm_vte *term_vte(struct term *t);
 struct stream *term_stream(struct term *t);
+/* Bytes read from the session's pty so far (frame pacing tells floods by
+ * them). */
+uint64_t term_bytes_in(const struct term *t);
 
 /* The session's pty master and its leader's pidfd (-1 if none: a session
  * consoled forked, or a helper without pidfds), or -1 between sessions. */

@@ -17,6 +17,8 @@ struct fontset_stats {
 	unsigned fallback_max;	  /* their bound */
 	unsigned char_capacity;	  /* entries of the per-character fallback answer cache */
 	unsigned long fc_lookups; /* fallback searches through fontconfig's font list */
+	bool fc_loaded;		  /* fontconfig's configuration and cache are loaded */
+	bool ft_loaded;		  /* FreeType is initialised */
 	const char *main_file;	  /* file of the main font; NULL for the built-in font */
 };
 

@@ -123,6 +123,11 @@ struct cache_entry {
 	uint8_t len; /* 0: empty */
 	uint8_t style;
 	uint8_t cells;
+	/* Its coverage map in fs->pixels, given out in the order entries are
+	 * first filled: the maps of the glyphs in use lie together, so they
+	 * touch as few pages as they fill, not one page each wherever the
+	 * hash put their entry. */
+	uint16_t block;
 	uint64_t last_use;
 };
 
@@ -159,7 +164,8 @@ struct fontset {
 	struct cache_entry *entries;
 	uint8_t *pixels;
 	size_t slot_bytes;
-	unsigned sets; /* power of two */
+	unsigned sets;	      /* power of two */
+	unsigned blocks_used; /* coverage maps given to entries */
 	uint64_t tick;
 };
 
@@ -1132,13 +1138,15 @@ const uint8_t *fontset_render(struct fontset *fs, const uint32_t *ch, size_t len
 		if (e->len == len && e->style == style && e->cells == cells &&
 		    memcmp(e->ch, ch, len * sizeof(*ch)) == 0) {
 			e->last_use = fs->tick;
-			return fs->pixels + (slot + w) * fs->slot_bytes;
+			return fs->pixels + (size_t)e->block * fs->slot_bytes;
 		}
 		if (!victim || (victim->len && (!e->len || e->last_use < victim->last_use)))
 			victim = e;
 	}
 
-	px = fs->pixels + (size_t)(victim - fs->entries) * fs->slot_bytes;
+	if (!victim->len)
+		victim->block = (uint16_t)fs->blocks_used++;
+	px = fs->pixels + (size_t)victim->block * fs->slot_bytes;
 	cv = (struct canvas){
 	    .px = px, .w = (int)(cells * fs->cell_w), .h = (int)fs->cell_h, .mono = fs->mono};
 	memset(px, 0, (size_t)cv.w * cv.h);
@@ -1177,6 +1185,7 @@ static int cache_alloc(struct fontset *fs)
 	fs->pixels = px;
 	fs->slot_bytes = slot_bytes;
 	fs->sets = (unsigned)(entries / CACHE_WAYS);
+	fs->blocks_used = 0;
 	return 0;
 }
 
@@ -1349,6 +1358,8 @@ void fontset_get_stats(const struct fontset *fs, struct fontset_stats *ret)
 	    .fallback_max = FALLBACK_FACES,
 	    .char_capacity = CHAR_CACHE_SIZE,
 	    .fc_lookups = fs->fc_lookups,
+	    .fc_loaded = fs->fc != NULL,
+	    .ft_loaded = fs->ft != NULL,
 	    .main_file = fs->file,
 	};
 }

@@ -48,6 +48,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "vm"))
 import fonttest  # noqa: E402
+import footprint  # noqa: E402 -- tests/bench/footprint.py
 import latency  # noqa: E402 -- this directory (--latency)
 import initramfs  # noqa: E402
 import screen  # noqa: E402
@@ -89,6 +90,9 @@ CARD_MODES = {
 }
 # The cards that get a row per rotation (--rotations).
 ROTATE_CARDS = ["cirrus"]
+# The cards that get the footprint section by default (--footprint): the
+# issue's 640x480x8 and 1280x800x32.
+FOOTPRINT_CARDS = ["cirrus", "bochs"]
 # Names a blitter plugin for the card may go by in `consoled --list-backends`.
 COPY_PLUGINS = {
     "cirrus": ["cirrus"],
@@ -130,6 +134,11 @@ TTF_SIZES = [s / 4 for s in range(6 * 4, 16 * 4 + 1)]  # 6 to 16 points, in quar
 
 G_LINES = "/bench/lines"
 G_ROT_LINES = "/bench/lines-rotated"  # the rotation rows' (--rotate-lines)
+G_FBCON_LINES = "/bench/lines-fbcon"  # fbcon's own run (--fbcon-lines)
+G_PEER_RC = "/tmp/peer.rc"
+# --compare: another consoled binary (e.g. the one before a change), named
+# consoled too (the session and the harness find it by that name)
+G_COMPARE = "/opt/compare/consoled"
 G_SESSION = "/bench/session.sh"
 G_FBCON = "/bench/fbcon.sh"
 G_LOG = "/tmp/consoled.log"
@@ -265,12 +274,13 @@ class CardBench:
         # fbcon on cirrus takes ~24 ms a line under TCG; consoled far less.
         return 120 + lines * 0.05 + ticks * 0.5
 
-    def fbcon(self, rotate=0):
+    def fbcon(self, rotate=0, lines_file=None, lines=None):
         # fbcon takes ~24 ms a line on cirrus under TCG, several times that
         # on a host busy with other guests; turned, it draws a glyph at a
         # time through its rotated font: up to ~0.7 s a line
-        out = self.vm.check("sh %s %s %s %d" % (G_FBCON, self.lines_file, GUEST_FONT, rotate),
-                            timeout=(120 + self.lines * 0.2) * (4 if rotate else 1))
+        lines_file, lines = lines_file or self.lines_file, lines or self.lines
+        out = self.vm.check("sh %s %s %s %d" % (G_FBCON, lines_file, GUEST_FONT, rotate),
+                            timeout=(120 + lines * 0.2) * (4 if rotate else 1))
         m = re.search(r"fbcon (\d+\.\d+) (\d+\.\d+)", out)
         size = re.search(r"size (\d+) (\d+)", out)
         if not m or not size:
@@ -323,7 +333,7 @@ class CardBench:
         except Exception:  # noqa: BLE001 -- best effort after a failure
             pass
 
-    def run_consoled(self, mode, phases, snapshots, ttf=False, restore=True):
+    def run_consoled(self, mode, phases, snapshots, ttf=False, restore=True, binary="consoled"):
         """One consoled run; returns (results by step, consoled log excerpt)."""
         vm = self.vm
         vm.check("rm -f %s %s %s %s.done" % (G_LOG, G_STATUS, G_RESULT, G_RESULT))
@@ -331,9 +341,10 @@ class CardBench:
             G_SESSION, self.lines_file, phases, self.args.ticks, 1 if snapshots else 0,
             G_LOG, G_RESULT)
         # The log is opened O_APPEND: session.sh appends its markers to it.
-        vm.check("(CONSOLED_BACKEND_DIR=" + vmtest.GUEST_BACKEND_DIR + " consoled %s --login -- %s </dev/null >>%s 2>&1; echo $? >%s)"
+        vm.check("(CONSOLED_BACKEND_DIR=" + vmtest.GUEST_BACKEND_DIR + " %s %s --login -- %s </dev/null >>%s 2>&1; echo $? >%s)"
                  " </dev/null >/dev/null 2>&1 &"
-                 % (" ".join(self.consoled_flags(mode, ttf, restore)), session, G_LOG, G_STATUS))
+                 % (binary, " ".join(self.consoled_flags(mode, ttf, restore)), session, G_LOG,
+                    G_STATUS))
         lines = self.lines if "cat" in phases else 0
         ticks = self.args.ticks if "tick" in phases else 0
         limit = int(self.timeout_for(lines, ticks))
@@ -454,41 +465,70 @@ class CardBench:
                     runs.append(("kmscon drm", "--drm"))
         return runs
 
-    def peer(self, label, backend):
+    def peer(self, label, backend, trace=False):
         """One peer's `cat` of the same lines through the same session.sh,
         until it answers the cursor position request after them.  Returns a
-        row of the table (mode = the peer, time, grid and a log line)."""
+        row of the table (mode = the peer, time, grid and a log line).
+        With trace, under strace (the --trace-peers diagnosis: its time is
+        not one to compare)."""
         vm = self.vm
-        vm.check("rm -f %s %s %s.done" % (G_PEER_LOG, G_RESULT, G_RESULT))
+        vm.check("rm -f %s %s %s.done %s" % (G_PEER_LOG, G_RESULT, G_RESULT, G_PEER_RC))
         # Give the terminal a second to size its pty before session.sh reads it.
         vm.check("echo 'sleep 1; exec /bin/sh %s %s cat 0 0 %s %s' >%s"
                  % (G_SESSION, G_LINES, G_PEER_LOG, G_RESULT, G_PEER_SESSION))
         session = "/bin/sh " + G_PEER_SESSION
         if label == "fbterm":
             # fbterm runs on the VT on its stdin: make tty1 its controlling tty.
-            cmd = ("FONTCONFIG_FILE=%s setsid fbterm -v -n 'DejaVu Sans Mono' -s 13"
+            cmd = ("FONTCONFIG_FILE=%s setsid %sfbterm -v -n 'DejaVu Sans Mono' -s 13"
                    " --font-width=%d --font-height=%d -- %s </dev/tty1 >%s 2>&1"
-                   % (initramfs.FONTS_CONF, self.font_w, self.font_h, session, G_PEER_LOG))
+                   % (initramfs.FONTS_CONF, "strace -f -tt -o /tmp/peer.strace " if trace else "",
+                      self.font_w, self.font_h, session, G_PEER_LOG))
             proc = "fbterm"
         else:
             cmd = ("%s --vt=1 %s --font-engine=unifont --verbose --login -- %s >%s 2>&1"
                    % (KMSCON_BIN, backend, session, G_PEER_LOG))
             proc = "kmscon"
-        vm.check("(%s &) </dev/null >/dev/null 2>&1" % cmd)
         limit = int(self.timeout_for(self.args.lines)) + 60  # fontconfig's first scan
-        # Until the session is done, the peer is gone (given 10 s to start:
-        # it is launched in the background) or the time is up.
-        out = vm.check("i=0; while [ ! -e %s.done ] && { [ $i -lt 10 ] || pidof %s >/dev/null; }"
-                       " && [ $i -lt %d ]; do sleep 1; i=$((i + 1)); done;"
-                       " [ -e %s.done ] && echo finished; true"
-                       % (G_RESULT, proc, limit, G_RESULT), timeout=limit + 60)
+        # fbterm started right after another terminal left the VT exits at
+        # once now and then, with status 0, no word and its session never
+        # run (bochs, cirrus, vfb; under strace never): started again, up to
+        # twice, 3 s later, and said so in the row's notes.
+        retried = None
+        for attempt in (1, 2, 3):
+            vm.check("rm -f %s %s" % (G_PEER_RC, G_RESULT))
+            # its exit status, for a peer that gives up without a word
+            vm.check("(sh -c '%s; echo $? >%s' &) </dev/null >/dev/null 2>&1"
+                     % (cmd.replace("'", "'\\''"), G_PEER_RC))
+            # Until the session is done, the peer is gone (given 10 s to
+            # start: it is launched in the background) or the time is up.
+            out = vm.check("i=0; while [ ! -e %s.done ] && [ ! -e %s ] &&"
+                           " { [ $i -lt 10 ] || pidof %s >/dev/null; }"
+                           " && [ $i -lt %d ]; do sleep 1; i=$((i + 1)); done;"
+                           " [ -e %s.done ] && echo finished; echo \"after $i s\"; true"
+                           % (G_RESULT, G_PEER_RC, proc, limit, G_RESULT), timeout=limit + 60)
+            early = vm.run("grep -q '^size' %s 2>/dev/null || { [ -s %s ] && cat %s; }"
+                           % (G_RESULT, G_PEER_RC, G_PEER_RC), timeout=30)[0].strip()
+            if "finished" in out or attempt == 3 or label != "fbterm" or not early:
+                break
+            retried = ("%d start(s) exited with status %s %s, the session never run,"
+                       " no output; started again" % (attempt, early,
+                                                      out.strip().splitlines()[-1]))
+            vm.run("sleep 3", timeout=30)
         # What the peer says about its mode, renderer and font, or why it
         # failed (the missing compose table of the guest's C locale aside).
         log = vm.run("grep -iE 'error|fail|refus|activating display|render|font|bpp' %s |"
                      " grep -iv compose | tail -n 4" % G_PEER_LOG, timeout=30)[0]
         vm.run("pkill -x %s; sleep 1; pkill -9 -x %s; chvt 1" % (proc, proc), timeout=30)
+        self.restore_fb_mode()
         if "finished" not in out:
-            tail = vm.run("tail -n 15 %s" % G_PEER_LOG, timeout=30)[0]
+            tail = vm.run("tail -n 15 %s; echo \"exit status: $(cat %s 2>/dev/null)\";"
+                          " echo \"session: $(cat %s 2>/dev/null)\"; dmesg | tail -n 3;"
+                          " ps -o pid,stat,args | grep -v ' \\[' | tail -n 12"
+                          % (G_PEER_LOG, G_PEER_RC, G_RESULT), timeout=30)[0]
+            if trace:
+                tail += vm.run("grep -vE 'mmap|mprotect|brk|fstat|newfstatat|openat.*ENOENT|"
+                               "close|read\\(|pread64|lseek|getdents|access' /tmp/peer.strace"
+                               " | tail -n 60", timeout=60)[0]
             raise RunError("%s did not finish the session; its log:\n%s" % (label, tail))
         results = {}
         for line in vm.check("cat %s" % G_RESULT).splitlines():
@@ -502,7 +542,29 @@ class CardBench:
         size = results.get("size")
         r["grid"] = "%sx%s" % (size[1], size[0]) if size else None
         r["notes"] = [n.strip() for n in log.splitlines() if n.strip()]
+        if retried:
+            r["notes"].append(retried)
+            r["retried"] = True
         return r
+
+    def restore_fb_mode(self):
+        """Put fb0's depth back as the boot left it: kmscon sets its own (24
+        bpp on cirrus) and leaves it so, which would change the runs after
+        it (--repeat interleaves them)."""
+        want = "%d %s" % (self.bpp, self.virtual_size)
+        cmd = "cd /sys/class/graphics/fb0 && echo $(cat bits_per_pixel virtual_size)"
+        if self.vm.run(cmd, timeout=30)[0].strip() == want:
+            return
+        self.vm.run("echo %d >/sys/class/graphics/fb0/bits_per_pixel" % self.bpp, timeout=30)
+        got = self.vm.run(cmd, timeout=30)[0].strip()
+        if got != want:
+            raise RunError("fb0 is %s after the peer, and stays so (boot: %s)" % (got, want))
+
+    def cat_only(self, binary="consoled"):
+        """consoled auto's `cat` alone (no ticks, no counters dumps): a round
+        of --repeat.  Returns the cat time."""
+        results, _, _ = self.run_consoled("auto", "cat", snapshots=False, binary=binary)
+        return self.phase_time(results, "cat")[0]
 
     def drew_stats(self, log, rows):
         m = DREW_RE.search(log)
@@ -591,7 +653,11 @@ def format_card(card):
     out.append("== %s: fb0 %s, %d bpp, %dx%d cells of %dx%d; one text row = %d bytes"
                % (card["card"], g["fb0"], g["bpp"], g["cols"], g["rows"],
                   g["font_w"], g["font_h"], g["row_bytes"]))
-    if card.get("fbcon_s") is not None:
+    if card.get("fbcon_lines_s") is not None:
+        out.append("   fbcon: cat of %d lines to /dev/tty1 in %.3f s, %.3f s scaled to %d lines"
+                   % (card["fbcon_lines"], card["fbcon_lines_s"], card["fbcon_s"],
+                      card["lines"]))
+    elif card.get("fbcon_s") is not None:
         out.append("   fbcon: cat of %d lines to /dev/tty1 in %.3f s"
                    % (card["lines"], card["fbcon_s"]))
     ttf = g.get("ttf")
@@ -653,11 +719,16 @@ def format_card(card):
             out.append("   %s: approximate (no --stats: totals of the --verbose exit line, prefill"
                        " included, rows scrolled = lines written)" % label)
         if r.get("peer") and r.get("grid"):
-            out.append("   %s: grid %s (its pty's window size)" % (label, r["grid"]))
+            out.append("   %s: grid %s (its pty's window size)%s"
+                       % (label, r["grid"], "; cat s: the median of %d rounds (the ranking)"
+                          % r["median_of"] if r.get("median_of") else ""))
         for n in r.get("notes", []):
             out.append("   %s: log: %s" % (label, n))
         if r.get("peer") and "error" in r:
             out.extend("   %s: %s" % (label, line) for line in r["error"].splitlines()[1:])
+    if card.get("footprint"):
+        out.extend(footprint.format_section(card["footprint"]))
+    out.extend(format_rounds(card))
     cost = snapshot_cost(card)
     if cost:
         out.append("   " + cost)
@@ -708,12 +779,14 @@ targets: row = pan/wrap write <= %.1f text rows per scrolled row (cat and 1-row)
 
 # --- main -------------------------------------------------------------------
 
-def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir):
-    result = {"card": card, "lines": args.lines, "ticks": args.ticks, "modes": [], "notes": []}
+def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir, fbcon_lines_path=None):
+    result = {"card": card, "lines": args.lines, "ticks": args.ticks, "modes": [], "notes": [],
+              "fbcon_lines": args.fbcon_lines}
     card_dir = os.path.join(out_dir, card)
     os.makedirs(card_dir, exist_ok=True)
     extra = {G_LINES: lines_path,
              G_ROT_LINES: rot_lines_path,
+             G_FBCON_LINES: fbcon_lines_path or lines_path,
              G_SESSION: os.path.join(HERE, "session.sh"),
              G_FBCON: os.path.join(HERE, "fbcon.sh")}
     t0 = time.monotonic()
@@ -723,6 +796,14 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir):
                    for n, p in vmtest.find_plugins(args.consoled).items()}
         for peer in (p for p in args.peers.split(",") if p):
             plugins.update({path: path for path in PEER_ELVES[peer]})
+        if card in args.footprint.split(","):
+            files, elves = footprint.guest_files(args.consoled)
+            extra.update(files)
+            plugins.update(elves)
+        if args.compare:
+            plugins[G_COMPARE] = os.path.abspath(args.compare)
+        if args.trace_peers and os.path.exists("/usr/bin/strace"):
+            plugins["/usr/bin/strace"] = "/usr/bin/strace"
         lat_files, lat_elves = latency.guest_files(args, args.consoled)
         extra.update(lat_files)
         plugins.update(lat_elves)
@@ -734,7 +815,12 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir):
             result["geometry"] = {"fb0": "%s, virtual %s" % (b.fb_name, b.virtual_size),
                                   "bpp": b.bpp, "font_w": b.font_w,
                                   "font_h": b.font_h}
-            result["fbcon_s"] = b.fbcon()
+            result["fbcon_s"] = b.fbcon(0, G_FBCON_LINES, args.fbcon_lines)
+            if args.fbcon_lines != args.lines:
+                # fbcon's time per line is steady (every line scrolls one
+                # row in the write path): scaled to the runs' lines
+                result["fbcon_lines_s"] = result["fbcon_s"]
+                result["fbcon_s"] *= args.lines / args.fbcon_lines
             result["geometry"].update(cols=b.cols, rows=b.rows, row_bytes=b.row_bytes)
             print("# %s fbcon: %.3f s" % (card, result["fbcon_s"]), flush=True)
 
@@ -772,7 +858,8 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir):
                 result["modes"].append(r)
             if card in ROTATE_CARDS:
                 bench_rotations(b, args, result)
-            for label, backend in b.peer_runs():
+            peer_runs = b.peer_runs()
+            for label, backend in (peer_runs if args.repeat <= 1 else []):
                 t1 = time.monotonic()
                 try:
                     r = b.peer(label, backend)
@@ -789,6 +876,13 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir):
                         raise RunError("QEMU exited (status %s); see %s"
                                        % (vm.proc.returncode, vm.qemu_log)) from None
                 result["modes"].append(r)
+            if args.repeat > 1:
+                bench_rounds(b, args, result, peer_runs)
+            if card in args.footprint.split(","):
+                if b.ttf is None and args.ftref and caps["font_size"]:
+                    b.ttf = ttf_size(args.ftref, b.bpp == 8)
+                result["footprint"] = footprint.Footprint(b, KMSCON_BIN, G_LINES, card_dir).run(
+                    args.peers.split(","))
             if latency.terminals(args):
                 latency.run(b, args, result, GUEST_FONT, KMSCON_BIN)
     except Exception as e:  # noqa: BLE001 -- a card that breaks must not stop the others
@@ -796,6 +890,133 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir):
         result["error"] = "%s: %s" % (type(e).__name__, e)
     result["seconds"] = time.monotonic() - t0
     return result
+
+
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def bench_rounds(b, args, result, peer_runs):
+    """--repeat N: N rounds of consoled auto's `cat` and each peer's, one
+    after the other in every round (the load of the moment weighs on all of
+    them alike), and each terminal's median and spread.  The rows of the
+    peers in the card's table are their medians."""
+    names = ["consoled auto"] + (["consoled compare"] if args.compare else []) + \
+        [label for label, _ in peer_runs]
+    times = {n: [] for n in names}
+    errors = {}
+    shown = set()
+    retries = {}
+    loads = [os.getloadavg()[0]]
+    for i in range(args.repeat):
+        # Each round starts with the next terminal, so that none always
+        # follows the same one (the one before may leave the kernel work:
+        # fbcon redraws its console when a terminal leaves the VT, through
+        # bochs' deferred I/O worker), and each run starts 2 s after the
+        # one before it ended.
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            b.vm.run("sleep 2", timeout=30)
+            t1 = time.monotonic()
+            try:
+                if name == "consoled auto":
+                    t = b.cat_only()
+                    r = None
+                elif name == "consoled compare":
+                    t = b.cat_only(G_COMPARE)
+                    r = None
+                else:
+                    r = b.peer(*[p for p in peer_runs if p[0] == name][0])
+                    t = r["cat_s"]
+                times[name].append(t)
+                if r and r.get("retried"):
+                    retries[name] = retries.get(name, 0) + 1
+                if r and name not in shown:
+                    shown.add(name)
+                    result["modes"].append(r)  # its grid and log lines
+                print("# %s round %d %s: cat %.3f s in %.1fs, host load %.1f"
+                      % (b.card, i + 1, name, t, time.monotonic() - t1, os.getloadavg()[0]),
+                      flush=True)
+            except Exception as e:  # noqa: BLE001 -- a terminal that fails is reported
+                if not isinstance(e, (RunError, vmlib.VMError)):
+                    traceback.print_exc()
+                print("# %s round %d %s: FAILED: %s" % (b.card, i + 1, name, e), flush=True)
+                errors.setdefault(name, str(e))
+                if b.vm.proc.poll() is not None:
+                    raise RunError("QEMU exited (status %s); see %s"
+                                   % (b.vm.proc.returncode, b.vm.qemu_log)) from None
+                if name.startswith("consoled"):
+                    b.cleanup()
+                elif args.trace_peers:
+                    # once more under strace, for the cause (its time is not kept)
+                    try:
+                        r = b.peer(*[p for p in peer_runs if p[0] == name][0], trace=True)
+                        print("# %s round %d %s under strace: finished (%.3f s)"
+                              % (b.card, i + 1, name, r["cat_s"]), flush=True)
+                    except Exception as e2:  # noqa: BLE001 -- diagnosis only
+                        print("# %s round %d %s under strace: FAILED: %s"
+                              % (b.card, i + 1, name, e2), flush=True)
+        loads.append(os.getloadavg()[0])
+    rank = []
+    for name in names:
+        t = times[name]
+        row = {"name": name, "runs": len(t), "times": t}
+        if t:
+            row.update(median=median(t), min=min(t), max=max(t))
+        if name in errors:
+            row["error"] = errors[name]
+        if name in retries:
+            row["retried"] = retries[name]
+        rank.append(row)
+    # the peers' table rows: their median (error rows when no run finished)
+    for r in result["modes"]:
+        if r.get("peer"):
+            row = [x for x in rank if x["name"] == r["mode"]][0]
+            if row.get("median") is not None:
+                r["cat_s"] = row["median"]
+                r["speedup"] = result["fbcon_s"] / r["cat_s"] if r["cat_s"] > 0 else None
+                r["median_of"] = row["runs"]
+    for name in names[1:]:
+        if not any(r.get("mode") == name for r in result["modes"]):
+            result["modes"].append({"mode": name, "peer": True, "font": "-",
+                                    "error": errors.get(name, "no run")})
+    result["rounds"] = {"repeat": args.repeat, "rank": rank, "host_load": loads}
+
+
+def format_rounds(card):
+    """The --repeat table: median, spread and consoled's ratio to each."""
+    rounds = card.get("rounds")
+    if not rounds:
+        return []
+    rank = rounds["rank"]
+    loads = rounds["host_load"]
+    out = ["   ranking, %d rounds (each terminal in turn, each round starting with the next),"
+           " host load (1 min)"
+           " %.1f-%.1f on %d cores:" % (rounds["repeat"], min(loads), max(loads),
+                                         os.cpu_count() or 0),
+           "   %-14s %4s %8s %8s %8s %7s %13s" % ("terminal", "runs", "median", "min", "max",
+                                                  "spread", "consoled/it")]
+    ref = rank[0].get("median")
+    for row in rank:
+        if row.get("median") is None:
+            out.append("   %-14s %4d  FAILED: %s" % (row["name"], 0,
+                                                     row.get("error", "").splitlines()[0]))
+            continue
+        ratio = "%.2f" % (ref / row["median"]) if ref and row["name"] != rank[0]["name"] else "-"
+        out.append("   %-14s %4d %8.3f %8.3f %8.3f %6.0f%% %13s"
+                   % (row["name"], row["runs"], row["median"], row["min"], row["max"],
+                      100 * (row["max"] - row["min"]) / row["median"], ratio))
+        if row.get("retried"):
+            out.append("   %-14s      (started again in %d of %d rounds: a start exited at"
+                       " once, see the notes)" % ("", row["retried"], rounds["repeat"]))
+        if row.get("error"):
+            out.append("   %-14s      (%d of %d rounds failed: %s)"
+                       % ("", rounds["repeat"] - row["runs"], rounds["repeat"],
+                          row["error"].splitlines()[0]))
+    out.append("   (seconds of `cat` to the cursor position reply; spread = (max - min) / median;"
+               " consoled/it below 1: consoled is faster)")
+    return out
 
 
 def bench_rotations(b, args, result):
@@ -927,6 +1148,18 @@ def main():
     ap.add_argument("--peers", default=",".join(PEERS),
                     help="other terminals measured in each boot: kmscon,fbterm (default both;"
                          " '' for none)")
+    footprint.add_args(ap, FOOTPRINT_CARDS)
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="rounds of consoled auto's cat and each peer's, interleaved; the table"
+                         " gives each one's median and spread (default 1: one run each)")
+    ap.add_argument("--fbcon-lines", type=int, default=None,
+                    help="lines of fbcon's run, its time scaled to --lines (default: --lines)")
+    ap.add_argument("--compare", default=None,
+                    help="another consoled binary (e.g. built before a change) that gets its"
+                         " own row, 'consoled compare', in every --repeat round")
+    ap.add_argument("--trace-peers", action="store_true",
+                    help="a peer run that fails in a --repeat round runs once more under the"
+                         " host's strace, whose trace tail is printed (diagnosis)")
     latency.add_args(ap)
     ap.add_argument("--consoled", default="build/daemon/consoled")
     ap.add_argument("--ftref", default=None,
@@ -939,6 +1172,8 @@ def main():
         args.ticks = min(200, max(50, args.lines // 10))
     if args.rotate_lines is None:
         args.rotate_lines = min(args.lines, 2000)
+    if args.fbcon_lines is None:
+        args.fbcon_lines = args.lines
     cards = [c for c in args.cards.split(",") if c]
     for c in cards:
         if c not in CARD_MODES:
@@ -963,12 +1198,12 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     caps = probe_consoled(args.consoled)
     paths = []
-    for n in (args.lines, args.rotate_lines):
+    for n in (args.lines, args.rotate_lines, args.fbcon_lines):
         paths.append(os.path.join(out_dir, "lines-%d.txt" % n))
         with open(paths[-1], "wb") as f:
             subprocess.run([sys.executable, os.path.join(HERE, "gen-lines.py"), "--lines",
                             str(n)], stdout=f, check=True)
-    lines_path, rot_lines_path = paths
+    lines_path, rot_lines_path, fbcon_lines_path = paths
 
     head = ("consoled scrolling benchmark: %d lines, %d one-row ticks, font %s (and %s in %s),"
             " consoled %s\n"
@@ -983,7 +1218,7 @@ def main():
     results = []
     text = head + "\n"
     for card in cards:
-        res = bench_card(card, args, caps, lines_path, rot_lines_path, out_dir)
+        res = bench_card(card, args, caps, lines_path, rot_lines_path, out_dir, fbcon_lines_path)
         results.append(res)
         block = format_card(res) + latency.format_card(res)
         print(block, flush=True)

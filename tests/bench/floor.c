@@ -4,9 +4,9 @@
  * the glass can go, stage by stage, against libtsm alone (README.md here).
  *
  *   (a) tsm       libtsm's vte and screen fed the raw stream
- *   (b) filter    the stream stage (daemon/stream.c) in front of libtsm, with
- *                 the key encoder's mode follower on what libtsm gets, as
- *                 term.c wires them
+ *   (b) filter    the stream stage (daemon/stream.c) in front of libtsm, as
+ *                 term.c wires it (the key encoder reads its modes from
+ *                 the stage: stream_key_modes())
  *   (c) detect    (b) plus, at a fixed frame rate, the frame's damage and
  *                 scroll detection: the cell snapshot of the screen as
  *                 render.c takes it, row hashes, damage_find_scroll(), the
@@ -46,7 +46,6 @@
 
 #include "../../daemon/cluster.h"
 #include "../../daemon/damage.h"
-#include "../../daemon/keys.h"
 #include "../../daemon/log.h"
 #include "../../daemon/palette.h"
 #include "../../daemon/render.h"
@@ -290,7 +289,6 @@ struct floor_pipeline {
 	struct tsm_vte *vte;
 	struct cluster_table *table;
 	struct stream *stream;
-	struct keys_modes keys;
 	struct palette palette;
 
 	/* (c): the last frame's cells and this one's, as render.c keeps them */
@@ -323,14 +321,6 @@ static void sink_reply(const char *bytes, size_t len, void *data)
 	(void)bytes;
 	(void)len;
 	(void)data;
-}
-
-/* What libtsm gets goes to the key encoder's mode follower (term.c). */
-static void pipeline_seen(const char *bytes, size_t len, void *data)
-{
-	struct floor_pipeline *p = data;
-
-	keys_modes_feed(&p->keys, bytes, len);
 }
 
 static double cpu_now(void)
@@ -378,14 +368,12 @@ static int pipeline_init(struct floor_pipeline *p, enum floor_stage stage, const
 		return r;
 	if (stage == STAGE_TSM)
 		return 0;
-	keys_modes_init(&p->keys);
 	p->table = cluster_table_new();
 	p->stream = stream_new(&(struct stream_config){.vte = p->vte,
 						       .screen = p->screen,
 						       .table = p->table,
 						       .palette = &p->palette,
 						       .reply = sink_reply,
-						       .seen = pipeline_seen,
 						       .userdata = p});
 	if (stage == STAGE_FILTER)
 		return 0;

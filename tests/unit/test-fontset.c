@@ -318,7 +318,19 @@ static void test_fallback(void)
 	struct fontset *p = open_fs(psf, NULL, 0, false);
 	CHECK_EQ_U(fontset_cell_width(p), 8);
 	CHECK_EQ_U(fontset_cell_height(p), 16);
+	/* A PSF font's own glyphs need neither fontconfig nor FreeType: their
+	 * configuration and cache are loaded at the first missing glyph. */
+	struct fontset_stats pst;
+	render1(p, 'A', 1, 0);
+	render1(p, 'A', 1, FONT_STYLE_BOLD | FONT_STYLE_ITALIC);
+	CHECK(fontset_has_glyph(p, 0xe9));
+	fontset_get_stats(p, &pst);
+	CHECK(!pst.fc_loaded);
+	CHECK(!pst.ft_loaded);
 	cov = render1(p, 0x4e2d, 2, 0);
+	fontset_get_stats(p, &pst);
+	CHECK(pst.fc_loaded);
+	CHECK(pst.ft_loaded);
 	uint8_t *pbox = make_box(16, 16);
 	CHECK(count_set(cov, 2 * 8 * 16) > 10);
 	CHECK(memcmp(cov, pbox, 2 * 8 * 16) != 0);

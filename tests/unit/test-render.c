@@ -6,9 +6,11 @@
  */
 #include <libtsm.h>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "../../daemon/cluster.h"
+#include "../../daemon/fbflush.h"
 #include "../../daemon/palette.h"
 #include "../../daemon/render.h"
 #include "../../daemon/stream.h"
@@ -495,6 +497,56 @@ static void test_shadow_equals_redraw(void)
 	fake_fini(&b);
 }
 
+/* With --fb-flush=write, a pwrite() that fails (the device refused it) must
+ * not lose the rows: render_frame() asks for another frame, and that frame
+ * writes them, though the text did not change in between. The device is a
+ * file here: first opened read-only (EBADF), then writable. */
+static void test_write_flush_retry(void)
+{
+	struct fake a, b;
+	struct scroller *s = NULL;
+	struct scroller_config cfg = {
+	    .mode = SCROLL_MODE_SHADOW, .font_height = 16, .flush = FB_FLUSH_WRITE};
+	char path[] = "/tmp/test-render-fb-XXXXXX";
+	int rw = mkstemp(path), ro;
+	uint8_t *file;
+
+	CHECK(rw >= 0);
+	fake_init(&a, 32, 320, 160, 8);
+	fake_init(&b, 32, 320, 160, 8);
+	CHECK(ftruncate(rw, (off_t)b.fb.map_size) == 0);
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(ro >= 0);
+	b.fb.fd = ro;
+	cfg.text_rows = render_rows(b.render);
+	CHECK(scroller_new(&b.fb, &cfg, &s) == 0);
+	CHECK(render_set_scroller(b.render, s) == 0);
+	feed(&a, "\033[1;33mfirst\r\nsecond line\033[0m");
+	feed(&b, "\033[1;33mfirst\r\nsecond line\033[0m");
+	render_frame(a.render, a.screen);
+	CHECK(render_frame(b.render, b.screen)); /* failed: another frame */
+	b.fb.fd = rw;
+	CHECK(!render_frame(b.render, b.screen)); /* written: no more */
+	file = malloc(b.fb.map_size);
+	CHECK(pread(rw, file, b.fb.map_size, 0) == (ssize_t)b.fb.map_size);
+	/* the file's lines against the redraw's, padding left out */
+	for (unsigned y = 0; y < 160; y++)
+		if (memcmp(file + (size_t)y * b.fb.line_length,
+			   a.fb.map + (size_t)y * a.fb.line_length, 320 * 4) != 0) {
+			fprintf(stderr, "line %u was not written again after the failure\n", y);
+			CHECK(0);
+			break;
+		}
+	free(file);
+	render_set_scroller(b.render, NULL);
+	scroller_free(s);
+	close(ro);
+	close(rw);
+	unlink(path);
+	fake_fini(&a);
+	fake_fini(&b);
+}
+
 /* A turned screen must show the upright picture of the same bytes turned
  * (fbcon's placement, written out here pixel by pixel: rotate.h), margins
  * included, frame after frame, drawn by redraw and by shadow (rows moved in
@@ -678,6 +730,7 @@ int main(void)
 	RUN(test_16bpp);
 	RUN(test_wide_and_combining);
 	RUN(test_shadow_equals_redraw);
+	RUN(test_write_flush_retry);
 	RUN(test_rotation);
 	RUN(test_cluster_reset);
 	RUN(test_relayout);

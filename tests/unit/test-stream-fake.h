@@ -153,3 +153,15 @@ static inline void fake_clear_replies(struct fake_term *f)
 	f->n_replies = 0;
 	f->replies[0] = '\0';
 }
+
+/* Two pens (stream_state) alike, field by field (not their padding). */
+static inline bool stream_pen_eq(const struct stream_pen *a, const struct stream_pen *b)
+{
+	const struct tsm_screen_attr *x = &a->attr, *y = &b->attr;
+
+	return a->extra == b->extra && x->fccode == y->fccode && x->bccode == y->bccode &&
+	       x->fr == y->fr && x->fg == y->fg && x->fb == y->fb && x->br == y->br &&
+	       x->bg == y->bg && x->bb == y->bb && x->bold == y->bold && x->italic == y->italic &&
+	       x->underline == y->underline && x->inverse == y->inverse &&
+	       x->protect == y->protect && x->blink == y->blink;
+}

@@ -475,6 +475,42 @@ static void test_malformed(void)
 /* The fast path over text hands on what the character-by-character path
  * did: its edges are the reads' ends, marks, C1 controls, shifts, DEC
  * graphics and REP's character. */
+/* A base and its marks, two bytes (decoded in stream_text() itself) and
+ * three (utf8_next()), become one stand-in for exactly those code points;
+ * the same cluster again gets the same stand-in, another one a new one. */
+static void test_cluster_marks(void)
+{
+	static const uint32_t want[][4] = {
+	    {'e', 0x301, 0x323, 0x20d0}, {'e', 0x301, 0x323, 0x20d0}, {'e', 0x301, 0x324, 0x20d0}};
+	struct fake_term f;
+	uint32_t cps[3];
+
+	fake_term_init(&f, 20, 4);
+	fake_feed(&f, "e\xcc\x81\xcc\xa3\xe2\x83\x90"
+		      "e\xcc\x81\xcc\xa3\xe2\x83\x90"
+		      "e\xcc\x81\xcc\xa4\xe2\x83\x90");
+	fake_term_read(&f);
+	for (unsigned x = 0; x < 3; x++) {
+		size_t len = 0;
+		const uint32_t *seq = cluster_lookup(f.table, f.cells[0][x].ch, &len, NULL);
+
+		cps[x] = f.cells[0][x].ch;
+		CHECK(seq != NULL && len == 4);
+		for (size_t k = 0; seq && k < len && k < 4; k++)
+			CHECK_EQ_U(seq[k], want[x][k]);
+	}
+	CHECK(cps[0] == cps[1] && cps[1] != cps[2]);
+	fake_term_fini(&f);
+}
+
+/* The stage takes printable ASCII for narrow without asking libtsm
+ * (stream_width()): libtsm must agree. */
+static void test_ascii_width(void)
+{
+	for (uint32_t c = 0x20; c < 0x7f; c++)
+		CHECK_EQ_U(tsm_ucs4_get_width(c), 1);
+}
+
 static void test_plain_runs(void)
 {
 	struct fake_term f;
@@ -536,6 +572,101 @@ static void test_sgr_as_is(void)
 	CHECK(!f.cells[0][5].attr.bold && f.cells[0][5].attr.fccode == 4);
 	CHECK(f.cells[0][6].attr.fccode == 5);
 	fake_term_fini(&f);
+}
+
+/* Replies nobody reads. */
+static void keys_seen_reply(const char *bytes, size_t len, void *data)
+{
+	(void)bytes;
+	(void)len;
+	(void)data;
+}
+
+/* What libtsm got, for test_sgr_fast(). */
+struct seen_log {
+	char buf[4096];
+	size_t len;
+};
+
+static void seen_log_add(const char *bytes, size_t len, void *data)
+{
+	struct seen_log *l = data;
+
+	CHECK(l->len + len < sizeof(l->buf));
+	if (l->len + len < sizeof(l->buf)) {
+		memcpy(l->buf + l->len, bytes, len);
+		l->len += len;
+	}
+}
+
+/* An SGR in one read takes stream_sgr_fast() when it can; cut into single
+ * bytes it takes the general path (csi_parse(), stream_sgr()). Both must give
+ * libtsm the same bytes and leave the same pen, whichever way each SGR goes:
+ * as it came, rewritten, or dropped. */
+static void test_sgr_fast(void)
+{
+	static const char *const sgrs[] = {
+	    "\033[01;38;5;196m",
+	    "\033[m",
+	    "\033[0m",
+	    "\033[;1m",
+	    "\033[1;m",
+	    "\033[21m",
+	    "\033[58;5;3m",
+	    "\033[38;5;256m",
+	    "\033[38;2;1;2;3m",
+	    "\033[38;2;1;2m",
+	    "\033[48;5m",
+	    "\033[65534m",
+	    "\033[65535m",
+	    "\033[99999999m",
+	    "\033[2;9;8m",
+	    "\033[22;29;28m",
+	    "\033[1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;32m",
+	    "\033[1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;32m",
+	    "\033[38:5:1m",
+	    "\033[?1m",
+	    "\033[1 m",
+	    "\033[1\nm",
+	    "\033[00035m",
+	    "\033[",
+	    "\033[000000000000000000000000000000000000000000000000000000000000000000000000000000"
+	    "00000000000000000000000000000000000000000000000001m",
+	    "\033[000000000000000000000000000000000000000000000000000000000000000000000000000000"
+	    "0000000000000000000000000000000000000000000000001m",
+	};
+
+	for (size_t k = 0; k < sizeof(sgrs) / sizeof(sgrs[0]); k++) {
+		struct seen_log whole = {0}, bytes = {0};
+		struct stream_state a, b;
+		char in[256];
+		size_t len;
+
+		len = (size_t)snprintf(in, sizeof(in), "%sx\033[1;4mp", sgrs[k]);
+		for (int cut = 0; cut < 2; cut++) {
+			struct fake_term f;
+			struct seen_log *l = cut ? &bytes : &whole;
+
+			fake_term_init(&f, 20, 4);
+			stream_free(f.stream);
+			f.stream = stream_new(&(struct stream_config){.vte = f.vte,
+								      .screen = f.screen,
+								      .table = f.table,
+								      .reply = keys_seen_reply,
+								      .seen = seen_log_add,
+								      .userdata = l});
+			for (size_t i = 0; i < len; i += cut ? 1 : len)
+				fake_feed_n(&f, in + i, cut ? 1 : len);
+			stream_get_state(f.stream, cut ? &b : &a);
+			fake_term_fini(&f);
+		}
+		if (whole.len != bytes.len || memcmp(whole.buf, bytes.buf, whole.len) != 0 ||
+		    !stream_pen_eq(&a.pen, &b.pen)) {
+			fprintf(stderr, "SGR %zu: libtsm got %.*s in one read, %.*s byte by byte\n",
+				k, (int)whole.len, whole.buf, (int)bytes.len, bytes.buf);
+			CHECK(false);
+		}
+	}
 }
 
 /* ---- cutting the stream ---------------------------------------------------- */
@@ -605,16 +736,42 @@ static void test_reset(void)
 	fake_term_fini(&f);
 }
 
-static void keys_seen_reply(const char *bytes, size_t len, void *data)
-{
-	(void)bytes;
-	(void)len;
-	(void)data;
-}
-
 static void keys_seen(const char *bytes, size_t len, void *data)
 {
 	keys_modes_feed(data, bytes, len);
+}
+
+/* A stream whose seen feeds a key mode follower. */
+struct keys_term {
+	struct tsm_screen *screen;
+	struct tsm_vte *vte;
+	struct cluster_table *table;
+	struct keys_modes km;
+	struct stream *st;
+};
+
+static struct stream *keys_term_init(struct keys_term *k)
+{
+	keys_modes_init(&k->km);
+	k->table = cluster_table_new();
+	CHECK(tsm_screen_new(&k->screen, NULL, NULL) == 0);
+	CHECK(tsm_screen_resize(k->screen, 40, 10) == 0);
+	CHECK(tsm_vte_new(&k->vte, k->screen, fake_vte_write, NULL, NULL, NULL) == 0);
+	k->st = stream_new(&(struct stream_config){.vte = k->vte,
+						   .screen = k->screen,
+						   .table = k->table,
+						   .reply = keys_seen_reply,
+						   .seen = keys_seen,
+						   .userdata = &k->km});
+	return k->st;
+}
+
+static void keys_term_fini(struct keys_term *k)
+{
+	stream_free(k->st);
+	tsm_vte_unref(k->vte);
+	tsm_screen_unref(k->screen);
+	cluster_table_free(k->table);
 }
 
 /* The key encoder's mode tracker follows what libtsm gets (stream_config's
@@ -622,32 +779,108 @@ static void keys_seen(const char *bytes, size_t len, void *data)
  * a sequence: DECSCL is a soft reset for both. */
 static void test_keys_follow_stream(void)
 {
-	struct tsm_screen *screen;
-	struct tsm_vte *vte;
-	struct cluster_table *table = cluster_table_new();
-	struct keys_modes km;
-	struct stream *st;
+	struct keys_term k;
+	struct stream *st = keys_term_init(&k);
 
-	keys_modes_init(&km);
-	CHECK(tsm_screen_new(&screen, NULL, NULL) == 0);
-	CHECK(tsm_screen_resize(screen, 80, 24) == 0);
-	CHECK(tsm_vte_new(&vte, screen, fake_vte_write, NULL, NULL, NULL) == 0);
-	st = stream_new(&(struct stream_config){.vte = vte,
-						.screen = screen,
-						.table = table,
-						.reply = keys_seen_reply,
-						.seen = keys_seen,
-						.userdata = &km});
 	stream_feed(st, "\033[?1h\033=", 7);
-	CHECK(km.modes & KEYS_MODE_CURSOR_APP);
-	CHECK(km.modes & KEYS_MODE_KEYPAD_APP);
+	CHECK(k.km.modes & KEYS_MODE_CURSOR_APP);
+	CHECK(k.km.modes & KEYS_MODE_KEYPAD_APP);
+	CHECK_EQ_U(stream_key_modes(st), k.km.modes);
 	stream_feed(st, "\033[61\"p", 6); /* DECSCL */
-	CHECK(!(km.modes & KEYS_MODE_CURSOR_APP));
-	CHECK(!(km.modes & KEYS_MODE_KEYPAD_APP));
-	stream_free(st);
-	tsm_vte_unref(vte);
-	tsm_screen_unref(screen);
-	cluster_table_free(table);
+	CHECK(!(k.km.modes & KEYS_MODE_CURSOR_APP));
+	CHECK(!(k.km.modes & KEYS_MODE_KEYPAD_APP));
+	CHECK_EQ_U(stream_key_modes(st), k.km.modes);
+	/* the daemon reads the stage's own view (stream_key_modes()), which
+	 * must be the follower's: DECNKM and LNM, which DECSTR keeps for the
+	 * encoder only */
+	stream_feed(st, "\033[?66h\033[20h\033[!p", 15);
+	CHECK_EQ_U(k.km.modes, KEYS_MODE_NEWLINE);
+	CHECK_EQ_U(stream_key_modes(st), k.km.modes);
+	stream_feed(st, "\033[?66;1h", 8);
+	CHECK_EQ_U(stream_key_modes(st),
+		   KEYS_MODE_NEWLINE | KEYS_MODE_KEYPAD_APP | KEYS_MODE_CURSOR_APP);
+	CHECK_EQ_U(stream_key_modes(st), k.km.modes);
+	stream_feed(st, "\033c", 2); /* RIS */
+	CHECK_EQ_U(stream_key_modes(st), 0);
+	CHECK_EQ_U(k.km.modes, 0);
+	keys_term_fini(&k);
+}
+
+/* stream_key_modes() against the follower on what libtsm got, after every
+ * read of a pseudo-random mix of mode sequences, malformed and dropped
+ * ones, strings, C1 controls, text and marks, in reads of 1 to 64 bytes. */
+static void test_key_modes_random(void)
+{
+	static const char *const bits[] = {
+	    "\033[?1h",
+	    "\033[?1l",
+	    "\033[?66h",
+	    "\033[?66l",
+	    "\033=",
+	    "\033>",
+	    "\033c",
+	    "\033[!p",
+	    "\033[20h",
+	    "\033[20l",
+	    "\033[?1;66h",
+	    "\033[61\"p",
+	    "\033[?1$p",
+	    "\033[1$h",
+	    "\033[?;1h",
+	    "\033[? 1h",
+	    "\033[?1:2h",
+	    "\033[>1h",
+	    "\033[1;20h",
+	    "\033[?01l",
+	    "\033[20;?h",
+	    "\033[ 20h",
+	    "\033 =",
+	    "\033(=",
+	    "\033]1;\033[?1h\007",
+	    "\033P\033[?1h\033\\",
+	    "\302\233?1h",
+	    "\030",
+	    "\032",
+	    "e\314\201",
+	    "\344\270\200",
+	    "\033[2m",
+	    "\033[0m",
+	    "xy",
+	    "\033[?1\030h",
+	    "\033[?1\nh",
+	    "\033[5b",
+	};
+	struct keys_term k;
+	struct stream *st = keys_term_init(&k);
+	uint32_t rng = 12345;
+	char buf[4096];
+	size_t len = 0, changes = 0;
+	unsigned last = 0;
+
+	for (int round = 0; round < 2000; round++) {
+		size_t at = 0;
+
+		len = 0;
+		for (int i = 0; i < 8; i++) {
+			const char *b = bits[(rng = rng * 1103515245 + 12345) %
+					     (sizeof(bits) / sizeof(bits[0]))];
+
+			memcpy(buf + len, b, strlen(b));
+			len += strlen(b);
+		}
+		while (at < len) {
+			size_t n = 1 + (rng = rng * 1103515245 + 12345) / 65536 % 64;
+
+			n = MIN(n, len - at);
+			stream_feed(st, buf + at, n);
+			at += n;
+			CHECK_EQ_U(stream_key_modes(st), k.km.modes);
+			changes += stream_key_modes(st) != last;
+			last = stream_key_modes(st);
+		}
+	}
+	CHECK(changes > 100); /* the mix does move the modes */
+	keys_term_fini(&k);
 }
 
 /* ---- BEL ------------------------------------------------------------------ */
@@ -731,6 +964,7 @@ static void test_bell(void)
 int main(void)
 {
 	RUN(test_keys_follow_stream);
+	RUN(test_key_modes_random);
 	RUN(test_rep);
 	RUN(test_rep_limit);
 	RUN(test_decrqm);
@@ -742,8 +976,11 @@ int main(void)
 	RUN(test_sgr);
 	RUN(test_extra_attributes);
 	RUN(test_malformed);
+	RUN(test_ascii_width);
+	RUN(test_cluster_marks);
 	RUN(test_plain_runs);
 	RUN(test_sgr_as_is);
+	RUN(test_sgr_fast);
 	RUN(test_split);
 	RUN(test_reset);
 	RUN(test_bell);

@@ -233,6 +233,7 @@ VTGRAB = "/usr/local/libexec/consoled-test/vtgrab"
 # consoled@.service's bounding set: CAP_SYS_RAWIO (17), CAP_SYS_TTY_CONFIG (26).
 CONSOLED_CAPS = (1 << 17) | (1 << 26)
 # What `systemd-analyze security` may rate consoled@.service at most.
+LOGIN_WAIT = 60  # seconds each step of a login may take (login())
 MAX_EXPOSURE = 3.0
 # Variables of consoled's and the helper's own that no session may see.
 SERVICE_ENV = ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "INVOCATION_ID",
@@ -458,17 +459,18 @@ class Runner(vmtest.Runner):
 
     def login(self, command, output, user=USER, password=PASSWORD):
         """Log in on tty1 (the VT in front) with keys, type `command`, wait for
-        the line `output`."""
+        the line `output`. The waits are long: PAM, logind and the user's
+        systemd instance start on a loaded machine (20 s failed twice there)."""
         self.vm.send_text(user + "\n")
         self.wait_text(FONT, lambda s: any(l.rstrip() == "Password:" for l in s.lines),
-                       "no password prompt after the user name")
+                       "no password prompt after the user name", timeout=LOGIN_WAIT)
         self.vm.send_text(password + "\n")
         shell_prompt = "%s@%s:~$" % (user, HOSTNAME)
         self.wait_text(FONT, lambda s: any(l.startswith(shell_prompt) for l in s.lines),
-                       "no shell prompt after the password")
+                       "no shell prompt after the password", timeout=LOGIN_WAIT)
         self.vm.send_text(command + "\n")
         return self.wait_text(FONT, lambda s: any(l.rstrip() == output for l in s.lines),
-                              "%r did not print %r" % (command, output))
+                              "%r did not print %r" % (command, output), timeout=LOGIN_WAIT)
 
     # -- checks --
 

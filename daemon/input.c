@@ -400,9 +400,11 @@ static void input_start_repeat(struct input *in, uint32_t key)
 		return;
 	in->repeat_key = key;
 	if (!in->repeat_source) {
+		/* to the millisecond: sd-event's default accuracy (250 ms)
+		 * let the repeat slip to about half its rate */
 		r = sd_event_add_time_relative(in->event, &in->repeat_source, CLOCK_MONOTONIC,
-					       in->cfg.repeat_delay_ms * USEC_PER_MSEC, 0,
-					       input_on_repeat, in);
+					       in->cfg.repeat_delay_ms * USEC_PER_MSEC,
+					       USEC_PER_MSEC, input_on_repeat, in);
 		if (r < 0) {
 			log_warning_errno(r, "Failed to start key repeat: %m");
 			in->repeat_key = 0;

@@ -387,7 +387,9 @@ int vcs_new(sd_event *event, unsigned vt, vcs_source_fn source, void *userdata, 
 		return r;
 	}
 	vcs_start_unicode(vt);
-	r = sd_event_add_time(event, &v->timer, CLOCK_MONOTONIC, 0, 0, vcs_on_timer, v);
+	/* to the millisecond: with sd-event's default accuracy (250 ms) the
+	 * mirror could lag the screen by that much more than VCS_INTERVAL */
+	r = sd_event_add_time(event, &v->timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC, vcs_on_timer, v);
 	if (r < 0) {
 		log_warning_errno(r, "Failed to set up the mirror's timer, no mirror: %m");
 		close(v->fd);

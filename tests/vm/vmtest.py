@@ -70,7 +70,10 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   uinput keyboard (uinput-kbd) holds Left Ctrl, then a letter,
                   and releases it under a flood; typed text is plain again and
                   the letter's repeat stops. Ctrl released while the VT is
-                  away is found up when the VT comes back.
+                  away is found up when the VT comes back. A letter held
+                  2 s repeats at the rate set (30 a second after 250 ms:
+                  42-62 letters; a repeat timer left at sd-event's default
+                  accuracy of 250 ms gave 28-35).
   frames          `cat` of 5000 lines is drawn in far fewer frames than lines
                   (output is coalesced), and the final screen is right.
   vt-switch       consoled on tty1, text on tty2: Ctrl+Alt+F2 shows tty2's
@@ -1543,6 +1546,29 @@ exec sleep 100000
             self.vm.send_text("echo back\n")
             self.wait_output(font, "echo back", "back",
                              "Left Ctrl stuck down after its release on another VT")
+
+            # (d) The repeat's pace: a letter held 2 s (timed in the guest)
+            # at the default delay and rate, 250 ms and 30 a second, gives
+            # 1 + 1.75 * 30 = 53 letters; a timer on a coarse grid gives far
+            # fewer. Counted once all are drawn (two counts agree).
+            self.vm.send_text("\x15clear\n")
+            self.wait_text(font, lambda s: not any("x" in l for l in s.lines),
+                           "the screen was not cleared for the repeat count")
+            play("wait-open PID press x sleep 2000 release x", "release x")
+            held, deadline = count_x(), time.monotonic() + 15
+            while True:
+                time.sleep(0.5)
+                prev, held = held, count_x()
+                if held == prev:
+                    break
+                if time.monotonic() > deadline:
+                    self.fail("a letter held 2 s kept repeating: %d x and counting" % held)
+            print("# a letter held 2 s: %d x (53 expected)" % held, flush=True)
+            if not 42 <= held <= 62:
+                self.fail("a letter held 2 s with --xkb-repeat-delay=250 and"
+                          " --xkb-repeat-rate=30 came %d times, not 42-62" % held)
+            self.vm.send_text("\x15echo fine2\n")
+            self.wait_output(font, "echo fine2", "fine2", "typing after the held letter failed")
         finally:
             for tool in tools:
                 self.vm.run("kill %s" % tool)

@@ -1485,6 +1485,17 @@ exec sleep 100000
             _, decoded = self.wait_text(font, lambda s: True, "")
             return sum(l.count("x") for l in decoded.lines)
 
+        def settled_x(what):
+            """The count of x once two counts 0.5 s apart agree (all drawn)."""
+            n, deadline = count_x(), time.monotonic() + 15
+            while True:
+                time.sleep(0.5)
+                prev, n = n, count_x()
+                if n == prev:
+                    return n
+                if time.monotonic() > deadline:
+                    self.fail("%s: %d x and counting" % (what, n))
+
         try:
             # (a) Left Ctrl: with its release lost and believed, typed text
             # would come out as ^E^C^H^O... and never run.
@@ -1502,15 +1513,7 @@ exec sleep 100000
             # letters typed before the stop are all drawn (two counts agree),
             # no more may come.
             lose_release("x")
-            first, deadline = count_x(), time.monotonic() + 15
-            while True:
-                time.sleep(0.5)
-                prev, first = first, count_x()
-                if first == prev:
-                    break
-                if time.monotonic() > deadline:
-                    self.fail("the letter kept repeating after its release was dropped: "
-                              "%d x and counting" % first)
+            first = settled_x("the letter kept repeating after its release was dropped")
             time.sleep(2)
             second = count_x()
             print("# x on screen: %d, 2 s later %d" % (first, second), flush=True)
@@ -1555,14 +1558,7 @@ exec sleep 100000
             self.wait_text(font, lambda s: not any("x" in l for l in s.lines),
                            "the screen was not cleared for the repeat count")
             play("wait-open PID press x sleep 2000 release x", "release x")
-            held, deadline = count_x(), time.monotonic() + 15
-            while True:
-                time.sleep(0.5)
-                prev, held = held, count_x()
-                if held == prev:
-                    break
-                if time.monotonic() > deadline:
-                    self.fail("a letter held 2 s kept repeating: %d x and counting" % held)
+            held = settled_x("a letter held 2 s kept repeating")
             print("# a letter held 2 s: %d x (53 expected)" % held, flush=True)
             if not 42 <= held <= 62:
                 self.fail("a letter held 2 s with --xkb-repeat-delay=250 and"

@@ -398,16 +398,16 @@ static void step_int(unsigned n, long flood_ms)
 
 static long num(const char *s)
 {
-	char *end;
-	long v;
+	return uinput_parse_num(TOOL, s);
+}
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < 0) {
-		fprintf(stderr, "keylat: bad number '%s'\n", s);
-		exit(2);
-	}
-	return v;
+/* The framebuffer's mode of this moment (a peer may have set its own). */
+static void fb_read_mode(void)
+{
+	if (ioctl(fbfd, FBIOGET_VSCREENINFO, &var) < 0 ||
+	    ioctl(fbfd, FBIOGET_FSCREENINFO, &fix) < 0)
+		die("FBIOGET_*SCREENINFO");
+	bypp = (var.bits_per_pixel + 7) / 8;
 }
 
 int main(int argc, char **argv)
@@ -450,9 +450,7 @@ int main(int argc, char **argv)
 	fbfd = open(fbdev, O_RDWR | O_CLOEXEC);
 	if (fbfd < 0)
 		die(fbdev);
-	if (ioctl(fbfd, FBIOGET_FSCREENINFO, &fix) < 0 ||
-	    ioctl(fbfd, FBIOGET_VSCREENINFO, &var) < 0)
-		die("FBIOGET_*SCREENINFO");
+	fb_read_mode();
 	fblen = fix.smem_len;
 	fbmem = mmap(NULL, fblen, PROT_READ, MAP_SHARED, fbfd, 0);
 	if (fbmem == MAP_FAILED)
@@ -496,19 +494,12 @@ int main(int argc, char **argv)
 					die("FBIOPUT_VSCREENINFO");
 			}
 		} else if (strcmp(verb, "echo") == 0) {
-			/* the mode of this moment (a peer may have set its own) */
-			if (ioctl(fbfd, FBIOGET_VSCREENINFO, &var) < 0 ||
-			    ioctl(fbfd, FBIOGET_FSCREENINFO, &fix) < 0)
-				die("FBIOGET_*SCREENINFO");
-			bypp = (var.bits_per_pixel + 7) / 8;
+			fb_read_mode();
 			step_echo((unsigned)num(arg));
 		} else if (strcmp(verb, "int") == 0) {
 			if (i + 1 >= argc)
 				fail("int needs N and FLOOD_MS");
-			if (ioctl(fbfd, FBIOGET_VSCREENINFO, &var) < 0 ||
-			    ioctl(fbfd, FBIOGET_FSCREENINFO, &fix) < 0)
-				die("FBIOGET_*SCREENINFO");
-			bypp = (var.bits_per_pixel + 7) / 8;
+			fb_read_mode();
 			unsigned n = (unsigned)num(arg);
 			step_int(n, num(argv[++i]));
 		} else {

@@ -3,7 +3,8 @@
 /*
  * What the uinput test tools (uinput-kbd, uinput-ptr, uinput-snd) share:
  * creating the device once its capabilities are set, finding its event
- * node, and waiting for a process to open that node. A failure prints
+ * node, waiting for a process to open that node, and reading a number
+ * argument (keylat, the latency benchmark's keyboard, uses them too). A failure prints
  * "TOOL: what: error" and exits with status 1, as each tool's own die().
  */
 #include <dirent.h>
@@ -21,6 +22,22 @@ static inline void uinput_fail(const char *tool, const char *what)
 {
 	fprintf(stderr, "%s: %s: %s\n", tool, what, strerror(errno));
 	exit(1);
+}
+
+/* A decimal number >= 0 from a tool's argument; anything else prints
+ * "TOOL: bad number 'S'" and exits with status 2 (a usage error). */
+static inline long uinput_parse_num(const char *tool, const char *s)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno || *end || n < 0) {
+		fprintf(stderr, "%s: bad number '%s'\n", tool, s);
+		exit(2);
+	}
+	return n;
 }
 
 /* Creates the device whose capabilities fd has been given, named "NAME"

@@ -96,20 +96,6 @@ static unsigned parse_key(const char *s)
 	return (unsigned)n;
 }
 
-static long parse_num(const char *s)
-{
-	char *end;
-	long n;
-
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (errno || *end || n < 0) {
-		fprintf(stderr, "uinput-kbd: bad number '%s'\n", s);
-		exit(2);
-	}
-	return n;
-}
-
 static void create(void)
 {
 	fd = open("/dev/uinput", O_WRONLY | O_CLOEXEC);
@@ -145,7 +131,7 @@ int main(int argc, char **argv)
 			arg = argv[++i];
 		}
 		if (strcmp(verb, "wait-open") == 0) {
-			long pid = parse_num(arg);
+			long pid = uinput_parse_num("uinput-kbd", arg);
 			int tries = 0;
 
 			while (!uinput_has_open(pid, node)) {
@@ -161,16 +147,16 @@ int main(int argc, char **argv)
 		else if (strcmp(verb, "release") == 0)
 			key(parse_key(arg), 0);
 		else if (strcmp(verb, "flood") == 0)
-			for (long n = parse_num(arg); n > 0; n--) {
+			for (long n = uinput_parse_num("uinput-kbd", arg); n > 0; n--) {
 				key(KEY_LEFTSHIFT, 1);
 				key(KEY_LEFTSHIFT, 0);
 			}
 		else if (strcmp(verb, "stop") == 0)
-			signal_pid(parse_num(arg), SIGSTOP);
+			signal_pid(uinput_parse_num("uinput-kbd", arg), SIGSTOP);
 		else if (strcmp(verb, "cont") == 0)
-			signal_pid(parse_num(arg), SIGCONT);
+			signal_pid(uinput_parse_num("uinput-kbd", arg), SIGCONT);
 		else if (strcmp(verb, "sleep") == 0)
-			sleep_ms(parse_num(arg));
+			sleep_ms(uinput_parse_num("uinput-kbd", arg));
 		else if (strcmp(verb, "wait-file") == 0)
 			while (access(arg, F_OK) < 0)
 				sleep_ms(50);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
@@ -47,16 +48,18 @@
 #include "vcs.h"
 
 #define FRAME_INTERVAL_USEC (16 * USEC_PER_MSEC)
-/* During a flood (more than a screenful of bytes came in since the last
- * frame: the frames in between would show text that scrolls away before
- * anyone can read it) the next frame waits FLOOD_RENDER_FACTOR times the
- * last frame's render time after it, at least FLOOD_GAP_MIN and at most
- * FLOOD_GAP_MAX: drawing then takes at most about a fifth of the time, the
- * rest goes to reading and parsing, and the screen still moves 4 times a
- * second. A flood that stops is drawn FLOOD_QUIET after its last byte, not
- * at the end of the long gap. */
-#define FLOOD_RENDER_FACTOR 4
-#define FLOOD_GAP_MIN_USEC (50 * USEC_PER_MSEC)
+/* During a flood (more than a screenful of bytes or of lines came in since
+ * the last frame: the frames in between would show text that scrolls away
+ * before anyone can read it) the next frame waits FLOOD_RENDER_FACTOR times
+ * the last frame's render time, at least FLOOD_GAP_MIN and at most
+ * FLOOD_GAP_MAX, counted from the last frame or from the moment the flood
+ * was seen, whichever is later: drawing then takes at most about a ninth of
+ * the time, the rest goes to reading and parsing, and the screen still
+ * moves 4 times a second. A flood that stops is drawn FLOOD_QUIET after its
+ * last byte, not at the end of the long gap: a flood shorter than the gap
+ * (a cat of a few thousand lines) is drawn once, at its end. */
+#define FLOOD_RENDER_FACTOR 8
+#define FLOOD_GAP_MIN_USEC (100 * USEC_PER_MSEC)
 #define FLOOD_GAP_MAX_USEC (250 * USEC_PER_MSEC)
 #define FLOOD_QUIET_USEC FRAME_INTERVAL_USEC
 /* Session restore: while output keeps coming, the snapshot is brought up to
@@ -111,9 +114,12 @@ struct manager {
 	 * during a flood (FLOOD_RENDER_FACTOR); and the session's byte count
 	 * at the last frame, which tells a flood. */
 	uint64_t frame_gap_usec;
-	uint64_t frame_bytes_in;
+	uint64_t frame_bytes_in, frame_lines_in;
+	uint64_t last_render_usec; /* what the last frame that drew took */
+	uint64_t gap_from_usec;	   /* the frame gap counts from here */
 	uint64_t last_snapshot_usec;
-	bool wipe_pending; /* a session ended while another VT was shown */
+	uint64_t snapshot_usec; /* time spent updating the snapshot (--stats) */
+	bool wipe_pending;	/* a session ended while another VT was shown */
 	int exit_status;
 	/* The pointer: where it is (pixels of the screen), whether it is
 	 * shown, and the timer that hides it. */
@@ -143,8 +149,12 @@ static void manager_frame_done(struct manager *m)
 	if (!restore_active(m->restore))
 		return;
 	if (now >= m->last_snapshot_usec + SNAPSHOT_INTERVAL_USEC) {
+		bool more;
+
 		m->last_snapshot_usec = now;
-		if (!restore_update_flood(m->restore, m->term)) {
+		more = restore_update_flood(m->restore, m->term);
+		m->snapshot_usec += now_usec() - now;
+		if (!more) {
 			sd_event_source_set_enabled(m->snapshot_source, SD_EVENT_OFF);
 			return;
 		}
@@ -165,27 +175,45 @@ static int manager_on_snapshot(sd_event_source *s, uint64_t usec, void *userdata
 	sd_event_source_get_enabled(m->frame_source, &enabled);
 	if (enabled != SD_EVENT_OFF || !m->term)
 		return 0;
+	uint64_t start = now_usec();
+
 	restore_update(m->restore, m->term);
 	m->last_snapshot_usec = now_usec();
+	m->snapshot_usec += m->last_snapshot_usec - start;
 	return 0;
 }
 
+/* More than a screenful of bytes or of lines since the last frame drawn: a
+ * flood (FLOOD_RENDER_FACTOR). Lines tell it first on a wide screen, where
+ * a pty's read of 4 KiB scrolls all of it but fills less than half. */
+static bool manager_flooding(struct manager *m)
+{
+	uint64_t bytes = term_bytes_in(m->term), lines = term_lines_in(m->term);
+	struct tsm_screen *screen = term_screen(m->term);
+	uint64_t rows = tsm_screen_get_height(screen);
+	uint64_t screenful = (uint64_t)tsm_screen_get_width(screen) * rows;
+
+	return (bytes >= m->frame_bytes_in && bytes - m->frame_bytes_in > screenful) ||
+	       (lines >= m->frame_lines_in && lines - m->frame_lines_in >= rows);
+}
+
+static uint64_t manager_flood_gap(const struct manager *m)
+{
+	return MIN(MAX(FLOOD_RENDER_FACTOR * m->last_render_usec, FLOOD_GAP_MIN_USEC),
+		   FLOOD_GAP_MAX_USEC);
+}
+
 /* After a frame that took render_usec: the gap before the next one. A frame
- * that followed more than a screenful of new bytes was drawn during a flood,
- * where frames in between are not read by anyone: the next waits
- * FLOOD_RENDER_FACTOR times this one's cost. Otherwise FRAME_INTERVAL, and
- * the first byte after a quiet period is drawn at once as before. */
+ * that followed a flood was drawn during it: the next waits the flood's gap.
+ * Otherwise FRAME_INTERVAL, unless a flood starts before the next frame
+ * (manager_schedule_frame()). */
 static void manager_pace_frames(struct manager *m, uint64_t render_usec)
 {
-	uint64_t bytes = term_bytes_in(m->term);
-	struct tsm_screen *screen = term_screen(m->term);
-	uint64_t screenful = (uint64_t)tsm_screen_get_width(screen) * tsm_screen_get_height(screen);
-
-	m->frame_gap_usec = FRAME_INTERVAL_USEC;
-	if (bytes >= m->frame_bytes_in && bytes - m->frame_bytes_in > screenful)
-		m->frame_gap_usec = MIN(MAX(FLOOD_RENDER_FACTOR * render_usec, FLOOD_GAP_MIN_USEC),
-					FLOOD_GAP_MAX_USEC);
-	m->frame_bytes_in = bytes;
+	m->last_render_usec = render_usec;
+	m->frame_gap_usec = manager_flooding(m) ? manager_flood_gap(m) : FRAME_INTERVAL_USEC;
+	m->gap_from_usec = m->last_frame_usec;
+	m->frame_bytes_in = term_bytes_in(m->term);
+	m->frame_lines_in = term_lines_in(m->term);
 }
 
 static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
@@ -267,11 +295,26 @@ static void manager_schedule_frame(struct manager *m)
 	uint64_t now = now_usec(), when;
 
 	sd_event_source_get_enabled(m->frame_source, &enabled);
-	when = MAX(now, m->last_frame_usec + MAX(m->frame_gap_usec, FRAME_INTERVAL_USEC));
+	/* The last flood's gap is over and no frame is due: output after a
+	 * quiet time starts afresh (drawn at once, or a new flood's gap) */
+	if (enabled == SD_EVENT_OFF && m->frame_gap_usec > FRAME_INTERVAL_USEC &&
+	    now >= m->gap_from_usec + m->frame_gap_usec)
+		m->frame_gap_usec = FRAME_INTERVAL_USEC;
+	/* A flood that starts after a frame (or after a quiet time) is seen
+	 * here, before the next frame: that one waits the flood's gap
+	 * already, counted from now if the last frame is older (it would
+	 * otherwise be drawn at the flood's first read, or one interval
+	 * later, with a screenful to draw, and only then start the gap) */
+	if (m->frame_gap_usec <= FRAME_INTERVAL_USEC && m->term && manager_flooding(m)) {
+		m->frame_gap_usec = manager_flood_gap(m);
+		m->gap_from_usec = MAX(m->last_frame_usec, now - MIN(now, FRAME_INTERVAL_USEC));
+	}
+	when = MAX(now, m->last_frame_usec + FRAME_INTERVAL_USEC);
 	if (m->frame_gap_usec > FRAME_INTERVAL_USEC)
 		/* a flood's long gap ends early when the bytes stop */
-		when = MAX(MIN(when, now + FLOOD_QUIET_USEC),
-			   m->last_frame_usec + FRAME_INTERVAL_USEC);
+		when = MAX(
+		    MIN(MAX(when, m->gap_from_usec + m->frame_gap_usec), now + FLOOD_QUIET_USEC),
+		    m->last_frame_usec + FRAME_INTERVAL_USEC);
 	else if (enabled != SD_EVENT_OFF)
 		return;
 	sd_event_source_set_time(m->frame_source, when);
@@ -961,6 +1004,20 @@ static void manager_log_stats(struct manager *m)
 		    (unsigned long long)c->fills, (unsigned long long)c->pans,
 		    (unsigned long long)c->render_usec);
 	}
+	/* where the process's time went: parsing, snapshots (and above:
+	 * drawing, below: the mirror); the rest is the event loop, input,
+	 * the pty's writes */
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		log_info("stats: cpu user_usec=%llu sys_usec=%llu parse_usec=%llu "
+			 "snapshot_usec=%llu",
+			 (unsigned long long)ru.ru_utime.tv_sec * USEC_PER_SEC +
+			     (unsigned long long)ru.ru_utime.tv_usec,
+			 (unsigned long long)ru.ru_stime.tv_sec * USEC_PER_SEC +
+			     (unsigned long long)ru.ru_stime.tv_usec,
+			 m->term ? (unsigned long long)term_parse_usec(m->term) : 0ULL,
+			 (unsigned long long)m->snapshot_usec);
 	if (m->vcs) {
 		const struct vcs_stats *vs = vcs_get_stats(m->vcs);
 

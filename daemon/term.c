@@ -76,6 +76,8 @@ struct term {
 	/* Bytes read from the pty since the start: frame pacing tells a
 	 * flood by them. */
 	uint64_t bytes_in;
+	uint64_t lines_in;   /* line feeds among them */
+	uint64_t parse_usec; /* time in stream_feed() (--stats) */
 
 	/* Bytes for the pty that did not fit (the session is not reading). */
 	char *out;
@@ -200,8 +202,14 @@ static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	if (revents & (EPOLLIN | EPOLLHUP)) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n > 0) {
+			uint64_t start = now_usec();
+
 			t->bytes_in += (uint64_t)n;
+			for (const char *q = buf, *e = buf + n;
+			     (q = memchr(q, '\n', (size_t)(e - q))); q++)
+				t->lines_in++;
 			stream_feed(t->stream, buf, (size_t)n);
+			t->parse_usec += now_usec() - start;
 			if (t->cb.damage)
 				t->cb.damage(t->userdata);
 		} else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -730,6 +738,16 @@ struct tsm_vte *term_vte(struct term *t)
 uint64_t term_bytes_in(const struct term *t)
 {
 	return t->bytes_in;
+}
+
+uint64_t term_lines_in(const struct term *t)
+{
+	return t->lines_in;
+}
+
+uint64_t term_parse_usec(const struct term *t)
+{
+	return t->parse_usec;
 }
 
 struct stream *term_stream(struct term *t)

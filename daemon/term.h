@@ -94,6 +94,12 @@ struct stream *term_stream(struct term *t);
 /* Bytes read from the session's pty so far (frame pacing tells floods by
  * them). */
 uint64_t term_bytes_in(const struct term *t);
+/* Line feed bytes among them (a screenful of new lines tells a flood
+ * before a screenful of bytes does on a wide screen). */
+uint64_t term_lines_in(const struct term *t);
+/* Time spent parsing what the pty gave (the stream stage and libtsm), in
+ * microseconds (--stats). */
+uint64_t term_parse_usec(const struct term *t);
 
 /* The session's pty master and its leader's pidfd (-1 if none: a session
  * consoled forked, or a helper without pidfds), or -1 between sessions. */

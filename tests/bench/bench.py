@@ -36,6 +36,7 @@ See README.md for the method and the columns.
 """
 
 import argparse
+import collections
 import json
 import os
 import re
@@ -211,6 +212,12 @@ def parse_stats(text):
             g["strategies"][name] = {k: int(v) for k, v in fields.items() if v.isdigit()}
         elif "mode" in fields:
             g["mode"] = m.group(1).strip()
+        elif m.group(1).startswith(("cpu ", "vcs ")):
+            # where the time went (cpu), the mirror's share (vcs usec)
+            key = m.group(1)[:3]
+            g.setdefault("cpu", {}).update(
+                {(k if key == "cpu" else "vcs_" + k): int(v) for k, v in fields.items()
+                 if v.isdigit()})
     return groups
 
 
@@ -420,6 +427,8 @@ class CardBench:
             r["tick_by_strategy"] = strategy_delta(cat, tick)
             r["run_stats"] = totals(groups["final"]["strategies"])
             r["auto_choice"] = groups["final"]["mode"] or groups["tick"]["mode"]
+            if "cpu" in groups["prefill"] and "cpu" in groups["cat"]:
+                r["cat_cpu"] = delta(groups["prefill"]["cpu"], groups["cat"]["cpu"])
             r["approximate"] = False
         else:
             # Before --stats: the --verbose exit line, one run per phase; the
@@ -510,12 +519,26 @@ class CardBench:
                            % (G_RESULT, G_PEER_RC, G_PEER_RC), timeout=30)[0].strip()
             if "finished" in out or attempt == 3 or label != "fbterm" or not early:
                 break
+            alive = vm.run("pidof %s; ps -o pid,ppid,pgid,sid,args 2>/dev/null | grep -E"
+                           " 'fbterm|setsid' | grep -v grep" % proc, timeout=30)[0]
+            print("# %s %s start %d: status %s, then: %s" % (self.card, label, attempt, early,
+                                                              alive.strip()), flush=True)
             retried = ("%d start(s) exited with status %s %s, the session never run,"
                        " no output; started again" % (attempt, early,
                                                       out.strip().splitlines()[-1]))
             vm.run("sleep 3", timeout=30)
-        # What the peer says about its mode, renderer and font, or why it
-        # failed (the missing compose table of the guest's C locale aside).
+        # Did it draw? The card's picture right after the session (the peer
+        # still runs): the share of pixels not in the commonest colour. A
+        # peer that parses but shows nothing (kmscon "does not support
+        # true-color" on some cards) has a time that is not comparable.
+        ink = None
+        if "finished" in out:
+            try:
+                img = vm.grab()
+                ink = screen_ink(img)
+                vm.save_png(img, "peer-%s.png" % label.replace(" ", "-"))
+            except Exception as e:  # noqa: BLE001 -- reported, not fatal
+                print("# %s: no picture of %s: %s" % (self.card, label, e), flush=True)
         log = vm.run("grep -iE 'error|fail|refus|activating display|render|font|bpp' %s |"
                      " grep -iv compose | tail -n 4" % G_PEER_LOG, timeout=30)[0]
         vm.run("pkill -x %s; sleep 1; pkill -9 -x %s; chvt 1" % (proc, proc), timeout=30)
@@ -545,6 +568,12 @@ class CardBench:
         if retried:
             r["notes"].append(retried)
             r["retried"] = True
+        if ink is not None:
+            r["ink"] = ink
+            if ink < INK_MIN:
+                r["notes"].append(
+                    "the screen after its cat showed no text (%.2f%% of pixels off the"
+                    " commonest colour): it may not draw on this card" % (100 * ink))
         return r
 
     def restore_fb_mode(self):
@@ -711,6 +740,17 @@ def format_card(card):
         label = r["mode"] + (" ttf" if r.get("font", "").startswith("ttf") else "")
         if r.get("auto_choice") and r["mode"].startswith("auto"):
             out.append("   %s chose: %s" % (label, r["auto_choice"]))
+        cpu = r.get("cat_cpu")
+        if cpu and "user_usec" in cpu:
+            out.append("   %s cat CPU: %.0f ms (user %.0f, sys %.0f): parsing %.0f, drawing %.0f"
+                       " (%s frames), snapshots %.0f, mirror %.0f; the rest is the event loop,"
+                       " reads and replies" % (
+                           label, (cpu["user_usec"] + cpu["sys_usec"]) / 1000,
+                           cpu["user_usec"] / 1000, cpu["sys_usec"] / 1000,
+                           cpu.get("parse_usec", 0) / 1000,
+                           r["cat_stats"].get("render_usec", 0) / 1000,
+                           r["cat_stats"].get("frames"), cpu.get("snapshot_usec", 0) / 1000,
+                           cpu.get("vcs_usec", 0) / 1000))
         if "tick_s" in r:
             out.append("   %s 1-row: %d lines in %.2f s (%.0f ms a line), %s frames"
                        % (label, card["ticks"], r["tick_s"], 1000 * r["tick_s"] / card["ticks"],
@@ -892,6 +932,18 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir, fbcon_line
     return result
 
 
+# A screen of text has several percent of its pixels in ink; one below
+# this (a cursor, a frame left by another) shows none.
+INK_MIN = 0.005
+
+
+def screen_ink(img):
+    """The share of img's pixels not in its commonest colour."""
+    d = img.data
+    counts = collections.Counter(d[i:i + 3] for i in range(0, len(d), 3))
+    return 1 - counts.most_common(1)[0][1] / (img.width * img.height)
+
+
 def median(values):
     v = sorted(values)
     n = len(v)
@@ -903,7 +955,8 @@ def bench_rounds(b, args, result, peer_runs):
     after the other in every round (the load of the moment weighs on all of
     them alike), and each terminal's median and spread.  The rows of the
     peers in the card's table are their medians."""
-    names = ["consoled auto"] + (["consoled compare"] if args.compare else []) + \
+    compare = args.compare or args.compare_args
+    names = ["consoled auto"] + (["consoled compare"] if compare else []) + \
         [label for label, _ in peer_runs]
     times = {n: [] for n in names}
     errors = {}
@@ -924,7 +977,8 @@ def bench_rounds(b, args, result, peer_runs):
                     t = b.cat_only()
                     r = None
                 elif name == "consoled compare":
-                    t = b.cat_only(G_COMPARE)
+                    t = b.cat_only(" ".join(
+                        [G_COMPARE if args.compare else "consoled", args.compare_args]))
                     r = None
                 else:
                     r = b.peer(*[p for p in peer_runs if p[0] == name][0])
@@ -978,10 +1032,20 @@ def bench_rounds(b, args, result, peer_runs):
                 r["speedup"] = result["fbcon_s"] / r["cat_s"] if r["cat_s"] > 0 else None
                 r["median_of"] = row["runs"]
     for name in names[1:]:
-        if not any(r.get("mode") == name for r in result["modes"]):
+        if any(r.get("mode") == name for r in result["modes"]):
+            continue
+        row = [x for x in rank if x["name"] == name][0]
+        if row.get("median") is not None:
+            # consoled compare: no peer run result, its median alone
+            result["modes"].append({"mode": name, "peer": True, "font": "-",
+                                    "cat_s": row["median"], "median_of": row["runs"],
+                                    "speedup": result["fbcon_s"] / row["median"]})
+        else:
             result["modes"].append({"mode": name, "peer": True, "font": "-",
                                     "error": errors.get(name, "no run")})
-    result["rounds"] = {"repeat": args.repeat, "rank": rank, "host_load": loads}
+    result["rounds"] = {"repeat": args.repeat, "rank": rank, "host_load": loads,
+                        "compare": " ".join([args.compare or "the same consoled",
+                                             args.compare_args]).strip() if compare else None}
 
 
 def format_rounds(card):
@@ -1016,6 +1080,8 @@ def format_rounds(card):
                           row["error"].splitlines()[0]))
     out.append("   (seconds of `cat` to the cursor position reply; spread = (max - min) / median;"
                " consoled/it below 1: consoled is faster)")
+    if rounds.get("compare"):
+        out.append("   consoled compare: %s" % rounds["compare"])
     return out
 
 
@@ -1157,6 +1223,9 @@ def main():
     ap.add_argument("--compare", default=None,
                     help="another consoled binary (e.g. built before a change) that gets its"
                          " own row, 'consoled compare', in every --repeat round")
+    ap.add_argument("--compare-args", default="",
+                    help="options added to the 'consoled compare' runs (e.g. '--vcs=no');"
+                         " without --compare that row runs the same consoled with them")
     ap.add_argument("--trace-peers", action="store_true",
                     help="a peer run that fails in a --repeat round runs once more under the"
                          " host's strace, whose trace tail is printed (diagnosis)")

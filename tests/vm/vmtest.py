@@ -74,8 +74,9 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   2 s repeats at the rate set (30 a second after 250 ms:
                   42-62 letters; a repeat timer left at sd-event's default
                   accuracy of 250 ms gave 28-35).
-  frames          `cat` of 5000 lines is drawn in far fewer frames than lines
-                  (output is coalesced), and the final screen is right.
+  frames          `cat` of 20000 lines is drawn in far fewer frames than lines
+                  (output is coalesced), at most one per 100 ms of the cat
+                  (flood pacing) and 4, and the final screen is right.
   vt-switch       consoled on tty1, text on tty2: Ctrl+Alt+F2 shows tty2's
                   fbcon text unchanged; keys typed there reach tty2 and never
                   consoled's session; `chvt 1` shows consoled's screen exactly
@@ -1057,12 +1058,14 @@ exec sleep 100000
 
     def check_frames(self):
         font = KEYBOARD_FONT
-        lines = 5000
-        # Long lines (about 300 KB), so the session writes far more than one
-        # read of the pty takes.
+        lines = 20000
+        # Long lines (about 1.2 MB), so the session writes far more than one
+        # read of the pty takes, for long enough to be drawn several times.
         self.sh("awk 'BEGIN { for (i = 1; i <= %d; i++) printf \"%%05d the quick brown fox "
                 "jumps over the lazy dog %%d\\n\", i, i * i }' > /tmp/lines" % lines)
-        self.start_consoled(font, "/bin/sh -c 'cat /tmp/lines; printf \"\\033[?25ldone\"; exec sleep 100000'",
+        self.start_consoled(font, "/bin/sh -c 't0=$EPOCHREALTIME; cat /tmp/lines;"
+                            " echo $t0 $EPOCHREALTIME >/tmp/frames-time;"
+                            " printf \"\\033[?25ldone\"; exec sleep 100000'",
                             extra="--stats")
         last = "%05d the quick brown fox jumps over the lazy dog %d" % (lines, lines * lines)
         self.wait_text(font, lambda s: "done" in s and any(l.rstrip() == last for l in s.lines),
@@ -1080,6 +1083,17 @@ exec sleep 100000
             self.fail("%d lines took %d frames: output is not coalesced" % (lines, frames))
         if read != 0:
             self.fail("the renderer read %d bytes of VRAM" % read)
+        # During a flood frames come at least FLOOD_GAP_MIN (100 ms) apart
+        # (main.c): over the cat's time (the guest's clock, so a slow host
+        # stretches both), the first read's frame, the end's, and one per
+        # 100 ms between, and the start's and the last text's (50 ms before:
+        # twice as many).
+        t0, t1 = (float(v) for v in self.sh("cat /tmp/frames-time").split())
+        bound = 4 + int((t1 - t0) / 0.1)
+        print("# cat wrote for %.2f s: at most %d frames" % (t1 - t0, bound), flush=True)
+        if frames > bound:
+            self.fail("%d lines took %d frames in %.2f s: during a flood frames come more"
+                      " often than every 100 ms" % (lines, frames, t1 - t0))
 
     SCROLL_SCRIPT = "/tmp/scroll-text"
 

@@ -487,8 +487,14 @@ class CardBench:
                  % (G_SESSION, G_LINES, G_PEER_LOG, G_RESULT, G_PEER_SESSION))
         session = "/bin/sh " + G_PEER_SESSION
         if label == "fbterm":
-            # fbterm runs on the VT on its stdin: make tty1 its controlling tty.
-            cmd = ("FONTCONFIG_FILE=%s setsid %sfbterm -v -n 'DejaVu Sans Mono' -s 13"
+            # fbterm runs on the VT on its stdin, tty1, which must be its
+            # controlling tty (-c) as it is in a login shell: a session leader
+            # without one acquires the first tty it opens, its /dev/tty0 or
+            # its session's pts, racing its child's TIOCSCTTY on that pts; the
+            # child lost about half the time, fbterm then exited 0 at once
+            # and never ran its session (seen without -c; never under strace,
+            # which slows the parent down).
+            cmd = ("FONTCONFIG_FILE=%s setsid -c %sfbterm -v -n 'DejaVu Sans Mono' -s 13"
                    " --font-width=%d --font-height=%d -- %s </dev/tty1 >%s 2>&1"
                    % (initramfs.FONTS_CONF, "strace -f -tt -o /tmp/peer.strace " if trace else "",
                       self.font_w, self.font_h, session, G_PEER_LOG))
@@ -498,10 +504,9 @@ class CardBench:
                    % (KMSCON_BIN, backend, session, G_PEER_LOG))
             proc = "kmscon"
         limit = int(self.timeout_for(self.args.lines)) + 60  # fontconfig's first scan
-        # fbterm started right after another terminal left the VT exits at
-        # once now and then, with status 0, no word and its session never
-        # run (bochs, cirrus, vfb; under strace never): started again, up to
-        # twice, 3 s later, and said so in the row's notes.
+        # A peer that exits at once with status 0, no word and its session
+        # never run (fbterm did so before setsid -c, above) is started
+        # again, up to twice, 3 s later, and the row's notes say so.
         retried = None
         for attempt in (1, 2, 3):
             vm.check("rm -f %s %s" % (G_PEER_RC, G_RESULT))

@@ -201,7 +201,7 @@ class Footprint:
                      None, "consoled"))
         if "fbterm" in peers:
             runs.append(("fbterm", "dejavu %dx%d" % psf,
-                         [("fbterm", "exec setsid fbterm -n 'DejaVu Sans Mono' -s 13"
+                         [("fbterm", "exec setsid -c fbterm -n 'DejaVu Sans Mono' -s 13"
                            " --font-width=%d --font-height=%d -- {session} </dev/tty1" % psf)],
                          psf, "fbterm"))
         if "kmscon" in peers:

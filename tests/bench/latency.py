@@ -77,7 +77,7 @@ def start_command(b, term, ready, font, kmscon):
                 " --login -- %s >%s/term.log 2>&1"
                 % (vmtest.GUEST_BACKEND_DIR, font, session, G_DIR))
     if term == "fbterm":
-        return ("FONTCONFIG_FILE=%s setsid fbterm -n 'DejaVu Sans Mono' -s 13 --font-width=%d"
+        return ("FONTCONFIG_FILE=%s setsid -c fbterm -n 'DejaVu Sans Mono' -s 13 --font-width=%d"
                 " --font-height=%d -- %s </dev/tty1 >%s/term.log 2>&1"
                 % (initramfs.FONTS_CONF, b.font_w, b.font_h, session, G_DIR))
     return ("%s --vt=1 --no-drm --font-engine=unifont --login -- %s >%s/term.log 2>&1"

@@ -266,8 +266,17 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 	 * the view back from the scrollback) starts no frame interval, so the
 	 * key's echo right after it is drawn at once, not 16 ms later */
 	if (again || render_get_stats(m->render)->cells_drawn != drawn) {
+		uint64_t bytes = term_bytes_in(m->term) - m->frame_bytes_in;
+		uint64_t lines = term_lines_in(m->term) - m->frame_lines_in;
+
 		m->last_frame_usec = now_usec();
 		manager_pace_frames(m, m->last_frame_usec - start);
+		log_debug(
+		    "Frame: %llu us to draw, after %llu bytes and %llu lines; next in %llu ms "
+		    "or more",
+		    (unsigned long long)(m->last_frame_usec - start), (unsigned long long)bytes,
+		    (unsigned long long)lines,
+		    (unsigned long long)(m->frame_gap_usec / USEC_PER_MSEC));
 	}
 	if (m->unblank_pending) {
 		/* the screen is drawn: the driver shows it again (the kernel

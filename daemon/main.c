@@ -51,14 +51,17 @@
 /* During a flood (more than a screenful of bytes or of lines came in since
  * the last frame: the frames in between would show text that scrolls away
  * before anyone can read it) the next frame waits FLOOD_RENDER_FACTOR times
- * the last frame's render time, at least FLOOD_GAP_MIN and at most
- * FLOOD_GAP_MAX, counted from the last frame or from the moment the flood
- * was seen, whichever is later: drawing then takes at most about a ninth of
- * the time, the rest goes to reading and parsing, and the screen still
- * moves 4 times a second. A flood that stops is drawn FLOOD_QUIET after its
- * last byte, not at the end of the long gap: a flood shorter than the gap
- * (a cat of a few thousand lines) is drawn once, at its end. */
-#define FLOOD_RENDER_FACTOR 8
+ * what a frame of the whole screen takes (a flood's frames redraw all of
+ * it: measured on the last frame that drew at least half of the screen, or
+ * the last frame's time if that is more), at least FLOOD_GAP_MIN and at
+ * most FLOOD_GAP_MAX, counted from the last frame or from the moment the
+ * flood was seen, whichever is later: drawing then takes at most about a
+ * twentieth of the time where frames are dear (1280x800x32 through DRM
+ * fbdev emulation: 10-15 ms a frame under TCG), the rest goes to reading
+ * and parsing, and the screen still moves 4 to 10 times a second. A flood that stops is drawn
+ * FLOOD_QUIET after its last byte, not at the end of the long gap: a flood shorter than the gap (a
+ * cat of a few thousand lines) is drawn once, at its end. */
+#define FLOOD_RENDER_FACTOR 20
 #define FLOOD_GAP_MIN_USEC (100 * USEC_PER_MSEC)
 #define FLOOD_GAP_MAX_USEC (250 * USEC_PER_MSEC)
 #define FLOOD_QUIET_USEC FRAME_INTERVAL_USEC
@@ -116,7 +119,10 @@ struct manager {
 	uint64_t frame_gap_usec;
 	uint64_t frame_bytes_in, frame_lines_in;
 	uint64_t last_render_usec; /* what the last frame that drew took */
-	uint64_t gap_from_usec;	   /* the frame gap counts from here */
+	/* What drawing the whole screen takes, from the last frame that drew
+	 * at least half of it: a flood's frames redraw all of it. */
+	uint64_t full_render_usec;
+	uint64_t gap_from_usec; /* the frame gap counts from here */
 	uint64_t last_snapshot_usec;
 	uint64_t snapshot_usec; /* time spent updating the snapshot (--stats) */
 	bool wipe_pending;	/* a session ended while another VT was shown */
@@ -199,8 +205,9 @@ static bool manager_flooding(struct manager *m)
 
 static uint64_t manager_flood_gap(const struct manager *m)
 {
-	return MIN(MAX(FLOOD_RENDER_FACTOR * m->last_render_usec, FLOOD_GAP_MIN_USEC),
-		   FLOOD_GAP_MAX_USEC);
+	uint64_t cost = MAX(m->last_render_usec, m->full_render_usec);
+
+	return MIN(MAX(FLOOD_RENDER_FACTOR * cost, FLOOD_GAP_MIN_USEC), FLOOD_GAP_MAX_USEC);
 }
 
 /* After a frame that took render_usec: the gap before the next one. A frame
@@ -268,8 +275,14 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 	if (again || render_get_stats(m->render)->cells_drawn != drawn) {
 		uint64_t bytes = term_bytes_in(m->term) - m->frame_bytes_in;
 		uint64_t lines = term_lines_in(m->term) - m->frame_lines_in;
+		uint64_t cells = render_get_stats(m->render)->cells_drawn - drawn;
+		struct tsm_screen *screen = term_screen(m->term);
+		uint64_t screen_cells =
+		    (uint64_t)tsm_screen_get_width(screen) * tsm_screen_get_height(screen);
 
 		m->last_frame_usec = now_usec();
+		if (cells * 2 >= screen_cells)
+			m->full_render_usec = (m->last_frame_usec - start) * screen_cells / cells;
 		manager_pace_frames(m, m->last_frame_usec - start);
 		log_debug(
 		    "Frame: %llu us to draw, after %llu bytes and %llu lines; next in %llu ms "

@@ -268,6 +268,10 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 		selection_check(m->selection); /* output may have changed selected cells */
 	uint64_t start = now_usec();
 	uint64_t drawn = render_get_stats(m->render)->cells_drawn;
+	/* when pacing wanted it (the debug line says how late it came) */
+	uint64_t due = m->frame_gap_usec > FRAME_INTERVAL_USEC
+			   ? m->gap_from_usec + m->frame_gap_usec
+			   : m->last_frame_usec + FRAME_INTERVAL_USEC;
 	bool again = render_frame(m->render, term_screen(m->term));
 	/* A frame that drew nothing (each key calls for one: typing brings
 	 * the view back from the scrollback) starts no frame interval, so the
@@ -284,12 +288,12 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 		if (cells * 2 >= screen_cells)
 			m->full_render_usec = (m->last_frame_usec - start) * screen_cells / cells;
 		manager_pace_frames(m, m->last_frame_usec - start);
-		log_debug(
-		    "Frame: %llu us to draw, after %llu bytes and %llu lines; next in %llu ms "
-		    "or more",
-		    (unsigned long long)(m->last_frame_usec - start), (unsigned long long)bytes,
-		    (unsigned long long)lines,
-		    (unsigned long long)(m->frame_gap_usec / USEC_PER_MSEC));
+		log_debug("Frame: %llu us to draw, %llu ms after it was due, after %llu bytes and "
+			  "%llu lines; next in %llu ms or more",
+			  (unsigned long long)(m->last_frame_usec - start),
+			  (unsigned long long)((start - MIN(start, due)) / USEC_PER_MSEC),
+			  (unsigned long long)bytes, (unsigned long long)lines,
+			  (unsigned long long)(m->frame_gap_usec / USEC_PER_MSEC));
 	}
 	if (m->unblank_pending) {
 		/* the screen is drawn: the driver shows it again (the kernel
@@ -339,6 +343,17 @@ static void manager_schedule_frame(struct manager *m)
 		    m->last_frame_usec + FRAME_INTERVAL_USEC);
 	else if (enabled != SD_EVENT_OFF)
 		return;
+	if (enabled != SD_EVENT_OFF) {
+		uint64_t due = 0;
+
+		/* A frame already due stays due: setting a time source's time
+		 * takes it off sd-event's pending list, and with the pty's
+		 * reads dispatched first (each one moving it here) a flood's
+		 * frame never came until the flood ended. */
+		if (sd_event_source_get_time(m->frame_source, &due) >= 0 &&
+		    (due <= now || due == when))
+			return;
+	}
 	sd_event_source_set_time(m->frame_source, when);
 	if (enabled == SD_EVENT_OFF)
 		sd_event_source_set_enabled(m->frame_source, SD_EVENT_ONESHOT);

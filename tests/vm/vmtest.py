@@ -76,7 +76,8 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   accuracy of 250 ms gave 28-35).
   frames          `cat` of 20000 lines is drawn in far fewer frames than lines
                   (output is coalesced), at most one per 100 ms of the cat
-                  (flood pacing) and 4, and the final screen is right.
+                  (flood pacing) and 4, each on time (median at most 50 ms
+                  after it was due), and the final screen is right.
   vt-switch       consoled on tty1, text on tty2: Ctrl+Alt+F2 shows tty2's
                   fbcon text unchanged; keys typed there reach tty2 and never
                   consoled's session; `chvt 1` shows consoled's screen exactly
@@ -1066,7 +1067,7 @@ exec sleep 100000
         self.start_consoled(font, "/bin/sh -c 't0=$EPOCHREALTIME; cat /tmp/lines;"
                             " echo $t0 $EPOCHREALTIME >/tmp/frames-time;"
                             " printf \"\\033[?25ldone\"; exec sleep 100000'",
-                            extra="--stats")
+                            extra="--stats --verbose")
         last = "%05d the quick brown fox jumps over the lazy dog %d" % (lines, lines * lines)
         self.wait_text(font, lambda s: "done" in s and any(l.rstrip() == last for l in s.lines),
                        "the output did not end on screen", timeout=60)
@@ -1094,6 +1095,18 @@ exec sleep 100000
         if frames > bound:
             self.fail("%d lines took %d frames in %.2f s: during a flood frames come more"
                       " often than every 100 ms" % (lines, frames, t1 - t0))
+        # ... and when they are due: the pty's reads must not hold a due
+        # frame back (the debug line of each frame says how late it came;
+        # those after more than 100 KB are the flood's)
+        late = [int(ms) for ms, nbytes in re.findall(
+            r"Frame: \d+ us to draw, (\d+) ms after it was due, after (\d+) bytes", log)
+            if int(nbytes) > 100000]
+        print("# the flood's frames came %s ms after they were due" % late, flush=True)
+        if not late:
+            self.fail("no frame was drawn during the flood (--verbose 'Frame:' lines):\n" + log)
+        if sorted(late)[len(late) // 2] > 50:
+            self.fail("the flood's frames came %s ms after they were due: reading the pty"
+                      " holds them back" % late)
 
     SCROLL_SCRIPT = "/tmp/scroll-text"
 

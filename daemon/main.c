@@ -228,7 +228,6 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 	struct manager *m = userdata;
 
 	(void)s;
-	(void)usec;
 	if (!m->term)
 		return 0;
 	/* a compositor may have taken the VT since the last poll */
@@ -268,10 +267,10 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 		selection_check(m->selection); /* output may have changed selected cells */
 	uint64_t start = now_usec();
 	uint64_t drawn = render_get_stats(m->render)->cells_drawn;
-	/* when pacing wanted it (the debug line says how late it came) */
-	uint64_t due = m->frame_gap_usec > FRAME_INTERVAL_USEC
-			   ? m->gap_from_usec + m->frame_gap_usec
-			   : m->last_frame_usec + FRAME_INTERVAL_USEC;
+	/* when pacing wanted it (the debug line says how late it came): a
+	 * flood's frame at the end of its gap, another when it was set for */
+	uint64_t due =
+	    m->frame_gap_usec > FRAME_INTERVAL_USEC ? m->gap_from_usec + m->frame_gap_usec : usec;
 	bool again = render_frame(m->render, term_screen(m->term));
 	/* A frame that drew nothing (each key calls for one: typing brings
 	 * the view back from the scrollback) starts no frame interval, so the

@@ -247,6 +247,21 @@ static void stream_emit(struct stream *s, const char *b, size_t n)
 	s->out_len += n;
 }
 
+/* stream_emit() of n bytes of the read at b, where avail bytes from b may
+ * be read: a piece of up to 16 bytes (most text between two characters
+ * with marks) is moved as 16, whatever its length, so that the random
+ * lengths cost no mispredicted branches; the bytes moved beyond n are
+ * overwritten by the next piece or never read. */
+static inline void stream_emit_text(struct stream *s, const char *b, size_t n, size_t avail)
+{
+	if (n <= 16 && avail >= 16 && sizeof(s->out) - s->out_len >= 16) {
+		memcpy(s->out + s->out_len, b, 16);
+		s->out_len += n;
+		return;
+	}
+	stream_emit(s, b, n);
+}
+
 static void stream_emit_byte(struct stream *s, uint8_t b)
 {
 	if (s->out_len == sizeof(s->out))
@@ -515,6 +530,33 @@ static size_t stream_text(struct stream *s, const uint8_t *p, size_t len, uint32
 	return j;
 }
 
+/* The end of the printable ASCII (0x20..0x7e) from p[i]: the first j >= i
+ * with p[j] outside it, or len. Eight bytes at a time where eight are left:
+ * a byte loop mispredicts its exit at nearly every run, whose lengths
+ * (between the characters with marks of Latin text, say) are random; here
+ * most runs end in their first word. */
+static inline size_t ascii_run_end(const uint8_t *p, size_t i, size_t len)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+
+	for (; len - i >= 8; i += 8) {
+		uint64_t w, stop;
+
+		memcpy(&w, p + i, 8);
+		/* a byte's top bit: it is >= 0x80, 0x7f (or 0xff), or < 0x20.
+		 * The last test borrows from the byte above a byte < 0x20, so
+		 * only the lowest byte flagged is sure: the one wanted */
+		stop = (w | ((w & ~high) + ones) | ((w - 0x20 * ones) & ~w)) & high;
+		if (stop)
+			return i + (size_t)__builtin_ctzll(stop) / 8;
+	}
+#endif
+	while (i < len && (uint8_t)(p[i] - 0x20) < 0x5f)
+		i++;
+	return i;
+}
+
 /* Plain text: the longest run at p[0..len) that reaches libtsm as it is and
  * changes nothing here but REP's character, in the ground state with no
  * attribute of this stage's (dim, strikethrough, concealed) and no single
@@ -542,11 +584,9 @@ static size_t stream_plain_run(struct stream *s, const uint8_t *p, size_t len, s
 
 		if (b < 0x80) {
 			if (b >= 0x20 && b < 0x7f) {
-				size_t j = i + 1;
+				size_t j = ascii_run_end(p, i + 1, len);
 				const uint8_t *t;
 
-				while (j < len && (uint8_t)(p[j] - 0x20) < 0x5f)
-					j++;
 				if (!tilde && (t = memchr(p + i, '~', j - i)))
 					j = (size_t)(t - p);
 				if (j == i)
@@ -1710,14 +1750,14 @@ void stream_feed(struct stream *s, const char *in, size_t len)
 			bool cluster;
 			size_t base, run = stream_plain_run(s, p + i, len - i, &base, &cluster);
 
-			if (run > 0) {
-				if (base < run) {
-					utf8_next(p + i + base, run - base, &s->last[0]);
-					s->last_len = 1;
-				}
-				stream_emit(s, (const char *)p + i, run);
-				i += run;
+			/* (a run of 0, a character with marks right after
+			 * another, goes through too: no branch on it) */
+			if (base < run) {
+				utf8_next(p + i + base, run - base, &s->last[0]);
+				s->last_len = 1;
 			}
+			stream_emit_text(s, (const char *)p + i, run, len - i);
+			i += run;
 			if (cluster) {
 				/* the run ended at a character with marks */
 				cp = p[i];

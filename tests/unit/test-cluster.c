@@ -197,6 +197,156 @@ static void test_flags(void)
 	cluster_table_free(t);
 }
 
+/* Cluster k of test_many(): distinct for every k by construction. Its
+ * length (1 to CLUSTER_MAX_LEN) and flags come from k's low bits, its last
+ * code point from the rest; clusters of four and more code points all start
+ * with the same three, which is all an index slot keeps of them, so only
+ * the code points after those tell them apart. */
+static size_t many_cluster(unsigned k, uint32_t *ch, unsigned *flags)
+{
+	size_t len = 1 + k % CLUSTER_MAX_LEN;
+	uint32_t v = k / (CLUSTER_MAX_LEN * 4);
+
+	*flags = (k / CLUSTER_MAX_LEN) % 4;
+	ch[0] = len == 1 ? 0x4e00 + v : 'a' + v % 26;
+	for (size_t i = 1; i < len; i++)
+		ch[i] = len > 3 && i < 3 ? 0x300 + (uint32_t)i : 0x300 + (uint32_t)(i % 2);
+	if (len > 1)
+		ch[len - 1] = 0x1000 + v;
+	return len;
+}
+
+/* Thousands of clusters in an order with repeats: each first seen gets the
+ * next stand-in (CLUSTER_FIRST up, in first-seen order: session restore and
+ * the vcs mirror rely on it), each seen again its own, before and after the
+ * index grows, and each stand-in means its cluster. */
+static void test_many(void)
+{
+	enum { MANY = 6000, CALLS = 30000 };
+	struct cluster_table *t = cluster_table_new(), *r = cluster_table_new();
+	uint32_t *expect = calloc(MANY, sizeof(uint32_t)), ch[CLUSTER_MAX_LEN];
+	unsigned next = CLUSTER_FIRST, bad = 0, bad_k = 0, flags;
+	uint64_t rng = 0x2545f4914f6cdd1dull;
+	size_t len;
+
+	for (unsigned call = 0; call < CALLS; call++) {
+		unsigned k;
+		uint32_t cp;
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		/* early calls pick among few clusters, later ones among all */
+		k = (unsigned)(rng % (call < MANY ? call / 2 + 1 : MANY));
+		len = many_cluster(k, ch, &flags);
+		cp = cluster_intern(t, ch, len, flags);
+		if (!expect[k])
+			expect[k] = next++;
+		if (cp != expect[k] && !bad++)
+			bad_k = k;
+	}
+	if (bad)
+		fprintf(stderr, "%u wrong stand-ins, the first for cluster %u\n", bad, bad_k);
+	CHECK(bad == 0);
+	CHECK_EQ_U(cluster_table_count(t), next - CLUSTER_FIRST);
+	/* every stand-in means its cluster; again, every cluster its stand-in */
+	bad = 0;
+	for (unsigned k = 0; k < MANY; k++) {
+		uint32_t want[CLUSTER_MAX_LEN];
+		unsigned want_flags;
+		size_t want_len = many_cluster(k, want, &want_flags);
+		const uint32_t *seq;
+
+		if (!expect[k])
+			continue;
+		seq = cluster_lookup(t, expect[k], &len, &flags);
+		if (!seq || len != want_len || flags != want_flags ||
+		    memcmp(seq, want, len * sizeof(*seq)) != 0 ||
+		    cluster_intern(t, want, want_len, want_flags) != expect[k])
+			bad++;
+	}
+	CHECK(bad == 0);
+	CHECK_EQ_U(cluster_table_count(t), next - CLUSTER_FIRST);
+
+	/* a restored table (snapshot.c's order) hands out the same */
+	for (uint32_t cp = CLUSTER_FIRST; cp < next; cp++) {
+		const uint32_t *seq = cluster_lookup(t, cp, &len, &flags);
+
+		CHECK(seq && cluster_table_restore(r, cp, seq, len, flags) == 0);
+	}
+	bad = 0;
+	for (unsigned k = 0; k < MANY; k++) {
+		len = many_cluster(k, ch, &flags);
+		if (expect[k] && cluster_intern(r, ch, len, flags) != expect[k])
+			bad++;
+	}
+	CHECK(bad == 0);
+	len = many_cluster(MANY, ch, &flags); /* a new one: the next stand-in */
+	CHECK_EQ_U(cluster_intern(r, ch, len, flags), next);
+	free(expect);
+	cluster_table_free(t);
+	cluster_table_free(r);
+}
+
+/* Clusters that differ only where an index slot holds 0 for "no code point
+ * here": code point 0 is a cluster's like any other. Many of them, so that
+ * some share a run of the index's slots, where only their lengths tell them
+ * apart. */
+static void test_zero(void)
+{
+	enum { BASES = 1000, LENS = 4 };
+	struct cluster_table *t = cluster_table_new();
+	uint32_t ch[LENS] = {0};
+	unsigned bad = 0, flags;
+	size_t len;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t b = 0; b < BASES; b++)
+			for (size_t n = 1; n <= LENS; n++) {
+				uint32_t want = CLUSTER_FIRST + b * LENS + (uint32_t)n - 1;
+
+				ch[0] = b;
+				if (cluster_intern(t, ch, n, 0) != want ||
+				    !cluster_lookup(t, want, &len, &flags) || len != n)
+					bad++;
+			}
+	CHECK(bad == 0);
+	CHECK_EQ_U(cluster_table_count(t), BASES * LENS);
+	cluster_table_free(t);
+}
+
+/* Plain text is scanned eight bytes at a time (stream.c's
+ * ascii_run_end()): a character with marks, or an escape sequence, at any
+ * offset of a word still ends the run where it starts. */
+static void test_run_ends(void)
+{
+	struct fake_term f;
+	char in[64];
+	size_t len = 0;
+	unsigned flags = 0;
+
+	fake_term_init(&f, 40, 6);
+	fake_feed(&f, "\033[?25l");
+	for (unsigned k = 0; k < 20; k++) {
+		/* k letters, then a base with a mark, or a dim letter */
+		memset(in, 'x', k);
+		snprintf(in + k, sizeof(in) - k, "e\xcc\x81|%16s", "");
+		fake_feed(&f, "\r");
+		fake_feed(&f, in);
+		fake_term_read(&f);
+		CHECK(f.cells[0][k].ch == CLUSTER_FIRST && f.cells[0][k + 1].ch == '|');
+		snprintf(in + k, sizeof(in) - k, "\033[2mz\033[m|%16s", "");
+		fake_feed(&f, "\r");
+		fake_feed(&f, in);
+		fake_term_read(&f);
+		CHECK(cluster_lookup(f.table, f.cells[0][k].ch, &len, &flags) && len == 1 &&
+		      flags == CLUSTER_DIM && f.cells[0][k + 1].ch == '|');
+		if (k > 0)
+			CHECK(f.cells[0][k - 1].ch == 'x');
+	}
+	fake_term_fini(&f);
+}
+
 int main(void)
 {
 	RUN(test_join);
@@ -205,5 +355,8 @@ int main(void)
 	RUN(test_long_cluster);
 	RUN(test_reset);
 	RUN(test_flags);
+	RUN(test_many);
+	RUN(test_zero);
+	RUN(test_run_ends);
 	return TESTS_RESULT();
 }

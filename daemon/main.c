@@ -58,9 +58,10 @@
  * flood was seen, whichever is later: drawing then takes at most about a
  * twentieth of the time where frames are dear (1280x800x32 through DRM
  * fbdev emulation: 10-15 ms a frame under TCG), the rest goes to reading
- * and parsing, and the screen still moves 4 to 10 times a second. A flood that stops is drawn
- * FLOOD_QUIET after its last byte, not at the end of the long gap: a flood shorter than the gap (a
- * cat of a few thousand lines) is drawn once, at its end. */
+ * and parsing, and the screen still moves 4 to 10 times a second. A flood
+ * that stops is drawn FLOOD_QUIET after its last byte, not at the end of
+ * the long gap: a flood shorter than the gap (a cat of a few thousand
+ * lines) is drawn once, at its end. */
 #define FLOOD_RENDER_FACTOR 20
 #define FLOOD_GAP_MIN_USEC (100 * USEC_PER_MSEC)
 #define FLOOD_GAP_MAX_USEC (250 * USEC_PER_MSEC)
@@ -189,15 +190,21 @@ static int manager_on_snapshot(sd_event_source *s, uint64_t usec, void *userdata
 	return 0;
 }
 
+static uint64_t manager_screen_cells(struct manager *m)
+{
+	struct tsm_screen *screen = term_screen(m->term);
+
+	return (uint64_t)tsm_screen_get_width(screen) * tsm_screen_get_height(screen);
+}
+
 /* More than a screenful of bytes or of lines since the last frame drawn: a
  * flood (FLOOD_RENDER_FACTOR). Lines tell it first on a wide screen, where
  * a pty's read of 4 KiB scrolls all of it but fills less than half. */
 static bool manager_flooding(struct manager *m)
 {
 	uint64_t bytes = term_bytes_in(m->term), lines = term_lines_in(m->term);
-	struct tsm_screen *screen = term_screen(m->term);
-	uint64_t rows = tsm_screen_get_height(screen);
-	uint64_t screenful = (uint64_t)tsm_screen_get_width(screen) * rows;
+	uint64_t rows = tsm_screen_get_height(term_screen(m->term));
+	uint64_t screenful = manager_screen_cells(m);
 
 	return (bytes >= m->frame_bytes_in && bytes - m->frame_bytes_in > screenful) ||
 	       (lines >= m->frame_lines_in && lines - m->frame_lines_in >= rows);
@@ -267,10 +274,11 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 		selection_check(m->selection); /* output may have changed selected cells */
 	uint64_t start = now_usec();
 	uint64_t drawn = render_get_stats(m->render)->cells_drawn;
-	/* when pacing wanted it (the debug line says how late it came): a
-	 * flood's frame at the end of its gap, another when it was set for */
-	uint64_t due =
-	    m->frame_gap_usec > FRAME_INTERVAL_USEC ? m->gap_from_usec + m->frame_gap_usec : usec;
+	/* when pacing wanted it (the debug line says how late it came; only
+	 * a flood's frames get one, not every key's): a flood's frame at the
+	 * end of its gap, another when it was set for */
+	bool flood = m->frame_gap_usec > FRAME_INTERVAL_USEC;
+	uint64_t due = flood ? m->gap_from_usec + m->frame_gap_usec : usec;
 	bool again = render_frame(m->render, term_screen(m->term));
 	/* A frame that drew nothing (each key calls for one: typing brings
 	 * the view back from the scrollback) starts no frame interval, so the
@@ -279,20 +287,20 @@ static int manager_on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 		uint64_t bytes = term_bytes_in(m->term) - m->frame_bytes_in;
 		uint64_t lines = term_lines_in(m->term) - m->frame_lines_in;
 		uint64_t cells = render_get_stats(m->render)->cells_drawn - drawn;
-		struct tsm_screen *screen = term_screen(m->term);
-		uint64_t screen_cells =
-		    (uint64_t)tsm_screen_get_width(screen) * tsm_screen_get_height(screen);
+		uint64_t screen_cells = manager_screen_cells(m);
 
 		m->last_frame_usec = now_usec();
 		if (cells * 2 >= screen_cells)
 			m->full_render_usec = (m->last_frame_usec - start) * screen_cells / cells;
 		manager_pace_frames(m, m->last_frame_usec - start);
-		log_debug("Frame: %llu us to draw, %llu ms after it was due, after %llu bytes and "
-			  "%llu lines; next in %llu ms or more",
-			  (unsigned long long)(m->last_frame_usec - start),
-			  (unsigned long long)((start - MIN(start, due)) / USEC_PER_MSEC),
-			  (unsigned long long)bytes, (unsigned long long)lines,
-			  (unsigned long long)(m->frame_gap_usec / USEC_PER_MSEC));
+		if (flood || m->frame_gap_usec > FRAME_INTERVAL_USEC)
+			log_debug(
+			    "Frame: %llu us to draw, %llu ms after it was due, after %llu bytes "
+			    "and %llu lines; next in %llu ms or more",
+			    (unsigned long long)(m->last_frame_usec - start),
+			    (unsigned long long)((start - MIN(start, due)) / USEC_PER_MSEC),
+			    (unsigned long long)bytes, (unsigned long long)lines,
+			    (unsigned long long)(m->frame_gap_usec / USEC_PER_MSEC));
 	}
 	if (m->unblank_pending) {
 		/* the screen is drawn: the driver shows it again (the kernel

@@ -1096,7 +1096,7 @@ exec sleep 100000
             self.fail("%d lines took %d frames in %.2f s: during a flood frames come more"
                       " often than every 100 ms" % (lines, frames, t1 - t0))
         # ... and when they are due: the pty's reads must not hold a due
-        # frame back (the debug line of each frame says how late it came;
+        # frame back (the debug line of each flood frame says how late it came;
         # those after more than 100 KB are the flood's)
         late = [int(ms) for ms, nbytes in re.findall(
             r"Frame: \d+ us to draw, (\d+) ms after it was due, after (\d+) bytes", log)

@@ -1350,8 +1350,12 @@ class Runner(vmtest.Runner):
         before = self.unit(UNIT, "NRestarts")
         try:
             # An event held in udev's queue: coldplug is not done while it is.
+            # udevadm trigger returns once the uevent is written; udevd
+            # queues it (and makes /run/udev/queue) a moment later
             self.sh("udevadm control --stop-exec-queue &&"
-                    " udevadm trigger --action=change /sys/class/tty/tty9")
+                    " udevadm trigger --action=change /sys/class/tty/tty9 &&"
+                    " for i in 1 2 3 4 5 6 7 8 9 10; do test -e /run/udev/queue && break;"
+                    " sleep 0.2; done; true")
             if self.vm.run("test -e /run/udev/queue")[1] != 0:
                 self.fail("udev's queue is empty with its execution stopped and an event"
                           " triggered: the check would prove nothing")

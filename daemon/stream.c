@@ -104,6 +104,11 @@ struct stream {
 	size_t out_len;
 
 	unsigned bells; /* BELs of this stream_feed(), for cfg.bell */
+
+	/* text printed on the screen without the vte (stream_direct()):
+	 * with cfg.palette, libtsm's colours from it */
+	bool direct;
+	uint8_t tsm_palette[TSM_COLOR_NUM][3];
 };
 
 /* A CSI's parameters: v[i] is -1 when empty; sub-parameters (after ':')
@@ -155,7 +160,31 @@ struct stream *stream_new(const struct stream_config *cfg)
 	s->cfg = *cfg;
 	palette_init(&s->linux_palette, PALETTE_LINUX, NULL);
 	stream_mirror_reset(s, false);
+	if (cfg->palette) {
+		stream_tsm_palette(cfg->palette, s->tsm_palette);
+		s->direct = true;
+	}
 	return s;
+}
+
+void stream_tsm_palette(const struct palette *p, uint8_t ret[TSM_COLOR_NUM][3])
+{
+	for (unsigned i = 0; i < TSM_COLOR_NUM; i++) {
+		unsigned e = i;
+
+		if (i == TSM_COLOR_FOREGROUND)
+			e = p->fg;
+		else if (i == TSM_COLOR_BACKGROUND)
+			e = p->bg;
+		ret[i][0] = p->colors[e].r;
+		ret[i][1] = p->colors[e].g;
+		ret[i][2] = p->colors[e].b;
+	}
+}
+
+void stream_set_direct(struct stream *s, bool on)
+{
+	s->direct = on && s->cfg.palette;
 }
 
 void stream_free(struct stream *s)
@@ -1689,6 +1718,80 @@ static size_t stream_sgr_fast(struct stream *s, const uint8_t *p, size_t len)
 	return j + 1;
 }
 
+/* What libtsm's vte prints with: the pen with its colour codes turned into
+ * the palette's colours (libtsm's to_rgb(): bold brightens the first 8). */
+static void stream_pen_rgb(const struct stream *s, struct tsm_screen_attr *a)
+{
+	int code = a->fccode;
+
+	if (code >= 0) {
+		if (a->bold && code < 8)
+			code += 8;
+		if (code >= TSM_COLOR_NUM)
+			code = TSM_COLOR_FOREGROUND;
+		a->fr = s->tsm_palette[code][0];
+		a->fg = s->tsm_palette[code][1];
+		a->fb = s->tsm_palette[code][2];
+	}
+	code = a->bccode;
+	if (code >= 0) {
+		if (code >= TSM_COLOR_NUM)
+			code = TSM_COLOR_BACKGROUND;
+		a->br = s->tsm_palette[code][0];
+		a->bg = s->tsm_palette[code][1];
+		a->bb = s->tsm_palette[code][2];
+	}
+}
+
+static inline bool direct_byte(uint8_t b)
+{
+	return (uint8_t)(b - 0x20) < 0x5f || b == '\n' || b == '\r';
+}
+
+/* A plain run (stream_plain_run()) with GL mapping ASCII to itself: its
+ * printable ASCII, CR and LF straight onto the screen, as libtsm's vte
+ * would put them there (in its ground state, with its UTF-8 decoder between
+ * characters, which is all this stage hands it); the rest of the run (other
+ * C0 controls, DEL, UTF-8) goes to the vte in order. */
+static void stream_direct(struct stream *s, const uint8_t *b, size_t n)
+{
+	struct tsm_screen *screen = s->cfg.screen;
+	struct tsm_screen_attr a = s->attr;
+	size_t i = 0;
+
+	stream_pen_rgb(s, &a);
+	while (i < n) {
+		size_t j = i;
+
+		if (!direct_byte(b[i])) {
+			while (++j < n && !direct_byte(b[j]))
+				;
+			stream_emit(s, (const char *)b + i, j - i);
+			i = j;
+			continue;
+		}
+		stream_flush(s);
+		for (; j < n; j++) {
+			uint8_t c = b[j];
+
+			if ((uint8_t)(c - 0x20) < 0x5f)
+				tsm_screen_write(screen, c, &a);
+			else if (c == '\n') {
+				if (s->lnm)
+					tsm_screen_newline(screen);
+				else
+					tsm_screen_move_down(screen, 1, true);
+			} else if (c == '\r')
+				tsm_screen_move_line_home(screen);
+			else
+				break;
+		}
+		if (s->cfg.seen)
+			s->cfg.seen((const char *)b + i, j - i, s->cfg.userdata);
+		i = j;
+	}
+}
+
 void stream_feed(struct stream *s, const char *in, size_t len)
 {
 	const uint8_t *p = (const uint8_t *)in;
@@ -1756,7 +1859,10 @@ void stream_feed(struct stream *s, const char *in, size_t len)
 				utf8_next(p + i + base, run - base, &s->last[0]);
 				s->last_len = 1;
 			}
-			stream_emit_text(s, (const char *)p + i, run, len - i);
+			if (s->direct && s->g[s->gl] == CHARSET_LOWER)
+				stream_direct(s, p + i, run);
+			else
+				stream_emit_text(s, (const char *)p + i, run, len - i);
 			i += run;
 			if (cluster) {
 				/* the run ended at a character with marks */

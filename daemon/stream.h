@@ -46,7 +46,14 @@
  * that needs none of this (printable ASCII, well-formed UTF-8 without marks,
  * C0 controls that change nothing here) is handed on in runs as it came, an
  * SGR libtsm reads as xterm does is handed on as it came once followed, and
- * libtsm's character widths are looked up once per code point.
+ * libtsm's character widths are looked up once per code point. Printable
+ * ASCII, CR and LF of such runs do not even go through libtsm's vte: with
+ * the palette known (stream_config's palette, which the caller also gave
+ * libtsm: stream_tsm_palette()) and GL mapping ASCII to itself, the stage
+ * makes the screen calls the vte would make (tsm_screen_write() with the
+ * pen in colour, tsm_screen_move_line_home(), tsm_screen_move_down() or,
+ * under LNM, tsm_screen_newline()), skipping the vte's UTF-8 decoder and
+ * state machine, about 40% of libtsm's time on plain text.
  *
  * To know what libtsm will print, the stage follows libtsm's character set
  * state (G0-G3, GL, GR, single shifts): a character that libtsm maps to
@@ -70,7 +77,10 @@ struct stream_config {
 	struct tsm_screen *screen; /* the vte's screen: modes, size, scrollback */
 	struct cluster_table *table;
 	/* The colours OSC 4, 10 and 11 report (the default colours are
-	 * entries 7 and 0); NULL: the Linux console's. The caller keeps it. */
+	 * entries 7 and 0); NULL: the Linux console's. The caller keeps it.
+	 * Given, it must be libtsm's palette too (stream_tsm_palette(),
+	 * before any output): text is then printed on the screen directly.
+	 * NULL: libtsm's own palette, and all text goes through the vte. */
 	const struct palette *palette;
 	/* Answers for the session, written where libtsm's own answers go. */
 	void (*reply)(const char *bytes, size_t len, void *userdata);
@@ -232,4 +242,13 @@ bool stream_cursor_keys_app(const struct stream *s);
 /* The most characters one REP repeats on a cols x rows screen: more give the
  * same screen (the last row as with the full count), so a few bytes cannot
  * keep libtsm busy for long. */
+/* libtsm's palette for p: its 16 colours, then its default foreground and
+ * background (TSM_COLOR_FOREGROUND, TSM_COLOR_BACKGROUND), for
+ * tsm_vte_set_custom_palette(). */
+void stream_tsm_palette(const struct palette *p, uint8_t ret[TSM_COLOR_NUM][3]);
+
+/* Whether text may be printed on the screen without the vte (on by default
+ * when stream_config has a palette; tests compare both ways). */
+void stream_set_direct(struct stream *s, bool on);
+
 unsigned stream_rep_limit(unsigned count, unsigned cols, unsigned rows);

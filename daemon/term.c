@@ -269,30 +269,18 @@ static int term_on_child(sd_event_source *s, const siginfo_t *si, void *userdata
 /* libtsm keeps rgb values beside the colour codes of its attributes: made
  * consoled's, so that nothing it derives from them disagrees with the screen.
  * libtsm erases its screen on a palette change: done before any output. */
-static void term_set_tsm_palette(struct term *t, const struct palette *p)
+static bool term_set_tsm_palette(struct term *t, const struct palette *p)
 {
 	uint8_t tp[TSM_COLOR_NUM][3];
 	int r;
 
-	for (unsigned i = 0; i < TSM_COLOR_NUM; i++) {
-		unsigned e = i;
-		struct rgb c;
-
-		if (i == TSM_COLOR_FOREGROUND)
-			e = p->fg;
-		else if (i == TSM_COLOR_BACKGROUND)
-			e = p->bg;
-		c = p->colors[e];
-
-		tp[i][0] = c.r;
-		tp[i][1] = c.g;
-		tp[i][2] = c.b;
-	}
+	stream_tsm_palette(p, tp);
 	r = tsm_vte_set_custom_palette(t->vte, tp);
 	if (r >= 0)
 		r = tsm_vte_set_palette(t->vte, "custom");
 	if (r < 0)
 		log_warning_errno(r, "Failed to give libtsm the palette: %m, ignoring.");
+	return r >= 0;
 }
 
 /* Runs in the forked child; never returns. */
@@ -606,6 +594,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	     void *userdata, struct term **ret)
 {
 	struct term *t;
+	bool palette_ok;
 	int r;
 
 	t = xcalloc(1, sizeof(*t));
@@ -635,8 +624,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 		log_error_errno(r, "Failed to create the terminal emulator: %m");
 		goto fail;
 	}
-	if (cfg->palette)
-		term_set_tsm_palette(t, cfg->palette);
+	palette_ok = cfg->palette && term_set_tsm_palette(t, cfg->palette);
 	t->stream = stream_new(&(struct stream_config){
 	    .vte = t->vte,
 	    .screen = t->screen,
@@ -647,6 +635,9 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	    .bell = term_stream_bell,
 	    .userdata = t,
 	});
+	/* text straight onto the screen only in the colours libtsm has */
+	if (!palette_ok)
+		stream_set_direct(t->stream, false);
 
 	if (cfg->adopt)
 		r = term_adopt(t, cfg->adopt);

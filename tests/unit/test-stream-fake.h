@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../../daemon/cluster.h"
+#include "../../daemon/pixel.h"
 #include "../../daemon/stream.h"
 #include "tests.h"
 
@@ -27,6 +28,7 @@ struct fake_term {
 	struct tsm_vte *vte;
 	struct cluster_table *table;
 	struct stream *stream;
+	struct palette palette; /* libtsm's and the stage's, as term.c sets them */
 	unsigned cols, rows;
 	char replies[4096];
 	size_t n_replies;
@@ -59,10 +61,21 @@ static inline void fake_term_init(struct fake_term *f, unsigned cols, unsigned r
 	tsm_screen_set_max_sb(f->screen, 100);
 	CHECK(tsm_screen_resize(f->screen, cols, rows) == 0);
 	CHECK(tsm_vte_new(&f->vte, f->screen, fake_vte_write, f, NULL, NULL) == 0);
+	/* the Linux console's colours, given to libtsm as term.c gives them:
+	 * the stage then prints plain text on the screen itself */
+	palette_init(&f->palette, PALETTE_LINUX, NULL);
+	{
+		uint8_t tp[TSM_COLOR_NUM][3];
+
+		stream_tsm_palette(&f->palette, tp);
+		CHECK(tsm_vte_set_custom_palette(f->vte, tp) == 0);
+		CHECK(tsm_vte_set_palette(f->vte, "custom") == 0);
+	}
 	f->table = cluster_table_new();
 	f->stream = stream_new(&(struct stream_config){.vte = f->vte,
 						       .screen = f->screen,
 						       .table = f->table,
+						       .palette = &f->palette,
 						       .reply = fake_reply,
 						       .userdata = f});
 }

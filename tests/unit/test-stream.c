@@ -961,6 +961,126 @@ static void test_bell(void)
 	fake_term_fini(&f);
 }
 
+/* ---- text printed without libtsm's vte ------------------------------------ */
+
+/* Everything a screen holds, cell by cell with its width, its whole pen and
+ * its age, in the view and back through the scrollback, and the cursor. */
+struct full_dump {
+	char *buf;
+	size_t size, n;
+};
+
+static int full_dump_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch, size_t len,
+			  unsigned width, unsigned posx, unsigned posy,
+			  const struct tsm_screen_attr *a, tsm_age_t age, void *data)
+{
+	struct full_dump *d = data;
+
+	(void)con;
+	(void)id;
+	if (d->n < d->size)
+		d->n += (size_t)snprintf(d->buf + d->n, d->size - d->n,
+					 "%u,%u:%x/%zu w%u %d %d %u.%u.%u %u.%u.%u %u%u%u%u%u%u a%u;",
+					 posx, posy, len ? ch[0] : 0, len, width, a->fccode,
+					 a->bccode, a->fr, a->fg, a->fb, a->br, a->bg, a->bb, a->bold,
+					 a->italic, a->underline, a->inverse, a->protect, a->blink,
+					 (unsigned)age);
+	return 0;
+}
+
+static void full_dump(struct fake_term *f, char *buf, size_t size)
+{
+	struct full_dump d = {buf, size, 0};
+
+	tsm_screen_draw(f->screen, full_dump_cell, &d);
+	tsm_screen_sb_up(f->screen, 1000);
+	tsm_screen_draw(f->screen, full_dump_cell, &d);
+	tsm_screen_sb_reset(f->screen);
+	if (d.n < size)
+		snprintf(buf + d.n, size - d.n, "cursor %u,%u flags %x replies %s",
+			 tsm_screen_get_cursor_x(f->screen), tsm_screen_get_cursor_y(f->screen),
+			 tsm_screen_get_flags(f->screen), f->replies);
+}
+
+/* Random output: text, line ends and controls among everything that
+ * changes how libtsm prints (pens, character sets and shifts, LNM, insert
+ * mode, wrap, margins, origin, saved cursors, resets, the alternate
+ * screen), cut into random reads. */
+static const char *const direct_pieces[] = {
+    "plain ASCII text ", "~`{|}", " ", "x", "\r\n", "\n", "\r", "\t", "\b", "\x7f", "\v", "\f",
+    "\a", "\033[m", "\033[0m", "\033[1m", "\033[22m", "\033[31m", "\033[1;34m", "\033[92m",
+    "\033[45m", "\033[105m", "\033[39m", "\033[49m", "\033[7m", "\033[27m", "\033[4m", "\033[3m",
+    "\033[5m", "\033[2m", "\033[8m", "\033[28m", "\033[9m", "\033[29m", "\033[38;5;3m",
+    "\033[38;5;200m", "\033[48;5;9m", "\033[38;2;1;2;3m", "\033[48;2;200;100;50m",
+    "\033[38:5:12m", "\033(0", "\033(B", "\033)0", "\033)B", "\033(A", "\033(<", "\033*0",
+    "\033+0", "\016", "\017", "\033N", "\033O", "\033n", "\033o", "\033~", "\033}", "\033|",
+    "\033[20h", "\033[20l", "\033[4h", "\033[4l", "\033[?7l", "\033[?7h", "\033[?6h",
+    "\033[?6l", "\033[2;5r", "\033[r", "\033[?1049h", "\033[?1049l", "\033[?5h", "\033[?5l",
+    "\033[H", "\033[3;9H", "\033[A", "\033[2B", "\033[J", "\033[2J", "\033[K", "\033[1K",
+    "\0337", "\0338", "\033[s", "\033[u", "\033M", "\033D", "\033E", "\033[L", "\033[2M",
+    "\033[3@", "\033[2P", "\033[4X", "\033[5b", "\033[2S", "\033[T", "\033c", "\033[!p",
+    "\033[61\"p", "\033[?25l", "\033[?25h", "\303\251", "\344\270\255", "e\314\201",
+    "\342\224\200", "\377", "\303", "\302\204", "\302\205", "\302\216", "\030", "\032",
+    "\033[6n", "\033]0;title\007", "\033P1$r\033\\", "\033#8", "\033[3g", "\033H"};
+
+static void direct_fill(char *buf, size_t size, size_t *ret_len)
+{
+	size_t n = 0;
+
+	while (n + 32 < size) {
+		const char *p = direct_pieces[rand() % (int)ELEMENTSOF(direct_pieces)];
+		size_t k = strlen(p);
+
+		/* text most of the time, as in real output */
+		if (rand() % 3 == 0) {
+			static const char text[] = "The quick brown fox jumps over the lazy dog 0123~";
+
+			p = text + rand() % 20;
+			k = strlen(p) - (size_t)(rand() % 10);
+		}
+		memcpy(buf + n, p, k);
+		n += k;
+	}
+	*ret_len = n;
+}
+
+static void test_direct_same(void)
+{
+	static char out[8192], a[1 << 17], b[1 << 17];
+
+	for (unsigned seed = 1; seed <= 300; seed++) {
+		struct fake_term f, g;
+		size_t len, i = 0;
+
+		srand(seed);
+		direct_fill(out, sizeof(out), &len);
+		fake_term_init(&f, 23, 7);
+		fake_term_init(&g, 23, 7);
+		stream_set_direct(g.stream, false);
+		while (i < len) {
+			size_t k = MIN(len - i, 1 + (size_t)rand() % 200);
+
+			fake_feed_n(&f, out + i, k);
+			fake_feed_n(&g, out + i, k);
+			i += k;
+		}
+		full_dump(&f, a, sizeof(a));
+		full_dump(&g, b, sizeof(b));
+		if (strcmp(a, b) != 0) {
+			size_t d = 0;
+
+			while (a[d] == b[d])
+				d++;
+			fprintf(stderr, "seed %u: printed directly differs at %zu:\n  %.120s\n  %.120s\n",
+				seed, d, a + (d > 40 ? d - 40 : 0), b + (d > 40 ? d - 40 : 0));
+			CHECK(strcmp(a, b) == 0);
+			seed = 1000; /* one is enough */
+		}
+		fake_term_fini(&f);
+		fake_term_fini(&g);
+	}
+}
+
 int main(void)
 {
 	RUN(test_keys_follow_stream);
@@ -984,5 +1104,6 @@ int main(void)
 	RUN(test_split);
 	RUN(test_reset);
 	RUN(test_bell);
+	RUN(test_direct_same);
 	return TESTS_RESULT();
 }

@@ -1743,46 +1743,63 @@ static void stream_pen_rgb(const struct stream *s, struct tsm_screen_attr *a)
 	}
 }
 
-static inline bool direct_byte(uint8_t b)
+/* The character or control at b[0..n) of a plain run (well-formed UTF-8):
+ * its code point, and its length in *ret_len. */
+static inline uint32_t run_item(const uint8_t *b, size_t n, size_t *ret_len)
 {
-	return (uint8_t)(b - 0x20) < 0x5f || b == '\n' || b == '\r';
+	uint32_t cp;
+
+	if (b[0] < 0x80) {
+		*ret_len = 1;
+		return b[0];
+	}
+	*ret_len = utf8_next(b, n, &cp);
+	return cp;
 }
 
-/* A plain run (stream_plain_run()) with GL mapping ASCII to itself: its
- * printable ASCII, CR and LF straight onto the screen, as libtsm's vte
- * would put them there (in its ground state, with its UTF-8 decoder between
- * characters, which is all this stage hands it); the rest of the run (other
- * C0 controls, DEL, UTF-8) goes to the vte in order. */
+/* Whether libtsm's vte would only hand cp to the screen, as it is: printable
+ * ASCII (GL maps it to itself: the caller checks), CR, LF, and code points
+ * from U+00A0 that no character set maps (U+00A1..U+00FE are GR's). */
+static inline bool direct_item(uint32_t cp, bool gr_as_is)
+{
+	return cp - 0x20 < 0x5f || cp == '\n' || cp == '\r' || cp >= 0x100 ||
+	       (cp >= 0xa0 && (gr_as_is || cp == 0xa0 || cp == 0xff));
+}
+
+/* A plain run (stream_plain_run()) with GL mapping ASCII to itself, printed
+ * onto the screen as libtsm's vte would print it (in its ground state, its
+ * UTF-8 decoder between characters, which is all this stage hands it):
+ * what direct_item() takes straight to the screen; the rest (other C0
+ * controls, DEL, what GR maps) to the vte, in order. */
 static void stream_direct(struct stream *s, const uint8_t *b, size_t n)
 {
 	struct tsm_screen *screen = s->cfg.screen;
 	struct tsm_screen_attr a = s->attr;
-	size_t i = 0;
+	bool gr_as_is = s->g[s->gr] == CHARSET_UPPER;
+	size_t i = 0, j, k;
+	uint32_t cp;
 
 	stream_pen_rgb(s, &a);
 	while (i < n) {
-		size_t j = i;
-
-		if (!direct_byte(b[i])) {
-			while (++j < n && !direct_byte(b[j]))
-				;
+		for (j = i; j < n && !direct_item(run_item(b + j, n - j, &k), gr_as_is); j += k)
+			;
+		if (j > i) {
 			stream_emit(s, (const char *)b + i, j - i);
 			i = j;
 			continue;
 		}
 		stream_flush(s);
-		for (; j < n; j++) {
-			uint8_t c = b[j];
-
-			if ((uint8_t)(c - 0x20) < 0x5f)
-				tsm_screen_write(screen, c, &a);
-			else if (c == '\n') {
+		for (; j < n; j += k) {
+			cp = run_item(b + j, n - j, &k);
+			if (cp == '\n') {
 				if (s->lnm)
 					tsm_screen_newline(screen);
 				else
 					tsm_screen_move_down(screen, 1, true);
-			} else if (c == '\r')
+			} else if (cp == '\r')
 				tsm_screen_move_line_home(screen);
+			else if (direct_item(cp, gr_as_is))
+				tsm_screen_write(screen, cp, &a);
 			else
 				break;
 		}

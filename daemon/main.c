@@ -68,10 +68,13 @@
 #define FLOOD_QUIET_USEC FRAME_INTERVAL_USEC
 /* Session restore: while output keeps coming, the snapshot is brought up to
  * date at most once per SNAPSHOT_INTERVAL (at a frame, with at most a
- * screenful of new scrollback), and once more (whole) when no new output
- * follows a frame for SNAPSHOT_QUIET: it lags the screen by at most about
+ * screenful of new scrollback), the first time SNAPSHOT_INTERVAL after the
+ * first frame it lacks, and once more (whole) when no new output follows a
+ * frame for SNAPSHOT_QUIET: it lags the screen by at most about
  * SNAPSHOT_INTERVAL during a flood, and holds the screen last drawn and the
- * whole scrollback SNAPSHOT_QUIET after the output stops (restore.h). */
+ * whole scrollback SNAPSHOT_QUIET after the output stops (restore.h). Not
+ * at the first frame of new output: an echo's update waits for the quiet
+ * (not before the next key), and a burst of output is parsed first. */
 #define SNAPSHOT_INTERVAL_USEC (100 * USEC_PER_MSEC)
 #define SNAPSHOT_QUIET_USEC (2 * FRAME_INTERVAL_USEC)
 /* The pointer hides this long after the last pointer event (and at any key). */
@@ -125,7 +128,8 @@ struct manager {
 	uint64_t full_render_usec;
 	uint64_t gap_from_usec; /* the frame gap counts from here */
 	uint64_t last_snapshot_usec;
-	uint64_t snapshot_usec; /* time spent updating the snapshot (--stats) */
+	uint64_t snapshot_behind_usec; /* the first frame the snapshot lacks, or 0 */
+	uint64_t snapshot_usec;	       /* time spent updating the snapshot (--stats) */
 	bool wipe_pending;	/* a session ended while another VT was shown */
 	int exit_status;
 	/* The pointer: where it is (pixels of the screen), whether it is
@@ -145,23 +149,27 @@ static int manager_follow_mode(struct manager *m, const struct fb_var_screeninfo
 static void manager_hide_pointer(struct manager *m);
 
 /* A frame was drawn (or is due while another VT is shown): the snapshot
- * follows now if the last update is SNAPSHOT_INTERVAL old (with at most a
- * screenful of new scrollback: output may be flooding in), and once more
- * when the output has stopped (manager_on_snapshot()) unless that one
- * was complete. */
+ * follows now if the last update and the first frame it lacks are
+ * SNAPSHOT_INTERVAL old (with at most a screenful of new scrollback: output
+ * may be flooding in), and once more when the output has stopped
+ * (manager_on_snapshot()) unless that one was complete. */
 static void manager_frame_done(struct manager *m)
 {
 	uint64_t now = now_usec();
 
 	if (!restore_active(m->restore))
 		return;
-	if (now >= m->last_snapshot_usec + SNAPSHOT_INTERVAL_USEC) {
+	if (!m->snapshot_behind_usec)
+		m->snapshot_behind_usec = now;
+	if (now >= m->last_snapshot_usec + SNAPSHOT_INTERVAL_USEC &&
+	    now >= m->snapshot_behind_usec + SNAPSHOT_INTERVAL_USEC) {
 		bool more;
 
 		m->last_snapshot_usec = now;
 		more = restore_update_flood(m->restore, m->term);
 		m->snapshot_usec += now_usec() - now;
 		if (!more) {
+			m->snapshot_behind_usec = 0;
 			sd_event_source_set_enabled(m->snapshot_source, SD_EVENT_OFF);
 			return;
 		}
@@ -185,6 +193,7 @@ static int manager_on_snapshot(sd_event_source *s, uint64_t usec, void *userdata
 	uint64_t start = now_usec();
 
 	restore_update(m->restore, m->term);
+	m->snapshot_behind_usec = 0;
 	m->last_snapshot_usec = now_usec();
 	m->snapshot_usec += m->last_snapshot_usec - start;
 	return 0;
@@ -477,6 +486,7 @@ static void manager_on_exited(int status, void *userdata)
 	/* nor what the VT's buffer mirrored of its screen */
 	vcs_clear(m->vcs);
 	sd_event_source_set_enabled(m->snapshot_source, SD_EVENT_OFF);
+	m->snapshot_behind_usec = 0;
 	m->exits[m->n_exits++ % RESPAWN_BURST] = now;
 	if (m->n_exits >= RESPAWN_BURST && now - oldest < RESPAWN_INTERVAL_USEC) {
 		when = oldest + RESPAWN_INTERVAL_USEC;

@@ -18,7 +18,8 @@
 #define STREAM_SEQ_MAX 128 /* a CSI's parameter and intermediate bytes; longer: dropped */
 #define STREAM_OSC_MAX 64  /* what is kept of an OSC to see whether it is a query */
 #define STREAM_OUT_SIZE 4096
-#define SGR_CHUNK 16 /* libtsm's CSI_ARG_MAX: it drops parameters beyond */
+#define TSM_ARG_MAX 16	      /* libtsm's CSI_ARG_MAX: it reads no parameter beyond */
+#define SGR_CHUNK TSM_ARG_MAX /* SGR is written again in pieces libtsm reads whole */
 #define PARAM_MAX 32
 #define SUB_MAX 6
 #define PARAM_VALUE_MAX 65535
@@ -1159,9 +1160,13 @@ static void stream_restore(struct stream *s)
 /* SM/RM without a marker: SRM is dropped, LNM followed. */
 static void stream_ansi_mode(struct stream *s, const struct csi *c, uint8_t final)
 {
+	size_t n = MIN(c->n, (size_t)TSM_ARG_MAX);
 	bool srm = false, first = true;
 
-	for (size_t i = 0; i < c->n; i++) {
+	/* libtsm reads the first TSM_ARG_MAX parameters (and gets no more
+	 * below): LNM beyond them would be this stage's alone, and text printed
+	 * without the vte would take line feeds as libtsm does not */
+	for (size_t i = 0; i < n; i++) {
 		if (c->v[i] == 20)
 			s->lnm = s->keys_lnm = final == 'h';
 		srm |= c->v[i] == 12;
@@ -1170,7 +1175,7 @@ static void stream_ansi_mode(struct stream *s, const struct csi *c, uint8_t fina
 		stream_emit_csi(s, final);
 		return;
 	}
-	for (size_t i = 0; i < c->n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (c->v[i] == 12 || c->v[i] < 0)
 			continue;
 		stream_emitf(s, first ? "\033[%d" : ";%d", c->v[i]);
@@ -1219,7 +1224,9 @@ static void stream_csi(struct stream *s, uint8_t final)
 				else if (c.v[i] == 66)
 					s->keys_kpam = final == 'h';
 				else if (c.v[i] == 1048 || c.v[i] == 1049)
-					alt_save = final == 'h';
+					/* libtsm saves the cursor only for its
+					 * first TSM_ARG_MAX parameters */
+					alt_save = i < TSM_ARG_MAX ? final == 'h' : alt_save;
 				else
 					stream_mouse_mode(s, c.v[i], final == 'h');
 			}

@@ -84,9 +84,10 @@ struct stream_config {
 	const struct palette *palette;
 	/* Answers for the session, written where libtsm's own answers go. */
 	void (*reply)(const char *bytes, size_t len, void *userdata);
-	/* Optional: every byte libtsm gets, as it gets them (tests follow the
-	 * key encoder's modes in it with keys_modes_feed(), the reference for
-	 * stream_key_modes()). */
+	/* Optional: every byte libtsm gets, in order: those its vte gets as
+	 * they go to it, text printed on the screen directly (not through the
+	 * vte) once printed (tests follow the key encoder's modes in it with
+	 * keys_modes_feed(), the reference for stream_key_modes()). */
 	void (*seen)(const char *bytes, size_t len, void *userdata);
 	/* Optional: an OSC 52 (set or query the selection) terminated by BEL
 	 * or ST, what follows "52;" ("Pc;Pd"); longer than STREAM_OSC52_MAX,
@@ -239,9 +240,6 @@ unsigned stream_key_modes(const struct stream *s);
 struct tsm_screen *stream_screen(const struct stream *s);
 bool stream_cursor_keys_app(const struct stream *s);
 
-/* The most characters one REP repeats on a cols x rows screen: more give the
- * same screen (the last row as with the full count), so a few bytes cannot
- * keep libtsm busy for long. */
 /* libtsm's palette for p: its 16 colours, then its default foreground and
  * background (TSM_COLOR_FOREGROUND, TSM_COLOR_BACKGROUND), for
  * tsm_vte_set_custom_palette(). */
@@ -251,4 +249,7 @@ void stream_tsm_palette(const struct palette *p, uint8_t ret[TSM_COLOR_NUM][3]);
  * when stream_config has a palette; tests compare both ways). */
 void stream_set_direct(struct stream *s, bool on);
 
+/* The most characters one REP repeats on a cols x rows screen: more give the
+ * same screen (the last row as with the full count), so a few bytes cannot
+ * keep libtsm busy for long. */
 unsigned stream_rep_limit(unsigned count, unsigned cols, unsigned rows);

@@ -979,12 +979,12 @@ static int full_dump_cell(struct tsm_screen *con, uint64_t id, const uint32_t *c
 	(void)con;
 	(void)id;
 	if (d->n < d->size)
-		d->n += (size_t)snprintf(d->buf + d->n, d->size - d->n,
-					 "%u,%u:%x/%zu w%u %d %d %u.%u.%u %u.%u.%u %u%u%u%u%u%u a%u;",
-					 posx, posy, len ? ch[0] : 0, len, width, a->fccode,
-					 a->bccode, a->fr, a->fg, a->fb, a->br, a->bg, a->bb, a->bold,
-					 a->italic, a->underline, a->inverse, a->protect, a->blink,
-					 (unsigned)age);
+		d->n +=
+		    (size_t)snprintf(d->buf + d->n, d->size - d->n,
+				     "%u,%u:%x/%zu w%u %d %d %u.%u.%u %u.%u.%u %u%u%u%u%u%u a%u;",
+				     posx, posy, len ? ch[0] : 0, len, width, a->fccode, a->bccode,
+				     a->fr, a->fg, a->fb, a->br, a->bg, a->bb, a->bold, a->italic,
+				     a->underline, a->inverse, a->protect, a->blink, (unsigned)age);
 	return 0;
 }
 
@@ -1003,81 +1003,349 @@ static void full_dump(struct fake_term *f, char *buf, size_t size)
 }
 
 /* Random output: text, line ends and controls among everything that
- * changes how libtsm prints (pens, character sets and shifts, LNM, insert
+ * changes how libtsm prints (pens, every designation, shifts, LNM, insert
  * mode, wrap, margins, origin, saved cursors, resets, the alternate
- * screen), cut into random reads. */
+ * screen, C1, sequences with controls inside), cut into random reads. A
+ * second pair of eyes (a review) widened it. */
 static const char *const direct_pieces[] = {
-    "plain ASCII text ", "~`{|}", " ", "x", "\r\n", "\n", "\r", "\t", "\b", "\x7f", "\v", "\f",
-    "\a", "\033[m", "\033[0m", "\033[1m", "\033[22m", "\033[31m", "\033[1;34m", "\033[92m",
-    "\033[45m", "\033[105m", "\033[39m", "\033[49m", "\033[7m", "\033[27m", "\033[4m", "\033[3m",
-    "\033[5m", "\033[2m", "\033[8m", "\033[28m", "\033[9m", "\033[29m", "\033[38;5;3m",
-    "\033[38;5;200m", "\033[48;5;9m", "\033[38;2;1;2;3m", "\033[48;2;200;100;50m",
-    "\033[38:5:12m", "\033(0", "\033(B", "\033)0", "\033)B", "\033(A", "\033(<", "\033*0",
-    "\033+0", "\016", "\017", "\033N", "\033O", "\033n", "\033o", "\033~", "\033}", "\033|",
-    "\033[20h", "\033[20l", "\033[4h", "\033[4l", "\033[?7l", "\033[?7h", "\033[?6h",
-    "\033[?6l", "\033[2;5r", "\033[r", "\033[?1049h", "\033[?1049l", "\033[?5h", "\033[?5l",
-    "\033[H", "\033[3;9H", "\033[A", "\033[2B", "\033[J", "\033[2J", "\033[K", "\033[1K",
-    "\0337", "\0338", "\033[s", "\033[u", "\033M", "\033D", "\033E", "\033[L", "\033[2M",
-    "\033[3@", "\033[2P", "\033[4X", "\033[5b", "\033[2S", "\033[T", "\033c", "\033[!p",
-    "\033[61\"p", "\033[?25l", "\033[?25h", "\303\251", "\344\270\255", "e\314\201",
-    "\342\224\200", "\377", "\303", "\302\204", "\302\205", "\302\216", "\030", "\032",
-    "\033[6n", "\033]0;title\007", "\033P1$r\033\\", "\033#8", "\033[3g", "\033H"};
+    "txt ",
+    "~",
+    "\r\n",
+    "\n",
+    "\r",
+    "\t",
+    "\b",
+    "\x7f",
+    "\v",
+    "\f",
+    "\a",
+    "\005",
+    "\030",
+    "\032",
+    "\033[m",
+    "\033[1m",
+    "\033[22m",
+    "\033[31m",
+    "\033[1;34m",
+    "\033[92m",
+    "\033[45m",
+    "\033[105m",
+    "\033[39;49m",
+    "\033[7m",
+    "\033[27m",
+    "\033[4m",
+    "\033[3m",
+    "\033[5m",
+    "\033[2m",
+    "\033[8m",
+    "\033[28m",
+    "\033[9m",
+    "\033[29m",
+    "\033[38;5;3m",
+    "\033[38;5;13m",
+    "\033[38;5;200m",
+    "\033[48;5;9m",
+    "\033[38;2;1;2;3m",
+    "\033[48;2;200;100;50m",
+    "\033[38:5:12m",
+    "\033[38:2::9:8:7m",
+    "\033[;1m",
+    "\033[1;2;3;4;5;7;9;21;22;23;24;25;27;28;29;30;31;32;33m",
+    "\033[0;38;5;1;48;5;2;1;4;7;38;2;4;5;6;39;49;1;97;107;4;5m",
+    "\033[38;5m",
+    "\033[38;2;1m",
+    "\033(0",
+    "\033(B",
+    "\033(A",
+    "\033(<",
+    "\033(7",
+    "\033(=",
+    "\033(K",
+    "\033)0",
+    "\033)B",
+    "\033)A",
+    "\033)<",
+    "\033*0",
+    "\033*B",
+    "\033*<",
+    "\033*A",
+    "\033+0",
+    "\033+B",
+    "\033+<",
+    "\033+A",
+    "\033( B",
+    "\033(%5",
+    "\016",
+    "\017",
+    "\033N",
+    "\033O",
+    "\033n",
+    "\033o",
+    "\033~",
+    "\033}",
+    "\033|",
+    "\302\216",
+    "\302\217",
+    "\302\204",
+    "\302\205",
+    "\302\215",
+    "\302\210",
+    "\302\232",
+    "\302\2331m",
+    "\302\2340",
+    "\302\2350;t\007",
+    "\302\220q\033\\",
+    "\033[20h",
+    "\033[20l",
+    "\033[12;20h",
+    "\033[?20h",
+    "\033[=20h",
+    "\033[20$h",
+    "\033[4h",
+    "\033[4l",
+    "\033[?7l",
+    "\033[?7h",
+    "\033[?6h",
+    "\033[?6l",
+    "\033[2;5r",
+    "\033[r",
+    "\033[?1049h",
+    "\033[?1049l",
+    "\033[?1047h",
+    "\033[?1047l",
+    "\033[?47h",
+    "\033[?47l",
+    "\033[?1048h",
+    "\033[?1048l",
+    "\033[H",
+    "\033[3;9H",
+    "\033[A",
+    "\033[2B",
+    "\033[J",
+    "\033[2J",
+    "\033[K",
+    "\033[1K",
+    "\0337",
+    "\0338",
+    "\033[s",
+    "\033[u",
+    "\033M",
+    "\033D",
+    "\033E",
+    "\033[L",
+    "\033[2M",
+    "\033[3@",
+    "\033[2P",
+    "\033[4X",
+    "\033[5b",
+    "\033[2S",
+    "\033[T",
+    "\033c",
+    "\033[!p",
+    "\033[61\"p",
+    "\033[62;1\"p",
+    "\033[64\"p",
+    "\033[61p",
+    "\033[>p",
+    "\033[?p",
+    "\033['p",
+    "\033[ p",
+    "\033#8",
+    "\033%8",
+    "\033%G",
+    "\033 F",
+    "\033 G",
+    "\033 8",
+    "\033[?25l",
+    "\033[?25h",
+    "\033[1\n2m",
+    "\033(\n0",
+    "\033[\0161m",
+    "\033[\0171m",
+    "\303\251",
+    "\344\270\255",
+    "e\314\201",
+    "\314\201",
+    "\342\200\213",
+    "\302\240",
+    "\302\241",
+    "\303\276",
+    "\303\277",
+    "\342\224\200",
+    "\360\237\230\200",
+    "\377",
+    "\303",
+    "\355\240\200",
+    "\340\200\200",
+    "\033[6n",
+    "\033[5n",
+    "\033[c",
+    "\033[>c",
+    "\033]0;title\007",
+    "\033]4;1;?\007",
+    "\033P1$r\033\\",
+    "\033_x\033\\",
+    "\033[3g",
+    "\033H",
+    "\033[?5h",
+    "\033[?5l",
+    "\033=",
+    "\033>",
+    "\033[?1h",
+    "\033[?66h",
+    "\033[1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1m",
+    "\033[1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;20h",
+    "\033[1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;12;20h"};
 
 static void direct_fill(char *buf, size_t size, size_t *ret_len)
 {
+	static const char text[] = "The quick brown fox jumps over the lazy dog 0123~";
 	size_t n = 0;
 
-	while (n + 32 < size) {
+	for (;;) {
 		const char *p = direct_pieces[rand() % (int)ELEMENTSOF(direct_pieces)];
 		size_t k = strlen(p);
 
 		/* text most of the time, as in real output */
 		if (rand() % 3 == 0) {
-			static const char text[] = "The quick brown fox jumps over the lazy dog 0123~";
-
 			p = text + rand() % 20;
 			k = strlen(p) - (size_t)(rand() % 10);
 		}
+		if (n + k > size)
+			break;
 		memcpy(buf + n, p, k);
 		n += k;
 	}
 	*ret_len = n;
 }
 
+/* in[0..len) in reads of `cut` bytes (0: at once) through two terminals,
+ * one printing plain text itself, one through the vte: true if they end
+ * alike. */
+static bool direct_both(const char *in, size_t len, size_t cut, unsigned what)
+{
+	static char a[1 << 17], b[1 << 17];
+	struct fake_term f, g;
+	bool same;
+
+	fake_term_init(&f, 23, 7);
+	fake_term_init(&g, 23, 7);
+	stream_set_direct(g.stream, false);
+	for (size_t i = 0; i < len;) {
+		size_t k = cut ? MIN(len - i, cut) : len - i;
+
+		fake_feed_n(&f, in + i, k);
+		fake_feed_n(&g, in + i, k);
+		i += k;
+	}
+	full_dump(&f, a, sizeof(a));
+	full_dump(&g, b, sizeof(b));
+	fake_term_fini(&f);
+	fake_term_fini(&g);
+	same = strcmp(a, b) == 0;
+	if (!same) {
+		size_t d = 0;
+
+		while (a[d] == b[d])
+			d++;
+		fprintf(stderr,
+			"%u (reads of %zu): printed directly differs at %zu:\n  %.120s\n  %.120s\n",
+			what, cut, d, a + (d > 40 ? d - 40 : 0), b + (d > 40 ? d - 40 : 0));
+	}
+	CHECK(same);
+	return same;
+}
+
 static void test_direct_same(void)
 {
-	static char out[8192], a[1 << 17], b[1 << 17];
+	static char out[4096];
 
-	for (unsigned seed = 1; seed <= 300; seed++) {
-		struct fake_term f, g;
-		size_t len, i = 0;
+	for (unsigned seed = 1; seed <= 1500; seed++) {
+		size_t len;
 
 		srand(seed);
 		direct_fill(out, sizeof(out), &len);
+		if (!direct_both(out, len, 1 + (size_t)(rand() % 200), seed))
+			break; /* one is enough */
+	}
+}
+
+/* Cases the random mix may miss (found in review). */
+static void test_direct_cases(void)
+{
+	static const char *const cases[] = {
+	    /* LNM as the 17th parameter: libtsm reads 16 */
+	    "\033[1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;20hab\ncd\nef",
+	    "\033[20h\033[1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;20lab\ncd\nef",
+	    "\033[4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;4;20hab\ncd",
+	    "\033[12;1;1;1;1;1;1;1;1;1;1;1;1;1;1;1;20hab\ncd",
+	    /* zero-width code points that start a run */
+	    "ab\n\314\201x\r\342\200\213y\n\357\273\277z",
+	    "\314\201\314\201abc",
+	    /* U+00A0..U+00FF at GR's edges, with each GR */
+	    "\302\240\302\241\303\276\303\277\303\251|",
+	    "\033)0\302\240\302\241\303\276\303\277\303\251|",
+	    "\033)<\302\240\302\241\303\276\303\277\303\251|",
+	    "\033)A\302\240\302\241\303\276\303\277\303\251|",
+	    "\033}\302\240\302\241\303\276\303\277\303\251|",
+	    "\033*0\033}\302\240\302\241\303\276\303\277\303\251|",
+	    "\033+<\033|\302\240\302\241\303\276\303\277\303\251|",
+	    "\033*A\033n\302\240abc\303\251",
+	    /* C1 that answers */
+	    "a\302\232b\033[6nc",
+	    /* pens: 256-colour codes below 16 with bold, DECSC/DECRC, SGR 0 */
+	    "\033[1;38;5;1mA\033[38;5;9mB\033[48;5;3mC\033[38;5;15mD\033[22mE",
+	    "\033[1;31m\0337\033[0;38;2;9;8;7mX\0338Y\033[mZ",
+	    "\033[38;2;300;1;2mA\033[38;5;300mB\033[48;5;255mC",
+	    /* wide characters at the right edge, with and without wrap */
+	    ("0123456789012345678901\344\270\255x\033[?7l"
+	     "0123456789012345678901\344\270\255\344\270\255y"),
+	    /* RIS, DECSTR, DECSCL after LNM and shifts */
+	    "\033[20h\016\033c\na\nb",
+	    "\033[20h\033[!pa\nb",
+	    "\033[20h\033[61\"pa\nb",
+	};
+	static const char controls[] = "a\005b\000c\021d\023e\034f\037g";
+
+	for (unsigned i = 0; i < ELEMENTSOF(cases); i++)
+		for (size_t cut = 0; cut <= 3; cut++)
+			direct_both(cases[i], strlen(cases[i]), cut, i);
+	direct_both(controls, sizeof(controls) - 1, 0, 100);
+}
+
+/* A session restored (stream_set_state()), then printing both ways. */
+static void test_direct_restore(void)
+{
+	static char out[2048], a[1 << 17], b[1 << 17];
+
+	for (unsigned seed = 1; seed <= 300; seed++) {
+		struct fake_term src, f, g;
+		struct stream_state st;
+		size_t n;
+
+		srand(seed * 31u);
+		direct_fill(out, sizeof(out), &n);
+		fake_term_init(&src, 23, 7);
+		fake_feed_n(&src, out, n);
+		stream_get_state(src.stream, &st);
+		fake_term_fini(&src);
 		fake_term_init(&f, 23, 7);
 		fake_term_init(&g, 23, 7);
 		stream_set_direct(g.stream, false);
-		while (i < len) {
-			size_t k = MIN(len - i, 1 + (size_t)rand() % 200);
-
-			fake_feed_n(&f, out + i, k);
-			fake_feed_n(&g, out + i, k);
-			i += k;
-		}
+		CHECK(stream_set_state(f.stream, &st) == 0);
+		CHECK(stream_set_state(g.stream, &st) == 0);
+		direct_fill(out, sizeof(out), &n);
+		fake_feed_n(&f, out, n);
+		fake_feed_n(&g, out, n);
 		full_dump(&f, a, sizeof(a));
 		full_dump(&g, b, sizeof(b));
-		if (strcmp(a, b) != 0) {
-			size_t d = 0;
-
-			while (a[d] == b[d])
-				d++;
-			fprintf(stderr, "seed %u: printed directly differs at %zu:\n  %.120s\n  %.120s\n",
-				seed, d, a + (d > 40 ? d - 40 : 0), b + (d > 40 ? d - 40 : 0));
-			CHECK(strcmp(a, b) == 0);
-			seed = 1000; /* one is enough */
-		}
 		fake_term_fini(&f);
 		fake_term_fini(&g);
+		if (strcmp(a, b) != 0) {
+			fprintf(stderr, "restored, seed %u: printed directly differs\n", seed);
+			CHECK(strcmp(a, b) == 0);
+			break;
+		}
 	}
 }
 
@@ -1105,5 +1373,7 @@ int main(void)
 	RUN(test_reset);
 	RUN(test_bell);
 	RUN(test_direct_same);
+	RUN(test_direct_cases);
+	RUN(test_direct_restore);
 	return TESTS_RESULT();
 }

@@ -180,7 +180,10 @@ static int fbwatch_on_monitor(sd_event_source *s, int fd, uint32_t revents, void
 	/* Any framebuffer coming or going: is ours still there? (A remove
 	 * may also be an old one's, seen after ours replaced it.) */
 	if (w->fb) {
-		if (fbdev_poll(w->fb, &cur) == -ENODEV)
+		/* A DRM driver's fbdev emulation (bochs-drm's unbind) keeps an
+		 * open fd's ioctls working after its `remove`, until the fd is
+		 * closed: its sysfs device being gone says it all the same. */
+		if (fbdev_poll(w->fb, &cur) == -ENODEV || !fbwatch_registered(w->fb->fd))
 			fbwatch_lost(w);
 	} else if (add) {
 		w->retries_left = FBWATCH_RETRIES;

@@ -154,6 +154,23 @@ static void stream_mirror_reset(struct stream *s, bool soft)
 		s->keys_lnm = false;
 }
 
+/* libtsm's palette for p: its 16 colours, then its default foreground and
+ * background (TSM_COLOR_FOREGROUND, TSM_COLOR_BACKGROUND). */
+static void stream_tsm_palette(const struct palette *p, uint8_t ret[TSM_COLOR_NUM][3])
+{
+	for (unsigned i = 0; i < TSM_COLOR_NUM; i++) {
+		unsigned e = i;
+
+		if (i == TSM_COLOR_FOREGROUND)
+			e = p->fg;
+		else if (i == TSM_COLOR_BACKGROUND)
+			e = p->bg;
+		ret[i][0] = p->colors[e].r;
+		ret[i][1] = p->colors[e].g;
+		ret[i][2] = p->colors[e].b;
+	}
+}
+
 struct stream *stream_new(const struct stream_config *cfg)
 {
 	struct stream *s = xcalloc(1, sizeof(*s));
@@ -168,19 +185,16 @@ struct stream *stream_new(const struct stream_config *cfg)
 	return s;
 }
 
-void stream_tsm_palette(const struct palette *p, uint8_t ret[TSM_COLOR_NUM][3])
+int stream_vte_set_palette(struct tsm_vte *vte, const struct palette *p)
 {
-	for (unsigned i = 0; i < TSM_COLOR_NUM; i++) {
-		unsigned e = i;
+	uint8_t tp[TSM_COLOR_NUM][3];
+	int r;
 
-		if (i == TSM_COLOR_FOREGROUND)
-			e = p->fg;
-		else if (i == TSM_COLOR_BACKGROUND)
-			e = p->bg;
-		ret[i][0] = p->colors[e].r;
-		ret[i][1] = p->colors[e].g;
-		ret[i][2] = p->colors[e].b;
-	}
+	stream_tsm_palette(p, tp);
+	r = tsm_vte_set_custom_palette(vte, tp);
+	if (r >= 0)
+		r = tsm_vte_set_palette(vte, "custom");
+	return r < 0 ? r : 0;
 }
 
 void stream_set_direct(struct stream *s, bool on)

@@ -49,7 +49,7 @@
  * libtsm's character widths are looked up once per code point. Printable
  * ASCII, CR and LF of such runs do not even go through libtsm's vte: with
  * the palette known (stream_config's palette, which the caller also gave
- * libtsm: stream_tsm_palette()) and GL mapping ASCII to itself, the stage
+ * libtsm: stream_vte_set_palette()) and GL mapping ASCII to itself, the stage
  * makes the screen calls the vte would make (tsm_screen_write() with the
  * pen in colour, tsm_screen_move_line_home(), tsm_screen_move_down() or,
  * under LNM, tsm_screen_newline()), skipping the vte's UTF-8 decoder and
@@ -78,7 +78,7 @@ struct stream_config {
 	struct cluster_table *table;
 	/* The colours OSC 4, 10 and 11 report (the default colours are
 	 * entries 7 and 0); NULL: the Linux console's. The caller keeps it.
-	 * Given, it must be libtsm's palette too (stream_tsm_palette(),
+	 * Given, it must be libtsm's palette too (stream_vte_set_palette(),
 	 * before any output): text is then printed on the screen directly.
 	 * NULL: libtsm's own palette, and all text goes through the vte. */
 	const struct palette *palette;
@@ -240,10 +240,10 @@ unsigned stream_key_modes(const struct stream *s);
 struct tsm_screen *stream_screen(const struct stream *s);
 bool stream_cursor_keys_app(const struct stream *s);
 
-/* libtsm's palette for p: its 16 colours, then its default foreground and
- * background (TSM_COLOR_FOREGROUND, TSM_COLOR_BACKGROUND), for
- * tsm_vte_set_custom_palette(). */
-void stream_tsm_palette(const struct palette *p, uint8_t ret[TSM_COLOR_NUM][3]);
+/* Gives vte the palette p (its 16 colours and default colours, as a custom
+ * palette): what a stream_config's palette needs, before any output (libtsm
+ * erases its screen on a palette change). 0, or libtsm's negative errno. */
+int stream_vte_set_palette(struct tsm_vte *vte, const struct palette *p);
 
 /* Whether text may be printed on the screen without the vte (on by default
  * when stream_config has a palette; tests compare both ways). */

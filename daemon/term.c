@@ -271,13 +271,8 @@ static int term_on_child(sd_event_source *s, const siginfo_t *si, void *userdata
  * libtsm erases its screen on a palette change: done before any output. */
 static bool term_set_tsm_palette(struct term *t, const struct palette *p)
 {
-	uint8_t tp[TSM_COLOR_NUM][3];
-	int r;
+	int r = stream_vte_set_palette(t->vte, p);
 
-	stream_tsm_palette(p, tp);
-	r = tsm_vte_set_custom_palette(t->vte, tp);
-	if (r >= 0)
-		r = tsm_vte_set_palette(t->vte, "custom");
 	if (r < 0)
 		log_warning_errno(r, "Failed to give libtsm the palette: %m, ignoring.");
 	return r >= 0;

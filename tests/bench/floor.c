@@ -351,7 +351,6 @@ static int font_path_make(char *path, size_t size)
 static int pipeline_init(struct floor_pipeline *p, enum floor_stage stage, const char *font_path)
 {
 	size_t cells = (size_t)FLOOR_COLS * FLOOR_ROWS;
-	uint8_t tsm_palette[TSM_COLOR_NUM][3];
 	int r;
 
 	memset(p, 0, sizeof(*p));
@@ -369,10 +368,7 @@ static int pipeline_init(struct floor_pipeline *p, enum floor_stage stage, const
 		return r;
 	/* libtsm gets the palette as term.c gives it (every stage: the same
 	 * libtsm); the stream stage then prints plain text on the screen */
-	stream_tsm_palette(&p->palette, tsm_palette);
-	r = tsm_vte_set_custom_palette(p->vte, tsm_palette);
-	if (r >= 0)
-		r = tsm_vte_set_palette(p->vte, "custom");
+	r = stream_vte_set_palette(p->vte, &p->palette);
 	if (r < 0)
 		return r;
 	if (stage == STAGE_TSM)

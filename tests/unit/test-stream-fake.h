@@ -64,13 +64,7 @@ static inline void fake_term_init(struct fake_term *f, unsigned cols, unsigned r
 	/* the Linux console's colours, given to libtsm as term.c gives them:
 	 * the stage then prints plain text on the screen itself */
 	palette_init(&f->palette, PALETTE_LINUX, NULL);
-	{
-		uint8_t tp[TSM_COLOR_NUM][3];
-
-		stream_tsm_palette(&f->palette, tp);
-		CHECK(tsm_vte_set_custom_palette(f->vte, tp) == 0);
-		CHECK(tsm_vte_set_palette(f->vte, "custom") == 0);
-	}
+	CHECK(stream_vte_set_palette(f->vte, &f->palette) == 0);
 	f->table = cluster_table_new();
 	f->stream = stream_new(&(struct stream_config){.vte = f->vte,
 						       .screen = f->screen,

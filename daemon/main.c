@@ -445,6 +445,14 @@ static int manager_on_respawn(sd_event_source *s, uint64_t usec, void *userdata)
 
 	(void)s;
 	(void)usec;
+	/* A new session starts from nothing of the last one: the terminal
+	 * (both screens, the scrollback, saved cursors, modes, the stream
+	 * stage's state and stand-ins: stream_wipe()), and what was selected
+	 * or copied on the old screen while no session ran (the pause of a
+	 * throttled respawn) is gone before the new one can paste it. */
+	if (m->selection)
+		selection_wipe(m->selection);
+	mouse_reset(m->mouse);
 	if (term_restart(m->term) < 0) {
 		m->exit_status = m->opts.session_socket ? EXIT_NO_SESSION_HELPER : EXIT_FAILURE;
 		sd_event_exit(m->event, 0);
@@ -452,6 +460,7 @@ static int manager_on_respawn(sd_event_source *s, uint64_t usec, void *userdata)
 	}
 	/* the cluster table starts empty: stand-ins are handed out again */
 	render_set_clusters(m->render, term_clusters(m->term));
+	/* the snapshot, written again from the empty terminal */
 	restore_session_started(m->restore, m->term);
 	/* Nothing of the last user stays in video memory, the text the pan
 	 * window left behind off the screen included; if another VT is shown,

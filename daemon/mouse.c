@@ -82,6 +82,15 @@ void mouse_free(struct mouse *m)
 	free(m);
 }
 
+void mouse_reset(struct mouse *m)
+{
+	if (!m)
+		return;
+	m->reported = m->local = 0;
+	m->clicks = 0;
+	m->click_ms = 0;
+}
+
 void mouse_set_clock(struct mouse *m, uint64_t (*now_ms)(void *ud), void *ud)
 {
 	m->now_ms = now_ms ? now_ms : mouse_clock;

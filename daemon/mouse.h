@@ -78,6 +78,9 @@ struct mouse_callbacks {
  * callbacks may be NULL. */
 int mouse_new(struct stream *s, const struct mouse_callbacks *cb, void *ud, struct mouse **ret);
 void mouse_free(struct mouse *m);
+/* A new session: no button the last one saw pressed is followed any more
+ * (its release and motion go nowhere), no click counts on. */
+void mouse_reset(struct mouse *m);
 
 /* On every layout (zoom, a new mode): the cell size in pixels and the grid.
  * Until then (or with a 0) events are dropped. */

@@ -1124,14 +1124,13 @@ static void parsed_free(struct parsed *ps)
 	*ps = (struct parsed){0};
 }
 
-/* A cell restore can make as it was (see restore_row()). */
-static bool cell_valid(const struct cell *c, uint32_t n_clusters)
+/* A cell restore can make as it was (see restore_row()), or a stand-in the
+ * snapshot's table lacks, which restore draws as U+FFFD (known_ch()). */
+static bool cell_valid(const struct cell *c)
 {
 	int natural;
 
 	if (c->ch > 0x10ffff || (c->ch >= 0xd800 && c->ch <= 0xdfff))
-		return false;
-	if (c->ch >= CLUSTER_FIRST && c->ch <= CLUSTER_LAST && c->ch - CLUSTER_FIRST >= n_clusters)
 		return false;
 	if (c->ch == 0)
 		return c->width <= 1;
@@ -1141,12 +1140,12 @@ static bool cell_valid(const struct cell *c, uint32_t n_clusters)
 	return c->width == 0 || c->width == (unsigned)natural;
 }
 
-static bool cells_valid(const uint8_t *p, unsigned n, uint32_t n_clusters)
+static bool cells_valid(const uint8_t *p, unsigned n)
 {
 	struct cell c;
 
 	for (unsigned x = 0; x < n; x++)
-		if (!get_cell(p + (size_t)x * CELL_SIZE, &c) || !cell_valid(&c, n_clusters))
+		if (!get_cell(p + (size_t)x * CELL_SIZE, &c) || !cell_valid(&c))
 			return false;
 	return true;
 }
@@ -1315,7 +1314,7 @@ static bool parse_rows(const uint8_t *buf, struct parsed *ps)
 				best = p;
 				best_gen = g;
 			}
-			if (!best || !cells_valid(best + ROW_HDR, l->cols, ps->h.clusters)) {
+			if (!best || !cells_valid(best + ROW_HDR, l->cols)) {
 				free(crcs);
 				return false;
 			}
@@ -1331,8 +1330,8 @@ static bool parse_rows(const uint8_t *buf, struct parsed *ps)
 /* Decodes and checks a scrollback record (its header's sizes already
  * checked against the ring): its n stored cells into cells (cols of them),
  * the rest from the fill up to the width and the default attribute after. */
-static bool decode_sb_line(const uint8_t *p, unsigned cols, uint32_t n_clusters,
-			   const struct tsm_screen_attr *def_attr, struct cell *cells)
+static bool decode_sb_line(const uint8_t *p, unsigned cols, const struct tsm_screen_attr *def_attr,
+			   struct cell *cells)
 {
 	unsigned n = get_u16(p + 8), w = get_u16(p + 10), runs = get_u16(p + 16);
 	unsigned text = get_u16(p + 18), x = 0, t = 0;
@@ -1369,7 +1368,7 @@ static bool decode_sb_line(const uint8_t *p, unsigned cols, uint32_t n_clusters,
 				cells[x].width =
 				    natural == 1 || natural == 2 ? (unsigned)natural : 3;
 			}
-			if (cells[x].ch > 0x10ffff || !cell_valid(&cells[x], n_clusters))
+			if (cells[x].ch > 0x10ffff || !cell_valid(&cells[x]))
 				return false;
 		}
 	}
@@ -1419,7 +1418,7 @@ static bool parse_sb(const uint8_t *buf, struct parsed *ps)
 		size = rec_size(runs, text);
 		if (get_u64(p) != id || w < 1 || w > l->cols || n > w || runs > n || text > 4 * n ||
 		    off + size > l->ring_cap || get_u32(p + 12) != crc_skip(p, size, 12) ||
-		    !decode_sb_line(p, l->cols, ps->h.clusters, &ps->h.def_attr, cells))
+		    !decode_sb_line(p, l->cols, &ps->h.def_attr, cells))
 			goto out;
 		ps->sb[i].rec = p;
 		off += size;
@@ -1502,7 +1501,19 @@ struct rebuild {
 	struct tsm_screen *screen;
 	unsigned y, cols;
 	struct tsm_screen_attr def_attr; /* what erasing gets between cells */
+	uint32_t n_clusters;		 /* the stand-ins the table has */
 };
+
+/* A stand-in the snapshot's table does not have (a snapshot written by a
+ * consoled that kept such cells after its table was reset) means nothing
+ * that can be shown: that cell becomes U+FFFD, narrow like every stand-in,
+ * and the session is kept. */
+static uint32_t known_ch(uint32_t ch, uint32_t n_clusters)
+{
+	if (ch >= CLUSTER_FIRST && ch <= CLUSTER_LAST && ch - CLUSTER_FIRST >= n_clusters)
+		return 0xfffd;
+	return ch;
+}
 
 /* The cell's character and attributes at x, at the character's own width
  * (code point 0: erased with the attribute). */
@@ -1514,7 +1525,7 @@ static void put_content(struct rebuild *b, unsigned x, const struct cell *c)
 		tsm_screen_erase_chars(b->screen, 1);
 		tsm_screen_set_def_attr(b->screen, &b->def_attr);
 	} else
-		tsm_screen_write(b->screen, c->ch, &c->attr);
+		tsm_screen_write(b->screen, known_ch(c->ch, b->n_clusters), &c->attr);
 }
 
 /* Makes x (>= 1) a cell of width 0 keeping what it holds: a wide character
@@ -1597,7 +1608,7 @@ static void put_cursor(const struct parsed *ps, struct tsm_screen *screen)
 			tsm_screen_move_to(screen, x - 1, h->cursor_y);
 			tsm_screen_write(screen, before.ch, &before.attr);
 		} else if (last.ch != 0 && last.width == h->cursor_x - x)
-			tsm_screen_write(screen, last.ch, &last.attr);
+			tsm_screen_write(screen, known_ch(last.ch, h->clusters), &last.attr);
 		else {
 			tsm_screen_write(screen, h->cursor_x - x == 2 ? HELPER_WIDE : ' ',
 					 &last.attr);
@@ -1621,7 +1632,8 @@ static int apply(struct parsed *ps, struct tsm_screen *screen, struct tsm_vte *v
 	const struct hdr_state *h = &ps->h;
 	unsigned cols = h->lay.cols, rows = h->lay.rows;
 	struct cell *cells = xcalloc(cols, sizeof(struct cell));
-	struct rebuild b = {.screen = screen, .cols = cols, .def_attr = h->def_attr};
+	struct rebuild b = {
+	    .screen = screen, .cols = cols, .def_attr = h->def_attr, .n_clusters = h->clusters};
 	int r;
 
 	tsm_vte_hard_reset(vte);
@@ -1649,7 +1661,7 @@ static int apply(struct parsed *ps, struct tsm_screen *screen, struct tsm_vte *v
 
 	b.y = 0;
 	for (uint32_t i = 0; i < h->sb_count; i++) {
-		(void)decode_sb_line(ps->sb[i].rec, cols, h->clusters, &h->def_attr, cells);
+		(void)decode_sb_line(ps->sb[i].rec, cols, &h->def_attr, cells);
 		restore_row(&b, cells);
 		tsm_screen_scroll_up(screen, 1);
 	}

@@ -213,6 +213,8 @@ void stream_free(struct stream *s)
 }
 
 static void osc52_forget(struct stream *s);
+static void stream_flush(struct stream *s);
+static void emit_mode(struct stream *s, bool dec, int mode, bool set);
 
 void stream_reset(struct stream *s)
 {
@@ -225,6 +227,30 @@ void stream_reset(struct stream *s)
 	osc52_forget(s);
 	s->osc52_bad = false;
 	stream_mirror_reset(s, false);
+}
+
+void stream_wipe(struct stream *s)
+{
+	struct tsm_screen *screen = s->cfg.screen;
+
+	stream_reset(s);
+	s->alt_x = s->alt_y = 0;
+	/* libtsm's modes, pen, character sets and DECSC state, the screen's
+	 * flags, margins and tab stops, the main screen and the scrollback */
+	tsm_vte_hard_reset(s->cfg.vte);
+	/* The alternate screen's rows: no reset of libtsm's touches them, and
+	 * CSI ? 47 h and ? 1047 h show them without erasing. */
+	tsm_screen_set_flags(screen, TSM_SCREEN_ALTERNATE);
+	tsm_screen_erase_screen(screen, false);
+	tsm_screen_reset_flags(screen, TSM_SCREEN_ALTERNATE);
+	/* Nor does any reset touch the vte's ? 1048 cursor: saved again at the
+	 * home position the hard reset moved to. */
+	emit_mode(s, true, 1048, true);
+	stream_flush(s);
+	tsm_screen_selection_reset(screen);
+	/* no stand-in is left on either screen or in the scrollback */
+	if (s->cfg.table)
+		cluster_table_reset(s->cfg.table);
 }
 
 unsigned stream_rep_limit(unsigned count, unsigned cols, unsigned rows)

@@ -117,6 +117,14 @@ void stream_feed(struct stream *s, const char *in, size_t len);
  * stand-in table is reset on its own: cluster_table_reset()). */
 void stream_reset(struct stream *s);
 
+/* A new session starts from nothing (term_restart()): what a fresh terminal
+ * holds and nothing of the last session, in libtsm as in this stage: both
+ * screens' rows (libtsm's resets leave the alternate screen's), the
+ * scrollback, the cursors DECSC and CSI ? 1048 h saved, modes, margins, tab
+ * stops, the pen, pending sequences and strings, libtsm's selection and the
+ * stand-in table. */
+void stream_wipe(struct stream *s);
+
 /* The terminal state libtsm 4.0.2 keeps inside its vte and does not show
  * (snapshot.h saves it for session restore), followed here in the stream
  * libtsm gets, and what this stage keeps itself. Screen contents, cursor,

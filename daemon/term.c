@@ -675,15 +675,9 @@ int term_resize(struct term *t, unsigned cols, unsigned rows, unsigned width_px,
 int term_restart(struct term *t)
 {
 	term_end_session(t);
-	/* Nothing the previous user saw stays readable: the screen, the
+	/* Nothing the previous user saw stays readable: both screens, the
 	 * scrollback and every mode go back to a fresh terminal's. */
-	tsm_vte_hard_reset(t->vte);
-	stream_reset(t->stream);
-	tsm_screen_clear_sb(t->screen);
-	tsm_screen_erase_screen(t->screen, false);
-	/* no stand-in is left on the screen or in the scrollback */
-	cluster_table_reset(t->clusters);
-	tsm_screen_move_to(t->screen, 0, 0);
+	stream_wipe(t->stream);
 	if (t->cb.damage)
 		t->cb.damage(t->userdata);
 	return term_start_session(t);

@@ -903,6 +903,161 @@ static void test_broken(void)
 	term_fini(&a);
 }
 
+/* Whether `secret` is anywhere in the fd's bytes: as text (the scrollback's
+ * records) or as the code points of consecutive cells (the rows). */
+static bool fd_holds(int fd, const char *secret)
+{
+	struct stat st;
+	size_t n = strlen(secret);
+	uint8_t *buf;
+	bool found = false;
+
+	CHECK(fstat(fd, &st) == 0);
+	buf = xmalloc((size_t)st.st_size + 1);
+	CHECK(pread(fd, buf, (size_t)st.st_size, 0) == st.st_size);
+	for (size_t at = 0; at + n * 12 <= (size_t)st.st_size && !found; at++) {
+		size_t k = 0;
+
+		while (k < n && buf[at + k * 12] == (uint8_t)secret[k] && !buf[at + k * 12 + 1])
+			k++;
+		found = k == n || memcmp(buf + at, secret, n) == 0;
+	}
+	free(buf);
+	return found;
+}
+
+/* A new session (stream_wipe(), as term_restart() does it): after any
+ * stream, the terminal equals a fresh one, libtsm's line arrays (main,
+ * alternate, scrollback) and hidden state included: both get the same
+ * continuation and still agree. The snapshot made from it holds nothing of
+ * the last session. */
+static void test_wipe(void)
+{
+	static const char secret[] =
+	    "\033[?1049h\033[3;5H\033[2mDIMSECRET\033[0m "
+	    "e\xcc\x81\033[4;1HALTSECRET\033[4;7H\033[?1048h\0337\033[?1049l"
+	    "MAINSECRET\033[6;9H\0337\033[2;4r\033[?6h\033[?1h\033[20h";
+	static const char reveal[] = "\033[?1048lA\0338B\033[?47hC\033[?47l\033[?1047hD";
+	unsigned fails = 0;
+
+	for (unsigned seed = 1; seed <= 60; seed++) {
+		struct term a, b;
+		struct snapshot *s;
+		char *text, *cont, *da, *db, what[64];
+		size_t len, cont_len;
+		int was_failed = tests_failed;
+
+		tests_failed = 0;
+		srand(seed);
+		text = gen_stream(20 + rnd(300), &len);
+		cont = gen_stream(40, &cont_len);
+		term_init(&a, 20, 6, 15);
+		term_init(&b, 20, 6, 15);
+		/* (libtsm gives a new screen's alternate rows other blank
+		 * attributes than an erase: shown once, they are erased) */
+		feeds(&b, "\033[?1049h\033[?1049l");
+		feeds(&a, secret);
+		feed(&a, text, len);
+		feeds(&a, secret);
+		for (unsigned i = 0; i < 8; i++)
+			feeds(&a, "SBSECRET\r\n");
+		feeds(&a, "\033[?1049h\033[5;1H\033[9mSTRUCK\033[1;20r\033]52;c;c2VjcmV0");
+		CHECK(cluster_table_count(a.table) > 0);
+
+		stream_wipe(a.stream);
+		snprintf(what, sizeof(what), "wipe seed %u", seed);
+		da = term_dump(&a);
+		db = term_dump(&b);
+		if (!dumps_equal(what, da, db))
+			CHECK(!"a wiped terminal equals a fresh one");
+		CHECK(cluster_table_count(a.table) == 0);
+		free(da);
+		free(db);
+
+		/* what libtsm keeps out of sight comes out the same */
+		a.n_replies = b.n_replies = 0;
+		a.replies[0] = b.replies[0] = '\0';
+		feeds(&a, reveal);
+		feeds(&b, reveal);
+		feed(&a, cont, cont_len);
+		feed(&b, cont, cont_len);
+		feeds(&a, reveal);
+		feeds(&b, reveal);
+		da = term_dump(&a);
+		db = term_dump(&b);
+		if (!dumps_equal(what, da, db) || strcmp(a.replies, b.replies) != 0)
+			CHECK(!"a wiped terminal goes on as a fresh one");
+		free(da);
+		free(db);
+		term_fini(&b);
+
+		/* the next session's snapshot */
+		CHECK(snapshot_new(15, &s) == 0);
+		term_fini(&a);
+		term_init(&a, 20, 6, 15);
+		feeds(&a, secret);
+		for (unsigned i = 0; i < 8; i++)
+			feeds(&a, "SBSECRET\r\n");
+		feeds(&a, secret);
+		CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
+		CHECK(fd_holds(snapshot_fd(s), "ALTSECRET"));
+		CHECK(fd_holds(snapshot_fd(s), "SBSECRET"));
+		snapshot_reset(s);
+		stream_wipe(a.stream);
+		CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
+		CHECK(!fd_holds(snapshot_fd(s), "SECRET"));
+		snapshot_free(s);
+		term_fini(&a);
+		free(text);
+		free(cont);
+		if (tests_failed)
+			fails++;
+		tests_failed |= was_failed;
+	}
+	fprintf(stderr, "wipe: %u of 60 seeds differ\n", fails);
+}
+
+/* Cells holding stand-ins the table no longer has (what a consoled that
+ * reset the table but kept the alternate screen's rows wrote): the session
+ * is restored, those cells as U+FFFD, every other cell as it was. */
+static void test_unknown_standin(void)
+{
+	struct term a, b;
+	struct snapshot *s;
+	const struct tsmpeek_screen *p;
+	unsigned replaced = 0, kept = 0;
+
+	term_init(&a, 20, 5, 10);
+	CHECK(snapshot_new(10, &s) == 0);
+	feeds(&a, "\033[2mdim\033[0m e\xcc\x81 sb\r\n\n\n\n\n\033[?1049h\033[9mstruck\033[0m "
+		  "alt\033[?1049l\033[2mx\033[0m main");
+	CHECK(cluster_table_count(a.table) > 0);
+	cluster_table_reset(a.table);
+	CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
+	term_init(&b, 20, 5, 10);
+	CHECK(restore_into(&b, snapshot_fd(s)) == 0);
+	p = tsmpeek(b.screen);
+	for (const struct tsmpeek_line *l = p->sb_first; l; l = l->next)
+		for (unsigned x = 0; x < MIN(l->size, p->cols); x++)
+			replaced += l->cells[x].ch == 0xfffd;
+	for (unsigned k = 0; k < 2; k++)
+		for (unsigned y = 0; y < p->rows; y++) {
+			const struct tsmpeek_line *l = (k ? p->alt_lines : p->main_lines)[y];
+
+			for (unsigned x = 0; x < p->cols; x++) {
+				replaced += l->cells[x].ch == 0xfffd;
+				CHECK(l->cells[x].ch < CLUSTER_FIRST);
+				kept += l->cells[x].ch == 'a' || l->cells[x].ch == 'm';
+			}
+		}
+	/* d, i, m, e with its mark (scrollback); s, t, r, u, c, k; x */
+	CHECK_EQ_U(replaced, 11);
+	CHECK(kept >= 3);
+	snapshot_free(s);
+	term_fini(&a);
+	term_fini(&b);
+}
+
 /* More stand-ins than the first region holds: a larger one. */
 static void test_many_clusters(void)
 {
@@ -1167,6 +1322,8 @@ int main(void)
 	RUN(test_broken);
 	RUN(test_resize);
 	RUN(test_many_clusters);
+	RUN(test_wipe);
+	RUN(test_unknown_standin);
 	RUN(test_cost);
 	return TESTS_RESULT();
 }

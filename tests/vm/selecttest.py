@@ -29,16 +29,46 @@ through QMP.
                 else changed (the pointer hidden by a Shift press); the
                 picture is saved as <out>/<card>-select-shot.png and its path
                 printed.
+  respawn-clean (cirrus, bochs) five sessions exit at once, a sixth leaves
+                secrets on the alternate screen (dim and combined text:
+                stand-ins), saved cursors (?1048, DECSC) and the main screen,
+                and exits: the respawn is throttled, and during the pause a
+                word of the old screen is double-clicked.  In the next
+                session neither the middle button nor Shift+Insert pastes
+                it; modes 47 and 1047 (which do not erase) show an empty
+                alternate screen with a marker at the home position (the
+                ?1048 cursor of a new terminal); consoled's snapshot memfd
+                (read through /proc, before: it holds the secrets) holds none
+                of them, as text or as cells.
 """
 
 import base64
+import gzip
 import time
 
 import pointertest
 import screen
 
 PASTE_CHECKS = ["select-paste", "paste-keys"]
-SHOT_CHECKS = ["select-shot"]
+SHOT_CHECKS = ["select-shot", "respawn-clean"]
+
+# respawn-clean's session command: five sessions that exit at once when told (so that
+# the respawn after the sixth is throttled), a sixth that leaves secrets on
+# the alternate screen (dim and combined text: stand-ins), saved cursors and
+# the main screen and exits when told, then a shell.
+RESPAWN_SCRIPT = b"""n=$(cat /tmp/rc-n 2>/dev/null || echo 0); n=$((n + 1)); echo $n > /tmp/rc-n
+if [ $n -eq 1 ]; then while [ ! -e /tmp/rc-start ]; do sleep 0.1; done; fi
+if [ $n -le 5 ]; then exit 0; fi
+if [ $n -eq 6 ]; then
+printf '\\033[?1049h\\033[3;1H\\033[2mDIMSECRET\\033[0m e\\314\\201\\033[4;1HALTSECRET'
+printf '\\033[5;20H\\033[?1048h\\0337\\033[?1049l\\033[?25lMAINSECRET words'
+while [ ! -e /tmp/rc-go ]; do sleep 0.1; done
+exit 0
+fi
+exec /usr/bin/env PS1='$ ' /bin/sh
+"""
+# What the snapshot and the screen must not hold after the respawn.
+SECRETS = ("SECRET", "DIMS", "ALTS", "MAINS")
 
 # The session's text: row 0..2, then the prompt on row 3.
 LINES = ["alpha beta-gamma delta",
@@ -65,6 +95,7 @@ class SelectChecks:
             "select-paste": self.pc.guarded(self.check_select_paste),
             "paste-keys": self.pc.guarded(self.check_paste_keys),
             "select-shot": self.pc.guarded(self.check_select_shot),
+            "respawn-clean": self.pc.guarded(self.check_respawn_clean),
         }
 
     # -- helpers --
@@ -245,6 +276,106 @@ class SelectChecks:
         # (cat ends at the Ctrl+D only if nothing came before it)
         self.next_prompt("a paste in the next session")
         self.wait_file("/tmp/sel4", b"", "a paste in the next session", timeout=1)
+        self.r.stop_consoled()
+
+    def snapshot_bytes(self):
+        """consoled's session-restore snapshot (its memfd), read through
+        /proc, as bytes."""
+        pid = self.r.consoled_pid()
+        fds = self.r.sh("cd /proc/%s/fd && for f in *; do echo \"$f $(readlink $f)\"; done"
+                        % pid).splitlines()
+        memfds = [l.split()[0] for l in fds if "memfd:consoled-snapshot" in l]
+        if len(memfds) != 1:
+            self.r.fail("consoled holds %d snapshots, not one: %r" % (len(memfds), fds))
+        out = self.r.sh("gzip -c /proc/%s/fd/%s | base64" % (pid, memfds[0]), timeout=60)
+        return gzip.decompress(base64.b64decode("".join(out.split())))
+
+    @staticmethod
+    def holds(data, word):
+        """`word` in data as text (the scrollback's records) or as the code
+        points of consecutive 12-byte cells (the rows: the code point's low
+        byte, then 0)."""
+        want = word.encode()
+        if want in data:
+            return True
+        for phase in range(12):
+            firsts = bytes(data[i] if data[i + 1:i + 2] == b"\0" else 0xff
+                           for i in range(phase, len(data), 12))
+            if want in firsts:
+                return True
+        return False
+
+    def check_respawn_clean(self):
+        """A logout, then the throttled respawn's pause: the next session
+        starts from nothing of the last one (its alternate screen shown
+        with modes 47 and 1047, which do not erase, its ?1048 cursor, what
+        was selected on its screen during the pause, the snapshot)."""
+        font = self.load_font(self.font)
+        self.r.sh("rm -f /tmp/rc-n /tmp/rc-start /tmp/rc-go /tmp/rc-paste")
+        self.r.put_file("/tmp/rc.sh", RESPAWN_SCRIPT)
+        self.r.start_consoled(self.font, "/bin/sh /tmp/rc.sh", extra="--verbose")
+        self.pc.wait_pointer_devices()
+        self.r.sh("touch /tmp/rc-start")
+        img, decoded = self.r.wait_text(self.font, lambda s: "MAINSECRET words" in s,
+                                        "the sixth session did not show its text")
+        row = next(y for y, l in enumerate(decoded.lines) if "MAINSECRET" in l)
+        col = decoded.lines[row].index("MAINSECRET") + 3
+        # its snapshot holds the secrets (the check below can see them)
+        snap = self.snapshot_bytes()
+        if not self.holds(snap, "ALTSECRET") or not self.holds(snap, "MAINSECRET"):
+            self.r.fail("the live session's snapshot does not hold its text")
+        self.r.sh("touch /tmp/rc-go")
+        deadline = time.monotonic() + 10
+        while "waiting" not in self.r.consoled_log():
+            if time.monotonic() > deadline:
+                self.r.fail("the respawn was not throttled:\n" + self.r.consoled_log())
+            time.sleep(0.2)
+        # During the pause the old screen is still shown: a word of it is
+        # selected (copied) there.
+        self.click(col, row, count=2)
+        img, decoded = self.vm.wait_screen(font, lambda s: True, timeout=1)
+        if "MAINSECRET" not in decoded:
+            self.r.fail("the pause ended before the selection was made (a slow host?); the"
+                        " screen shows:\n" + decoded.text())
+        self.r.wait_text(self.font, lambda s: any(l.startswith("$ ") for l in s.lines)
+                         and "SECRET" not in s, "no fresh session after the pause", timeout=20)
+        # Neither the middle button nor Shift+Insert pastes the word into
+        # cat (once it reads the tty), before the line's end.
+        self.type_line("cat > /tmp/rc-paste")
+        deadline = time.monotonic() + 10
+        while self.vm.run("pidof cat")[1] != 0:
+            if time.monotonic() > deadline:
+                self.r.fail("cat did not start")
+            time.sleep(0.2)
+        time.sleep(0.3)
+        self.click(40, 8, button="middle")
+        self.vm.send_combo(["shift", "insert"])
+        time.sleep(0.3)
+        self.type_line("")
+        self.ctrl_d()
+        self.next_prompt("a paste of the word selected during the pause")
+        self.wait_file("/tmp/rc-paste", b"\n", "a paste of the word selected during the pause",
+                       timeout=1)
+        # The alternate screen as modes 47 and 1047 show it (without
+        # erasing), written at the ?1048 cursor: a new terminal's, empty,
+        # the cursor at home.
+        for mode in (47, 1047):
+            # (the marker written as AL\124: the command line does not show it)
+            self.type_line("printf '\\033[?%dh\\033[?1048lAL\\124%d'; read x; printf '\\033[?%dl'"
+                           % (mode, mode, mode))
+            img, decoded = self.r.wait_text(
+                self.font, lambda s: "ALT%d" % mode in s, "mode %d did not show" % mode)
+            lines = [l.strip() for l in decoded.lines if l.strip()]
+            if lines != ["ALT%d" % mode] or not decoded.lines[0].startswith("ALT%d" % mode):
+                self.r.fail("mode %d shows the last session's alternate screen or cursor:\n%s"
+                            % (mode, decoded.text()))
+            self.type_line("")
+            self.wait_prompts(1, "no prompt after mode %d" % mode)
+        # Nor does the snapshot hold anything of it.
+        snap = self.snapshot_bytes()
+        for word in SECRETS:
+            if self.holds(snap, word):
+                self.r.fail("the new session's snapshot holds %r of the last one" % word)
         self.r.stop_consoled()
 
     def check_select_shot(self):

@@ -127,10 +127,13 @@ next one runs):
                lines, the quit key gives back the shell's screen as it was,
                the job continued by SIGCONT prints on the terminal, and
                Shift+PageUp shows the scrollback from before.
-  restore-logout  The restored session (after a restart) logs out: a fresh
+  restore-logout  The restored session (after a restart) leaves stand-ins on
+               its alternate screen and logs out: a fresh
                login prompt with nothing of it, neither on screen nor with
                Shift+PageUp, logind's session gone, and the next login's
-               Shift+PageUp shows nothing of it either.
+               Shift+PageUp shows nothing of it either; the login prompt
+               after the logout is kept over a restart (no warning about its
+               snapshot: it holds no stale stand-in).
   restore-corrupt  consoled's snapshot memfd (/proc/PID/fd) overwritten with
                random bytes from outside, then SIGKILL: a warning about the
                snapshot in the journal, a fresh login prompt whose every
@@ -1670,10 +1673,17 @@ class Runner(vmtest.Runner):
         self.prog_wait(lambda s: "MARKER-42" in s, "no marker")
         self.sh("systemctl restart " + UNIT, timeout=60)
         self.prog_wait(lambda s: "MARKER-42" in s, "the session is not back after a restart")
+        # Stand-ins (dim and combined text) left on the alternate screen,
+        # where the reset of a new session used not to reach: the next
+        # session's snapshot held code points its empty table lacked, and
+        # a restart then hung that session up.
+        self.vm.send_text("printf '\\033[?1049h\\033[2mDIM\\033[0m e\\314\\201\\033[9mX\\033[0m"
+                          "\\033[?1049l'; echo ALT-$((6*7))\n")
+        self.prog_wait(lambda s: "ALT-42" in s, "no marker after the alternate screen")
         # Not `exit`: Debian's ~/.bash_logout runs clear_console, which
         # clears the screen and the scrollback (ED 3) itself.
         self.vm.send_text("exec true\n")
-        leftovers = ("secret-", "MARKER", SHELL_PROMPT, "exit", "scrollback-", "JOB-")
+        leftovers = ("secret-", "MARKER", SHELL_PROMPT, "exit", "scrollback-", "JOB-", "ALT-")
         self.wait_prompt("no clean login prompt after the restored session's logout",
                          lambda s: not any(w in s for w in leftovers))
         self.vm.send_keys(["shift", "pgup"])
@@ -1682,10 +1692,19 @@ class Runner(vmtest.Runner):
         if any(w in decoded for w in leftovers):
             self.fail("after the logout Shift+PageUp shows:\n" + decoded.text())
         self.vm.send_keys(["shift", "pgdn"])
-        # Nothing of it is kept for the next consoled either.
+        # Nothing of it is kept for the next consoled either; and the login
+        # prompt's session, whose snapshot is the first made after the
+        # logout, is adopted: no warning about its snapshot.
+        time.sleep(1)
+        cursor = self.journal_cursor()
         self.sh("systemctl restart " + UNIT, timeout=60)
         self.wait_prompt("no clean login prompt after a restart after the logout",
                          lambda s: not any(w in s for w in leftovers))
+        logged = self.journal_since(cursor, "-u %s -o cat" % UNIT)
+        if "Adopted the session" not in logged:
+            self.fail("the login prompt's session was not adopted at the restart:\n"
+                      + "\n".join(l for l in logged.splitlines()
+                                   if re.search(r"snapshot|session", l, re.I)))
         deadline = time.monotonic() + 20
         while self.user_session() == session and session is not None:
             if time.monotonic() > deadline:

@@ -13,9 +13,13 @@
  * none of them is set by either.
  *
  * A bad flag or value on the command line is a usage error: the message
- * names the flag and the problem, and the caller exits with status 2. A bad
+ * names the flag and the problem, and the caller exits with status 2. So is
+ * a beginning of a long option that several share (getopt's abbreviations:
+ * "--xkb" names six options; the message lists them), a value given to an
+ * option that takes none, and a --config=PATH that cannot be read. A bad
  * line in a file is logged with file:line and skipped; the rest still apply,
- * so a typo in a drop-in does not leave the VT without a console. Parsing
+ * so a typo in a drop-in does not leave the VT without a console. Messages
+ * show what they quote with its control bytes escaped (cescape()). Parsing
  * touches no device and takes every path as a parameter, so it is
  * unit-tested directly.
  */
@@ -108,7 +112,8 @@ extern const struct options_files options_system_files;
  * --config=PATH replaces files->config; files == NULL reads no other file
  * (no configuration without --config, no system keyboard settings). No file
  * is read for --help and --version, and the keyboard settings only to run.
- * Problems in files are logged, never fatal. Strings in *ret are allocated;
+ * Problems in files are logged, never fatal, but for a --config=PATH that
+ * cannot be read (-EINVAL, said on stderr). Strings in *ret are allocated;
  * release them with options_fini(). */
 int options_parse(int argc, char **argv, const struct options_files *files, struct options *ret);
 void options_fini(struct options *o);

@@ -11,6 +11,7 @@
  */
 #define LOG_MODULE "consoled"
 #include <errno.h>
+#include <libudev.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,16 +81,6 @@
 /* The pointer hides this long after the last pointer event (and at any key). */
 #define POINTER_HIDE_USEC (3 * USEC_PER_SEC)
 
-/* Exit statuses (consoled(8)): permanent errors that a restart cannot mend,
- * listed in consoled@.service's RestartPreventExitStatus= so that getty takes
- * the VT over at once. 2 is a usage error (options.c). */
-#define EXIT_NO_FRAMEBUFFER 3
-#define EXIT_NO_VT 4
-/* With --session-socket: no session could be started through the helper
- * (consoled-session.socket stopped or missing, the helper refused us). The
- * socket stays while helpers come and go, so restarting does not mend it. */
-#define EXIT_NO_SESSION_HELPER 5
-
 struct manager {
 	sd_event *event;
 	struct options opts;
@@ -130,7 +121,7 @@ struct manager {
 	uint64_t last_snapshot_usec;
 	uint64_t snapshot_behind_usec; /* the first frame the snapshot lacks, or 0 */
 	uint64_t snapshot_usec;	       /* time spent updating the snapshot (--stats) */
-	bool wipe_pending;	/* a session ended while another VT was shown */
+	bool wipe_pending;	       /* a session ended while another VT was shown */
 	int exit_status;
 	/* The pointer: where it is (pixels of the screen), whether it is
 	 * shown, and the timer that hides it. */
@@ -1245,6 +1236,9 @@ static int manager_start(struct manager *m)
 	if (r < 0)
 		return r;
 	r = render_new(m->fb, m->fonts, &m->palette, &m->render);
+	if (r == -ERANGE)
+		/* the same font on the same screen next time: no restart */
+		m->exit_status = EXIT_FONT_TOO_LARGE;
 	if (r < 0)
 		return r;
 	if (m->opts.rotate != ROTATE_UPRIGHT) {
@@ -1485,6 +1479,37 @@ static void manager_stop(struct manager *m)
 	sd_event_unref(m->event);
 }
 
+/* --list-backends: the plugins, and whether each matches the framebuffer.
+ * Without --fbdev a machine without a framebuffer (a container, a build
+ * host) is no error: the plugins are listed all the same, "(no
+ * framebuffer)", and the status is 0. A framebuffer named with --fbdev that
+ * cannot be opened is: the answer would not be about it (status 3, as at a
+ * start). */
+static int manager_list_backends(const char *fbdev)
+{
+	_cleanup_(freep) char *path = NULL;
+	struct palette palette;
+	struct fbdev *fb = NULL;
+	int r = 0;
+
+	palette_init(&palette, PALETTE_LINUX, NULL);
+	if (fbdev) {
+		r = fbdev_open(fbdev, &palette, &fb);
+	} else {
+		struct udev *udev = udev_new();
+
+		path = udev ? fbwait_first_node(udev) : NULL;
+		udev_unref(udev);
+		if (path)
+			r = fbdev_open(path, &palette, &fb);
+		else
+			log_info("No framebuffer: the plugins are listed without a probe");
+	}
+	backend_list(r < 0 ? NULL : fb, stdout);
+	fbdev_free(fb);
+	return r < 0 ? EXIT_NO_FRAMEBUFFER : EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
 	/* The first time the VT is ours, video memory is wiped of whatever a
@@ -1493,7 +1518,7 @@ int main(int argc, char **argv)
 	int r;
 
 	if (options_parse(argc, argv, &options_system_files, &m.opts) < 0)
-		return 2;
+		return EXIT_USAGE;
 	switch (m.opts.action) {
 	case OPTIONS_HELP:
 		options_help(stdout);
@@ -1503,23 +1528,10 @@ int main(int argc, char **argv)
 		printf("consoled %s\n", CONSOLED_VERSION);
 		options_fini(&m.opts);
 		return 0;
-	case OPTIONS_LIST_BACKENDS: {
-		struct palette palette;
-		_cleanup_(freep) char *path = NULL;
-		struct fbdev *fb = NULL;
-
-		palette_init(&palette, PALETTE_LINUX, NULL);
-		if (m.opts.fbdev)
-			path = xstrdup(m.opts.fbdev);
-		else if (fbdev_find_default(&path) < 0)
-			path = NULL;
-		if (path && fbdev_open(path, &palette, &fb) < 0)
-			fb = NULL;
-		backend_list(fb, stdout);
-		fbdev_free(fb);
+	case OPTIONS_LIST_BACKENDS:
+		r = manager_list_backends(m.opts.fbdev);
 		options_fini(&m.opts);
-		return 0;
-	}
+		return r;
 	case OPTIONS_RUN:
 		break;
 	}

@@ -96,6 +96,22 @@ struct options {
  * own setting applies (blank.h, blank_kernel_timeout()). */
 #define OPTIONS_BLANK_KERNEL (~0u)
 
+/* consoled's exit statuses besides EXIT_SUCCESS and EXIT_FAILURE (consoled(8),
+ * EXIT STATUS). Each is a permanent error that a restart cannot mend: they
+ * are listed in consoled@.service's RestartPreventExitStatus= so that getty
+ * takes the VT over at once, not after StartLimitBurst= restarts
+ * (test-options checks the unit file and the manual against this list). */
+#define EXIT_USAGE 2	      /* the command line: options_parse() failed */
+#define EXIT_NO_FRAMEBUFFER 3 /* none (after the wait), or one that cannot be used */
+#define EXIT_NO_VT 4
+/* With --session-socket: no session could be started through the helper
+ * (consoled-session.socket stopped or missing, the helper refused us). The
+ * socket stays while helpers come and go, so restarting does not mend it. */
+#define EXIT_NO_SESSION_HELPER 5
+/* The font's cell is larger than the screen (render_new()'s -ERANGE): the
+ * same font meets the same mode at the next start. */
+#define EXIT_FONT_TOO_LARGE 6
+
 /* The files options_parse() reads. A NULL path is not read. */
 struct options_files {
 	const char *config;	      /* key=value lines; drop-ins: config + ".d", *.conf files */

@@ -851,6 +851,90 @@ static void test_escaped_messages(void)
 	}
 }
 
+/* A file of the source tree, read whole (NULL if it cannot be). */
+static char *read_source(const char *name)
+{
+	char path[512], *buf = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", SOURCE_ROOT, name);
+	f = fopen(path, "re");
+	if (!f) {
+		perror(path);
+		return NULL;
+	}
+	if (getdelim(&buf, &size, '\0', f) < 0) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The permanent exit statuses (options.h) are exactly those the unit lists
+ * in RestartPreventExitStatus= (else systemd restarts consoled into the
+ * same error five times before getty gets the VT), and consoled(8)'s EXIT
+ * STATUS describes every status there is. */
+static void test_exit_statuses(void)
+{
+	static const int permanent[] = {EXIT_USAGE, EXIT_NO_FRAMEBUFFER, EXIT_NO_VT,
+					EXIT_NO_SESSION_HELPER, EXIT_FONT_TOO_LARGE};
+	_cleanup_(freep) char *unit = read_source("systemd/consoled@.service.in");
+	_cleanup_(freep) char *man = read_source("man/consoled.8");
+	bool listed[256] = {false};
+	const char *line, *section, *end;
+	unsigned n = 0;
+
+	CHECK(unit && man);
+	if (!unit || !man)
+		return;
+	line = strstr(unit, "\nRestartPreventExitStatus=");
+	CHECK(line);
+	if (!line)
+		return;
+	line += strlen("\nRestartPreventExitStatus=");
+	for (const char *p = line; *p && *p != '\n';) {
+		char *e;
+		long v = strtol(p, &e, 10);
+
+		if (e == p) {
+			fprintf(stderr, "RestartPreventExitStatus=: not a number at '%.10s'\n", p);
+			tests_failed = 1;
+			break;
+		}
+		if (v > 0 && v < 256 && !listed[v]) {
+			listed[v] = true;
+			n++;
+		}
+		p = e + strspn(e, " \t");
+	}
+	for (size_t i = 0; i < ELEMENTSOF(permanent); i++)
+		if (!listed[permanent[i]]) {
+			fprintf(stderr, "exit status %d is not in RestartPreventExitStatus=\n",
+				permanent[i]);
+			tests_failed = 1;
+		}
+	CHECK_EQ_U(n, ELEMENTSOF(permanent));
+
+	section = strstr(man, "\n.SH EXIT STATUS\n");
+	CHECK(section);
+	if (!section)
+		return;
+	end = strstr(section + 1, "\n.SH ");
+	for (int status = 0; status <= EXIT_FONT_TOO_LARGE; status++) {
+		char want[32];
+		const char *at;
+
+		snprintf(want, sizeof(want), "\n.TP\n.B %d\n", status);
+		at = strstr(section, want);
+		if (!at || (end && at > end)) {
+			fprintf(stderr, "consoled(8) EXIT STATUS does not describe %d\n", status);
+			tests_failed = 1;
+		}
+	}
+}
+
 int main(void)
 {
 	RUN(test_defaults);
@@ -876,5 +960,6 @@ int main(void)
 	RUN(test_abbreviations);
 	RUN(test_no_value);
 	RUN(test_escaped_messages);
+	RUN(test_exit_statuses);
 	return TESTS_RESULT();
 }

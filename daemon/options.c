@@ -521,7 +521,8 @@ static int usage_error_refused(const struct option *lo, const char *arg, int opt
 	size_t n = 0, len;
 
 	if (optopt_ > 0 && optopt_ < ARG_CONFIG)
-		return usage_error("unknown option '-%c'", optopt_);
+		return usage_error("unknown option '-%s'",
+				   e = cescape((const char[]){(char)optopt_, '\0'}));
 	if (optopt_ > 0) {
 		name = long_option_name(lo, optopt_);
 		if (strcmp(name, "login") == 0)

@@ -830,6 +830,7 @@ static void test_escaped_messages(void)
 	check_refused((const char *const[]){"--sb-size=1\n<3>forged", NULL},
 		      "--sb-size: invalid value '1\\n<3>forged'", NULL);
 	check_refused((const char *const[]){"\033c", NULL}, "unexpected argument '\\x1bc'", NULL);
+	check_refused((const char *const[]){"-\033", NULL}, "unknown option '-\\x1b'", NULL);
 	/* printable UTF-8 stays as it is */
 	check_refused((const char *const[]){"--vt=\xc3\xa9t\xc3\xa9", NULL},
 		      "--vt: invalid value '\xc3\xa9t\xc3\xa9'", NULL);

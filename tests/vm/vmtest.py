@@ -2052,11 +2052,16 @@ exec sleep 100000
         if self.vm.run("test -x /usr/bin/fbset")[1] != 0:
             self.fail("no fbset in the guest (apt-get install fbset on the host)")
         boot = self.fb_state()
+        # consoled saves the mode it finds as the boot mode (bootmode.h) if
+        # none is saved yet: 640x24 must not be what later checks restore.
+        saved = self.vm.run("test -e /run/consoled/fb0.mode")[1] == 0
         self.sh("fbset -xres 640 -yres 24 -vxres 640 -vyres 24")
         try:
             args = "--fbdev=/dev/fb0 --font-file=/fonts/Uni2-Terminus32x16.psf.gz"
             out, status = self.vm.run("consoled --vt=1 %s 2>&1" % args, timeout=30)
         finally:
+            if not saved:
+                self.sh("rm -f /run/consoled/fb0.mode")
             self.sh("fbset -xres %d -yres %d -vxres %d -vyres %d"
                     % (self.vm_xres, self.vm_yres, self.vm_xres, self.vm_yres))
         needle = "The font's cell (16x32) is larger than the screen (640x24)"

@@ -121,7 +121,7 @@ struct manager {
 	uint64_t last_snapshot_usec;
 	uint64_t snapshot_behind_usec; /* the first frame the snapshot lacks, or 0 */
 	uint64_t snapshot_usec;	       /* time spent updating the snapshot (--stats) */
-	bool wipe_pending;	       /* a session ended while another VT was shown */
+	bool wipe_pending;	/* a session ended while another VT was shown */
 	int exit_status;
 	/* The pointer: where it is (pixels of the screen), whether it is
 	 * shown, and the timer that hides it. */

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +42,9 @@ static char *strip(char *s)
 
 /* Calls line() for each line that is neither blank nor a comment, with the
  * key and the value split at the first '=' and stripped of blanks (value NULL
- * without '='). Returns 0, -ENOENT for a missing file (not logged), or a
- * negative errno after logging why the file could not be read; the lines
- * before a read error have been handed on. */
+ * without '='). Returns 0 or the negative errno of why the file could not be
+ * opened or read (-ENOENT: missing; -EISDIR: a directory), logging nothing;
+ * the lines before a read error have been handed on. */
 static int config_parse_file(const char *path,
 			     void (*line)(const char *path, unsigned lineno, char *key, char *value,
 					  void *userdata),
@@ -55,11 +56,8 @@ static int config_parse_file(const char *path,
 	unsigned lineno = 0;
 
 	f = fopen(path, "re");
-	if (!f) {
-		if (errno == ENOENT)
-			return -ENOENT;
-		return log_warning_errno(errno, "Failed to open %s: %m, ignoring.", path);
-	}
+	if (!f)
+		return -errno;
 	errno = 0;
 	while (getline(&buf, &size, f) >= 0) {
 		char *key = strip(buf), *value = NULL, *eq;
@@ -77,8 +75,7 @@ static int config_parse_file(const char *path,
 		errno = 0;
 	}
 	if (ferror(f))
-		return log_warning_errno(errno ? errno : EIO, "Failed to read %s: %m, ignoring.",
-					 path);
+		return errno ? -errno : -EIO;
 	return 0;
 }
 
@@ -94,21 +91,32 @@ static void config_apply_line(const char *path, unsigned lineno, char *key, char
 	char err[256];
 
 	if (options_set(s->options, key, value, err, sizeof(err)) < 0) {
-		log_error("%s:%u: %s, ignoring.", path, lineno, err);
+		_cleanup_(freep) char *p = cescape(path);
+
+		log_error("%s:%u: %s, ignoring.", p, lineno, err);
 		s->ignored++;
 	}
 }
 
-static void config_load_file(struct config_state *s, const char *path)
+/* Returns 0, or the negative errno of a file that exists but cannot be read
+ * (logged as ignored unless required, counted either way). */
+static int config_load_file(struct config_state *s, const char *path, bool required)
 {
+	_cleanup_(freep) char *p = cescape(path);
 	int r = config_parse_file(path, config_apply_line, s);
 
-	if (r == -ENOENT)
-		log_debug("No %s", path);
-	else if (r < 0)
+	if (r == -ENOENT && !required) {
+		log_debug("No %s", p);
+		return 0;
+	}
+	if (r < 0) {
+		if (!required)
+			log_warning_errno(r, "Failed to read %s: %m, ignoring.", p);
 		s->ignored++;
-	else
-		log_debug("Read %s", path);
+		return r;
+	}
+	log_debug("Read %s", p);
+	return 0;
 }
 
 static int dropin_filter(const struct dirent *d)
@@ -124,24 +132,28 @@ static int dropin_compare(const struct dirent **a, const struct dirent **b)
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-unsigned config_load(struct options *o, const char *path)
+int config_load(struct options *o, const char *path, bool required)
 {
 	struct config_state s = {.options = o};
 	_cleanup_(freep) char *dir = concat(path, ".d", "");
 	struct dirent **names = NULL;
-	int n;
+	int n, r;
 
-	config_load_file(&s, path);
+	r = config_load_file(&s, path, required);
+	if (r < 0 && required)
+		return r;
 
 	n = scandir(dir, &names, dropin_filter, dropin_compare);
 	if (n < 0 && errno != ENOENT) {
-		log_warning_errno(errno, "Failed to list %s: %m, ignoring.", dir);
+		_cleanup_(freep) char *d = cescape(dir);
+
+		log_warning_errno(errno, "Failed to list %s: %m, ignoring.", d);
 		s.ignored++;
 	}
 	for (int i = 0; i < n; i++) {
 		_cleanup_(freep) char *file = concat(dir, "/", names[i]->d_name);
 
-		config_load_file(&s, file);
+		(void)config_load_file(&s, file, false);
 		free(names[i]);
 	}
 	free(names);
@@ -150,7 +162,7 @@ unsigned config_load(struct options *o, const char *path)
 		log_warning("Ignored %u bad line(s) or file(s) of the configuration, going on with "
 			    "the valid settings",
 			    s.ignored);
-	return s.ignored;
+	return (int)MIN(s.ignored, (unsigned)INT_MAX);
 }
 
 /* A shell word without expansions: 'value', "value" or value up to a blank
@@ -201,8 +213,14 @@ static void shell_vars_line(const char *path, unsigned lineno, char *key, char *
 int config_read_vars(const char *path, const char *const *names, size_t n, char **values)
 {
 	struct shell_vars v = {names, n, values};
+	int r = config_parse_file(path, shell_vars_line, &v);
 
-	return config_parse_file(path, shell_vars_line, &v);
+	if (r < 0 && r != -ENOENT) {
+		_cleanup_(freep) char *p = cescape(path);
+
+		return log_warning_errno(r, "Failed to read %s: %m, ignoring.", p);
+	}
+	return r;
 }
 
 /* The variables of vconsole.conf and /etc/default/keyboard read here: the
@@ -293,7 +311,8 @@ void config_load_keyboard(struct options *o, const char *vconsole, const char *d
 			log_warning("%s: KEYMAP=%s has no XKB layout in %s, using layout 'us'",
 				    vconsole, keymap, kbd_model_map);
 		else
-			log_warning_errno(r, "%s: KEYMAP=%s: cannot read %s (%m), using layout 'us'",
+			log_warning_errno(r,
+					  "%s: KEYMAP=%s: cannot read %s (%m), using layout 'us'",
 					  vconsole, keymap, kbd_model_map);
 		return;
 	}

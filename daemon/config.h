@@ -10,11 +10,14 @@
  * file is read first, then the files ending in ".conf" in the directory of
  * its name plus ".d", in strcmp() order, so a later drop-in wins.
  *
- * Nothing here is fatal: a missing file or directory is normal, an
- * unreadable one and a bad line are logged ("FILE:LINE: ...") and skipped,
- * and every good line still applies. A console that does not come up over
- * a typo leaves the user without a login, which is worse than a wrong
- * colour.
+ * Nothing here is fatal but a file named on the command line
+ * (--config=PATH) that cannot be read: a missing file or directory is
+ * normal, an unreadable one and a bad line are logged ("FILE:LINE: ...",
+ * control bytes escaped) and skipped, and every good line still applies. A
+ * console that does not come up over a typo leaves the user without a
+ * login, which is worse than a wrong colour. A path typed on the command
+ * line is another matter: that file is what the user asked for, and running
+ * without it would look like success.
  *
  * The keyboard settings are shell-style variable assignments
  * (XKBLAYOUT="de"), as systemd's vconsole.conf and Debian's
@@ -23,8 +26,11 @@
 #include "options.h"
 
 /* Reads path, then path + ".d" / *.conf, into o. Returns how many lines and
- * files were ignored (each one logged, and a summary if any). */
-unsigned config_load(struct options *o, const char *path);
+ * files were ignored (each one logged, and a summary if any). With required
+ * (a file named by --config=), path itself must be there and readable: if it
+ * is not, returns its negative errno (-ENOENT, -EACCES, -EISDIR, ...) without
+ * logging it, and reads no drop-in; the caller reports it. */
+int config_load(struct options *o, const char *path, bool required);
 
 /* Sets o's keymap names (xkb-model, -layout, -variant, -options), in this
  * order, from: the XKB* variables of vconsole if it sets any; else those of

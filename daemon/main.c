@@ -11,6 +11,7 @@
  */
 #define LOG_MODULE "consoled"
 #include <errno.h>
+#include <libudev.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,16 +80,6 @@
 #define SNAPSHOT_QUIET_USEC (2 * FRAME_INTERVAL_USEC)
 /* The pointer hides this long after the last pointer event (and at any key). */
 #define POINTER_HIDE_USEC (3 * USEC_PER_SEC)
-
-/* Exit statuses (consoled(8)): permanent errors that a restart cannot mend,
- * listed in consoled@.service's RestartPreventExitStatus= so that getty takes
- * the VT over at once. 2 is a usage error (options.c). */
-#define EXIT_NO_FRAMEBUFFER 3
-#define EXIT_NO_VT 4
-/* With --session-socket: no session could be started through the helper
- * (consoled-session.socket stopped or missing, the helper refused us). The
- * socket stays while helpers come and go, so restarting does not mend it. */
-#define EXIT_NO_SESSION_HELPER 5
 
 struct manager {
 	sd_event *event;
@@ -1254,6 +1245,9 @@ static int manager_start(struct manager *m)
 	if (r < 0)
 		return r;
 	r = render_new(m->fb, m->fonts, &m->palette, &m->render);
+	if (r == -ERANGE)
+		/* the same font on the same screen next time: no restart */
+		m->exit_status = EXIT_FONT_TOO_LARGE;
 	if (r < 0)
 		return r;
 	if (m->opts.rotate != ROTATE_UPRIGHT) {
@@ -1494,6 +1488,37 @@ static void manager_stop(struct manager *m)
 	sd_event_unref(m->event);
 }
 
+/* --list-backends: the plugins, and whether each matches the framebuffer.
+ * Without --fbdev a machine without a framebuffer (a container, a build
+ * host) is no error: the plugins are listed all the same, "(no
+ * framebuffer)", and the status is 0. A framebuffer named with --fbdev that
+ * cannot be opened is: the answer would not be about it (status 3, as at a
+ * start). */
+static int manager_list_backends(const char *fbdev)
+{
+	_cleanup_(freep) char *path = NULL;
+	struct palette palette;
+	struct fbdev *fb = NULL;
+	int r = 0;
+
+	palette_init(&palette, PALETTE_LINUX, NULL);
+	if (fbdev) {
+		r = fbdev_open(fbdev, &palette, &fb);
+	} else {
+		struct udev *udev = udev_new();
+
+		path = udev ? fbwait_first_node(udev) : NULL;
+		udev_unref(udev);
+		if (path)
+			r = fbdev_open(path, &palette, &fb);
+		else
+			log_info("No framebuffer: the plugins are listed without a probe");
+	}
+	backend_list(r < 0 ? NULL : fb, stdout);
+	fbdev_free(fb);
+	return r < 0 ? EXIT_NO_FRAMEBUFFER : EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
 	/* The first time the VT is ours, video memory is wiped of whatever a
@@ -1502,7 +1527,7 @@ int main(int argc, char **argv)
 	int r;
 
 	if (options_parse(argc, argv, &options_system_files, &m.opts) < 0)
-		return 2;
+		return EXIT_USAGE;
 	switch (m.opts.action) {
 	case OPTIONS_HELP:
 		options_help(stdout);
@@ -1512,23 +1537,10 @@ int main(int argc, char **argv)
 		printf("consoled %s\n", CONSOLED_VERSION);
 		options_fini(&m.opts);
 		return 0;
-	case OPTIONS_LIST_BACKENDS: {
-		struct palette palette;
-		_cleanup_(freep) char *path = NULL;
-		struct fbdev *fb = NULL;
-
-		palette_init(&palette, PALETTE_LINUX, NULL);
-		if (m.opts.fbdev)
-			path = xstrdup(m.opts.fbdev);
-		else if (fbdev_find_default(&path) < 0)
-			path = NULL;
-		if (path && fbdev_open(path, &palette, &fb) < 0)
-			fb = NULL;
-		backend_list(fb, stdout);
-		fbdev_free(fb);
+	case OPTIONS_LIST_BACKENDS:
+		r = manager_list_backends(m.opts.fbdev);
 		options_fini(&m.opts);
-		return 0;
-	}
+		return r;
 	case OPTIONS_RUN:
 		break;
 	}

@@ -15,15 +15,17 @@
 #include "scroll.h"
 #include "util/util.h"
 
-/* getopt codes besides the keys, which all come as ARG_KEY with their name
- * in the long option table. */
+/* getopt codes: one for each option that is not a setting, then
+ * ARG_KEY + i for keys[i]. Every long option has a code of its own, so that
+ * getopt_long() takes an abbreviation only when it is one option's ("--xkb-l"
+ * is --xkb-layout) and calls one that several share ambiguous ("--xkb" may be
+ * any of six): with one code for all of them it took the first match. */
 enum {
-	ARG_KEY = 0x100,
-	ARG_LOGIN,
-	ARG_CONFIG,
+	ARG_CONFIG = 0x100,
 	ARG_LIST_BACKENDS,
 	ARG_HELP,
 	ARG_VERSION,
+	ARG_KEY,
 };
 
 /*
@@ -217,7 +219,8 @@ void options_help(FILE *f)
 	      "  -h, --help              show this help\n"
 	      "      --version           show the version\n"
 	      "\n"
-	      "Flags without a value also take =yes|no (true|false, on|off, 1|0).\n",
+	      "Flags without a value also take =yes|no (true|false, on|off, 1|0).\n"
+	      "A long option may be shortened to a beginning no other option has.\n",
 	      f);
 }
 
@@ -348,33 +351,15 @@ static int options_set_login_line(struct options *o, const char *value)
  * controls, no DEL, at most 64 characters (selection.c parses them again). */
 static bool word_chars_valid(const char *v)
 {
-	const unsigned char *p = (const unsigned char *)v;
 	size_t n = 0;
 
-	while (*p) {
-		unsigned len = 0;
+	while (*v) {
+		uint32_t cp;
+		unsigned len = utf8_decode_char(v, &cp);
 
-		if (*p < 0x80)
-			len = 1;
-		else if (*p >= 0xc2 && *p <= 0xdf)
-			len = 2;
-		else if (*p >= 0xe0 && *p <= 0xef)
-			len = 3;
-		else if (*p >= 0xf0 && *p <= 0xf4)
-			len = 4;
-		if (len == 0 || ++n > 64)
+		if (len == 0 || ++n > 64 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
 			return false;
-		uint32_t cp = len == 1 ? *p : *p & (0x7f >> len);
-
-		for (unsigned i = 1; i < len; i++) {
-			if ((p[i] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (p[i] & 0x3f);
-		}
-		if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (len == 3 && cp < 0x800) ||
-		    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		p += len;
+		v += len;
 	}
 	return true;
 }
@@ -382,13 +367,16 @@ static bool word_chars_valid(const char *v)
 int options_set(struct options *o, const char *key, const char *value, char *err, size_t err_size)
 {
 	const struct key *k = key_find(key);
+	_cleanup_(freep) char *escaped = NULL;
 	void *field;
 	unsigned u;
 	bool b;
 	int m;
 
 	if (!k) {
-		snprintf(err, err_size, "unknown key '%s'", key);
+		_cleanup_(freep) char *e = cescape(key);
+
+		snprintf(err, err_size, "unknown key '%s'", e);
 		return -ENOENT;
 	}
 	field = (char *)o + k->offset;
@@ -487,6 +475,9 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 	}
 
 invalid:
+	/* The value as it was written, but no control byte of it reaches the
+	 * terminal or the journal that shows the message. */
+	value = escaped = cescape(value);
 	if (k->type == KEY_UINT)
 		snprintf(err, err_size,
 			 "%s: invalid value '%s': expected a whole number from %u to %u", key,
@@ -509,6 +500,52 @@ static int usage_error(const char *fmt, ...)
 	va_end(ap);
 	fputs("\nTry 'consoled --help' for more information.\n", stderr);
 	return -EINVAL;
+}
+
+static const char *long_option_name(const struct option *lo, int val)
+{
+	for (; lo->name; lo++)
+		if (lo->val == val)
+			return lo->name;
+	return "?";
+}
+
+/* What getopt_long() refused in arg (with opterr = 0 it says nothing): an
+ * unknown option, an abbreviation that several options share (named as GNU
+ * getopt names them), or a value given to an option that takes none. */
+static int usage_error_refused(const struct option *lo, const char *arg, int optopt_)
+{
+	_cleanup_(freep) char *given = NULL, *e = NULL;
+	char list[2048] = "";
+	const char *name;
+	size_t n = 0, len;
+
+	if (optopt_ > 0 && optopt_ < ARG_CONFIG)
+		return usage_error("unknown option '-%s'",
+				   e = cescape((const char[]){(char)optopt_, '\0'}));
+	if (optopt_ > 0) {
+		name = long_option_name(lo, optopt_);
+		if (strcmp(name, "login") == 0)
+			return usage_error("option '--login' takes no value: the command follows "
+					   "'--' (--login -- COMMAND [ARGS...])");
+		return usage_error("option '--%s' takes no value", name);
+	}
+	if (strncmp(arg, "--", 2) != 0)
+		return usage_error("unknown option '%s'", e = cescape(arg));
+	given = xstrdup(arg + 2);
+	given[strcspn(given, "=")] = '\0';
+	len = strlen(given);
+	for (; len > 0 && lo->name; lo++)
+		if (strncmp(lo->name, given, len) == 0) {
+			size_t used = strlen(list);
+
+			snprintf(list + used, sizeof(list) - used, " '--%s'", lo->name);
+			n++;
+		}
+	e = cescape(given);
+	if (n > 1)
+		return usage_error("option '--%s' is ambiguous; possibilities:%s", e, list);
+	return usage_error("unknown option '--%s'", e);
 }
 
 static void options_init(struct options *o, enum options_action action)
@@ -559,13 +596,12 @@ static void options_fill_getopt(struct option lo[static N_LONG_OPTIONS])
 
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
 		bool is_bool = keys[i].type == KEY_BOOL || keys[i].type == KEY_NOT_BOOL;
-		if (keys[i].type == KEY_LOGIN)
-			/* --login -- COMMAND ARGS: the command is the rest of argv. */
-			lo[n++] = (struct option){keys[i].name, no_argument, NULL, ARG_LOGIN};
-		else
-			lo[n++] = (struct option){keys[i].name,
-						  is_bool ? optional_argument : required_argument,
-						  NULL, ARG_KEY};
+		/* --login -- COMMAND ARGS: the command is the rest of argv. */
+		int has_arg = keys[i].type == KEY_LOGIN ? no_argument
+			      : is_bool			? optional_argument
+							: required_argument;
+
+		lo[n++] = (struct option){keys[i].name, has_arg, NULL, ARG_KEY + (int)i};
 	}
 	lo[n++] = (struct option){"config", required_argument, NULL, ARG_CONFIG};
 	lo[n++] = (struct option){"list-backends", no_argument, NULL, ARG_LIST_BACKENDS};
@@ -586,36 +622,42 @@ int options_parse(int argc, char **argv, const struct options_files *files, stru
 	_cleanup_(freep) struct setting *cmdline = xcalloc((size_t)argc + 1, sizeof(*cmdline));
 	const char *config = files ? files->config : NULL;
 	size_t n_cmdline = 0;
-	bool login = false;
+	bool login = false, config_given = false;
 	char err[256];
-	int c, li, r;
+	int c, r;
 
 	options_init(&o, OPTIONS_RUN);
 	options_fill_getopt(lo);
 	/* getopt keeps state between calls; tests call us more than once. */
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", lo, &li)) >= 0) {
-		switch (c) {
-		case ARG_KEY:
+	while ((c = getopt_long(argc, argv, "+:h", lo, NULL)) >= 0) {
+		const struct key *k =
+		    c >= ARG_KEY && c < ARG_KEY + (int)ELEMENTSOF(keys) ? &keys[c - ARG_KEY] : NULL;
+
+		if (k && k->type == KEY_LOGIN) {
+			login = true;
+			continue;
+		}
+		if (k) {
 			/* Applied now to check it, so that a usage error comes
 			 * before any file is read. */
-			r = options_set(&o, lo[li].name, optarg, err, sizeof(err));
+			r = options_set(&o, k->name, optarg, err, sizeof(err));
 			if (r < 0) {
 				r = usage_error("--%s", err);
 				goto fail;
 			}
-			cmdline[n_cmdline++] = (struct setting){lo[li].name, optarg};
-			break;
-		case ARG_LOGIN:
-			login = true;
-			break;
+			cmdline[n_cmdline++] = (struct setting){k->name, optarg};
+			continue;
+		}
+		switch (c) {
 		case ARG_CONFIG:
 			if (optarg[0] == '\0') {
 				r = usage_error("--config needs a file name");
 				goto fail;
 			}
 			config = optarg;
+			config_given = true;
 			break;
 		case ARG_LIST_BACKENDS:
 			o.action = OPTIONS_LIST_BACKENDS;
@@ -628,10 +670,11 @@ int options_parse(int argc, char **argv, const struct options_files *files, stru
 			o.action = OPTIONS_VERSION;
 			break;
 		case ':':
-			r = usage_error("option '%s' needs a value", argv[optind - 1]);
+			r = usage_error("option '--%s' needs a value",
+					long_option_name(lo, optopt));
 			goto fail;
 		default:
-			r = usage_error("unknown option '%s'", argv[optind - 1]);
+			r = usage_error_refused(lo, argv[optind - 1], optopt);
 			goto fail;
 		}
 	}
@@ -640,8 +683,9 @@ int options_parse(int argc, char **argv, const struct options_files *files, stru
 		/* "+" stops at the first non-option; only "--login -- CMD" or
 		 * "-- CMD" may bring a command. getopt has eaten the "--". */
 		if (!login && strcmp(argv[optind - 1], "--") != 0) {
-			r = usage_error("unexpected argument '%s' (use --login -- COMMAND)",
-					argv[optind]);
+			_cleanup_(freep) char *e = cescape(argv[optind]);
+
+			r = usage_error("unexpected argument '%s' (use --login -- COMMAND)", e);
 			goto fail;
 		}
 	} else if (login) {
@@ -661,7 +705,16 @@ int options_parse(int argc, char **argv, const struct options_files *files, stru
 		 * was checked above and none depends on another, so none fails
 		 * now. */
 		options_init(&merged, o.action);
-		config_load(&merged, config);
+		r = config_load(&merged, config, config_given);
+		if (r < 0) {
+			_cleanup_(freep) char *e = cescape(config);
+
+			fprintf(stderr, "consoled: --config=%s: cannot read it: %s\n", e,
+				strerror(-r));
+			options_fini(&merged);
+			r = -EINVAL;
+			goto fail;
+		}
 		for (size_t i = 0; i < n_cmdline; i++)
 			(void)options_set(&merged, cmdline[i].key, cmdline[i].value, err,
 					  sizeof(err));

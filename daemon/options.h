@@ -13,9 +13,13 @@
  * none of them is set by either.
  *
  * A bad flag or value on the command line is a usage error: the message
- * names the flag and the problem, and the caller exits with status 2. A bad
+ * names the flag and the problem, and the caller exits with status 2. So is
+ * a beginning of a long option that several share (getopt's abbreviations:
+ * "--xkb" names six options; the message lists them), a value given to an
+ * option that takes none, and a --config=PATH that cannot be read. A bad
  * line in a file is logged with file:line and skipped; the rest still apply,
- * so a typo in a drop-in does not leave the VT without a console. Parsing
+ * so a typo in a drop-in does not leave the VT without a console. Messages
+ * show what they quote with its control bytes escaped (cescape()). Parsing
  * touches no device and takes every path as a parameter, so it is
  * unit-tested directly.
  */
@@ -92,6 +96,22 @@ struct options {
  * own setting applies (blank.h, blank_kernel_timeout()). */
 #define OPTIONS_BLANK_KERNEL (~0u)
 
+/* consoled's exit statuses besides EXIT_SUCCESS and EXIT_FAILURE (consoled(8),
+ * EXIT STATUS). Each is a permanent error that a restart cannot mend: they
+ * are listed in consoled@.service's RestartPreventExitStatus= so that getty
+ * takes the VT over at once, not after StartLimitBurst= restarts
+ * (test-options checks the unit file and the manual against this list). */
+#define EXIT_USAGE 2	      /* the command line: options_parse() failed */
+#define EXIT_NO_FRAMEBUFFER 3 /* none (after the wait), or one that cannot be used */
+#define EXIT_NO_VT 4
+/* With --session-socket: no session could be started through the helper
+ * (consoled-session.socket stopped or missing, the helper refused us). The
+ * socket stays while helpers come and go, so restarting does not mend it. */
+#define EXIT_NO_SESSION_HELPER 5
+/* The font's cell is larger than the screen (render_new()'s -ERANGE): the
+ * same font meets the same mode at the next start. */
+#define EXIT_FONT_TOO_LARGE 6
+
 /* The files options_parse() reads. A NULL path is not read. */
 struct options_files {
 	const char *config;	      /* key=value lines; drop-ins: config + ".d", *.conf files */
@@ -108,7 +128,8 @@ extern const struct options_files options_system_files;
  * --config=PATH replaces files->config; files == NULL reads no other file
  * (no configuration without --config, no system keyboard settings). No file
  * is read for --help and --version, and the keyboard settings only to run.
- * Problems in files are logged, never fatal. Strings in *ret are allocated;
+ * Problems in files are logged, never fatal, but for a --config=PATH that
+ * cannot be read (-EINVAL, said on stderr). Strings in *ret are allocated;
  * release them with options_fini(). */
 int options_parse(int argc, char **argv, const struct options_files *files, struct options *ret);
 void options_fini(struct options *o);

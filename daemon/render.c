@@ -182,7 +182,7 @@ static int render_setup_grid(struct render *r)
 	rotate_logical_size(r->rotation, fb->var.xres, fb->var.yres, &lw, &lh);
 	if (lw < w || lh < h)
 		return log_error_errno(
-		    EINVAL, "The font's cell (%ux%u) is larger than the screen (%ux%u%s)", w, h, lw,
+		    ERANGE, "The font's cell (%ux%u) is larger than the screen (%ux%u%s)", w, h, lw,
 		    lh, r->rotation ? ", turned" : "");
 	line = realloc(r->line, (size_t)fb->line_length);
 	if (!line)

@@ -59,7 +59,7 @@ struct render_stats {
 };
 
 /* The renderer draws with `fonts` (which the caller keeps) in its current
- * cell size. */
+ * cell size. -ERANGE (logged) when that cell is larger than the screen. */
 int render_new(struct fbdev *fb, struct fontset *fonts, const struct palette *palette,
 	       struct render **ret);
 void render_free(struct render *r);
@@ -84,7 +84,7 @@ enum rotation render_rotation(const struct render *r);
  * size (zoom, a mode the driver adjusted on re-acquire): lays the grid, the
  * glyph cache and the pixel line out again and forgets the screen and the
  * scroller, which must be set again (render_set_scroller()). On failure
- * (the cell does not fit the screen) the old layout stays. */
+ * (-ERANGE: the cell does not fit the screen) the old layout stays. */
 int render_relayout(struct render *r);
 
 /* A handover (fbwatch.h): the renderer draws on fb (NULL while there is

@@ -81,6 +81,72 @@ int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret)
 	return 0;
 }
 
+unsigned utf8_decode_char(const char *s, uint32_t *ret_cp)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned len = 0;
+	uint32_t cp;
+
+	if (*p < 0x80)
+		len = 1;
+	else if (*p >= 0xc2 && *p <= 0xdf)
+		len = 2;
+	else if (*p >= 0xe0 && *p <= 0xef)
+		len = 3;
+	else if (*p >= 0xf0 && *p <= 0xf4)
+		len = 4;
+	if (len == 0)
+		return 0;
+	cp = len == 1 ? *p : *p & (0x7f >> len);
+	for (unsigned i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	*ret_cp = cp;
+	return len;
+}
+
+char *cescape(const char *s)
+{
+	/* at most 4 bytes ("\xHH") for each byte */
+	char *ret = xmalloc(strlen(s) * 4 + 1), *out = ret;
+
+	while (*s) {
+		uint32_t cp = 0;
+		unsigned len = utf8_decode_char(s, &cp);
+
+		if (len > 0 && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp < 0xa0) &&
+		    cp != '\\') {
+			memcpy(out, s, len);
+			out += len;
+			s += len;
+			continue;
+		}
+		/* one byte at a time: a C1 control's two bytes both escaped */
+		len = len > 0 ? len : 1;
+		for (unsigned i = 0; i < len; i++, s++) {
+			unsigned char c = (unsigned char)*s;
+
+			if (c == '\\')
+				out += sprintf(out, "\\\\");
+			else if (c == '\n')
+				out += sprintf(out, "\\n");
+			else if (c == '\t')
+				out += sprintf(out, "\\t");
+			else if (c == '\r')
+				out += sprintf(out, "\\r");
+			else
+				out += sprintf(out, "\\x%02x", c);
+		}
+	}
+	*out = '\0';
+	return ret;
+}
+
 int read_small_file(const char *path, char *buf, size_t size)
 {
 	_cleanup_(closep) int fd = -1;

@@ -45,5 +45,17 @@ int string_table_lookup(const char *const *names, size_t n, const char *s);
 /* Parses a decimal unsigned integer in [min, max]; the whole string must be a number. */
 int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret);
 
+/* The length (1 to 4) of the well-formed UTF-8 character that p starts
+ * (shortest form, no surrogate, at most U+10FFFF; NUL counts as one byte),
+ * with its code point in *ret_cp; 0 when p starts none. */
+unsigned utf8_decode_char(const char *p, uint32_t *ret_cp);
+
+/* s as a log line or a terminal may show it: controls (C0, DEL and C1),
+ * backslashes and bytes that are not well-formed UTF-8 written as C escapes
+ * (\n, \t, \\, \xHH), so that a configuration line or an argument cannot
+ * move the cursor, recolour or clear the terminal that shows the message,
+ * or forge a log line. Allocated; free() it. */
+char *cescape(const char *s);
+
 /* Reads a whole small file (sysfs attribute) into a NUL-terminated buffer. */
 int read_small_file(const char *path, char *buf, size_t size);

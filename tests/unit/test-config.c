@@ -382,7 +382,7 @@ static void test_bad_lines(void)
 	/* config_load() says how much it ignored. */
 	struct options p = {0};
 	capture_begin(tmpdir);
-	CHECK_EQ_U(config_load(&p, conf_path), 6);
+	CHECK_EQ_U(config_load(&p, conf_path, false), 6);
 	capture_end();
 	options_fini(&p);
 
@@ -667,6 +667,91 @@ static void test_colors(void)
 	tmp_cleanup();
 }
 
+/* --config=PATH names a file the user wants: one that is not there, is a
+ * directory or cannot be read is an error (consoled exits 2), named with the
+ * reason, before anything runs; the default file may be missing. */
+static void test_config_flag_unreadable(void)
+{
+	static const struct {
+		const char *name, *reason;
+	} cases[] = {
+	    {"missing.conf", "No such file or directory"},
+	    {"dir.conf", "Is a directory"},
+	    {"no/such/dir.conf", "No such file or directory"},
+	};
+	struct options o;
+
+	tmp_setup();
+	make_dir("dir.conf");
+	/* its drop-ins are not read without it */
+	make_dir("missing.conf.d");
+	write_file("missing.conf.d/a.conf", "sb-size=9\n");
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		char arg[256], want[512];
+		const char *log;
+		int r;
+
+		snprintf(arg, sizeof(arg), "--config=%s/%s", tmpdir, cases[i].name);
+		snprintf(want, sizeof(want), "consoled: %s: cannot read it: %s\n", arg,
+			 cases[i].reason);
+		capture_begin(tmpdir);
+		r = parse_with(&o, NULL, (const char *const[]){arg, NULL});
+		log = capture_end();
+		CHECK(r == -EINVAL);
+		if (r == 0)
+			options_fini(&o);
+		if (!strstr(log, want)) {
+			fprintf(stderr, "want: %s", want);
+			tests_failed = 1;
+		}
+		/* and not as a default file would be: logged, ignored */
+		CHECK(strstr(log, "ignoring") == NULL);
+	}
+	/* --help still reads no file */
+	CHECK(parse_with(&o, NULL,
+			 (const char *const[]){"--config=/nonexistent/x.conf", "--help", NULL}) ==
+	      0);
+	CHECK(o.action == OPTIONS_HELP);
+	options_fini(&o);
+	tmp_cleanup();
+}
+
+/* A line's key and value, and a drop-in's name, reach the log with their
+ * control bytes escaped: a file cannot clear the terminal that shows the
+ * log, change its title or start a forged journal line. */
+static void test_escaped_lines(void)
+{
+	struct options o;
+	const char *log;
+
+	tmp_setup();
+	write_file("consoled.conf", "vt=\033[2J\033[31m\n"
+				    "\033]0;title\a=1\n"
+				    "sb-size=1\r\n"
+				    "palette=\xc2\x9b"
+				    "1m\xff\n"
+				    "term=ok\n");
+	make_dir("consoled.conf.d");
+	write_file("consoled.conf.d/a\033[1mb.conf", "fb-wait=x\n");
+	log = parse_logged(&o);
+	CHECK(logged_at(log, conf_path, ":1: vt: invalid value '\\x1b[2J\\x1b[31m': expected"));
+	CHECK(logged_at(log, conf_path, ":2: unknown key '\\x1b]0;title\\x07', ignoring."));
+	/* blanks (\r is one) around a value do not count */
+	CHECK_EQ_U(o.sb_size, 1);
+	CHECK(logged_at(log, conf_path, ":4: palette: invalid value '\\xc2\\x9b1m\\xff'"));
+	CHECK(logged_at(log, tmpdir, "/consoled.conf.d/a\\x1b[1mb.conf:1: fb-wait: invalid"));
+	CHECK(strcmp(o.term, "ok") == 0);
+	for (const char *p = log; *p; p++)
+		if (((unsigned char)*p < 0x20 && *p != '\n') || *p == 0x7f ||
+		    ((unsigned char)*p >= 0x80)) {
+			fprintf(stderr, "raw byte 0x%02x in the log\n", (unsigned char)*p);
+			tests_failed = 1;
+			break;
+		}
+	options_fini(&o);
+	tmp_cleanup();
+}
+
 int main(void)
 {
 	RUN(test_every_key);
@@ -679,5 +764,7 @@ int main(void)
 	RUN(test_keyboard);
 	RUN(test_console_keymap);
 	RUN(test_colors);
+	RUN(test_config_flag_unreadable);
+	RUN(test_escaped_lines);
 	return TESTS_RESULT();
 }

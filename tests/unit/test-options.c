@@ -304,7 +304,7 @@ static void test_set_messages(void)
 	CHECK(options_set(&o, "stats", "maybe", err, sizeof(err)) == -EINVAL);
 	CHECK(strstr(err, "stats: invalid value 'maybe': expected yes, no") == err);
 	CHECK(options_set(&o, "login", " \t ", err, sizeof(err)) == -EINVAL);
-	CHECK(strcmp(err, "login: invalid value ' \t ': expected a command") == 0);
+	CHECK(strcmp(err, "login: invalid value ' \\t ': expected a command") == 0);
 	/* A failed set changes nothing. */
 	CHECK(o.vt == 0 && o.sb_size == 1000 && !o.stats);
 	CHECK(strcmp(o.login_argv[0], "/bin/login") == 0);
@@ -719,6 +719,223 @@ static void test_bell(void)
 	unlink(conf);
 }
 
+/* Expects args to be refused with a message containing want (and, with
+ * not_want, not that). */
+static void check_refused(const char *const *args, const char *want, const char *not_want)
+{
+	struct options o;
+	char log[4096];
+	int r = parse_logged(&o, args, log, sizeof(log));
+
+	CHECK(r == -EINVAL);
+	if (r == 0)
+		options_fini(&o);
+	if (!strstr(log, want) || (not_want && strstr(log, not_want))) {
+		fprintf(stderr, "%s: want '%s'%s%s%s, got: %s\n", args[0], want,
+			not_want ? " without '" : "", not_want ? not_want : "", not_want ? "'" : "",
+			log);
+		tests_failed = 1;
+	}
+}
+
+/* An abbreviation is taken when one option has it, and refused, naming the
+ * options, when several share it (as GNU getopt and systemd's tools do):
+ * with one getopt code for all the settings glibc took the first match. */
+static void test_abbreviations(void)
+{
+	struct options o;
+
+	/* --xkb-model was set, and the system's keymap then skipped */
+	check_refused((const char *const[]){"--xkb=de", NULL},
+		      "consoled: option '--xkb' is ambiguous; possibilities: '--xkb-model' "
+		      "'--xkb-layout' '--xkb-variant' '--xkb-options' '--xkb-repeat-delay' "
+		      "'--xkb-repeat-rate'\n",
+		      NULL);
+	/* was "--color0: invalid value 'red'" */
+	check_refused((const char *const[]){"--color=red", NULL},
+		      "option '--color' is ambiguous; possibilities: '--color0' '--color1' "
+		      "'--color2' '--color3' '--color4' '--color5' '--color6' '--color7' "
+		      "'--color8' '--color9' '--color10' '--color11' '--color12' '--color13' "
+		      "'--color14' '--color15'\n",
+		      "invalid value");
+	/* was --font-file=--fb-wait=0 */
+	check_refused((const char *const[]){"--font", "--fb-wait=0", NULL},
+		      "option '--font' is ambiguous; possibilities: '--font-file' '--font-name' "
+		      "'--font-size' '--font-dpi'\n",
+		      NULL);
+	check_refused((const char *const[]){"--fb=1", NULL},
+		      "option '--fb' is ambiguous; possibilities: '--fbdev' '--fb-wait' "
+		      "'--fb-flush'\n",
+		      NULL);
+	check_refused((const char *const[]){"--ver", NULL},
+		      "option '--ver' is ambiguous; possibilities: '--verbose' '--version'\n",
+		      NULL);
+	check_refused((const char *const[]){"--bogus=1", NULL}, "unknown option '--bogus'\n", NULL);
+	check_refused((const char *const[]){"--=1", NULL}, "unknown option '--'\n", NULL);
+
+	/* One option's prefix is that option. */
+	CHECK(parse(&o, (const char *const[]){"--xkb-l=de", "--sw", "--font-n=Mono", "--hel",
+					      NULL}) == 0);
+	CHECK(o.xkb_layout && strcmp(o.xkb_layout, "de") == 0);
+	CHECK(o.xkb_model == NULL);
+	CHECK(o.switchvt);
+	CHECK(o.font_name && strcmp(o.font_name, "Mono") == 0);
+	CHECK(o.action == OPTIONS_HELP);
+	options_fini(&o);
+	/* A whole name is that option, even where it begins longer ones. */
+	CHECK(parse(&o, (const char *const[]){"--color1=#010203", "--mouse=no", "--calibrate=no",
+					      NULL}) == 0);
+	CHECK((o.colors_set & (1u << 1)) && o.colors_set == 1u << 1);
+	CHECK_EQ_U(o.colors[1], 0x010203);
+	CHECK(!o.mouse && !o.calibrate);
+	options_fini(&o);
+}
+
+/* An option that takes no value, given one, says so (not "unknown option");
+ * one that needs a value names itself in full. */
+static void test_no_value(void)
+{
+	check_refused((const char *const[]){"--login=/bin/bash", NULL},
+		      "consoled: option '--login' takes no value: the command follows '--' "
+		      "(--login -- COMMAND [ARGS...])\n",
+		      "unknown");
+	check_refused((const char *const[]){"--help=yes", NULL},
+		      "consoled: option '--help' takes no value\n", "unknown");
+	check_refused((const char *const[]){"--hel=yes", NULL},
+		      "consoled: option '--help' takes no value\n", "unknown");
+	check_refused((const char *const[]){"--version=1", NULL},
+		      "consoled: option '--version' takes no value\n", "unknown");
+	check_refused((const char *const[]){"--list-backends=x", NULL},
+		      "consoled: option '--list-backends' takes no value\n", "unknown");
+	check_refused((const char *const[]){"--fbd", NULL},
+		      "consoled: option '--fbdev' needs a value\n", NULL);
+	check_refused((const char *const[]){"-x", NULL}, "consoled: unknown option '-x'\n", NULL);
+}
+
+/* Whatever a value or an option holds, the message shows it escaped: no
+ * control byte (C0, DEL, C1 as UTF-8 or alone) or broken UTF-8 reaches the
+ * terminal or the journal. */
+static void test_escaped_messages(void)
+{
+	struct options o;
+	char log[4096];
+
+	check_refused((const char *const[]){"--vt=\033[2J\a\xc2\x9b"
+					    "1m\x9b\xff\\x",
+					    NULL},
+		      "--vt: invalid value '\\x1b[2J\\x07\\xc2\\x9b1m\\x9b\\xff\\\\x': expected",
+		      NULL);
+	check_refused((const char *const[]){"--\033]0;title\a=1", NULL},
+		      "unknown option '--\\x1b]0;title\\x07'\n", NULL);
+	check_refused((const char *const[]){"--sb-size=1\n<3>forged", NULL},
+		      "--sb-size: invalid value '1\\n<3>forged'", NULL);
+	check_refused((const char *const[]){"\033c", NULL}, "unexpected argument '\\x1bc'", NULL);
+	check_refused((const char *const[]){"-\033", NULL}, "unknown option '-\\x1b'", NULL);
+	/* printable UTF-8 stays as it is */
+	check_refused((const char *const[]){"--vt=\xc3\xa9t\xc3\xa9", NULL},
+		      "--vt: invalid value '\xc3\xa9t\xc3\xa9'", NULL);
+	for (const char *const *a = (const char *const[]){"--vt=\033[2J\a\xc2\x9b\x9b", "--\033c",
+							  "--sb-size=1\r\n", "\033c", NULL};
+	     *a; a++) {
+		CHECK(parse_logged(&o, (const char *const[]){*a, NULL}, log, sizeof(log)) ==
+		      -EINVAL);
+		for (const char *p = log; *p; p++)
+			if (((unsigned char)*p < 0x20 && *p != '\n') || *p == 0x7f ||
+			    ((unsigned char)p[0] == 0xc2 && (unsigned char)p[1] >= 0x80 &&
+			     (unsigned char)p[1] < 0xa0) ||
+			    ((unsigned char)*p >= 0x80 && (unsigned char)*p < 0xc0)) {
+				fprintf(stderr, "raw byte 0x%02x in the message for an argument\n",
+					(unsigned char)*p);
+				tests_failed = 1;
+				break;
+			}
+	}
+}
+
+/* A file of the source tree, read whole (NULL if it cannot be). */
+static char *read_source(const char *name)
+{
+	char path[512], *buf = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", SOURCE_ROOT, name);
+	f = fopen(path, "re");
+	if (!f) {
+		perror(path);
+		return NULL;
+	}
+	if (getdelim(&buf, &size, '\0', f) < 0) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The permanent exit statuses (options.h) are exactly those the unit lists
+ * in RestartPreventExitStatus= (else systemd restarts consoled into the
+ * same error five times before getty gets the VT), and consoled(8)'s EXIT
+ * STATUS describes every status there is. */
+static void test_exit_statuses(void)
+{
+	static const int permanent[] = {EXIT_USAGE, EXIT_NO_FRAMEBUFFER, EXIT_NO_VT,
+					EXIT_NO_SESSION_HELPER, EXIT_FONT_TOO_LARGE};
+	_cleanup_(freep) char *unit = read_source("systemd/consoled@.service.in");
+	_cleanup_(freep) char *man = read_source("man/consoled.8");
+	bool listed[256] = {false};
+	const char *line, *section, *end;
+	unsigned n = 0;
+
+	CHECK(unit && man);
+	if (!unit || !man)
+		return;
+	line = strstr(unit, "\nRestartPreventExitStatus=");
+	CHECK(line);
+	if (!line)
+		return;
+	line += strlen("\nRestartPreventExitStatus=");
+	for (const char *p = line; *p && *p != '\n';) {
+		char *e;
+		long v = strtol(p, &e, 10);
+
+		if (e == p) {
+			fprintf(stderr, "RestartPreventExitStatus=: not a number at '%.10s'\n", p);
+			tests_failed = 1;
+			break;
+		}
+		if (v > 0 && v < 256 && !listed[v]) {
+			listed[v] = true;
+			n++;
+		}
+		p = e + strspn(e, " \t");
+	}
+	for (size_t i = 0; i < ELEMENTSOF(permanent); i++)
+		if (!listed[permanent[i]]) {
+			fprintf(stderr, "exit status %d is not in RestartPreventExitStatus=\n",
+				permanent[i]);
+			tests_failed = 1;
+		}
+	CHECK_EQ_U(n, ELEMENTSOF(permanent));
+
+	section = strstr(man, "\n.SH EXIT STATUS\n");
+	CHECK(section);
+	if (!section)
+		return;
+	end = strstr(section + 1, "\n.SH ");
+	for (int status = 0; status <= EXIT_FONT_TOO_LARGE; status++) {
+		char want[32];
+		const char *at;
+
+		snprintf(want, sizeof(want), "\n.TP\n.B %d\n", status);
+		at = strstr(section, want);
+		if (!at || (end && at > end)) {
+			fprintf(stderr, "consoled(8) EXIT STATUS does not describe %d\n", status);
+			tests_failed = 1;
+		}
+	}
+}
+
 int main(void)
 {
 	RUN(test_defaults);
@@ -741,5 +958,9 @@ int main(void)
 	RUN(test_pointer_math);
 	RUN(test_word_chars);
 	RUN(test_bell);
+	RUN(test_abbreviations);
+	RUN(test_no_value);
+	RUN(test_escaped_messages);
+	RUN(test_exit_statuses);
 	return TESTS_RESULT();
 }

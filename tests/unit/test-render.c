@@ -6,6 +6,7 @@
  */
 #include <libtsm.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -413,7 +414,18 @@ static void test_relayout(void)
 
 	/* a cell that no longer fits: refused, the layout stays */
 	fake_set_mode(&f, 32, 4, 4, 0);
-	CHECK(render_relayout(f.render) < 0);
+	CHECK(render_relayout(f.render) == -ERANGE);
+	/* nor at a start, too narrow or too low by a pixel: -ERANGE, which
+	 * main.c makes the permanent exit status EXIT_FONT_TOO_LARGE */
+	struct render *r = NULL;
+	fake_set_mode(&f, 32, 7, 100, 0);
+	CHECK(render_new(&f.fb, f.fonts, &f.palette, &r) == -ERANGE);
+	fake_set_mode(&f, 8, 100, 15, 0);
+	CHECK(render_new(&f.fb, f.fonts, &f.palette, &r) == -ERANGE);
+	CHECK(r == NULL);
+	fake_set_mode(&f, 32, 8, 16, 0);
+	CHECK(render_new(&f.fb, f.fonts, &f.palette, &r) == 0);
+	render_free(r);
 	fake_fini(&f);
 }
 

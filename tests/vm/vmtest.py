@@ -142,7 +142,9 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   screen.
   refusal         (vfb) bad flags, devices and fonts give clear errors or
                   fallbacks (a format consoled refuses: mode-change, cirrus
-                  at 1 bpp).
+                  at 1 bpp); a font whose cell is larger than the screen
+                  (16x32 on a 640x24 mode set with fbset) exits with status
+                  6, the boot mode back afterwards.
   mono-1bpp-<mode> (vfb at 1 bpp, monotest.py) consoled's memory against a
                   model of fbcon's depth-1 drawing of fbcon's own cells,
                   which is checked against fbcon's memory first.
@@ -2043,6 +2045,30 @@ exec sleep 100000
             out, status = self.vm.run("consoled --vt=1 %s 2>&1" % args, timeout=30)
             if status != want or needle not in out:
                 self.fail("consoled %s: status %d (want %d), output:\n%s" % (args, status, want, out))
+        # A font whose cell is larger than the screen: status 6, which the
+        # unit lists in RestartPreventExitStatus= (a restart meets the same
+        # mode). Terminus 16x32 on a 640x24 mode, where fbcon's 8x16 keeps a
+        # row; the boot mode back afterwards.
+        if self.vm.run("test -x /usr/bin/fbset")[1] != 0:
+            self.fail("no fbset in the guest (apt-get install fbset on the host)")
+        boot = self.fb_state()
+        # consoled saves the mode it finds as the boot mode (bootmode.h) if
+        # none is saved yet: 640x24 must not be what later checks restore.
+        saved = self.vm.run("test -e /run/consoled/fb0.mode")[1] == 0
+        self.sh("fbset -xres 640 -yres 24 -vxres 640 -vyres 24")
+        try:
+            args = "--fbdev=/dev/fb0 --font-file=/fonts/Uni2-Terminus32x16.psf.gz"
+            out, status = self.vm.run("consoled --vt=1 %s 2>&1" % args, timeout=30)
+        finally:
+            if not saved:
+                self.sh("rm -f /run/consoled/fb0.mode")
+            self.sh("fbset -xres %d -yres %d -vxres %d -vyres %d"
+                    % (self.vm_xres, self.vm_yres, self.vm_xres, self.vm_yres))
+        needle = "The font's cell (16x32) is larger than the screen (640x24)"
+        if status != 6 or needle not in out:
+            self.fail("consoled %s on 640x24: status %d (want 6), output:\n%s" % (args, status, out))
+        if self.fb_state() != boot:
+            self.fail("fbset did not give the boot mode back: %r, not %r" % (self.fb_state(), boot))
 
     # -- driver handover and removal (the vesa guest) --
 

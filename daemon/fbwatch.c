@@ -40,12 +40,17 @@ struct fbwatch {
 };
 
 /* Whether fd is a framebuffer still registered: its sysfs device is there
- * and its ioctls work. The kernel removes the sysfs device (and sends udev's
- * `remove`) before it frees the framebuffer's slot, and open() succeeds until
- * then: a node opened right after the event can be the dying framebuffer,
- * which nothing would report again. Checked after opening, so an fd that
- * passes was registered when it was opened (a later loss sends its own
- * event); the ioctl catches a slot already taken by a newer one. */
+ * and its ioctls work. The ioctl is what identifies the device: the kernel
+ * answers an fd's ioctls with ENODEV as soon as its minor's slot holds
+ * another framebuffer or none (file_fb_info() compares the fd's fb_info with
+ * the slot's), so a successor registered at the same minor, with a new sysfs
+ * device at the same path, is never taken for the device fd was opened on.
+ * The path covers the time before that: the kernel removes the sysfs
+ * device (and sends udev's `remove`) before it frees the slot, and ioctls and
+ * open() work until then, so a node opened right after the event can be the
+ * dying framebuffer, which nothing would report again. Checked after
+ * opening, so an fd that passes was registered when it was opened (a later
+ * loss sends its own event). */
 static bool fbwatch_registered(int fd)
 {
 	struct fb_fix_screeninfo fix;
@@ -180,9 +185,9 @@ static int fbwatch_on_monitor(sd_event_source *s, int fd, uint32_t revents, void
 	/* Any framebuffer coming or going: is ours still there? (A remove
 	 * may also be an old one's, seen after ours replaced it.) */
 	if (w->fb) {
-		/* A DRM driver's fbdev emulation (bochs-drm's unbind) keeps an
-		 * open fd's ioctls working after its `remove`, until the fd is
-		 * closed: its sysfs device being gone says it all the same. */
+		/* The ioctls fail once the slot is freed (or holds a
+		 * successor); between the `remove` and that, its sysfs device
+		 * being gone says it (bochs-drm's unbind). */
 		if (fbdev_poll(w->fb, &cur) == -ENODEV || !fbwatch_registered(w->fb->fd))
 			fbwatch_lost(w);
 	} else if (add) {

@@ -7,7 +7,10 @@
  * loads, which registers its own fbdev emulation in its place; a driver can
  * be unbound from its device or its module removed. The old device's fd then
  * answers every ioctl with ENODEV, and its mapping may alias the video memory
- * the next driver uses, so nothing may be drawn through it any more.
+ * the next driver uses, so nothing may be drawn through it any more. The
+ * kernel decides that by identity, not by name: an fd's ioctls fail once its
+ * minor holds another framebuffer, also a successor registered at the same
+ * /dev/fbN before consoled reads the udev events.
  *
  * fbwatch notices the loss two ways: a udev monitor on the "graphics"
  * subsystem (a `remove` or `add` event makes it ask the device with one

@@ -179,6 +179,12 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   while tty2 is shown: consoled takes the new fb0 without
                   drawing on it, and back on tty1 shows the exact screen,
                   that command's output included.
+  fb-rebind       (vesa, efi) bochs-drm is unbound and bound again while
+                  consoled is stopped (SIGSTOP): a new fb0 at the same minor
+                  and sysfs path (another sysfs inode); after SIGCONT
+                  consoled logs the loss and the takeover once each, and
+                  draws the session's screen and a command typed there on
+                  the new fb0.
   bell-*          (bochs; bell-scroll also cirrus) the bell: the flash's
                   exact inversion and no trace of it, a BEL flood, a uinput
                   speaker: see belltest.py.
@@ -592,9 +598,9 @@ class Runner:
         self.sh("printf '\\033[31mfbcon draws again\\033[0m' > /dev/tty1")
         self.wait_text(font, lambda s: "fbcon draws again" in s, "fbcon does not draw after exit")
 
-    def start_shell(self, font):
+    def start_shell(self, font, extra=""):
         """consoled with an interactive shell whose prompt is '$ '."""
-        self.start_consoled(font, "/usr/bin/env PS1='$ ' /bin/sh")
+        self.start_consoled(font, "/usr/bin/env PS1='$ ' /bin/sh", extra)
         self.wait_text(font, lambda s: any(l.startswith("$ ") for l in s.lines), "no shell prompt")
 
     def wait_output(self, font, command, output, what):
@@ -2156,16 +2162,21 @@ exec sleep 100000
         if status != 0:
             self.fail("consoled exited with %d after the handover" % status)
 
-    def check_fb_removal(self):
-        font = KEYBOARD_FONT
+    def shell_on_bochs(self, font, extra=""):
+        """consoled's shell on bochs-drm's fb0 after `echo one`: bochs-drm's
+        PCI device and the screen's lines up to the prompt."""
         self.load_bochs()
         if self.fb_name() != "bochs-drmdrmfb":
             self.fail("fb0 is %r, not bochs-drm's" % self.fb_name())
         pci = self.sh("basename $(readlink -f /sys/class/graphics/fb0/device)").strip()
-        self.start_shell(font)
+        self.start_shell(font, extra)
         self.vm.send_text("echo one\n")
         _, decoded = self.wait_output(font, "echo one", "one", "typing on bochs-drm failed")
-        screen_before = decoded.text().split("\n")[:-1]  # up to the prompt
+        return pci, decoded.text().split("\n")[:-1]
+
+    def check_fb_removal(self):
+        font = KEYBOARD_FONT
+        pci, screen_before = self.shell_on_bochs(font)
 
         self.sh("echo %s > /sys/bus/pci/drivers/bochs-drm/unbind" % pci)
         try:
@@ -2224,6 +2235,53 @@ exec sleep 100000
         if status != 0:
             self.fail("consoled exited with %d after the removal and the rebind" % status)
 
+    def check_fb_rebind(self):
+        """bochs-drm unbound and bound again while consoled is stopped: when
+        it reads the udev events, /dev/fb0 and its sysfs device are there
+        again, a new framebuffer at the same minor, and only the fd
+        consoled holds tells the two apart (docs/HARDWARE.md)."""
+        font = KEYBOARD_FONT
+        # --verbose: the udev events in the log a failure prints
+        pci, screen_before = self.shell_on_bochs(font, "--verbose")
+        pid = self.consoled_pid()
+        if not pid:
+            self.fail("no consoled running")
+        # the sysfs device of fb0 (its kernfs inode): the same path, a new
+        # device after the rebind
+        sysfs = "stat -L -c %i /sys/dev/char/29:0"
+        ino = self.sh(sysfs).strip()
+        self.sh("kill -STOP %s" % pid)
+        try:
+            self.sh("echo %s > /sys/bus/pci/drivers/bochs-drm/unbind;"
+                    " echo %s > /sys/bus/pci/drivers/bochs-drm/bind" % (pci, pci), timeout=60)
+            names = self.sh("cat /sys/class/graphics/fb*/name").split()
+            if names != ["bochs-drmdrmfb"]:
+                self.fail("after the rebind the framebuffers are %r, not bochs-drm's fb0 alone"
+                          % names)
+            new_ino = self.sh(sysfs).strip()
+            if new_ino == ino:
+                self.fail("fb0's sysfs device is the same (inode %s) after the rebind" % ino)
+        finally:
+            self.vm.run("kill -CONT %s" % pid)
+        self.wait_log(CONSOLED_LOG, "Took over /dev/fb0 (bochs-drmdrmfb)",
+                      "consoled did not notice that its framebuffer was replaced at the same"
+                      " minor")
+        for text in ("was unregistered by its driver", "Took over /dev/fb0"):
+            if self.log_count(text) != 1:
+                self.fail("%r logged %d times, not once:\n%s"
+                          % (text, self.log_count(text), self.consoled_log()))
+        # The whole screen on the new device, and the session answers there.
+        self.expect_screen(font, screen_before + ["$"],
+                           "the screen after the rebind is not the session's")
+        self.vm.send_text("echo back\n")
+        self.expect_screen(font, screen_before + ["$ echo back", "back", "$"],
+                           "the session does not answer on the new fb0")
+        print("# fb-rebind: fb0's sysfs device inode %s, then %s" % (ino, new_ino), flush=True)
+        self.stop_consoled()
+        status = self.wait_consoled_exit()
+        if status != 0:
+            self.fail("consoled exited with %d after the rebind" % status)
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -2244,7 +2302,7 @@ def main():
     if args.card in BOOT_FB:
         # the boot framebuffer against fbcon first (vesafb 800x600x16,
         # efifb 1280x800x32), then its replacement
-        checks = ["oracle-lat15-8x16", "handover", "fb-removal"]
+        checks = ["oracle-lat15-8x16", "handover", "fb-removal", "fb-rebind"]
     elif args.card == "vfb":
         checks = (["depth-%dbpp" % b for b in (8, 16, 24, 32)]
                   + ["scroll-" + m for m in SCROLL_MODES["vfb"]] + ["blank", "refusal",
@@ -2373,6 +2431,7 @@ def main():
             "drm-no-blitter": r.check_drm_no_blitter,
             "handover": r.check_handover,
             "fb-removal": r.check_fb_removal,
+            "fb-rebind": r.check_fb_rebind,
             "mode-change": r.check_mode_change,
             "blank": r.check_blank,
         }

@@ -2171,7 +2171,11 @@ exec sleep 100000
         pci = self.sh("basename $(readlink -f /sys/class/graphics/fb0/device)").strip()
         self.start_shell(font, extra)
         self.vm.send_text("echo one\n")
-        _, decoded = self.wait_output(font, "echo one", "one", "typing on bochs-drm failed")
+        # the prompt after the output too: it is written apart from it and
+        # may come a frame later, and the screen compared later has it
+        _, decoded = self.wait_text(
+            font, lambda s: s.text().split("\n")[-3:] == ["$ echo one", "one", "$"],
+            "typing on bochs-drm failed")
         return pci, decoded.text().split("\n")[:-1]
 
     def check_fb_removal(self):

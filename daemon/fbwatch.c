@@ -37,10 +37,28 @@ struct fbwatch {
 	sd_event_source *retry_source;
 	unsigned retries_left;
 	bool wait_logged; /* "waiting for a framebuffer" said since the loss */
+	ino_t sys_ino;	  /* fb's sysfs device when it was taken (fbwatch_sysfs_ino()) */
 };
 
-/* Whether fd is a framebuffer still registered: its sysfs device is there
- * and its ioctls work. The ioctl is what identifies the device: the kernel
+/* The sysfs device that fd's minor names now (/sys/dev/char/M:m), by its
+ * kernfs inode: a framebuffer registered again at the same minor gets a new
+ * device at the same path, with another inode. 0 when there is none. */
+static ino_t fbwatch_sysfs_ino(int fd)
+{
+	char sys[64];
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode))
+		return 0;
+	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	if (stat(sys, &st) < 0)
+		return 0;
+	return st.st_ino;
+}
+
+/* Whether fd is a framebuffer still registered: its sysfs device is there,
+ * the one it was taken on (ino, when known: not a successor's at the same
+ * path), and its ioctls work. The ioctl identifies the device too: the kernel
  * answers an fd's ioctls with ENODEV as soon as its minor's slot holds
  * another framebuffer or none (file_fb_info() compares the fd's fb_info with
  * the slot's), so a successor registered at the same minor, with a new sysfs
@@ -51,16 +69,12 @@ struct fbwatch {
  * dying framebuffer, which nothing would report again. Checked after
  * opening, so an fd that passes was registered when it was opened (a later
  * loss sends its own event). */
-static bool fbwatch_registered(int fd)
+static bool fbwatch_registered(int fd, ino_t ino)
 {
 	struct fb_fix_screeninfo fix;
-	char sys[64];
-	struct stat st;
+	ino_t now = fbwatch_sysfs_ino(fd);
 
-	if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode))
-		return false;
-	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u", major(st.st_rdev), minor(st.st_rdev));
-	if (access(sys, F_OK) < 0)
+	if (!now || (ino && now != ino))
 		return false;
 	return ioctl(fd, FBIOGET_FSCREENINFO, &fix) == 0;
 }
@@ -72,6 +86,7 @@ static int fbwatch_try(struct fbwatch *w)
 	_cleanup_(freep) char *path = w->path ? xstrdup(w->path) : fbwait_first_node(w->udev);
 	struct fb_var_screeninfo var;
 	struct fbdev *fb;
+	ino_t ino;
 	int fd, r;
 
 	if (!path)
@@ -83,7 +98,7 @@ static int fbwatch_try(struct fbwatch *w)
 		return 0;
 	if (fd >= 0) {
 		r = ioctl(fd, FBIOGET_VSCREENINFO, &var) < 0 ? -errno : 0;
-		if (r == 0 && !fbwatch_registered(fd))
+		if (r == 0 && !fbwatch_registered(fd, 0))
 			r = -ENODEV;
 		close(fd);
 		if (r == -ENODEV)
@@ -92,7 +107,8 @@ static int fbwatch_try(struct fbwatch *w)
 	r = fbdev_open(path, w->palette, &fb);
 	if (r < 0)
 		return r;
-	if (!fbwatch_registered(fb->fd)) {
+	ino = fbwatch_sysfs_ino(fb->fd);
+	if (!fbwatch_registered(fb->fd, ino)) {
 		log_debug("%s went away while it was opened", path);
 		fbdev_free(fb);
 		return 0;
@@ -105,6 +121,7 @@ static int fbwatch_try(struct fbwatch *w)
 		return r;
 	}
 	w->fb = fb;
+	w->sys_ino = ino;
 	log_info("Took over %s (%s): %ux%u at %u bpp", fb->path, fb->fix.id, fb->var.xres,
 		 fb->var.yres, fb->var.bits_per_pixel);
 	return 1;
@@ -187,8 +204,12 @@ static int fbwatch_on_monitor(sd_event_source *s, int fd, uint32_t revents, void
 	if (w->fb) {
 		/* The ioctls fail once the slot is freed (or holds a
 		 * successor); between the `remove` and that, its sysfs device
-		 * being gone says it (bochs-drm's unbind). */
-		if (fbdev_poll(w->fb, &cur) == -ENODEV || !fbwatch_registered(w->fb->fd))
+		 * being gone says it (bochs-drm's unbind), and a device at the
+		 * same path that is not the one it was taken on says a
+		 * successor came (also where a driver's fd answered ioctls
+		 * after its unbind). */
+		if (fbdev_poll(w->fb, &cur) == -ENODEV ||
+		    !fbwatch_registered(w->fb->fd, w->sys_ino))
 			fbwatch_lost(w);
 	} else if (add) {
 		w->retries_left = FBWATCH_RETRIES;
@@ -205,6 +226,7 @@ int fbwatch_new(sd_event *event, struct fbdev *fb, const char *path, const struc
 
 	w->event = sd_event_ref(event);
 	w->fb = fb;
+	w->sys_ino = fb ? fbwatch_sysfs_ino(fb->fd) : 0;
 	w->path = path ? xstrdup(path) : NULL;
 	w->palette = palette;
 	w->cb = *cb;

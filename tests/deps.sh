@@ -15,7 +15,7 @@ TESTBED="qemu-system-x86 busybox-static kbd xkb-data console-setup-linux python3
 zstd xz-utils apt dpkg debootstrap e2fsprogs ovmf fbset"
 # The Debian package (debian/), built and checked with lintian by the
 # systemd test's package check.
-PACKAGING="build-essential dpkg-dev debhelper lintian"
+PACKAGING="build-essential dpkg-dev debhelper lintian systemd udev"
 
 # The benchmark's peers (`tests/deps.sh bench`, from tests/run-bench only):
 # the other userspace consoles, copied into the benchmark's guest.

@@ -2,7 +2,8 @@
 """Boot a QEMU guest running the freshly built consoled, for humans.
 
     tests/vm/demo.py [BUILD_DIR] [--card cirrus|ati|rv100|bochs|vfb] [--seconds N]
-                      [--font Lat15-Fixed16.psf.gz] [-- EXTRA CONSOLED FLAGS]
+                      [--font Lat15-Fixed16.psf.gz] [--type TEXT] [--screenshot FILE]
+                      [-- EXTRA CONSOLED FLAGS]
 
 tests/vm/run-demo (the README command) installs, builds and calls this.
 BUILD_DIR is the meson build directory (default: $CONSOLED_BUILD, else
@@ -16,6 +17,11 @@ a QEMU GTK/SDL UI, QEMU opens a window showing the card; otherwise the screen
 is saved as PNG every --interval seconds and the folder and last picture are
 printed at the end.  The serial console (a root shell, kernel messages) is on
 stdio: type there, and press Ctrl-A X to quit (or wait for --seconds).
+
+--type TEXT types TEXT on the emulated keyboard into consoled's session once
+consoled runs (a backslash-n is Enter); --screenshot FILE writes the screen
+as it is at the end (--seconds) to FILE as PNG.  The README's picture is made
+so (README.md, "What it is").
 """
 
 import argparse
@@ -29,6 +35,7 @@ import time
 import tty
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import screen  # noqa: E402
 import vmlib  # noqa: E402
 
 QUIT_PREFIX = b"\x01"  # Ctrl-A, then x: like QEMU's own stdio mux
@@ -99,6 +106,10 @@ def parse_args():
     parser.add_argument("--screenshots", action="store_true",
                         help="take screenshots even when a window is shown")
     parser.add_argument("--append", default="", help="extra kernel command line")
+    parser.add_argument("--type", default="",
+                        help="keys typed into consoled's session once it runs (\\n: Enter)")
+    parser.add_argument("--screenshot", metavar="FILE",
+                        help="write the screen at the end to FILE (PNG)")
     args = parser.parse_args(argv)
     args.extra = extra
     return args
@@ -116,6 +127,8 @@ def interact(vm, args, screenshots):
     next_shot = start + 1.0
     pending_prefix, last = False, None
     read_stdin = True
+    if args.type:
+        type_into_session(vm, args.type.replace("\\n", "\n"))
     try:
         while True:
             now = time.monotonic()
@@ -146,9 +159,27 @@ def interact(vm, args, screenshots):
     finally:
         if saved is not None:
             termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
-    if screenshots:
-        last = vm.save_png(vm.grab(), "last.png")
+    if screenshots or args.screenshot:
+        img = vm.grab()
+        last = vm.save_png(img, "last.png")
+        if args.screenshot:
+            screen.save_png(img, args.screenshot)
+            print("\r\nrun-demo: screen saved as %s\r" % args.screenshot)
     return last
+
+
+def type_into_session(vm, text):
+    """Wait (at most a minute) until consoled has drawn its first frame with
+    the shell started, then type text on the emulated keyboard."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        out, status = vm.run("pgrep -x consoled >/dev/null && pgrep -P $(pgrep -x consoled) >/dev/null",
+                             timeout=10)
+        if status == 0:
+            break
+        time.sleep(0.5)
+    time.sleep(2)  # the shell's first prompt
+    vm.send_text(text)
 
 
 def main():

@@ -1,8 +1,14 @@
-"""The Debian package (issue 18), a check of systemdtest.py's guest, run in its
-boot before weston:
+"""The Debian package, a check of systemdtest.py's guest, run in its boot
+before weston.  It runs the commands of README.md's "Install on Debian"
+verbatim: they are read from README.md between the marker comments
+`<!-- pkgcheck: NAME -->` and `<!-- /pkgcheck -->` (the indented lines), so
+that a change to the README that breaks them fails here.
 
-  package      On the host: `dpkg-buildpackage -us -uc -b` in a copy of the
-               source tree (its unit suite runs in dh_auto_test), lintian on
+  package      On the host: README's `dpkg-buildpackage` line (block
+               "build") in a copy of the source tree (its unit suite runs in
+               dh_auto_test; the block's apt-get lines, which install the
+               build dependencies, are tests/deps.sh's job on the host and
+               the guest has no network), lintian on
                the result (no error, no warning), and the upgrade's package:
                the consoled .deb unpacked and packed again by dpkg-deb with
                the version 0.1.0+systemdtest1 (the same files; what an
@@ -10,15 +16,20 @@ boot before weston:
                depend on them being rebuilt, and each upgrade replaces every
                file anyway).  In the guest: the project as installed by
                `meson install` is taken away (files, units) and getty@tty1 is
-               back, as on a fresh Debian; `dpkg -i` of the package leaves
+               back, as on a fresh Debian; README's `apt-get install ../...deb`
+               line (block "build", run in a directory below the .deb) leaves
                getty on tty1 (nothing enabled or started) and the default
-               configuration is a conffile; with README's commands
-               consoled@tty1 replaces getty (the package's /usr/bin/consoled)
-               and the test user logs in; `dpkg -i` of the higher version
+               configuration is a conffile; block "try" shows consoled's
+               login prompt on tty8 with getty on tty1 untouched; block
+               "replace" puts consoled@tty1 (the package's /usr/bin/consoled)
+               in getty's place and links autovt@.service to it; block
+               "getty" puts getty back (consoled@tty1 stopped and disabled,
+               getty@tty1 running and enabled, the link gone); "replace"
+               again, and the test user logs in; `dpkg -i` of the higher version
                restarts consoled (a new process of the new files) while the
                session lives on: the same shell, the screen pixel for pixel,
-               keys reach it; `dpkg --purge` with the user still logged in
-               leaves getty@tty1 running and enabled, the kernel's console
+               keys reach it; block "remove" (`apt-get purge consoled`) with
+               the user still logged in leaves getty@tty1 running and enabled, the kernel's console
                showing getty's prompt in text mode, no consoled process, no
                file that `dpkg -L` listed, no enabled link.  Then the meson
                install is put back for the next check.
@@ -36,6 +47,11 @@ CHECKS = ["package"]
 # puts it above).
 UPGRADE_SUFFIX = "+systemdtest1"
 GUEST_DEB_DIR = "/root/deb"
+# The upgrade's package, apart so that README's install line sees one .deb.
+GUEST_UPGRADE_DIR = "/root/deb-upgrade"
+# README's install line runs here (`apt-get install ../consoled_...deb`).
+GUEST_SRC_DIR = GUEST_DEB_DIR + "/consoled"
+README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
 # The project's files as `meson install` put them in the guest (setup_guest).
 MESON_LIST = "/root/meson-installed.txt"
 MESON_TAR = "/root/meson-install.tar"
@@ -43,6 +59,50 @@ MESON_TAR = "/root/meson-install.tar"
 # Set by build(): {"old": host path, "new": host path, "lintian": text} or
 # {"error": text}.
 BUILT = {}
+
+
+def readme_blocks(path=README):
+    """{name: [command, ...]} of README.md's blocks between
+    `<!-- pkgcheck: NAME -->` and `<!-- /pkgcheck -->`: the indented lines."""
+    with open(path) as f:
+        text = f.read()
+    blocks = {}
+    for name, body in re.findall(r"<!-- pkgcheck: (\w+) -->\n(.*?)<!-- /pkgcheck -->", text,
+                                 re.S):
+        blocks[name] = [l[4:] for l in body.split("\n") if l.startswith("    ") and l.strip()]
+    return blocks
+
+
+def readme_commands(name, path=README):
+    """The commands of README block `name`; RuntimeError when it is missing or
+    empty (the README lost its markers)."""
+    cmds = readme_blocks(path).get(name)
+    if not cmds:
+        raise RuntimeError("README.md has no block <!-- pkgcheck: %s --> with commands" % name)
+    return cmds
+
+
+def readme_run(r, name, select=lambda c: True, cwd=None, timeout=120):
+    """Run README block `name`'s commands (those select() takes) verbatim in
+    the guest, in order; fail at the first that exits non-zero."""
+    try:
+        cmds = readme_commands(name)
+    except (RuntimeError, OSError) as e:
+        r.fail(str(e))
+    for cmd in cmds:
+        if not select(cmd):
+            continue
+        out, status = r.vm.run(("cd %s && " % cwd if cwd else "") + cmd + " 2>&1",
+                               timeout=timeout)
+        out = re.sub(r"\(Reading database \.\.\. [^\n]*?files and directories currently"
+                     r" installed\.\)\n?", "", out)
+        log("README %s: %s (%d):\n%s" % (name, cmd, status, out))
+        if status != 0:
+            r.fail("README's %r command `%s` failed (%d):\n%s" % (name, cmd, status, out[-3000:]))
+
+
+def is_deb_install(cmd):
+    return cmd.startswith("apt-get install ../")
 
 
 def log(msg):
@@ -86,14 +146,18 @@ def build(src, out_dir):
             dest = os.path.join(tree, f)
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             shutil.copy2(os.path.join(src, f), dest, follow_symlinks=False)
+        build_cmd = [c for c in readme_commands("build") if c.startswith("dpkg-buildpackage")]
+        if len(build_cmd) != 1:
+            raise RuntimeError("README.md's build block has %d dpkg-buildpackage lines, not 1"
+                               % len(build_cmd))
         with open(os.path.join(deb_dir, "build.log"), "w") as f:
-            proc = subprocess.run(["dpkg-buildpackage", "-us", "-uc", "-b"], cwd=tree,
+            proc = subprocess.run(build_cmd[0], shell=True, cwd=tree,
                                   stdout=f, stderr=subprocess.STDOUT, timeout=1800)
         if proc.returncode != 0:
             with open(os.path.join(deb_dir, "build.log")) as f:
                 raise RuntimeError("dpkg-buildpackage failed (%d):\n%s"
                                    % (proc.returncode, f.read()[-4000:]))
-        log("dpkg-buildpackage -us -uc -b took %.0fs" % (time.monotonic() - t0))
+        log("%s took %.0fs" % (build_cmd[0], time.monotonic() - t0))
         finish(deb_dir)
     except (RuntimeError, OSError, subprocess.SubprocessError) as e:
         BUILT["error"] = str(e)
@@ -145,10 +209,11 @@ def setup_guest(root, build_dir):
     `meson install` put there (the package check takes them away and puts
     them back)."""
     if "old" in BUILT:
-        dest = os.path.join(root, GUEST_DEB_DIR.lstrip("/"))
-        os.makedirs(dest, exist_ok=True)
-        for key in ("old", "new"):
+        for key, where in (("old", GUEST_DEB_DIR), ("new", GUEST_UPGRADE_DIR)):
+            dest = os.path.join(root, where.lstrip("/"))
+            os.makedirs(dest, exist_ok=True)
             shutil.copy2(BUILT[key], dest)
+        os.makedirs(os.path.join(root, GUEST_SRC_DIR.lstrip("/")), exist_ok=True)
     files = []
     with open(os.path.join(build_dir, "meson-logs", "install-log.txt")) as f:
         for line in f:
@@ -190,7 +255,8 @@ def dpkg(r, args, timeout=240):
 
 
 def guest_deb(key):
-    return "%s/%s" % (GUEST_DEB_DIR, os.path.basename(BUILT[key]))
+    return "%s/%s" % (GUEST_DEB_DIR if key == "old" else GUEST_UPGRADE_DIR,
+                      os.path.basename(BUILT[key]))
 
 
 def check_package(r):
@@ -267,17 +333,17 @@ def package_lifecycle(r, s):
     t0 = time.monotonic()
     getty_pid = r.unit(s.GETTY, "MainPID")["MainPID"]
 
-    # Install: nothing taken over.
-    dpkg(r, "-i " + guest_deb("old"))
+    # Install (README's apt-get line, below the .deb): nothing taken over.
+    readme_run(r, "build", select=is_deb_install, cwd=GUEST_SRC_DIR, timeout=240)
     status = r.sh("dpkg-query -W -f='${Status} ${Version}' consoled").strip()
     if status != "install ok installed " + BUILT["version"]:
-        r.fail("after dpkg -i, consoled is %r" % status)
+        r.fail("after README's install command, consoled is %r" % status)
     conffiles = r.sh("dpkg-query -W -f='${Conffiles}' consoled")
     if "/etc/consoled/consoled.conf " not in conffiles:
         r.fail("/etc/consoled/consoled.conf is not a conffile: %r" % conffiles)
     got = states(r, s.UNIT, s.SOCKET, s.GETTY)
     if got != [("inactive", "disabled"), ("inactive", "disabled"), ("active", "enabled")]:
-        r.fail("after dpkg -i %s, %s, %s are %r: the package took a VT over or enabled"
+        r.fail("after the installation %s, %s, %s are %r: the package took a VT over or enabled"
                " something" % (s.UNIT, s.SOCKET, s.GETTY, got))
     if r.unit(s.GETTY, "MainPID")["MainPID"] != getty_pid:
         r.fail("getty@tty1 was restarted by the installation")
@@ -289,17 +355,35 @@ def package_lifecycle(r, s):
         r.fail("dpkg -L consoled lacks the daemon or the unit: %r" % files)
     log("dpkg -L consoled: %d files and directories of its own" % len(files))
 
-    # README, "Install on Debian": consoled in place of getty on tty1 (the
-    # drop-in names the font the harness reads).
+    # README, "Install on Debian", in its order (the drop-in names the font
+    # the harness reads). Try it on tty8: consoled's prompt there, getty on
+    # tty1 untouched.
     r.sh("mkdir -p %s && printf 'font-file=%%s\\n' %s > %s"
          % (os.path.dirname(s.DROPIN), s.GUEST_FONT, s.DROPIN))
-    r.sh("systemctl disable --now %s && systemctl enable --now %s" % (s.GETTY, s.UNIT),
-         timeout=90)
-    r.wait_prompt("no login prompt of the packaged consoled", timeout=60)
-    pid = r.unit(s.UNIT, "MainPID")["MainPID"]
-    exe = r.sh("readlink /proc/%s/exe" % pid).strip()
-    if exe != "/usr/bin/consoled":
-        r.fail("consoled@tty1 runs %r, not the package's /usr/bin/consoled" % exe)
+    readme_run(r, "try", timeout=90)
+    r.wait_prompt("no login prompt of the packaged consoled on the spare VT", timeout=60)
+    spare = [c.split()[2] for c in readme_commands("try") if c.startswith("systemctl start ")]
+    for unit in spare:
+        if r.unit(unit, "ActiveState")["ActiveState"] != "active":
+            r.fail("README's try block started %s, which is not active" % unit)
+    if r.unit(s.GETTY, "MainPID")["MainPID"] != getty_pid:
+        r.fail("trying consoled on a spare VT restarted getty@tty1")
+    r.sh("systemctl stop %s && chvt 1" % " ".join(spare), timeout=60)
+    log("README try: %s showed its login prompt, getty@tty1 untouched" % " ".join(spare))
+
+    # Replace getty, then back to getty, then replace again.
+    replace_getty(r, s)
+    readme_run(r, "getty", timeout=90)
+    r.wait_unit(s.GETTY, "getty running after README's getty block",
+                lambda p: p["SubState"] == "running", timeout=30)
+    got = states(r, s.UNIT, s.GETTY)
+    if got != [("inactive", "disabled"), ("active", "enabled")]:
+        r.fail("after README's getty block %s, %s are %r" % (s.UNIT, s.GETTY, got))
+    if r.vm.run("test -e /etc/systemd/system/autovt@.service || test -L"
+                " /etc/systemd/system/autovt@.service")[1] == 0:
+        r.fail("after README's getty block /etc/systemd/system/autovt@.service is still there")
+    log("README getty: getty@tty1 running and enabled, consoled@tty1 disabled, no autovt link")
+    pid = replace_getty(r, s)
     login(r, s)
     shell = r.login_pids()[1]
     before = r.stable_grab()
@@ -328,7 +412,7 @@ def package_lifecycle(r, s):
 
     # Purge with the user logged in: getty back on tty1, nothing left.
     r.sh("rm -r " + os.path.dirname(s.DROPIN))
-    dpkg(r, "--purge consoled")
+    readme_run(r, "remove", timeout=240)
     if r.vm.run("dpkg-query -W -f='${Status}' consoled 2>/dev/null")[0].strip() not in \
             ("", "unknown ok not-installed"):
         r.fail("consoled is still known to dpkg: %r"
@@ -374,6 +458,26 @@ def package_lifecycle(r, s):
     r.sh("setfont -C /dev/tty1 %s" % s.GUEST_FONT)
     r.wait_prompt("the kernel's console does not show getty's prompt after the purge")
     log("package: installed, upgraded, purged in %.0fs" % (time.monotonic() - t0))
+
+
+def replace_getty(r, s):
+    """README's replace block: consoled@tty1 (the package's binary) in
+    getty's place, enabled, and autovt@.service linked to it."""
+    readme_run(r, "replace", timeout=90)
+    r.wait_prompt("no login prompt of the packaged consoled on tty1", timeout=60)
+    got = states(r, s.UNIT, s.GETTY)
+    if got != [("active", "enabled"), ("inactive", "disabled")]:
+        r.fail("after README's replace block %s, %s are %r" % (s.UNIT, s.GETTY, got))
+    link = r.vm.run("readlink /etc/systemd/system/autovt@.service")[0].strip()
+    if os.path.basename(link) != "consoled@.service":
+        r.fail("after README's replace block autovt@.service links to %r" % link)
+    pid = r.unit(s.UNIT, "MainPID")["MainPID"]
+    exe = r.sh("readlink /proc/%s/exe" % pid).strip()
+    if exe != "/usr/bin/consoled":
+        r.fail("consoled@tty1 runs %r, not the package's /usr/bin/consoled" % exe)
+    log("README replace: consoled@tty1 running and enabled (pid %s), getty@tty1 disabled,"
+        " autovt@.service -> %s" % (pid, link))
+    return pid
 
 
 def install(runner_class, sysd):

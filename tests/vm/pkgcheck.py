@@ -39,7 +39,11 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import docscheck  # noqa: E402  (README.md's install blocks, shared with the unit suite)
 
 CHECKS = ["package"]
 
@@ -61,22 +65,10 @@ MESON_TAR = "/root/meson-install.tar"
 BUILT = {}
 
 
-def readme_blocks(path=README):
-    """{name: [command, ...]} of README.md's blocks between
-    `<!-- pkgcheck: NAME -->` and `<!-- /pkgcheck -->`: the indented lines."""
-    with open(path) as f:
-        text = f.read()
-    blocks = {}
-    for name, body in re.findall(r"<!-- pkgcheck: (\w+) -->\n(.*?)<!-- /pkgcheck -->", text,
-                                 re.S):
-        blocks[name] = [l[4:] for l in body.split("\n") if l.startswith("    ") and l.strip()]
-    return blocks
-
-
 def readme_commands(name, path=README):
     """The commands of README block `name`; RuntimeError when it is missing or
     empty (the README lost its markers)."""
-    cmds = readme_blocks(path).get(name)
+    cmds = docscheck.readme_blocks(path).get(name)
     if not cmds:
         raise RuntimeError("README.md has no block <!-- pkgcheck: %s --> with commands" % name)
     return cmds

@@ -12,7 +12,9 @@
                                   package check runs in the systemd guest)
                                   appear, line for line and in order, in
                                   consoled(8), consoled-session(8) and the
-                                  header comment of consoled@.service
+                                  header comment of consoled@.service; and
+                                  the README's test command is what .ci/run
+                                  runs
 
 Exit status 0 when everything holds, 1 with one line per problem.
 """
@@ -154,6 +156,7 @@ def check_recipes():
                 break
             head.append(l[1:].strip())
         places["systemd/consoled@.service.in (header comment)"] = head
+    problems += check_ci()
     for name in ("try", "replace", "getty", "remove"):
         cmds = blocks.get(name, [])
         for place, lines in places.items():
@@ -163,6 +166,23 @@ def check_recipes():
                 problems.append("%s lacks README.md's %r recipe as it is:\n    %s"
                                 % (place, name, "\n    ".join(cmds)))
     return problems
+
+
+def check_ci():
+    """The README's test command (the code block before "CI (`.ci/run`) runs
+    exactly this command") is a line of .ci/run."""
+    with open(os.path.join(TOP, "README.md")) as f:
+        text = f.read()
+    said = text.find("CI (`.ci/run`) runs exactly this command")
+    if said < 0:
+        return ["README.md no longer says which command CI (`.ci/run`) runs"]
+    code = [l[4:] for l in text[:said].split("\n") if l.startswith("    ") and l.strip()]
+    with open(os.path.join(TOP, ".ci", "run")) as f:
+        ci = [l.strip() for l in f]
+    if not code or code[-1] not in ci:
+        return ["README.md's test command %r is not a line of .ci/run"
+                % (code[-1] if code else None)]
+    return []
 
 
 def main():

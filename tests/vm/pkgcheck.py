@@ -76,7 +76,8 @@ def readme_commands(name, path=README):
 
 def readme_run(r, name, select=lambda c: True, cwd=None, timeout=120):
     """Run README block `name`'s commands (those select() takes) verbatim in
-    the guest, in order; fail at the first that exits non-zero."""
+    the guest, in order, with "y" on stdin (apt-get's question); fail at the
+    first that exits non-zero."""
     try:
         cmds = readme_commands(name)
     except (RuntimeError, OSError) as e:
@@ -84,8 +85,10 @@ def readme_run(r, name, select=lambda c: True, cwd=None, timeout=120):
     for cmd in cmds:
         if not select(cmd):
             continue
-        out, status = r.vm.run(("cd %s && " % cwd if cwd else "") + cmd + " 2>&1",
-                               timeout=timeout)
+        # apt-get asks before it removes a package: the answer an admin
+        # gives, once, on stdin.
+        out, status = r.vm.run(("cd %s && " % cwd if cwd else "") + "printf 'y\\n' | " + cmd
+                               + " 2>&1", timeout=timeout)
         out = re.sub(r"\(Reading database \.\.\. [^\n]*?files and directories currently"
                      r" installed\.\)\n?", "", out)
         log("README %s: %s (%d):\n%s" % (name, cmd, status, out))

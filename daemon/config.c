@@ -80,7 +80,8 @@ static int config_parse_file(const char *path,
 }
 
 struct config_state {
-	struct options *options;
+	config_set_fn *set;
+	void *userdata;
 	unsigned ignored;
 };
 
@@ -90,7 +91,7 @@ static void config_apply_line(const char *path, unsigned lineno, char *key, char
 	struct config_state *s = userdata;
 	char err[256];
 
-	if (options_set(s->options, key, value, err, sizeof(err)) < 0) {
+	if (s->set(s->userdata, key, value, err, sizeof(err)) < 0) {
 		_cleanup_(freep) char *p = cescape(path);
 
 		log_error("%s:%u: %s, ignoring.", p, lineno, err);
@@ -132,9 +133,9 @@ static int dropin_compare(const struct dirent **a, const struct dirent **b)
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-int config_load(struct options *o, const char *path, bool required)
+int config_load(const char *path, bool required, config_set_fn *set, void *userdata)
 {
-	struct config_state s = {.options = o};
+	struct config_state s = {.set = set, .userdata = userdata};
 	_cleanup_(freep) char *dir = concat(path, ".d", "");
 	struct dirent **names = NULL;
 	int n, r;
@@ -255,15 +256,23 @@ static int keyboard_read(const char *path, struct keyboard *kb)
 	return -ENODATA;
 }
 
-static void keyboard_log(const struct options *o, const char *from)
+/* Sets the keymap names (model, layout, variant, options; NULL: not set)
+ * and says where they came from. */
+static void keyboard_apply(const char *const values[KEYBOARD_XKB_VARS], const char *from,
+			   config_set_fn *set, void *userdata)
 {
+	char err[256];
+
+	for (size_t j = 0; j < KEYBOARD_XKB_VARS; j++)
+		if (values[j])
+			(void)set(userdata, keyboard_keys[j], values[j], err, sizeof(err));
 	log_info("Keymap from %s: model '%s' layout '%s' variant '%s' options '%s'", from,
-		 o->xkb_model ? o->xkb_model : "", o->xkb_layout ? o->xkb_layout : "",
-		 o->xkb_variant ? o->xkb_variant : "", o->xkb_options ? o->xkb_options : "");
+		 values[0] ? values[0] : "", values[1] ? values[1] : "", values[2] ? values[2] : "",
+		 values[3] ? values[3] : "");
 }
 
-void config_load_keyboard(struct options *o, const char *vconsole, const char *default_keyboard,
-			  const char *kbd_model_map)
+void config_load_keyboard(const char *vconsole, const char *default_keyboard,
+			  const char *kbd_model_map, config_set_fn *set, void *userdata)
 {
 	const char *const paths[] = {vconsole, default_keyboard};
 	_cleanup_(freep) char *keymap = NULL;
@@ -281,12 +290,8 @@ void config_load_keyboard(struct options *o, const char *vconsole, const char *d
 			keyboard_fini(&kb);
 			continue;
 		}
-		for (size_t j = 0; j < KEYBOARD_XKB_VARS; j++)
-			if (kb.values[j])
-				(void)options_set(o, keyboard_keys[j], kb.values[j], err,
-						  sizeof(err));
+		keyboard_apply((const char *const *)kb.values, paths[i], set, userdata);
 		keyboard_fini(&kb);
-		keyboard_log(o, paths[i]);
 		return;
 	}
 	if (keymap && kbd_model_map) {
@@ -295,18 +300,13 @@ void config_load_keyboard(struct options *o, const char *vconsole, const char *d
 
 		if (r >= 0) {
 			const char *values[] = {e.model, e.layout, e.variant, e.options};
-			_cleanup_(freep) char *from = NULL;
+			_cleanup_(freep) char *from = concat(vconsole, ": KEYMAP=", keymap);
 
-			for (size_t j = 0; j < KEYBOARD_XKB_VARS; j++)
-				if (values[j])
-					(void)options_set(o, keyboard_keys[j], values[j], err,
-							  sizeof(err));
+			keyboard_apply(values, from, set, userdata);
 			kbdmap_entry_fini(&e);
-			from = concat(vconsole, ": KEYMAP=", keymap);
-			keyboard_log(o, from);
 			return;
 		}
-		(void)options_set(o, "xkb-layout", "us", err, sizeof(err));
+		(void)set(userdata, "xkb-layout", "us", err, sizeof(err));
 		if (r == -ESRCH)
 			log_warning("%s: KEYMAP=%s has no XKB layout in %s, using layout 'us'",
 				    vconsole, keymap, kbd_model_map);
@@ -316,7 +316,7 @@ void config_load_keyboard(struct options *o, const char *vconsole, const char *d
 					  vconsole, keymap, kbd_model_map);
 		return;
 	}
-	(void)options_set(o, "xkb-layout", "us", err, sizeof(err));
+	(void)set(userdata, "xkb-layout", "us", err, sizeof(err));
 	log_info("No keyboard settings in %s or %s, using layout 'us'",
 		 vconsole ? vconsole : "(none)", default_keyboard ? default_keyboard : "(none)");
 }

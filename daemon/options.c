@@ -610,6 +610,13 @@ static void options_fill_getopt(struct option lo[static N_LONG_OPTIONS])
 	lo[n] = (struct option){};
 }
 
+/* config.c hands each setting of a file and of the keyboard settings here. */
+static int options_set_from_file(void *userdata, const char *key, const char *value, char *err,
+				 size_t err_size)
+{
+	return options_set(userdata, key, value, err, err_size);
+}
+
 /* A setting given on the command line, applied again over the files. */
 struct setting {
 	const char *key, *value;
@@ -705,7 +712,7 @@ int options_parse(int argc, char **argv, const struct options_files *files, stru
 		 * was checked above and none depends on another, so none fails
 		 * now. */
 		options_init(&merged, o.action);
-		r = config_load(&merged, config, config_given);
+		r = config_load(config, config_given, options_set_from_file, &merged);
 		if (r < 0) {
 			_cleanup_(freep) char *e = cescape(config);
 
@@ -725,8 +732,8 @@ int options_parse(int argc, char **argv, const struct options_files *files, stru
 		options_set_login(&o, argv + optind, (size_t)(argc - optind));
 	if (files && o.action == OPTIONS_RUN && !o.xkb_model && !o.xkb_layout && !o.xkb_variant &&
 	    !o.xkb_options)
-		config_load_keyboard(&o, files->vconsole, files->default_keyboard,
-				     files->kbd_model_map);
+		config_load_keyboard(files->vconsole, files->default_keyboard, files->kbd_model_map,
+				     options_set_from_file, &o);
 
 	if (!o.login_argv)
 		options_set_login(&o, (char *[]){"/bin/login", "-p"}, 2);

@@ -1,8 +1,143 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "palette.h"
+#include "util/util.h"
+
+const struct rgb palette_linux_default[16] = {
+    {0x00, 0x00, 0x00}, {0xaa, 0x00, 0x00}, {0x00, 0xaa, 0x00}, {0xaa, 0x55, 0x00},
+    {0x00, 0x00, 0xaa}, {0xaa, 0x00, 0xaa}, {0x00, 0xaa, 0xaa}, {0xaa, 0xaa, 0xaa},
+    {0x55, 0x55, 0x55}, {0xff, 0x55, 0x55}, {0x55, 0xff, 0x55}, {0xff, 0xff, 0x55},
+    {0x55, 0x55, 0xff}, {0xff, 0x55, 0xff}, {0x55, 0xff, 0xff}, {0xff, 0xff, 0xff},
+};
+
+/* xterm's defaults (XTerm-col.ad). */
+static const struct rgb palette_xterm_default[16] = {
+    {0x00, 0x00, 0x00}, {0xcd, 0x00, 0x00}, {0x00, 0xcd, 0x00}, {0xcd, 0xcd, 0x00},
+    {0x00, 0x00, 0xee}, {0xcd, 0x00, 0xcd}, {0x00, 0xcd, 0xcd}, {0xe5, 0xe5, 0xe5},
+    {0x7f, 0x7f, 0x7f}, {0xff, 0x00, 0x00}, {0x00, 0xff, 0x00}, {0xff, 0xff, 0x00},
+    {0x5c, 0x5c, 0xff}, {0xff, 0x00, 0xff}, {0x00, 0xff, 0xff}, {0xff, 0xff, 0xff},
+};
+
+/* The cube levels libtsm and xterm use for SGR 38;5;16..231. */
+static const uint8_t cube_levels[6] = {0x00, 0x5f, 0x87, 0xaf, 0xd7, 0xff};
+
+int palette_parse_channel(const char *s, uint8_t ret[16])
+{
+	uint8_t v[16];
+	unsigned n = 0;
+	const char *p = s;
+
+	for (;;) {
+		char *end;
+		long x;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		x = strtol(p, &end, 10);
+		if (x < 0 || x > 255 || n == 16)
+			return -EINVAL;
+		v[n++] = (uint8_t)x;
+		p = end;
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		if (*p == '\n')
+			p++;
+		if (*p != '\0')
+			return -EINVAL;
+		break;
+	}
+	if (n != 16)
+		return -EINVAL;
+	memcpy(ret, v, 16);
+	return 0;
+}
+
+static bool palette_load_sysfs(struct rgb out[16], const char *dir)
+{
+	static const char *const names[3] = {"default_red", "default_grn", "default_blu"};
+	uint8_t ch[3][16];
+
+	for (unsigned i = 0; i < 3; i++) {
+		char path[512], buf[256];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (read_small_file(path, buf, sizeof(buf)) < 0 ||
+		    palette_parse_channel(buf, ch[i]) < 0)
+			return false;
+	}
+	for (unsigned i = 0; i < 16; i++)
+		out[i] = (struct rgb){ch[0][i], ch[1][i], ch[2][i]};
+	return true;
+}
+
+bool palette_init(struct palette *p, enum palette_kind kind, const char *sysfs_dir)
+{
+	bool from_sysfs = false;
+
+	p->fg = 7;
+	p->bg = 0;
+	if (kind == PALETTE_XTERM)
+		memcpy(p->colors, palette_xterm_default, sizeof(palette_xterm_default));
+	else if (kind == PALETTE_LINUX) {
+		memcpy(p->colors, palette_linux_default, sizeof(palette_linux_default));
+		if (sysfs_dir)
+			from_sysfs = palette_load_sysfs(p->colors, sysfs_dir);
+	} else
+		palette_named(p, kind);
+
+	for (unsigned i = 16; i < 232; i++) {
+		unsigned c = i - 16;
+		p->colors[i] =
+		    (struct rgb){cube_levels[c / 36], cube_levels[(c / 6) % 6], cube_levels[c % 6]};
+	}
+	for (unsigned i = 232; i < 256; i++) {
+		uint8_t g = (uint8_t)(8 + (i - 232) * 10);
+		p->colors[i] = (struct rgb){g, g, g};
+	}
+	p->colors[PALETTE_FG] = p->colors[p->fg];
+	p->colors[PALETTE_BG] = p->colors[p->bg];
+	palette_update_cmap(p);
+	return from_sysfs;
+}
+
+unsigned palette_nearest(const struct palette *p, struct rgb c)
+{
+	unsigned best = 0;
+	long best_d = -1;
+
+	for (unsigned i = 0; i < 256; i++) {
+		long dr = (long)p->colors[i].r - c.r;
+		long dg = (long)p->colors[i].g - c.g;
+		long db = (long)p->colors[i].b - c.b;
+		long d = dr * dr + dg * dg + db * db;
+
+		/* Prefer the cube and ramp on ties: they are stable across
+		 * palettes, the 16 console colours are not. */
+		if (best_d < 0 || d < best_d || (d == best_d && best < 16)) {
+			best = i;
+			best_d = d;
+			if (d == 0 && i >= 16)
+				break;
+		}
+	}
+	return best;
+}
+
+unsigned palette_cmap_slot(unsigned index)
+{
+	/* drivers/tty/vt/vt.c color_table[]: ANSI order -> VGA order. */
+	static const uint8_t vga_order[16] = {0, 4, 2, 6, 1, 5, 3, 7, 8, 12, 10, 14, 9, 13, 11, 15};
+
+	index &= 0xff;
+	return index < 16 ? vga_order[index] : index;
+}
 
 struct named_palette {
 	uint32_t colors[16]; /* 0xrrggbb */

@@ -1,62 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 /*
- * Colours and pixel formats. consoled works with a 256-entry palette: entries
- * 0-15 are the 16 console colours (the kernel console's, or xterm's), 16-231
- * xterm's 6x6x6 colour cube and 232-255 its grey ramp. At 8 bpp pseudocolour
- * the palette *is* the colour map, so a cell's pixel is its palette index and
- * 256-colour programs are exact; rgb colours (SGR 38;2) take the nearest
- * entry. At 15/16/24/32 bpp a colour is packed into the visual's bitfields.
- *
- * Two more entries hold the default foreground and background when they are
- * colours of their own (foreground=, background=; palette.h); otherwise the
- * defaults are entries of the 16 (7 on 0 for most palettes). At 8 bpp such a
- * colour shares the slot of an entry with exactly its colour, or takes the
- * colour map slot of cube entry 231 (foreground) or 16 (background), both
- * duplicates of white and black in most palettes; that entry then shows the
- * nearest remaining one. slot[] says which colour map slot shows an entry.
+ * Pixel formats: how a colour of the palette (palette.h) becomes a pixel
+ * value. At 8 bpp pseudocolour the palette *is* the colour map, so a cell's
+ * pixel is its palette index (its colour map slot); at 15/16/24/32 bpp a
+ * colour is packed into the visual's bitfields.
  */
 #include <linux/fb.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "options.h"
-
-struct rgb {
-	uint8_t r, g, b;
-};
-
-#define PALETTE_FG 256 /* the default foreground as a colour of its own */
-#define PALETTE_BG 257 /* the default background as a colour of its own */
-#define PALETTE_ENTRIES 258
-/* The cube entries whose colour map slots PALETTE_FG and PALETTE_BG take at
- * 8 bpp when no entry has their colour. */
-#define PALETTE_FG_SLOT 231
-#define PALETTE_BG_SLOT 16
-
-struct palette {
-	struct rgb colors[PALETTE_ENTRIES];
-	unsigned fg, bg;	       /* entries of the default colours */
-	uint8_t slot[PALETTE_ENTRIES]; /* 8 bpp: the colour map slot showing each entry */
-	struct rgb cmap[256];	       /* 8 bpp: the colour map */
-};
-
-/* The kernel console's default colours (drivers/tty/vt/vt.c). */
-extern const struct rgb palette_linux_default[16];
-
-/* Fills the 16 console colours and the default colours from the kind, and
- * the xterm cube and ramp; then the colour map (palette_update_cmap()).
- * For PALETTE_LINUX the colours come from the vt module's parameters in
- * `sysfs_dir` (normally /sys/module/vt/parameters), so vt.default_red= and
- * friends on the kernel command line are honoured; a missing or malformed
- * file leaves the built-in table. Returns true when sysfs was used. */
-bool palette_init(struct palette *p, enum palette_kind kind, const char *sysfs_dir);
-
-/* Parses "170,0,...": exactly 16 comma-separated values 0-255. */
-int palette_parse_channel(const char *s, uint8_t ret[16]);
-
-/* The palette entry for an rgb colour: exact for the cube and grey ramp. */
-unsigned palette_nearest(const struct palette *p, struct rgb c);
+#include "palette.h"
 
 /*
  * Below 8 bits a pixel (1 bpp monochrome, FB_VISUAL_MONO01 and MONO10)
@@ -111,11 +65,6 @@ uint32_t pixel_pack_rgb(const struct pixel_format *pf, struct rgb c);
  * as (bg * (255 - a) + fg * a + 127) / 255 and packed again. Indexed formats
  * have no colours between entries: fg from a = 128 on. */
 uint32_t pixel_blend(const struct pixel_format *pf, uint32_t fg, uint32_t bg, uint8_t a);
-
-/* The colour map slot of console colour (or cube entry) `index` at 8 bpp
- * pseudocolour as fbcon orders them (VGA order for 0-15), before any slot is
- * taken for PALETTE_FG or PALETTE_BG. */
-unsigned palette_cmap_slot(unsigned index);
 
 /* The pixel value of palette entry `index` (< PALETTE_ENTRIES). */
 uint32_t pixel_from_index(const struct pixel_format *pf, const struct palette *p, unsigned index);

@@ -335,6 +335,13 @@ static void test_config_flag(void)
 	tmp_cleanup();
 }
 
+/* config_load()'s setter, as options.c has it. */
+static int set_option(void *userdata, const char *key, const char *value, char *err,
+		      size_t err_size)
+{
+	return options_set(userdata, key, value, err, err_size);
+}
+
 static void test_bad_lines(void)
 {
 	struct options o;
@@ -382,7 +389,7 @@ static void test_bad_lines(void)
 	/* config_load() says how much it ignored. */
 	struct options p = {0};
 	capture_begin(tmpdir);
-	CHECK_EQ_U(config_load(&p, conf_path, false), 6);
+	CHECK_EQ_U(config_load(conf_path, false, set_option, &p), 6);
 	capture_end();
 	options_fini(&p);
 

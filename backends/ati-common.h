@@ -6,11 +6,14 @@
  * Rage128's, moved to a new chip: the same FIFOed GUI registers at the same
  * offsets (DP_GUI_MASTER_CNTL, DP_CNTL, SRC_Y_X, DST_Y_X, DST_HEIGHT_WIDTH,
  * ...), the same "write the size to start" protocol and a status register
- * with the free FIFO slots in its low bits and "busy" in bit 31. What this
- * header holds is therefore chip-independent: register access, polling with
- * a deadline, and the geometry of an operation (direction bits, rebasing,
- * bands). Each plugin keeps its register map for what differs: how pitch and
- * offset are encoded, cache flushes, engine reset.
+ * with the free FIFO slots in its low bits and "busy" in bit 31. So most of
+ * a plugin does not depend on the chip: this header holds register access
+ * and polling with a deadline, ati-common.c (compiled into each plugin) the
+ * geometry of an operation (below: direction bits, rebasing, bands) and the
+ * plugin itself (its consoled_backend_ops, create() and probe()). Each
+ * plugin keeps its register map for what differs and hands it over in a
+ * struct ati_chip: how pitch and offset are encoded, the register writes of
+ * a copy and a fill, cache flushes, engine reset.
  *
  * Geometry. The engine addresses a pixel as offset + y * pitch + x * bpp,
  * with coordinates of 13 bits (the default scissor's limit, 8191) and offset
@@ -86,14 +89,28 @@
 /* Room in the FIFO within this time, or the engine is hung. */
 #define ATI_FIFO_TIMEOUT_USEC 100000u
 
-/* The state shared by the two plugins. */
+/* A bounded wait in create(), reset() and destroy(). */
+#define ATI_SETTLE_TIMEOUT_USEC 100000u
+
+#define ATI_PCI_VENDOR 0x1002
+
+/* ati-common.c is compiled into each plugin: its functions stay inside the
+ * plugin, which exports consoled_backend_plugin alone. */
+#define ATI_HIDDEN __attribute__((visibility("hidden")))
+
+struct ati_chip;
+
+/* The state shared by the two plugins. The plugin's own struct starts with
+ * it, and it starts with consoled's handle. */
 struct ati_engine {
+	struct consoled_backend base; /* first: consoled's handle is this struct */
+	const struct ati_chip *chip;
 	const struct consoled_host *host;
 	volatile uint8_t *regs;
 	bool hang;	 /* CONSOLED_BACKEND_TEST_HANG: never report idle */
 	bool qemu_model; /* QEMU's ati-vga, with its quirks */
 
-	uint32_t status_reg; /* GUI_STAT or RBBM_STATUS */
+	uint32_t status_reg; /* the chip's, copied here for the loops below */
 	uint32_t fifo_mask;  /* its free-slots field */
 	uint32_t fifo_free;  /* free slots at the last look, minus what we wrote since */
 
@@ -105,7 +122,7 @@ struct ati_engine {
 	uint32_t pitch;	       /* bytes per line */
 	uint32_t width;	       /* addressable pixels per line (pitch / bytes_per_pixel) */
 	uint32_t lines;	       /* lines of the virtual screen the engine may touch */
-	uint32_t offset_align; /* bytes; set by the plugin before ati_mode_init() */
+	uint32_t offset_align; /* bytes, the chip's */
 	uint32_t base_period;  /* lines between lines that the offset can address */
 };
 
@@ -118,8 +135,80 @@ struct ati_blit {
 	uint32_t pixel; /* fills: the colour */
 };
 
-/* Writes one blit (copy) or solid fill; returns 0 or -ETIMEDOUT. */
-typedef int ati_emit_fn(struct ati_engine *e, const struct ati_blit *b);
+/* Writes one blit (copy) or solid fill, into FIFO slots already taken. */
+typedef void ati_emit_fn(struct ati_engine *e, const struct ati_blit *b);
+
+/* What one chip does its own way, for the plugin ati-common.c builds
+ * around it. Every member is required unless it says otherwise. */
+struct ati_chip {
+	size_t size; /* of the plugin's struct, which starts with struct ati_engine */
+
+	uint32_t status_reg;	 /* FIFO slots and busy bit: GUI_STAT or RBBM_STATUS */
+	const char *status_name; /* its name in messages */
+	uint32_t fifo_mask;	 /* its free-slots field */
+	uint32_t offset_align;	 /* bytes an offset register counts in */
+	uint32_t regs_end;	 /* the register window must reach past the last register used */
+	const char *cache_name;	 /* what flush() writes back, in messages */
+
+	/* probe(): does the PCI device id (vendor ATI) name one of the
+	 * chips, and does fix.id name the driver? */
+	bool (*known_device)(uint16_t device);
+	bool (*known_fb_id)(const char *id);
+	/* Optional. create(), before the mode is read: warns of what is
+	 * unusual about the device. */
+	void (*check_device)(struct ati_engine *e, const struct consoled_fb_info *fb);
+	/* After ati_mode_init(): encodes e->pitch for the pitch registers, or
+	 * -ENOTSUP (logged) when they cannot hold it. */
+	int (*set_pitch)(struct ati_engine *e);
+	/* Optional. With the registers mapped and a mode read: in create()
+	 * after engine_reset() and setup(), in mode_changed() before them. */
+	void (*check_mode)(struct ati_engine *e);
+	/* Resets the engine, which empties the FIFO. */
+	void (*engine_reset)(struct ati_engine *e);
+	/* After the reset, one FIFO slot taken: the chip's own engine state. */
+	void (*setup)(struct ati_engine *e);
+	/* Writes the chip's cache back to VRAM and waits for it, within the
+	 * deadline. */
+	int (*flush)(struct ati_engine *e, uint64_t deadline);
+	/* One copy and one solid fill, and the register writes (FIFO
+	 * slots) each takes. */
+	ati_emit_fn *emit_copy, *emit_fill;
+	uint32_t copy_writes, fill_writes;
+	/* In create()'s info line: the chip's name ("Radeon", "Rage128"),
+	 * and optionally, what the line adds for the chip once the engine is
+	 * set up (", VRAM at ..."), written to buf. */
+	const char *name;
+	void (*describe)(struct ati_engine *e, char *buf, size_t size);
+};
+
+/* The plugin's probe() and create() (ati-common.c). */
+ATI_HIDDEN int ati_probe(const struct ati_chip *chip, const struct consoled_fb_info *fb);
+ATI_HIDDEN int ati_create(const struct ati_chip *chip, const struct consoled_fb_info *fb,
+			  const struct consoled_host *host, struct consoled_backend **ret);
+
+/* Defines the plugin's one exported symbol, consoled_backend_plugin, for
+ * the struct ati_chip `chip`, with probe() and create() from ati-common.c. */
+#define ATI_BACKEND_PLUGIN(chip, plugin_name, plugin_description)                                  \
+	static int ati_plugin_probe(const struct consoled_fb_info *fb)                             \
+	{                                                                                          \
+		return ati_probe(&(chip), fb);                                                     \
+	}                                                                                          \
+	static int ati_plugin_create(const struct consoled_fb_info *fb,                            \
+				     const struct consoled_host *host,                             \
+				     struct consoled_backend **ret)                                \
+	{                                                                                          \
+		return ati_create(&(chip), fb, host, ret);                                         \
+	}                                                                                          \
+	const struct consoled_backend_plugin consoled_backend_plugin = {                           \
+	    .abi_major = CONSOLED_BACKEND_ABI_MAJOR,                                               \
+	    .abi_minor = CONSOLED_BACKEND_ABI_MINOR,                                               \
+	    .struct_size = sizeof(struct consoled_backend_plugin),                                 \
+	    .name = (plugin_name),                                                                 \
+	    .version = "1",                                                                        \
+	    .description = (plugin_description),                                                   \
+	    .probe = ati_plugin_probe,                                                             \
+	    .create = ati_plugin_create,                                                           \
+	}
 
 #define ati_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
@@ -139,6 +228,16 @@ static inline void ati_write(struct ati_engine *e, uint32_t reg, uint32_t value)
 static inline void ati_write8(struct ati_engine *e, uint32_t reg, uint8_t value)
 {
 	*(volatile uint8_t *)(e->regs + reg) = value;
+}
+
+/* A reset pulse: sets `bits` over `value` (what reg held), then clears
+ * them, reading reg back after each write so that it has reached the chip. */
+static inline void ati_pulse(struct ati_engine *e, uint32_t reg, uint32_t value, uint32_t bits)
+{
+	ati_write(e, reg, value | bits);
+	(void)ati_read(e, reg);
+	ati_write(e, reg, value & ~bits);
+	(void)ati_read(e, reg);
 }
 
 static inline uint64_t ati_now_usec(void)
@@ -204,30 +303,6 @@ static inline int ati_wait_idle(struct ati_engine *e, uint64_t deadline, bool ha
 	}
 }
 
-/* Idle as the drivers define it: FIFO drained, busy bit clear (the status
- * register is named status_name in the log), then the chip's cache written
- * back by flush(), all within one deadline of timeout_usec. */
-static inline int ati_wait_done(struct ati_engine *e, uint32_t timeout_usec, bool hang,
-				const char *status_name, const char *cache_name,
-				int (*flush)(struct ati_engine *e, uint64_t deadline))
-{
-	uint64_t deadline = ati_now_usec() + timeout_usec;
-	int ret;
-
-	ret = ati_wait_idle(e, deadline, hang);
-	if (ret < 0) {
-		ati_log(e, LOG_ERR, "The engine is still busy after %u ms (%s %#x)%s",
-			timeout_usec / 1000, status_name, ati_read(e, e->status_reg),
-			hang ? " (test switch: simulated hang)" : "");
-		return ret;
-	}
-	ret = flush(e, deadline);
-	if (ret < 0)
-		ati_log(e, LOG_ERR, "The %s did not flush within %u ms", cache_name,
-			timeout_usec / 1000);
-	return ret;
-}
-
 /* Waits until `bit` of `reg` reads 0 (a cache flush to finish). */
 static inline int ati_wait_clear(struct ati_engine *e, uint32_t reg, uint32_t bit,
 				 uint64_t deadline)
@@ -241,185 +316,41 @@ static inline int ati_wait_clear(struct ati_engine *e, uint32_t reg, uint32_t bi
 	}
 }
 
-static inline uint32_t ati_gcd(uint32_t a, uint32_t b)
+/* The pitch in units of `unit` bytes, at most `max` of them, or -ENOTSUP
+ * (logged). */
+static inline int ati_pitch_units(struct ati_engine *e, uint32_t unit, uint32_t max,
+				  uint32_t *ret_units)
 {
-	while (b) {
-		uint32_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
-/* Reads the mode. -ENOTSUP (logged) for what the engine cannot draw. The
- * plugin checks its own pitch encoding afterwards. */
-static inline int ati_mode_init(struct ati_engine *e, const struct consoled_fb_info *fb)
-{
-	uint32_t bytes, datatype, lines;
-
-	/* Copies and solid fills move raw pixels: 15 and 16 bpp modes (both
-	 * 16 bits in memory) use the 16-bit datatype, as fbdev reports both
-	 * with bits_per_pixel 16. 24 bpp would need the 8 bpp engine with x
-	 * tripled, and a solid fill cannot write a 3-byte colour that way. */
-	switch (fb->bits_per_pixel) {
-	case 8:
-		bytes = 1;
-		datatype = ATI_DATATYPE_8BPP;
-		break;
-	case 15:
-		bytes = 2;
-		datatype = ATI_DATATYPE_15BPP;
-		break;
-	case 16:
-		bytes = 2;
-		datatype = ATI_DATATYPE_16BPP;
-		break;
-	case 32:
-		bytes = 4;
-		datatype = ATI_DATATYPE_32BPP;
-		break;
-	default:
-		ati_log(e, LOG_INFO, "The 2D engine is not driven at %u bits per pixel",
-			fb->bits_per_pixel);
+	if (e->pitch % unit != 0 || e->pitch / unit > max) {
+		ati_log(e, LOG_INFO,
+			"Lines of %u bytes are not a pitch the engine takes (multiples of %u "
+			"bytes, at most %u)",
+			e->pitch, unit, max * unit);
 		return -ENOTSUP;
 	}
-	if (fb->line_length == 0 || fb->line_length % bytes != 0 ||
-	    fb->line_length / bytes > ATI_MAX_COORD + 1) {
-		ati_log(e, LOG_INFO, "The 2D engine cannot address lines of %u bytes",
-			fb->line_length);
-		return -ENOTSUP;
-	}
-	/* QEMU's model (7.2) silently drops a blit that reaches the last line
-	 * of VRAM (it checks offset + (y + h) * pitch + x < VRAM size): keep
-	 * that line out of reach, so such an operation is refused instead. */
-	lines = fb->smem_len / fb->line_length;
-	if (e->qemu_model && lines > 0)
-		lines--;
-	if (fb->yres_virtual < lines)
-		lines = fb->yres_virtual;
-
-	e->bytes_per_pixel = bytes;
-	e->datatype = datatype;
-	e->pitch = fb->line_length;
-	e->width = fb->line_length / bytes;
-	e->lines = lines;
-	e->base_period = e->offset_align / ati_gcd(e->pitch, e->offset_align);
+	*ret_units = e->pitch / unit;
 	return 0;
 }
 
-static inline int ati_check_rect(struct ati_engine *e, const char *what, uint32_t x, uint32_t y,
-				 uint32_t w, uint32_t h)
+/* DP_GUI_MASTER_CNTL for an operation with brush and ROP `gmc`: source and
+ * destination through their own pitch/offset registers, in the mode's
+ * datatype, from memory, every bit written, no colour key, no clipping. */
+static inline uint32_t ati_gmc(const struct ati_engine *e, uint32_t gmc)
 {
-	if ((uint64_t)x + w > e->width || (uint64_t)y + h > e->lines) {
-		ati_log(e, LOG_ERR, "%s %ux%u at %u,%u lies outside the %ux%u framebuffer", what, w,
-			h, x, y, e->width, e->lines);
-		return -EINVAL;
-	}
-	return 0;
+	return gmc | ATI_GMC_SRC_PITCH_OFFSET_CNTL | ATI_GMC_DST_PITCH_OFFSET_CNTL |
+	       ATI_GMC_DST_DATATYPE(e->datatype) | ATI_GMC_SRC_DATATYPE_COLOR |
+	       ATI_GMC_SRC_SOURCE_MEMORY | ATI_GMC_CLR_CMP_CNTL_DIS | ATI_GMC_AUX_CLIP_DIS |
+	       ATI_GMC_WR_MSK_DIS;
 }
 
-/* The offset of the nearest addressable line at or above y, and y from it. */
-static inline void ati_rebase(const struct ati_engine *e, uint32_t y, uint32_t *ret_offset,
-			      uint32_t *ret_y)
+/* The last writes of an operation: where (a copy's source too), then the
+ * size, whose write starts it. */
+static inline void ati_emit_start(struct ati_engine *e, const struct ati_blit *b, bool copy)
 {
-	uint32_t base = y - y % e->base_period;
-
-	*ret_offset = base * e->pitch;
-	*ret_y = y - base;
-}
-
-static inline int ati_copy(struct ati_engine *e, uint32_t sx, uint32_t sy, uint32_t dx, uint32_t dy,
-			   uint32_t w, uint32_t h, ati_emit_fn *emit)
-{
-	bool bottom_up = dy > sy, right_to_left = dx > sx;
-	int r;
-
-	if (w == 0 || h == 0 || (sx == dx && sy == dy))
-		return 0;
-	r = ati_check_rect(e, "Copy source", sx, sy, w, h);
-	if (r < 0)
-		return r;
-	r = ati_check_rect(e, "Copy destination", dx, dy, w, h);
-	if (r < 0)
-		return r;
-
-	/* Bands are walked in the same vertical order as the lines inside
-	 * them, so that a band never reads lines another band has written. */
-	for (uint32_t done = 0; done < h;) {
-		uint32_t n = h - done < ATI_BAND_LINES ? h - done : ATI_BAND_LINES;
-		uint32_t top = bottom_up ? h - done - n : done;
-		uint32_t src_y, dst_y;
-		struct ati_blit b = {
-		    .w = w,
-		    .h = n,
-		    .dp_cntl = (right_to_left ? 0 : ATI_DST_X_LEFT_TO_RIGHT) |
-			       (bottom_up ? 0 : ATI_DST_Y_TOP_TO_BOTTOM),
-		};
-
-		ati_rebase(e, sy + top, &b.src_offset, &src_y);
-		ati_rebase(e, dy + top, &b.dst_offset, &dst_y);
-		b.src_x = right_to_left ? sx + w - 1 : sx;
-		b.dst_x = right_to_left ? dx + w - 1 : dx;
-		b.src_y = bottom_up ? src_y + n - 1 : src_y;
-		b.dst_y = bottom_up ? dst_y + n - 1 : dst_y;
-		r = emit(e, &b);
-		if (r < 0)
-			return r;
-		done += n;
-	}
-	return 0;
-}
-
-static inline int ati_fill(struct ati_engine *e, uint32_t x, uint32_t y, uint32_t w, uint32_t h,
-			   uint32_t pixel, ati_emit_fn *emit)
-{
-	int r;
-
-	if (w == 0 || h == 0)
-		return 0;
-	r = ati_check_rect(e, "Fill", x, y, w, h);
-	if (r < 0)
-		return r;
-	for (uint32_t done = 0; done < h;) {
-		uint32_t n = h - done < ATI_BAND_LINES ? h - done : ATI_BAND_LINES;
-		struct ati_blit b = {
-		    .dst_x = x,
-		    .w = w,
-		    .h = n,
-		    .dp_cntl = ATI_DST_X_LEFT_TO_RIGHT | ATI_DST_Y_TOP_TO_BOTTOM,
-		    .pixel = pixel,
-		};
-
-		ati_rebase(e, y + done, &b.dst_offset, &b.dst_y);
-		r = emit(e, &b);
-		if (r < 0)
-			return r;
-		done += n;
-	}
-	return 0;
-}
-
-/* QEMU's ati-vga (both models) has PCI subsystem id 1af4:1100. */
-static inline bool ati_fb_is_qemu_model(const struct consoled_fb_info *fb)
-{
-	return fb->pci_subsystem_vendor == 0x1af4 && fb->pci_subsystem_device == 0x1100;
-}
-
-/* The host's test switches, where its struct has them. */
-static inline uint32_t ati_host_test_flags(const struct consoled_host *host)
-{
-	if (host->struct_size <
-	    offsetof(struct consoled_host, test_flags) + sizeof(host->test_flags))
-		return 0;
-	return host->test_flags;
-}
-
-/* Does fb_info carry every member up to and including line_length? */
-static inline bool ati_fb_info_complete(const struct consoled_fb_info *fb)
-{
-	return fb->struct_size >=
-	       offsetof(struct consoled_fb_info, line_length) + sizeof(fb->line_length);
+	if (copy)
+		ati_write(e, ATI_SRC_Y_X, b->src_y << 16 | b->src_x);
+	ati_write(e, ATI_DST_Y_X, b->dst_y << 16 | b->dst_x);
+	ati_write(e, ATI_DST_HEIGHT_WIDTH, b->h << 16 | b->w);
 }
 
 #endif

@@ -9,7 +9,8 @@
  * is still drawing (bit 31). A blit is a handful of state writes and then
  * DST_HEIGHT_WIDTH, whose write starts it; a solid fill is the same with ROP
  * "pattern copy" and a solid brush of DP_BRUSH_FRGD_CLR. The common parts
- * (geometry, directions, polling) are in ../ati-common.h.
+ * (geometry, directions, polling, the plugin's ops) are in ../ati-common.h
+ * and ../ati-common.c; this file describes the chip (rage128_chip).
  *
  * Trade-offs:
  * - aty128fb never initialises the 2D engine (it has no acceleration), and
@@ -79,15 +80,9 @@
 #define R128_PITCH_UNIT_PIXELS 8
 #define R128_PITCH_MAX 0x3ff
 
-/* A bounded wait in create(), reset() and destroy(). */
-#define R128_SETTLE_TIMEOUT_USEC 100000u
-
-#define PCI_VENDOR_ATI 0x1002
-
 struct rage128 {
-	struct consoled_backend base; /* first: consoled's handle is this struct */
-	struct ati_engine engine;
-	uint32_t pitch_units; /* pitch in 8-pixel units, for SRC/DST_PITCH */
+	struct ati_engine engine; /* first: consoled's handle is this struct */
+	uint32_t pitch_units;	  /* pitch in 8-pixel units, for SRC/DST_PITCH */
 };
 
 /*
@@ -101,15 +96,13 @@ static const char *const rage128_chip_codes[] = {
     "LE LF MF ML",							       /* Mobility M3, M4 */
 };
 
-static struct rage128 *to_rage128(struct consoled_backend *b)
+static struct rage128 *to_rage128(struct ati_engine *e)
 {
-	return (struct rage128 *)b;
+	return ati_container_of(e, struct rage128, engine);
 }
 
-static bool rage128_known_id(uint16_t vendor, uint16_t device)
+static bool rage128_known_device(uint16_t device)
 {
-	if (vendor != PCI_VENDOR_ATI)
-		return false;
 	for (size_t i = 0; i < sizeof(rage128_chip_codes) / sizeof(rage128_chip_codes[0]); i++)
 		for (const char *c = rage128_chip_codes[i]; c[0] && c[1]; c += c[2] ? 3 : 2)
 			if (((unsigned)c[0] << 8 | (unsigned)c[1]) == device)
@@ -117,13 +110,9 @@ static bool rage128_known_id(uint16_t vendor, uint16_t device)
 	return false;
 }
 
-static int rage128_probe(const struct consoled_fb_info *fb)
+static bool rage128_known_fb_id(const char *id)
 {
-	if (rage128_known_id(fb->pci_vendor, fb->pci_device))
-		return 100;
-	if (strcmp(fb->id, "ATY Rage128") == 0)
-		return 50;
-	return 0;
+	return strcmp(id, "ATY Rage128") == 0;
 }
 
 /* PLL registers sit behind an index/data pair; the index is one byte. */
@@ -152,283 +141,108 @@ static void rage128_soft_reset(struct ati_engine *e)
 {
 	uint32_t clock_index, mclk, gen_reset;
 
-	(void)rage128_flush_pixel_cache(e, ati_now_usec() + R128_SETTLE_TIMEOUT_USEC);
+	(void)rage128_flush_pixel_cache(e, ati_now_usec() + ATI_SETTLE_TIMEOUT_USEC);
 	clock_index = ati_read(e, R128_CLOCK_CNTL_INDEX);
 	mclk = rage128_pll_read(e, R128_PLL_MCLK_CNTL);
 	rage128_pll_write(e, R128_PLL_MCLK_CNTL, mclk | R128_MCLK_FORCE_ON);
 
 	gen_reset = ati_read(e, R128_GEN_RESET_CNTL);
-	ati_write(e, R128_GEN_RESET_CNTL, gen_reset | R128_SOFT_RESET_GUI);
-	(void)ati_read(e, R128_GEN_RESET_CNTL);
-	ati_write(e, R128_GEN_RESET_CNTL, gen_reset & ~R128_SOFT_RESET_GUI);
-	(void)ati_read(e, R128_GEN_RESET_CNTL);
+	ati_pulse(e, R128_GEN_RESET_CNTL, gen_reset, R128_SOFT_RESET_GUI);
 
 	rage128_pll_write(e, R128_PLL_MCLK_CNTL, mclk);
 	ati_write(e, R128_CLOCK_CNTL_INDEX, clock_index);
 	ati_write(e, R128_GEN_RESET_CNTL, gen_reset);
 	ati_write(e, R128_PM4_BUFFER_CNTL, R128_PM4_BUFFER_CNTL_NONPM4);
-	/* The FIFO was emptied; count its slots again on the next write. */
-	e->fifo_free = 0;
 }
 
-/* Resets the engine and waits (bounded, ignoring the test switch) until it
- * answers as idle. */
-static int rage128_engine_init(struct rage128 *r)
+/* After the reset: the 3D scaler shares the pipeline; aty128fb switches it
+ * off too. */
+static void rage128_setup(struct ati_engine *e)
 {
-	struct ati_engine *e = &r->engine;
-	int ret;
-
-	(void)ati_wait_idle(e, ati_now_usec() + R128_SETTLE_TIMEOUT_USEC, false);
-	rage128_soft_reset(e);
-	ret = ati_fifo_reserve(e, 1);
-	if (ret < 0)
-		return ret;
-	/* The 3D scaler shares the pipeline; aty128fb switches it off too. */
 	ati_write(e, R128_SCALE_3D_CNTL, 0);
-	ret = ati_wait_idle(e, ati_now_usec() + R128_SETTLE_TIMEOUT_USEC, false);
-	if (ret < 0)
-		ati_log(e, LOG_ERR, "The engine is still busy after a reset (GUI_STAT %#x)",
-			ati_read(e, R128_GUI_STAT));
-	return ret;
 }
 
 /* On QEMU's model, CRTC_OFFSET moves every blit (not the picture). */
-static void rage128_check_display_start(struct rage128 *r)
+static void rage128_check_display_start(struct ati_engine *e)
 {
 	uint32_t start;
 
-	if (!r->engine.qemu_model)
+	if (!e->qemu_model)
 		return;
-	start = ati_read(&r->engine, R128_CRTC_OFFSET) & 0x07ffffff;
+	start = ati_read(e, R128_CRTC_OFFSET) & 0x07ffffff;
 	if (start != 0)
-		ati_log(&r->engine, LOG_WARNING,
+		ati_log(e, LOG_WARNING,
 			"The display starts at byte %u: QEMU's Rage128 model adds this to every "
 			"blit address, so blits will land %u bytes too far",
 			start, start);
 }
 
-static int rage128_set_mode(struct rage128 *r, const struct consoled_fb_info *fb)
+static int rage128_set_pitch(struct ati_engine *e)
 {
-	struct ati_engine *e = &r->engine;
-	uint32_t unit;
-	int ret;
-
-	ret = ati_mode_init(e, fb);
-	if (ret < 0)
-		return ret;
-	unit = R128_PITCH_UNIT_PIXELS * e->bytes_per_pixel;
-	if (e->pitch % unit != 0 || e->pitch / unit > R128_PITCH_MAX) {
-		ati_log(e, LOG_INFO,
-			"Lines of %u bytes are not a pitch the engine takes (multiples of %u "
-			"bytes, at most %u)",
-			e->pitch, unit, R128_PITCH_MAX * unit);
-		return -ENOTSUP;
-	}
-	r->pitch_units = e->pitch / unit;
-	return 0;
+	return ati_pitch_units(e, R128_PITCH_UNIT_PIXELS * e->bytes_per_pixel, R128_PITCH_MAX,
+			       &to_rage128(e)->pitch_units);
 }
 
-static int rage128_emit_copy(struct ati_engine *e, const struct ati_blit *b)
+/* The state common to copies and fills: datatype, brush and ROP (gmc),
+ * write mask, scissor and direction. A fill's colour comes between the
+ * first and the rest. */
+static void rage128_emit_state(struct ati_engine *e, const struct ati_blit *b, uint32_t gmc,
+			       bool fill)
 {
-	struct rage128 *r = ati_container_of(e, struct rage128, engine);
-	int ret;
-
-	ret = ati_fifo_reserve(e, 11);
-	if (ret < 0)
-		return ret;
-	ati_write(e, ATI_DP_GUI_MASTER_CNTL,
-		  ATI_GMC_SRC_PITCH_OFFSET_CNTL | ATI_GMC_DST_PITCH_OFFSET_CNTL |
-		      ATI_GMC_BRUSH_NONE | ATI_GMC_DST_DATATYPE(e->datatype) |
-		      ATI_GMC_SRC_DATATYPE_COLOR | ATI_GMC_ROP3_SRCCOPY |
-		      ATI_GMC_SRC_SOURCE_MEMORY | ATI_GMC_CLR_CMP_CNTL_DIS | ATI_GMC_AUX_CLIP_DIS |
-		      ATI_GMC_WR_MSK_DIS);
+	ati_write(e, ATI_DP_GUI_MASTER_CNTL, ati_gmc(e, gmc));
+	if (fill)
+		ati_write(e, ATI_DP_BRUSH_FRGD_CLR, b->pixel);
 	ati_write(e, ATI_DP_WRITE_MASK, 0xffffffff);
 	ati_write(e, ATI_DEFAULT_SC_BOTTOM_RIGHT, ATI_SCISSOR_MAX);
 	ati_write(e, ATI_DP_CNTL, b->dp_cntl);
+}
+
+static void rage128_emit_copy(struct ati_engine *e, const struct ati_blit *b)
+{
+	struct rage128 *r = to_rage128(e);
+
+	rage128_emit_state(e, b, ATI_GMC_BRUSH_NONE | ATI_GMC_ROP3_SRCCOPY, false);
 	ati_write(e, R128_SRC_OFFSET, b->src_offset);
 	ati_write(e, R128_SRC_PITCH, r->pitch_units);
 	ati_write(e, R128_DST_OFFSET, b->dst_offset);
 	ati_write(e, R128_DST_PITCH, r->pitch_units);
-	ati_write(e, ATI_SRC_Y_X, b->src_y << 16 | b->src_x);
-	ati_write(e, ATI_DST_Y_X, b->dst_y << 16 | b->dst_x);
-	ati_write(e, ATI_DST_HEIGHT_WIDTH, b->h << 16 | b->w);
-	return 0;
+	ati_emit_start(e, b, true);
 }
 
 /* A solid fill is a pattern copy (ROP 0xf0) with a solid brush: no source. */
-static int rage128_emit_fill(struct ati_engine *e, const struct ati_blit *b)
+static void rage128_emit_fill(struct ati_engine *e, const struct ati_blit *b)
 {
-	struct rage128 *r = ati_container_of(e, struct rage128, engine);
-	int ret;
+	struct rage128 *r = to_rage128(e);
 
-	ret = ati_fifo_reserve(e, 9);
-	if (ret < 0)
-		return ret;
-	ati_write(e, ATI_DP_GUI_MASTER_CNTL,
-		  ATI_GMC_SRC_PITCH_OFFSET_CNTL | ATI_GMC_DST_PITCH_OFFSET_CNTL |
-		      ATI_GMC_BRUSH_SOLID_COLOR | ATI_GMC_DST_DATATYPE(e->datatype) |
-		      ATI_GMC_SRC_DATATYPE_COLOR | ATI_GMC_ROP3_PATCOPY |
-		      ATI_GMC_SRC_SOURCE_MEMORY | ATI_GMC_CLR_CMP_CNTL_DIS | ATI_GMC_AUX_CLIP_DIS |
-		      ATI_GMC_WR_MSK_DIS);
-	ati_write(e, ATI_DP_BRUSH_FRGD_CLR, b->pixel);
-	ati_write(e, ATI_DP_WRITE_MASK, 0xffffffff);
-	ati_write(e, ATI_DEFAULT_SC_BOTTOM_RIGHT, ATI_SCISSOR_MAX);
-	ati_write(e, ATI_DP_CNTL, b->dp_cntl);
+	rage128_emit_state(e, b, ATI_GMC_BRUSH_SOLID_COLOR | ATI_GMC_ROP3_PATCOPY, true);
 	ati_write(e, R128_DST_OFFSET, b->dst_offset);
 	ati_write(e, R128_DST_PITCH, r->pitch_units);
-	ati_write(e, ATI_DST_Y_X, b->dst_y << 16 | b->dst_x);
-	ati_write(e, ATI_DST_HEIGHT_WIDTH, b->h << 16 | b->w);
-	return 0;
+	ati_emit_start(e, b, false);
 }
 
-static int rage128_copy(struct consoled_backend *b, uint32_t sx, uint32_t sy, uint32_t dx,
-			uint32_t dy, uint32_t w, uint32_t h)
-{
-	return ati_copy(&to_rage128(b)->engine, sx, sy, dx, dy, w, h, rage128_emit_copy);
-}
-
-static int rage128_fill(struct consoled_backend *b, uint32_t x, uint32_t y, uint32_t w, uint32_t h,
-			uint32_t pixel)
-{
-	return ati_fill(&to_rage128(b)->engine, x, y, w, h, pixel, rage128_emit_fill);
-}
-
-/* Idle as aty128fb's wait_for_idle(): FIFO drained, GUI_STAT bit 31 clear,
- * then the pixel cache written back, all within one deadline. */
-static int rage128_wait_done(struct ati_engine *e, uint32_t timeout_usec, bool hang)
-{
-	return ati_wait_done(e, timeout_usec, hang, "GUI_STAT", "pixel cache",
-			     rage128_flush_pixel_cache);
-}
-
-static int rage128_sync(struct consoled_backend *b, uint32_t timeout_usec)
-{
-	struct ati_engine *e = &to_rage128(b)->engine;
-
-	return rage128_wait_done(e, timeout_usec, e->hang);
-}
-
-static int rage128_reset(struct consoled_backend *b)
-{
-	struct rage128 *r = to_rage128(b);
-
-	ati_log(&r->engine, LOG_NOTICE, "Resetting the 2D engine");
-	return rage128_engine_init(r);
-}
-
-static int rage128_mode_changed(struct consoled_backend *b, const struct consoled_fb_info *fb)
-{
-	struct rage128 *r = to_rage128(b);
-	int ret;
-
-	if (!ati_fb_info_complete(fb))
-		return -EINVAL;
-	ret = rage128_set_mode(r, fb);
-	if (ret < 0)
-		return ret;
-	rage128_check_display_start(r);
-	/* Whoever had the VT meanwhile may have used the engine. */
-	return rage128_engine_init(r);
-}
-
-static void rage128_destroy(struct consoled_backend *b)
-{
-	struct rage128 *r = to_rage128(b);
-	struct ati_engine *e = &r->engine;
-
-	/* consoled unmaps the registers next: nothing may still be drawing. */
-	if (rage128_wait_done(e, R128_SETTLE_TIMEOUT_USEC, e->hang) < 0)
-		ati_log(e, LOG_WARNING, "Leaving the engine busy");
-	free(r);
-}
-
-static void rage128_forget(struct consoled_backend *b)
-{
-	free(to_rage128(b));
-}
-
-static const struct consoled_backend_ops rage128_ops = {
-    .struct_size = sizeof(struct consoled_backend_ops),
-    .copy = rage128_copy,
-    .fill = rage128_fill,
-    .sync = rage128_sync,
-    .destroy = rage128_destroy,
-    .reset = rage128_reset,
-    .mode_changed = rage128_mode_changed,
-    .forget = rage128_forget,
+static const struct ati_chip rage128_chip = {
+    .size = sizeof(struct rage128),
+    .status_reg = R128_GUI_STAT,
+    .status_name = "GUI_STAT",
+    .fifo_mask = R128_GUI_STAT_FIFO_MASK,
+    .offset_align = R128_OFFSET_ALIGN,
+    .regs_end = R128_REGS_END,
+    .cache_name = "pixel cache",
+    .known_device = rage128_known_device,
+    .known_fb_id = rage128_known_fb_id,
+    .set_pitch = rage128_set_pitch,
+    .check_mode = rage128_check_display_start,
+    .engine_reset = rage128_soft_reset,
+    .setup = rage128_setup,
+    /* Idle as aty128fb's wait_for_idle(): FIFO drained, GUI_STAT bit 31
+     * clear, then the pixel cache written back. */
+    .flush = rage128_flush_pixel_cache,
+    .emit_copy = rage128_emit_copy,
+    .copy_writes = 11, /* 4 of state, 2 offsets, 2 pitches, 3 to start */
+    .emit_fill = rage128_emit_fill,
+    .fill_writes = 9, /* 4 of state, colour, offset, pitch, 2 to start */
+    .name = "Rage128",
 };
 
-static int rage128_create(const struct consoled_fb_info *fb, const struct consoled_host *host,
-			  struct consoled_backend **ret)
-{
-	struct rage128 *r;
-	struct ati_engine *e;
-	volatile void *regs;
-	size_t len = 0;
-	int err;
-
-	if (!ati_fb_info_complete(fb) || !host->log || !host->map_mmio)
-		return -EINVAL;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	r->base.ops = &rage128_ops;
-	e = &r->engine;
-	e->qemu_model = ati_fb_is_qemu_model(fb);
-	e->host = host;
-	e->hang = ati_host_test_flags(host) & CONSOLED_BACKEND_TEST_HANG;
-	e->status_reg = R128_GUI_STAT;
-	e->fifo_mask = R128_GUI_STAT_FIFO_MASK;
-	e->offset_align = R128_OFFSET_ALIGN;
-
-	err = rage128_set_mode(r, fb);
-	if (err < 0)
-		goto err_free;
-
-	regs = host->map_mmio(host->userdata, &len);
-	if (!regs) {
-		err = errno ? -errno : -ENODEV;
-		ati_log(e, LOG_ERR, "Cannot map the registers of %s: %s", fb->path, strerror(-err));
-		goto err_free;
-	}
-	if (len < R128_REGS_END) {
-		ati_log(e, LOG_ERR,
-			"The register window of %s is %zu bytes, too small for the 2D engine",
-			fb->path, len);
-		err = -ENODEV;
-		goto err_free;
-	}
-	e->regs = (volatile uint8_t *)regs;
-
-	/* A card that fell off the bus reads all ones. */
-	if (ati_read(e, R128_GUI_STAT) == 0xffffffff) {
-		ati_log(e, LOG_ERR, "The registers of %s read all ones", fb->path);
-		err = -ENODEV;
-		goto err_free;
-	}
-	err = rage128_engine_init(r);
-	if (err < 0)
-		goto err_free;
-	rage128_check_display_start(r);
-
-	ati_log(e, LOG_INFO, "Rage128 2D engine (%04x:%04x%s), %u bpp, %u bytes per line, %u lines",
-		fb->pci_vendor, fb->pci_device, e->qemu_model ? ", QEMU's model" : "",
-		fb->bits_per_pixel, e->pitch, e->lines);
-	*ret = &r->base;
-	return 0;
-
-err_free:
-	free(r);
-	return err;
-}
-
-const struct consoled_backend_plugin consoled_backend_plugin = {
-    .abi_major = CONSOLED_BACKEND_ABI_MAJOR,
-    .abi_minor = CONSOLED_BACKEND_ABI_MINOR,
-    .struct_size = sizeof(struct consoled_backend_plugin),
-    .name = "rage128",
-    .version = "1",
-    .description = "ATI Rage128 2D engine (aty128fb): copies and solid fills through MMIO",
-    .probe = rage128_probe,
-    .create = rage128_create,
-};
+ATI_BACKEND_PLUGIN(rage128_chip, "rage128",
+		   "ATI Rage128 2D engine (aty128fb): copies and solid fills through MMIO");

@@ -276,7 +276,7 @@ GUEST_MODULES += ["dummy"]
 WESTON = "weston --backend=drm-backend.so --use-pixman --log=/tmp/weston.log"
 WESTON_LOG = "/tmp/weston.log"
 
-# xterm's 16 colours (daemon/pixel.c); index 7 is the default foreground.
+# xterm's 16 colours (daemon/palette.c); index 7 is the default foreground.
 XTERM_PALETTE = [
     (0x00, 0x00, 0x00), (0xcd, 0x00, 0x00), (0x00, 0xcd, 0x00), (0xcd, 0xcd, 0x00),
     (0x00, 0x00, 0xee), (0xcd, 0x00, 0xcd), (0x00, 0xcd, 0xcd), (0xe5, 0xe5, 0xe5),

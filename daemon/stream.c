@@ -202,17 +202,19 @@ void stream_set_direct(struct stream *s, bool on)
 	s->direct = on && s->cfg.palette;
 }
 
+static void osc52_forget(struct stream *s);
+
 void stream_free(struct stream *s)
 {
 	if (!s)
 		return;
 	free(s->scratch);
+	osc52_forget(s);
 	free(s->osc52);
 	free(s->widths);
 	free(s);
 }
 
-static void osc52_forget(struct stream *s);
 static void stream_flush(struct stream *s);
 static void emit_mode(struct stream *s, bool dec, int mode, bool set);
 
@@ -1394,7 +1396,9 @@ static bool osc_is_52(struct stream *s)
 	return s->cfg.osc52 && s->osc_len >= 3 && memcmp(s->osc_buf, "52;", 3) == 0;
 }
 
-/* A byte of an OSC 52 that osc_buf has no room for. */
+/* A byte of an OSC 52 that osc_buf has no room for. The buffer grows into
+ * a new block, the old one wiped (realloc() would leave it in the heap as
+ * it was); past osc52_len it holds zeros. */
 static void osc52_add(struct stream *s, uint32_t cp)
 {
 	if (s->osc52_bad || cp >= 0x80 || s->osc_len + s->osc52_len >= STREAM_OSC52_MAX) {
@@ -1402,20 +1406,51 @@ static void osc52_add(struct stream *s, uint32_t cp)
 		return;
 	}
 	if (s->osc52_len == s->osc52_cap) {
-		s->osc52_cap = MAX(s->osc52_cap * 2, 256u);
-		s->osc52 = xrealloc(s->osc52, s->osc52_cap);
+		size_t cap = MAX(s->osc52_cap * 2, 256u);
+		char *grown = xmalloc(cap);
+
+		memcpy(grown, s->osc52, s->osc52_len);
+		memset(grown + s->osc52_len, 0, cap - s->osc52_len);
+		if (s->osc52)
+			explicit_bzero(s->osc52, s->osc52_cap);
+		free(s->osc52);
+		s->osc52 = grown;
+		s->osc52_cap = cap;
 	}
 	s->osc52[s->osc52_len++] = (char)cp;
 }
 
-/* What an OSC 52 carried (text the user may copy) stays in no buffer once
- * it was handed on or refused, and none of it survives stream_reset(). */
+/* What a string carried (an OSC 52: text the user copied, maybe a
+ * password) stays in no buffer once the string was handed on, refused or
+ * cut (ESC but ST's, CAN, SUB or a C1 control before its end), and none of
+ * it survives stream_reset() or stream_free(). The OSC 52 buffer holds
+ * nothing past osc52_len (osc52_add()), so that much is wiped. */
 static void osc52_forget(struct stream *s)
 {
 	explicit_bzero(s->osc_buf, sizeof(s->osc_buf));
 	if (s->osc52)
-		explicit_bzero(s->osc52, s->osc52_cap);
-	s->osc52_len = 0;
+		explicit_bzero(s->osc52, s->osc52_len);
+	s->osc_len = s->osc52_len = 0;
+}
+
+/* A string cut before its end by what ends any sequence: dropped, and so
+ * is what it collected. */
+static void stream_string_cut(struct stream *s)
+{
+	if (s->state == STATE_STRING || s->string_esc)
+		osc52_forget(s);
+	s->string_esc = s->osc = false;
+}
+
+size_t stream_string_held(const struct stream *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(s->osc_buf); i++)
+		n += s->osc_buf[i] != 0;
+	for (size_t i = 0; i < s->osc52_cap; i++)
+		n += s->osc52[i] != 0;
+	return n;
 }
 
 static void osc52_end(struct stream *s)
@@ -1507,9 +1542,8 @@ static void stream_enter_string(struct stream *s, bool osc)
 {
 	stream_enter(s, STATE_STRING);
 	s->osc = osc;
-	s->osc_len = 0;
+	osc52_forget(s); /* (nothing left: every way out of a string forgot it) */
 	s->osc_long = false;
-	s->osc52_len = 0;
 	s->osc52_bad = false;
 }
 
@@ -1575,6 +1609,7 @@ static void stream_string_end(struct stream *s, bool terminated, bool bel)
 {
 	if (terminated && s->osc)
 		stream_osc(s, bel);
+	osc52_forget(s);
 	s->osc = false;
 	s->state = STATE_GROUND;
 }
@@ -1587,12 +1622,15 @@ static void stream_step(struct stream *s, uint32_t cp)
 		/* ST, if '\' follows; the OSC is kept for that */
 		bool in_string = s->state == STATE_STRING, osc = s->osc;
 
+		if (!in_string)
+			stream_string_cut(s); /* a string's ESC, then another: no ST */
 		stream_enter(s, STATE_ESC);
 		s->string_esc = in_string;
 		s->osc = in_string && osc;
 		return;
 	}
 	if (cp == 0x18 || cp == 0x1a) {
+		stream_string_cut(s);
 		s->state = STATE_GROUND;
 		stream_emit_byte(s, (uint8_t)cp);
 		return;
@@ -1600,6 +1638,8 @@ static void stream_step(struct stream *s, uint32_t cp)
 	if (cp >= 0x80 && cp <= 0x9f) {
 		if (cp == 0x9c && s->state == STATE_STRING)
 			stream_string_end(s, true, false);
+		else
+			stream_string_cut(s);
 		s->state = STATE_GROUND;
 		switch (cp) {
 		case 0x9b:
@@ -1645,7 +1685,9 @@ static void stream_step(struct stream *s, uint32_t cp)
 			return;
 		}
 		/* an ESC ended the string, and what follows is an ESC
-		 * sequence of its own */
+		 * sequence of its own: the string is dropped */
+		if (s->string_esc)
+			osc52_forget(s);
 		s->string_esc = s->osc = false;
 		if (cp >= 0x20 && cp <= 0x2f) {
 			if (s->seq_len < STREAM_SEQ_MAX)
@@ -2232,6 +2274,7 @@ int stream_set_state(struct stream *s, const struct stream_state *st)
 	screen_put_flags(screen, flags);
 
 	/* and this stage */
+	stream_string_cut(s);
 	s->state = STATE_GROUND;
 	s->string_esc = s->osc = false;
 	s->n_pending = 0;

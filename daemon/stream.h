@@ -125,6 +125,14 @@ void stream_reset(struct stream *s);
  * stand-in table. */
 void stream_wipe(struct stream *s);
 
+/* The bytes of strings (OSC, DCS, ...) the stage holds in memory now: what
+ * it collected of one not ended yet (the first 64 bytes of any OSC, all of
+ * an OSC 52); 0 once it ended, was cut (ESC but ST's, CAN, SUB, a C1
+ * control) or dropped, or after stream_reset(). Counted as the bytes of its
+ * buffers that are not zero, so tests see that what an OSC 52 carried (text
+ * the user copied, maybe a password) is wiped, not only forgotten. */
+size_t stream_string_held(const struct stream *s);
+
 /* The terminal state libtsm 4.0.2 keeps inside its vte and does not show
  * (snapshot.h saves it for session restore), followed here in the stream
  * libtsm gets, and what this stage keeps itself. Screen contents, cursor,

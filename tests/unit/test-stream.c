@@ -213,6 +213,101 @@ static void test_osc(void)
 	fake_term_fini(&f);
 }
 
+/* ---- OSC 52: handed on, and wiped ---------------------------------------- */
+
+static unsigned osc52_calls;
+static char osc52_last[512];
+
+static void count_osc52(const char *args, size_t len, void *userdata)
+{
+	(void)userdata;
+	osc52_calls++;
+	snprintf(osc52_last, sizeof(osc52_last), "%.*s", (int)len, args);
+}
+
+static void osc52_term_init(struct fake_term *f)
+{
+	fake_term_init(f, 20, 6);
+	stream_free(f->stream);
+	f->stream = stream_new(&(struct stream_config){.vte = f->vte,
+						       .screen = f->screen,
+						       .table = f->table,
+						       .palette = &f->palette,
+						       .reply = fake_reply,
+						       .osc52 = count_osc52,
+						       .userdata = f});
+	osc52_calls = 0;
+}
+
+/* An OSC 52 carries what a user copied, maybe a password: the stage keeps
+ * none of it once the string is handed on, and none once something cuts it
+ * (ESC but ST's '\', CAN, SUB, a C1 control), whether it still fitted the
+ * first buffer or had grown into the OSC 52 one. */
+static void test_osc52_wiped(void)
+{
+	static const char *const cuts[] = {
+	    "\033X", "\033[m",	 "\033]0;t\007", "\033\033",	 "\030",
+	    "\032",  "\302\205", "\302\233m",	 "\302\235\007", "\033c",
+	};
+	static const char *const texts[] = {
+	    "c;c2VjcmV0",
+	    ("c;MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2"
+	     "Nzg5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIz"
+	     "NDU2Nzg5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDEyMzQ1Njc4OTAxMjM0NTY3ODkw"
+	     "MTIzNDU2Nzg5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5"),
+	};
+	struct fake_term f;
+
+	for (size_t t = 0; t < ELEMENTSOF(texts); t++) {
+		/* ended by BEL and by ST: handed on, nothing kept */
+		osc52_term_init(&f);
+		fake_feed(&f, "\033]52;");
+		fake_feed(&f, texts[t]);
+		CHECK(stream_string_held(f.stream) >= strlen(texts[t]));
+		fake_feed(&f, "\007");
+		CHECK_EQ_U(osc52_calls, 1);
+		CHECK(strcmp(osc52_last, texts[t]) == 0);
+		CHECK_EQ_U(stream_string_held(f.stream), 0);
+		fake_feed(&f, "\033]52;");
+		fake_feed(&f, texts[t]);
+		fake_feed(&f, "\033");
+		CHECK(stream_string_held(f.stream) > 0); /* may be ST yet */
+		fake_feed(&f, "\\");
+		CHECK_EQ_U(osc52_calls, 2);
+		CHECK_EQ_U(stream_string_held(f.stream), 0);
+		fake_term_fini(&f);
+
+		for (size_t c = 0; c < ELEMENTSOF(cuts); c++) {
+			osc52_term_init(&f);
+			fake_feed(&f, "\033]52;");
+			fake_feed(&f, texts[t]);
+			CHECK(stream_string_held(f.stream) >= strlen(texts[t]));
+			fake_feed(&f, cuts[c]);
+			fake_feed(&f, "A");
+			if (stream_string_held(f.stream) != 0 || osc52_calls != 0)
+				fprintf(stderr,
+					"text %zu cut by cuts[%zu]: %zu bytes held, %u handed on\n",
+					t, c, stream_string_held(f.stream), osc52_calls);
+			CHECK_EQ_U(stream_string_held(f.stream), 0);
+			CHECK_EQ_U(osc52_calls, 0);
+			fake_term_fini(&f);
+		}
+		/* not ASCII: refused, and wiped */
+		osc52_term_init(&f);
+		fake_feed(&f, "\033]52;");
+		fake_feed(&f, texts[t]);
+		fake_feed(&f, "\303\251\007");
+		CHECK_EQ_U(osc52_calls, 0);
+		CHECK_EQ_U(stream_string_held(f.stream), 0);
+		/* a new session */
+		fake_feed(&f, "\033]52;");
+		fake_feed(&f, texts[t]);
+		stream_reset(f.stream);
+		CHECK_EQ_U(stream_string_held(f.stream), 0);
+		fake_term_fini(&f);
+	}
+}
+
 /* ---- what libtsm would misread ---------------------------------------------- */
 
 static void test_dropped(void)
@@ -1357,6 +1452,7 @@ int main(void)
 	RUN(test_rep_limit);
 	RUN(test_decrqm);
 	RUN(test_osc);
+	RUN(test_osc52_wiped);
 	RUN(test_dropped);
 	RUN(test_cursor);
 	RUN(test_dec_graphics);

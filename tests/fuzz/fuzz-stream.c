@@ -1,13 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer target for what a session writes to its pty: bytes go through
- * the pty stream stage (stream.c) in reads of the sizes the first bytes
- * choose, then libtsm, then the renderer onto a framebuffer in RAM (32 bpp,
- * the built-in font plus a fallback path for characters it lacks). Nothing
- * may crash; every stand-in on the screen must be one the table handed out;
- * and a second terminal fed the same bytes one at a time must show the same
- * characters with the same attributes, cursor, modes and answers (combining
- * marks join their base only within a read, so cells compare by base).
+ * the pty stream stage (stream.c) in reads of the sizes the first byte
+ * chooses, then libtsm, then the renderer onto a framebuffer in RAM (32 bpp,
+ * the built-in font plus a fallback path for characters it lacks). Every
+ * terminal has the Linux console's palette, given to libtsm and to the stage
+ * as term.c gives them, so the stage prints plain text on the screen itself
+ * (stream_direct()). Nothing may crash; every stand-in on the screen must be
+ * one the table handed out; and two more terminals fed the same bytes must
+ * end alike:
+ *  - one printing everything through libtsm's vte (stream_set_direct()
+ *    off), in the same reads: every cell with its width, whole pen and age,
+ *    in the view and through the scrollback, the cursor, the screen's flags
+ *    and the answers must be the same (as test-stream.c's test_direct_same
+ *    compares them);
+ *  - one fed a byte at a time: the same characters with the same
+ *    attributes, cursor, modes and answers (combining marks join their base
+ *    only within a read, so cells compare by base).
  */
 #include <libtsm.h>
 #include <stdio.h>
@@ -42,7 +51,7 @@ struct target {
 	struct palette palette;
 	struct fontset *fonts;
 	struct render *render;
-	struct term a, b;
+	struct term a, b, c; /* direct; through the vte; a byte at a time */
 };
 
 static void term_reply(const char *bytes, size_t len, void *data)
@@ -60,21 +69,25 @@ static void vte_write(struct tsm_vte *vte, const char *u8, size_t len, void *dat
 	term_reply(u8, len, data);
 }
 
-static void term_init(struct term *t, unsigned cols, unsigned rows)
+static void term_init(struct term *t, unsigned cols, unsigned rows, const struct palette *palette,
+		      bool direct)
 {
 	t->n_replies = 0;
 	t->dump_len = 0;
 	t->table = cluster_table_new();
 	if (tsm_screen_new(&t->screen, NULL, NULL) < 0 ||
 	    tsm_screen_resize(t->screen, cols, rows) < 0 ||
-	    tsm_vte_new(&t->vte, t->screen, vte_write, t, NULL, NULL) < 0)
+	    tsm_vte_new(&t->vte, t->screen, vte_write, t, NULL, NULL) < 0 ||
+	    stream_vte_set_palette(t->vte, palette) < 0)
 		abort();
 	tsm_screen_set_max_sb(t->screen, 50);
 	t->stream = stream_new(&(struct stream_config){.vte = t->vte,
 						       .screen = t->screen,
 						       .table = t->table,
+						       .palette = palette,
 						       .reply = term_reply,
 						       .userdata = t});
+	stream_set_direct(t->stream, direct);
 }
 
 static void term_fini(struct term *t)
@@ -140,6 +153,69 @@ static void term_dump(struct term *t)
 	dump_append(t, buf);
 }
 
+/* Every cell as libtsm holds it: code point, length, width, the whole pen
+ * (colour codes and both colours' rgb, which libtsm takes from its palette
+ * or the stage from the one it knows) and the age. */
+static int full_dump_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch, size_t len,
+			  unsigned width, unsigned posx, unsigned posy,
+			  const struct tsm_screen_attr *a, tsm_age_t age, void *data)
+{
+	char buf[128];
+
+	(void)con;
+	(void)id;
+	snprintf(buf, sizeof(buf), "%u,%u:%x/%zu w%u %d %d %u.%u.%u %u.%u.%u %u%u%u%u%u%u a%u;",
+		 posx, posy, len ? ch[0] : 0, len, width, a->fccode, a->bccode, a->fr, a->fg, a->fb,
+		 a->br, a->bg, a->bb, a->bold, a->italic, a->underline, a->inverse, a->protect,
+		 a->blink, (unsigned)age);
+	dump_append(data, buf);
+	return 0;
+}
+
+/* The view and the scrollback cell by cell, the cursor and the flags. */
+static void term_full_dump(struct term *t)
+{
+	char buf[64];
+
+	t->dump_len = 0;
+	tsm_screen_draw(t->screen, full_dump_cell, t);
+	tsm_screen_sb_up(t->screen, 1000);
+	tsm_screen_draw(t->screen, full_dump_cell, t);
+	tsm_screen_sb_reset(t->screen);
+	snprintf(buf, sizeof(buf), "cursor %u,%u flags %x", tsm_screen_get_cursor_x(t->screen),
+		 tsm_screen_get_cursor_y(t->screen), tsm_screen_get_flags(t->screen));
+	dump_append(t, buf);
+}
+
+static int draw_nothing(struct tsm_screen *con, uint64_t id, const uint32_t *ch, size_t len,
+			unsigned width, unsigned posx, unsigned posy,
+			const struct tsm_screen_attr *attr, tsm_age_t age, void *data)
+{
+	(void)con, (void)id, (void)ch, (void)len, (void)width, (void)posx, (void)posy, (void)attr,
+	    (void)age, (void)data;
+	return 0;
+}
+
+static bool terms_alike(struct term *x, struct term *y)
+{
+	return x->dump_len == y->dump_len && memcmp(x->dump, y->dump, x->dump_len) == 0 &&
+	       x->n_replies == y->n_replies && memcmp(x->replies, y->replies, x->n_replies) == 0;
+}
+
+static void terms_differ(const char *what, size_t chunk, struct term *x, struct term *y)
+{
+	if (getenv("FUZZ_STREAM_VERBOSE")) {
+		size_t d = 0;
+
+		while (d < x->dump_len && d < y->dump_len && x->dump[d] == y->dump[d])
+			d++;
+		fprintf(stderr, "%s, in reads of %zu: differ at %zu:\n  %.160s\n  %.160s\n", what,
+			chunk, d, x->dump + (d > 60 ? d - 60 : 0), y->dump + (d > 60 ? d - 60 : 0));
+		fprintf(stderr, "replies %zu and %zu bytes\n", x->n_replies, y->n_replies);
+	}
+	__builtin_trap();
+}
+
 static struct target target;
 
 /* fontconfig keeps offsets, not pointers, to what its patterns hold: what
@@ -151,6 +227,7 @@ static void target_free(void)
 	free(target.fb.map);
 	free(target.a.dump);
 	free(target.b.dump);
+	free(target.c.dump);
 }
 
 /* Set up once: the font file and fontconfig are the slow part. */
@@ -204,33 +281,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 
-	term_init(&t->a, cols, rows);
-	term_init(&t->b, cols, rows);
+	term_init(&t->a, cols, rows, &t->palette, true);
+	term_init(&t->b, cols, rows, &t->palette, false);
+	term_init(&t->c, cols, rows, &t->palette, true);
 	render_set_clusters(t->render, t->a.table);
 	while (i < size) {
 		size_t n = size - i < chunk ? size - i : chunk;
 
 		stream_feed(t->a.stream, (const char *)data + i, n);
+		stream_feed(t->b.stream, (const char *)data + i, n);
 		i += n;
-		/* a frame now and then, as output arrives */
-		if ((i / chunk) % 4 == 0)
+		/* a frame now and then, as output arrives (b's screen is drawn
+		 * too: a draw may change the ages libtsm reports) */
+		if ((i / chunk) % 4 == 0) {
 			render_frame(t->render, t->a.screen);
+			tsm_screen_draw(t->b.screen, draw_nothing, NULL);
+		}
 	}
 	for (i = 0; i < size; i++)
-		stream_feed(t->b.stream, (const char *)data + i, 1);
+		stream_feed(t->c.stream, (const char *)data + i, 1);
 	render_frame(t->render, t->a.screen);
+	tsm_screen_draw(t->b.screen, draw_nothing, NULL);
+	/* printed directly or through the vte: the same screen */
+	term_full_dump(&t->a);
+	term_full_dump(&t->b);
+	if (!terms_alike(&t->a, &t->b))
+		terms_differ("printed directly and through the vte", chunk, &t->a, &t->b);
+	/* in reads or a byte at a time: the same text */
 	term_dump(&t->a);
-	term_dump(&t->b);
-	if (t->a.dump_len != t->b.dump_len || memcmp(t->a.dump, t->b.dump, t->a.dump_len) != 0 ||
-	    t->a.n_replies != t->b.n_replies ||
-	    memcmp(t->a.replies, t->b.replies, t->a.n_replies) != 0) {
-		if (getenv("FUZZ_STREAM_VERBOSE"))
-			fprintf(stderr, "in reads of %zu:\n%s\none by one:\n%s\n", chunk, t->a.dump,
-				t->b.dump);
-		__builtin_trap();
-	}
+	term_dump(&t->c);
+	if (!terms_alike(&t->a, &t->c))
+		terms_differ("in reads and one by one", chunk, &t->a, &t->c);
 	render_set_clusters(t->render, NULL);
 	term_fini(&t->a);
 	term_fini(&t->b);
+	term_fini(&t->c);
 	return 0;
 }

@@ -78,6 +78,19 @@
  * (not before the next key), and a burst of output is parsed first. */
 #define SNAPSHOT_INTERVAL_USEC (100 * USEC_PER_MSEC)
 #define SNAPSHOT_QUIET_USEC (2 * FRAME_INTERVAL_USEC)
+/* A copy made by OSC 52 sets this VT's buffer at once, but is shared with
+ * the user's other VTs (share_copied(): logind's files read, the store's
+ * file written and renamed: ~80 us natively, some milliseconds under TCG)
+ * at most once per SHARE_INTERVAL: the first one after a quiet time at once,
+ * the last of a burst SHARE_INTERVAL after the one before (a timer to the
+ * millisecond). A paste on this VT shares what is pending first; one on
+ * another VT comes later than 100 ms after the copy anyway (a VT switch,
+ * then a key). A program can send 372 OSC 52 in one read of the pty (4 KiB:
+ * the master's line discipline hands out no more), thousands a second:
+ * sharing each held the loop ~30 ms per read natively (81 us each), seconds
+ * under TCG; once per FRAME_INTERVAL the stores under TCG still delayed
+ * an echo by 40-50 ms (tests/vm/selecttest.py osc52-flood). */
+#define SHARE_INTERVAL_USEC (100 * USEC_PER_MSEC)
 /* The pointer hides this long after the last pointer event (and at any key). */
 #define POINTER_HIDE_USEC (3 * USEC_PER_SEC)
 
@@ -95,6 +108,11 @@ struct manager {
 	struct term *term;
 	struct selection *selection; /* NULL if it could not be made */
 	struct share *share;	     /* the buffer shared between one user's VTs */
+	/* OSC 52 copies not shared yet (SHARE_INTERVAL): the timer, how many
+	 * since the last time the buffer was shared, and when that was. */
+	sd_event_source *share_source;
+	unsigned share_osc52s;
+	uint64_t last_share_usec;
 	struct render *render;
 	struct scroller *scroller;
 	struct backend *backend;
@@ -121,7 +139,7 @@ struct manager {
 	uint64_t last_snapshot_usec;
 	uint64_t snapshot_behind_usec; /* the first frame the snapshot lacks, or 0 */
 	uint64_t snapshot_usec;	       /* time spent updating the snapshot (--stats) */
-	bool wipe_pending;	/* a session ended while another VT was shown */
+	bool wipe_pending;	       /* a session ended while another VT was shown */
 	int exit_status;
 	/* The pointer: where it is (pixels of the screen), whether it is
 	 * shown, and the timer that hides it. */
@@ -138,6 +156,7 @@ struct manager {
 static void manager_schedule_frame(struct manager *m);
 static int manager_follow_mode(struct manager *m, const struct fb_var_screeninfo *cur);
 static void manager_hide_pointer(struct manager *m);
+static void manager_share_flush(struct manager *m);
 
 /* A frame was drawn (or is due while another VT is shown): the snapshot
  * follows now if the last update and the first frame it lacks are
@@ -400,6 +419,7 @@ static void manager_paste(struct manager *m)
 
 	if (!m->selection || !m->term)
 		return;
+	manager_share_flush(m);
 	/* the last copy on any VT of the session's user (share.h) */
 	if (share_get(m->share, term_master_fd(m->term), &shared, &len) > 0) {
 		selection_set_buffer(m->selection, shared, len);
@@ -416,16 +436,48 @@ static void manager_copied(struct manager *m)
 	size_t len;
 	const char *buf = selection_buffer(m->selection, &len);
 
+	if (m->share_osc52s)
+		log_debug("OSC 52 set the buffer (%zu bytes; %u OSC 52 since it was last shared)",
+			  len, m->share_osc52s);
+	m->share_osc52s = 0;
+	m->last_share_usec = now_usec();
+	sd_event_source_set_enabled(m->share_source, SD_EVENT_OFF);
 	if (m->term)
 		share_copied(m->share, term_master_fd(m->term), buf, len);
+}
+
+/* What OSC 52 copied and is not shared yet is shared now: before a paste
+ * reads the shared buffer, and before the session's buffer goes. */
+static void manager_share_flush(struct manager *m)
+{
+	if (m->share_osc52s && m->selection)
+		manager_copied(m);
+}
+
+static int manager_on_share(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)s;
+	(void)usec;
+	manager_share_flush(userdata);
+	return 0;
 }
 
 static void manager_on_osc52(const char *args, size_t len, void *userdata)
 {
 	struct manager *m = userdata;
+	uint64_t now;
 
-	if (m->selection && selection_osc52(m->selection, args, len))
+	if (!m->selection || !selection_osc52(m->selection, args, len))
+		return;
+	if (m->share_osc52s++ > 0)
+		return; /* the timer runs */
+	now = now_usec();
+	if (now >= m->last_share_usec + SHARE_INTERVAL_USEC) {
 		manager_copied(m);
+		return;
+	}
+	sd_event_source_set_time(m->share_source, m->last_share_usec + SHARE_INTERVAL_USEC);
+	sd_event_source_set_enabled(m->share_source, SD_EVENT_ONESHOT);
 }
 
 /* ---- end of selection and paste ---- */
@@ -479,7 +531,9 @@ static void manager_on_exited(int status, void *userdata)
 
 	/* Nothing of the session stays in the fd store or the snapshot. */
 	restore_session_ended(m->restore);
-	/* nor what its user selected or copied */
+	/* nor what its user selected or copied (after the user's other VTs
+	 * got the last copy, as they would have without SHARE_INTERVAL) */
+	manager_share_flush(m);
 	if (m->selection)
 		selection_wipe(m->selection);
 	share_sweep(m->share); /* the user's last session? */
@@ -1317,6 +1371,12 @@ static int manager_start(struct manager *m)
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the pointer timer: %m");
 	sd_event_source_set_enabled(m->pointer_source, SD_EVENT_OFF);
+	/* to the millisecond (SHARE_INTERVAL) */
+	r = sd_event_add_time(m->event, &m->share_source, CLOCK_MONOTONIC, 0, USEC_PER_MSEC,
+			      manager_on_share, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the share timer: %m");
+	sd_event_source_set_enabled(m->share_source, SD_EVENT_OFF);
 	r = blank_new(m->event,
 		      m->opts.blank_sec == OPTIONS_BLANK_KERNEL
 			  ? blank_kernel_timeout(BLANK_KERNEL_SETTING)
@@ -1458,6 +1518,7 @@ static void manager_stop(struct manager *m)
 	mouse_free(m->mouse);
 	/* The last output is in the snapshot that the store keeps. */
 	restore_update(m->restore, m->term);
+	manager_share_flush(m);
 	selection_free(m->selection);
 	share_free(m->share);
 	term_free(m->term);
@@ -1483,6 +1544,7 @@ static void manager_stop(struct manager *m)
 	sd_event_source_unref(m->snapshot_source);
 	sd_event_source_unref(m->respawn_source);
 	sd_event_source_unref(m->pointer_source);
+	sd_event_source_unref(m->share_source);
 	blank_free(m->blank);
 	bell_free(m->bell);
 	sd_event_unref(m->event);

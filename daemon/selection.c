@@ -810,7 +810,6 @@ bool selection_osc52(struct selection *s, const char *args, size_t len)
 	text = xmalloc(data_len / 4 * 3 + 3);
 	if (b64_decode(data, data_len, text, &n) == 0 && n <= SELECTION_MAX) {
 		selection_set_buffer(s, text, n);
-		log_debug("OSC 52 set the buffer (%zu bytes)", n);
 		set = true;
 	}
 	explicit_bzero(text, data_len / 4 * 3 + 3);

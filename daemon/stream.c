@@ -104,7 +104,8 @@ struct stream {
 	char out[STREAM_OUT_SIZE]; /* for libtsm, in one call where possible */
 	size_t out_len;
 
-	unsigned bells; /* BELs of this stream_feed(), for cfg.bell */
+	unsigned bells;	    /* BELs of this stream_feed(), for cfg.bell */
+	uint64_t bytes_out; /* what libtsm got (stream_bytes_out()) */
 
 	/* text printed on the screen without the vte (stream_direct()):
 	 * with cfg.palette, libtsm's colours from it */
@@ -274,6 +275,7 @@ static void stream_to_vte(struct stream *s, const char *b, size_t n)
 {
 	if (s->cfg.seen)
 		s->cfg.seen(b, n, s->cfg.userdata);
+	s->bytes_out += n;
 	tsm_vte_input(s->cfg.vte, b, n);
 }
 
@@ -1894,6 +1896,7 @@ static void stream_direct(struct stream *s, const uint8_t *b, size_t n)
 		}
 		if (s->cfg.seen)
 			s->cfg.seen((const char *)b + i, j - i, s->cfg.userdata);
+		s->bytes_out += j - i;
 		i = j;
 	}
 }
@@ -2310,6 +2313,11 @@ int stream_set_state(struct stream *s, const struct stream_state *st)
 }
 
 /* ---- the mouse dispatcher's view ------------------------------------------ */
+
+uint64_t stream_bytes_out(const struct stream *s)
+{
+	return s->bytes_out;
+}
 
 unsigned stream_mouse_modes(const struct stream *s)
 {

@@ -239,6 +239,12 @@ void stream_get_state(struct stream *s, struct stream_state *ret);
  * too). Returns 0, or -EINVAL if st holds values out of range (then nothing is changed). */
 int stream_set_state(struct stream *s, const struct stream_state *st);
 
+/* The bytes libtsm got so far, through its vte or printed on its screen
+ * directly (what stream_config's seen gets): the output that can change
+ * what is shown, without strings (an OSC 52 shows nothing) and what the
+ * stage dropped. */
+uint64_t stream_bytes_out(const struct stream *s);
+
 /* The mouse modes now (STREAM_MOUSE_*): at most one tracking and one
  * encoding bit. */
 unsigned stream_mouse_modes(const struct stream *s);

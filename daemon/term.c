@@ -202,13 +202,13 @@ static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	if (revents & (EPOLLIN | EPOLLHUP)) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n > 0) {
-			uint64_t start = now_usec();
+			uint64_t start = now_usec(), out = stream_bytes_out(t->stream);
 
-			t->bytes_in += (uint64_t)n;
 			for (const char *q = buf, *e = buf + n;
 			     (q = memchr(q, '\n', (size_t)(e - q))); q++)
 				t->lines_in++;
 			stream_feed(t->stream, buf, (size_t)n);
+			t->bytes_in += stream_bytes_out(t->stream) - out;
 			t->parse_usec += now_usec() - start;
 			if (t->cb.damage)
 				t->cb.damage(t->userdata);

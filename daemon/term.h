@@ -91,8 +91,9 @@ int term_resize(struct term *t, unsigned cols, unsigned rows, unsigned width_px,
 struct tsm_screen *term_screen(struct term *t);
 struct tsm_vte *term_vte(struct term *t);
 struct stream *term_stream(struct term *t);
-/* Bytes read from the session's pty so far (frame pacing tells floods by
- * them). */
+/* Bytes of what was read from the session's pty so far that reached
+ * libtsm (stream_bytes_out(): frame pacing tells floods by them, and a
+ * flood of strings, which show nothing, such as OSC 52, is none). */
 uint64_t term_bytes_in(const struct term *t);
 /* Line feed bytes among them (a screenful of new lines tells a flood
  * before a screenful of bytes does on a wide screen). */

@@ -23,6 +23,19 @@ through QMP.
                 answered: the capture works).  Then the session exits:
                 in the one consoled starts next, neither the middle button
                 nor Shift+Insert pastes anything.
+  osc52-flood   while the session floods OSC 52 (93 of "\e]52;;QQ==\a" a
+                write, a write every 20 ms and more: ~4000 a second), the
+                copy shared as for a logged-in user (logind's files for the
+                session's pty as sd-login reads them, since the guest has no
+                logind, and /run/consoled), a key's echo comes within two
+                frame intervals (2 x 16 ms) of an idle one: keylat
+                (tests/bench/keylat.c) times 20 keys idle, then 20 under the
+                flood, from the key's uinput write to the first framebuffer
+                poll that shows it; the flooding median must not exceed the
+                idle median + 32 ms (medians: TCG on a loaded host is noisy).
+                Then the flood ends with one last OSC 52, which must be the
+                copy stored (/run/consoled/selection-0) and pasted by
+                Shift+Insert.
   select-shot   a drag selection over coloured text is shown in reverse
                 video: every selected cell of the screendump is the cell of
                 the picture before with its two colours swapped, nothing
@@ -44,12 +57,13 @@ through QMP.
 
 import base64
 import gzip
+import re
 import time
 
 import pointertest
 import screen
 
-PASTE_CHECKS = ["select-paste", "paste-keys"]
+PASTE_CHECKS = ["select-paste", "paste-keys", "osc52-flood"]
 SHOT_CHECKS = ["select-shot", "respawn-clean"]
 
 # respawn-clean's session command: five sessions that exit at once when told (so that
@@ -83,6 +97,43 @@ SHOT_TEXT = ("\033[0m\033[?25l\033[H\033[2J"
              "\033[33myellow\033[0m third line, selected up to here; not beyond\n"
              "last line, not selected")
 
+# osc52-flood: the session (busybox sh on consoled's pty) and the bound.
+OSC52_DIR = "/tmp/o52f"
+OSC52_SESSION = r"""d=@DIR@
+# logind's record of this session on this pty, as sd-login reads it
+printf 'UID=0\nSTATE=active\nTTY=%s\n' "$(tty | sed 's|^/dev/||')" >/run/systemd/sessions/c1
+stty icanon echo
+printf '\033[0m\033[H\033[2J\033[?25l'
+# cat in the background reads the keys (the line discipline echoes them).
+# An echo goes out at once if the pty has room, else before the next
+# write(): if consoled fell behind and the pty filled up, the kernel would
+# take a write in pieces and an echo could fall into an OSC 52, which would
+# swallow it. So the flood is 93 whole OSC 52 a write (1023 bytes: one
+# write of the shell's printf, whose buffer on a tty is 1 KiB), then 20 ms
+# of sleep (read -t, no process started): ~40 writes, ~4000 OSC 52 a second
+# under TCG, which consoled parses in ~10% of its time (~25 us each, one
+# share in 100 ms) and, sharing each one (~10 ms each), could not.
+exec 3<&0
+cat <&3 >/dev/null &
+cat=$!
+touch $d/ready
+while [ ! -e $d/e1 ]; do sleep 0.1; done
+o=$(cat $d/flood)
+mkfifo $d/tick
+(exec 4<>$d/tick; n=0
+ while [ ! -e $d/stop ]; do printf %s "$o"; read -t 0.02 x <&4; n=$((n + 1)); done
+ printf '\033]52;c;%s\007' @LAST@; echo $n >$d/writes; touch $d/flooded) &
+touch $d/g2
+while [ ! -e $d/e2 ]; do sleep 0.1; done
+touch $d/stop
+while [ ! -e $d/flooded ]; do sleep 0.1; done
+kill $cat
+printf '\033[?25h'
+exec /usr/bin/env PS1='$ ' /bin/sh
+""".replace("@DIR@", OSC52_DIR)
+# Two frame intervals (FRAME_INTERVAL_USEC, daemon/main.c).
+OSC52_ECHO_BOUND_MS = 2 * 16
+
 
 class SelectChecks:
     def __init__(self, runner, oracle_text, load_font, font):
@@ -96,6 +147,7 @@ class SelectChecks:
             "paste-keys": self.pc.guarded(self.check_paste_keys),
             "select-shot": self.pc.guarded(self.check_select_shot),
             "respawn-clean": self.pc.guarded(self.check_respawn_clean),
+            "osc52-flood": self.check_osc52_flood,
         }
 
     # -- helpers --
@@ -377,6 +429,69 @@ class SelectChecks:
             if self.holds(snap, word):
                 self.r.fail("the new session's snapshot holds %r of the last one" % word)
         self.r.stop_consoled()
+
+    def check_osc52_flood(self):
+        d = OSC52_DIR
+        last = b"the last copy, 52"
+        # logind's files as sd-login reads them: root (the owner of the
+        # session's pty) has session c1, whose record the session writes
+        # with its pty's name; consoled shares through /run/consoled (which
+        # it makes itself, mode 0700)
+        self.r.sh("pkill -x keylat; rm -rf %s /run/systemd /run/consoled/selection-*;"
+                  " mkdir -p %s /run/systemd/sessions /run/systemd/users &&"
+                  " mkdir -p -m 0700 /run/consoled &&"
+                  " printf 'ONLINE_SESSIONS=c1\\nACTIVE_SESSIONS=c1\\nSESSIONS=c1\\n'"
+                  " >/run/systemd/users/0" % (d, d))
+        # 93 OSC 52 (the session writes them over and over)
+        self.r.sh("cd %s && for i in $(seq 93); do printf '\\033]52;;QQ==\\007'; done >flood"
+                  % d)
+        session = OSC52_SESSION.replace("@LAST@", base64.b64encode(last).decode())
+        self.r.put_file(d + "/flood.sh", session.encode())
+        if self.vm.run("test -x /usr/bin/keylat")[1] != 0:
+            self.r.fail("no keylat in the guest (build tests/bench/keylat)")
+        steps = ("wait-file {d}/ready sleep 500 echo 20 touch {d}/e1 wait-file {d}/g2 sleep 500"
+                 " echo 20 touch {d}/e2".format(d=d))
+        # (polls every millisecond: keylat shares the guest's CPU)
+        self.r.sh("(keylat --poll-us=1000 %s >%s/keylat.log 2>&1; echo $? >%s/status)"
+                  " </dev/null >/dev/null 2>&1 &" % (steps, d, d))
+        try:
+            # the keyboard exists before consoled starts
+            self.r.sh("i=0; until grep -q created %s/keylat.log || [ $i -gt 100 ]; do"
+                      " sleep 0.1; i=$((i + 1)); done" % d)
+            self.r.start_consoled(self.font, "/bin/sh %s/flood.sh" % d)
+            deadline = time.monotonic() + 600
+            while self.vm.run("test -s %s/status" % d)[1] != 0:
+                if time.monotonic() > deadline:
+                    self.r.fail("keylat did not finish:\n" + self.r.sh("cat %s/keylat.log" % d))
+                time.sleep(1)
+            log = self.r.sh("cat %s/keylat.log; echo status $(cat %s/status)" % (d, d))
+            found = re.findall(r"^echo n=(\d+) median_us=(\d+) p99_us=(\d+) max_us=(\d+)"
+                               r" min_us=(\d+)$", log, re.M)
+            if "status 0" not in log or len(found) != 2:
+                self.r.fail("keylat failed (a key's echo did not show in time?):\n%s\n"
+                            "consoled's log:\n%s"
+                            % (log, self.r.consoled_log()))
+            (idle, flood) = [[int(v) / 1000 for v in f[1:]] for f in found]
+            figures = ("echo idle median %.1f p99 %.1f max %.1f ms, under the OSC 52 flood"
+                       " median %.1f p99 %.1f max %.1f ms"
+                       % (idle[0], idle[1], idle[2], flood[0], flood[1], flood[2]))
+            self.wait_file(d + "/flooded", b"", "the end of the flood")
+            figures += "; %s writes of 93 OSC 52" % self.r.sh("cat %s/writes" % d).strip()
+            print("# osc52-flood: " + figures, flush=True)
+            if flood[0] > idle[0] + OSC52_ECHO_BOUND_MS:
+                self.r.fail("the echo under an OSC 52 flood is more than two frames (%d ms)"
+                            " slower than idle: %s" % (OSC52_ECHO_BOUND_MS, figures))
+            # the last copy is the one stored, and the one pasted
+            self.wait_file("/run/consoled/selection-0", last, "the shared buffer after the"
+                           " OSC 52 flood", timeout=5)
+            self.wait_prompts(1, "no prompt after the OSC 52 flood")
+            shift_insert = lambda: self.vm.send_combo(["shift", "insert"])  # noqa: E731
+            self.paste_into(d + "/pasted", shift_insert, last, "Shift+Insert after the OSC 52"
+                            " flood")
+            self.r.stop_consoled()
+        finally:
+            self.vm.run("pkill -x keylat; touch %s/stop; rm -rf /run/systemd"
+                        " /run/consoled/selection-*" % d)
 
     def check_select_shot(self):
         path = "/tmp/shot-text"

@@ -2380,6 +2380,9 @@ def main():
     uptr = os.path.join(os.path.dirname(blitcheck), "uinput-ptr")
     if os.path.exists(uptr):
         elves["/usr/bin/uinput-ptr"] = os.path.normpath(uptr)
+    keylat = os.path.join(os.path.dirname(blitcheck), "..", "bench", "keylat")
+    if os.path.exists(keylat):
+        elves["/usr/bin/keylat"] = os.path.normpath(keylat)  # osc52-flood's key timing
     vtgrab = os.path.join(os.path.dirname(blitcheck), "vtgrab")
     if os.path.exists(vtgrab):
         elves["/usr/bin/vtgrab"] = os.path.normpath(vtgrab)

@@ -1411,11 +1411,12 @@ static void osc52_add(struct stream *s, uint32_t cp)
 		size_t cap = MAX(s->osc52_cap * 2, 256u);
 		char *grown = xmalloc(cap);
 
-		memcpy(grown, s->osc52, s->osc52_len);
 		memset(grown + s->osc52_len, 0, cap - s->osc52_len);
-		if (s->osc52)
+		if (s->osc52) {
+			memcpy(grown, s->osc52, s->osc52_len);
 			explicit_bzero(s->osc52, s->osc52_cap);
-		free(s->osc52);
+			free(s->osc52);
+		}
 		s->osc52 = grown;
 		s->osc52_cap = cap;
 	}

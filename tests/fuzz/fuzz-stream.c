@@ -12,8 +12,8 @@
  *  - one printing everything through libtsm's vte (stream_set_direct()
  *    off), in the same reads: every cell with its width, whole pen and age,
  *    in the view and through the scrollback, the cursor, the screen's flags
- *    and the answers must be the same (as test-stream.c's test_direct_same
- *    compares them);
+ *    and the answers (and each OSC 52 handed on) must be the same (as test-stream.c's
+ * test_direct_same compares them);
  *  - one fed a byte at a time: the same characters with the same
  *    attributes, cursor, modes and answers (combining marks join their base
  *    only within a read, so cells compare by base).
@@ -42,6 +42,11 @@ struct term {
 	struct stream *stream;
 	char replies[REPLIES_MAX];
 	size_t n_replies;
+	/* every OSC 52 handed on, apart: the stage hands it on when it ends,
+	 * libtsm answers what came before when it gets it, so their order
+	 * depends on when the stage's output went to libtsm */
+	char osc52s[REPLIES_MAX];
+	size_t n_osc52s;
 	char *dump;
 	size_t dump_len, dump_cap;
 };
@@ -54,13 +59,26 @@ struct target {
 	struct term a, b, c; /* direct; through the vte; a byte at a time */
 };
 
+static void append(char *buf, size_t *n, const char *bytes, size_t len)
+{
+	len = len < REPLIES_MAX - *n ? len : REPLIES_MAX - *n;
+	memcpy(buf + *n, bytes, len);
+	*n += len;
+}
+
 static void term_reply(const char *bytes, size_t len, void *data)
 {
 	struct term *t = data;
 
-	len = len < REPLIES_MAX - t->n_replies ? len : REPLIES_MAX - t->n_replies;
-	memcpy(t->replies + t->n_replies, bytes, len);
-	t->n_replies += len;
+	append(t->replies, &t->n_replies, bytes, len);
+}
+
+static void term_osc52(const char *args, size_t len, void *data)
+{
+	struct term *t = data;
+
+	append(t->osc52s, &t->n_osc52s, args, len);
+	append(t->osc52s, &t->n_osc52s, "\n", 1);
 }
 
 static void vte_write(struct tsm_vte *vte, const char *u8, size_t len, void *data)
@@ -72,7 +90,7 @@ static void vte_write(struct tsm_vte *vte, const char *u8, size_t len, void *dat
 static void term_init(struct term *t, unsigned cols, unsigned rows, const struct palette *palette,
 		      bool direct)
 {
-	t->n_replies = 0;
+	t->n_replies = t->n_osc52s = 0;
 	t->dump_len = 0;
 	t->table = cluster_table_new();
 	if (tsm_screen_new(&t->screen, NULL, NULL) < 0 ||
@@ -86,6 +104,7 @@ static void term_init(struct term *t, unsigned cols, unsigned rows, const struct
 						       .table = t->table,
 						       .palette = palette,
 						       .reply = term_reply,
+						       .osc52 = term_osc52,
 						       .userdata = t});
 	stream_set_direct(t->stream, direct);
 }
@@ -199,7 +218,8 @@ static int draw_nothing(struct tsm_screen *con, uint64_t id, const uint32_t *ch,
 static bool terms_alike(struct term *x, struct term *y)
 {
 	return x->dump_len == y->dump_len && memcmp(x->dump, y->dump, x->dump_len) == 0 &&
-	       x->n_replies == y->n_replies && memcmp(x->replies, y->replies, x->n_replies) == 0;
+	       x->n_replies == y->n_replies && memcmp(x->replies, y->replies, x->n_replies) == 0 &&
+	       x->n_osc52s == y->n_osc52s && memcmp(x->osc52s, y->osc52s, x->n_osc52s) == 0;
 }
 
 static void terms_differ(const char *what, size_t chunk, struct term *x, struct term *y)
@@ -211,7 +231,14 @@ static void terms_differ(const char *what, size_t chunk, struct term *x, struct 
 			d++;
 		fprintf(stderr, "%s, in reads of %zu: differ at %zu:\n  %.160s\n  %.160s\n", what,
 			chunk, d, x->dump + (d > 60 ? d - 60 : 0), y->dump + (d > 60 ? d - 60 : 0));
-		fprintf(stderr, "replies %zu and %zu bytes\n", x->n_replies, y->n_replies);
+		fprintf(stderr, "replies (%zu and %zu bytes):\n  ", x->n_replies, y->n_replies);
+		for (size_t i = 0; i < x->n_replies; i++)
+			fprintf(stderr, "%02x", (unsigned char)x->replies[i]);
+		fprintf(stderr, "\n  ");
+		for (size_t i = 0; i < y->n_replies; i++)
+			fprintf(stderr, "%02x", (unsigned char)y->replies[i]);
+		fprintf(stderr, "\nOSC 52:\n%.*s---\n%.*s", (int)x->n_osc52s, x->osc52s,
+			(int)y->n_osc52s, y->osc52s);
 	}
 	__builtin_trap();
 }

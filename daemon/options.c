@@ -351,11 +351,12 @@ static int options_set_login_line(struct options *o, const char *value)
  * controls, no DEL, at most 64 characters (selection.c parses them again). */
 static bool word_chars_valid(const char *v)
 {
+	const char *end = v + strlen(v);
 	size_t n = 0;
 
 	while (*v) {
 		uint32_t cp;
-		unsigned len = utf8_decode_char(v, &cp);
+		size_t len = utf8_get((const unsigned char *)v, (size_t)(end - v), &cp);
 
 		if (len == 0 || ++n > 64 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
 			return false;

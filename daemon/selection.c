@@ -186,38 +186,6 @@ static size_t utf8_put(uint32_t cp, char *out)
 	return 4;
 }
 
-/* Decodes one code point at in[0..len): its length, 0 if malformed (then
- * one byte is to be skipped). */
-static size_t utf8_get(const unsigned char *in, size_t len, uint32_t *ret)
-{
-	uint32_t cp, min;
-	size_t n;
-
-	if (in[0] < 0x80) {
-		*ret = in[0];
-		return 1;
-	}
-	if (in[0] >= 0xc2 && in[0] <= 0xdf)
-		n = 2, cp = in[0] & 0x1f, min = 0x80;
-	else if (in[0] >= 0xe0 && in[0] <= 0xef)
-		n = 3, cp = in[0] & 0x0f, min = 0x800;
-	else if (in[0] >= 0xf0 && in[0] <= 0xf4)
-		n = 4, cp = in[0] & 0x07, min = 0x10000;
-	else
-		return 0;
-	if (len < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((in[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (in[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	*ret = cp;
-	return n;
-}
-
 static int parse_word_chars(const char *text, uint32_t *out, size_t *ret_n)
 {
 	size_t len = strlen(text), n = 0;

@@ -81,43 +81,45 @@ int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret)
 	return 0;
 }
 
-unsigned utf8_decode_char(const char *s, uint32_t *ret_cp)
+size_t utf8_get(const unsigned char *in, size_t len, uint32_t *ret)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	unsigned len = 0;
-	uint32_t cp;
+	uint32_t cp, min;
+	size_t n;
 
-	if (*p < 0x80)
-		len = 1;
-	else if (*p >= 0xc2 && *p <= 0xdf)
-		len = 2;
-	else if (*p >= 0xe0 && *p <= 0xef)
-		len = 3;
-	else if (*p >= 0xf0 && *p <= 0xf4)
-		len = 4;
-	if (len == 0)
-		return 0;
-	cp = len == 1 ? *p : *p & (0x7f >> len);
-	for (unsigned i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
+	if (in[0] < 0x80) {
+		*ret = in[0];
+		return 1;
 	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
+	if (in[0] >= 0xc2 && in[0] <= 0xdf)
+		n = 2, cp = in[0] & 0x1f, min = 0x80;
+	else if (in[0] >= 0xe0 && in[0] <= 0xef)
+		n = 3, cp = in[0] & 0x0f, min = 0x800;
+	else if (in[0] >= 0xf0 && in[0] <= 0xf4)
+		n = 4, cp = in[0] & 0x07, min = 0x10000;
+	else
 		return 0;
-	*ret_cp = cp;
-	return len;
+	if (len < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((in[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (in[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	*ret = cp;
+	return n;
 }
 
 char *cescape(const char *s)
 {
 	/* at most 4 bytes ("\xHH") for each byte */
-	char *ret = xmalloc(strlen(s) * 4 + 1), *out = ret;
+	const char *end = s + strlen(s);
+	char *ret = xmalloc((size_t)(end - s) * 4 + 1), *out = ret;
 
 	while (*s) {
 		uint32_t cp = 0;
-		unsigned len = utf8_decode_char(s, &cp);
+		size_t len = utf8_get((const unsigned char *)s, (size_t)(end - s), &cp);
 
 		if (len > 0 && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp < 0xa0) &&
 		    cp != '\\') {
@@ -128,7 +130,7 @@ char *cescape(const char *s)
 		}
 		/* one byte at a time: a C1 control's two bytes both escaped */
 		len = len > 0 ? len : 1;
-		for (unsigned i = 0; i < len; i++, s++) {
+		for (size_t i = 0; i < len; i++, s++) {
 			unsigned char c = (unsigned char)*s;
 
 			if (c == '\\')

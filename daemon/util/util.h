@@ -45,10 +45,11 @@ int string_table_lookup(const char *const *names, size_t n, const char *s);
 /* Parses a decimal unsigned integer in [min, max]; the whole string must be a number. */
 int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret);
 
-/* The length (1 to 4) of the well-formed UTF-8 character that p starts
- * (shortest form, no surrogate, at most U+10FFFF; NUL counts as one byte),
- * with its code point in *ret_cp; 0 when p starts none. */
-unsigned utf8_decode_char(const char *p, uint32_t *ret_cp);
+/* The length (1 to 4) of the well-formed UTF-8 character that in[0..len)
+ * starts (shortest form, no surrogate, at most U+10FFFF; NUL counts as one
+ * byte), with its code point in *ret; 0 when it starts none (then one byte
+ * is to be skipped). len >= 1. */
+size_t utf8_get(const unsigned char *in, size_t len, uint32_t *ret);
 
 /* s as a log line or a terminal may show it: controls (C0, DEL and C1),
  * backslashes and bytes that are not well-formed UTF-8 written as C escapes

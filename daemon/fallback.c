@@ -34,10 +34,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "bootmode.h"
-#include "log.h"
+#include "devices/bootmode.h"
+#include "terminal/vcs.h"
+#include "util/log.h"
 #include "util/util.h"
-#include "vcs.h"
 
 /* Puts the boot mode saved as `name` (fbN.mode) back on /dev/fbN. */
 static void restore_fb(const char *name, unsigned minor)

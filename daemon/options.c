@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bell.h"
-#include "config.h"
-#include "fbflush.h"
+#include "util/config.h"
+#include "devices/fbflush.h"
 #include "options.h"
-#include "rotate.h"
-#include "scroll.h"
+#include "screen/rotate.h"
+#include "screen/scroll.h"
+#include "terminal/bell.h"
 #include "util/util.h"
 
 /* getopt codes: one for each option that is not a setting, then

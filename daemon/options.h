@@ -27,20 +27,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum palette_kind {
-	PALETTE_LINUX, /* the kernel console's 16 colours (vt.default_{red,grn,blu}) */
-	PALETTE_XTERM, /* xterm's 16 colours */
-	/* named palettes with fixed colours (palette.h) */
-	PALETTE_VGA,		 /* the VGA text mode's, whatever vt.default_* say */
-	PALETTE_TANGO,		 /* GNOME Terminal's Tango */
-	PALETTE_SOLARIZED,	 /* Solarized, dark */
-	PALETTE_SOLARIZED_LIGHT, /* Solarized, light */
-};
+#include "color/palette.h"
 
-/* The colour keys: color0..color15, then foreground and background. */
-#define OPTIONS_COLOR_FOREGROUND 16
-#define OPTIONS_COLOR_BACKGROUND 17
-#define OPTIONS_N_COLORS 18
+/* The colour keys, as palette.h numbers them. */
+#define OPTIONS_COLOR_FOREGROUND PALETTE_KEY_FG
+#define OPTIONS_COLOR_BACKGROUND PALETTE_KEY_BG
+#define OPTIONS_N_COLORS PALETTE_N_KEYS
 
 enum options_action {
 	OPTIONS_RUN,
@@ -153,3 +145,12 @@ int palette_kind_from_string(const char *s);
 
 /* "#rrggbb" (hex digits in either case) as 0xrrggbb, or -EINVAL. */
 int options_parse_color(const char *s, uint32_t *ret);
+
+/* The palette of the options: --palette= (sysfs_dir as palette_init()),
+ * then the colour keys. */
+static inline void palette_from_options(struct palette *p, const struct options *o,
+					const char *sysfs_dir)
+{
+	palette_init(p, o->palette, sysfs_dir);
+	palette_set_colors(p, o->colors, o->colors_set);
+}

@@ -33,11 +33,11 @@
 #include <systemd/sd-login.h>
 #include <unistd.h>
 
-#include "getty.h"
-#include "log.h"
 #include "options.h"
-#include "palette.h"
-#include "session.h"
+#include "color/palette.h"
+#include "session/getty.h"
+#include "session/session.h"
+#include "util/log.h"
 #include "util/util.h"
 
 /* consoled sends its request right after connecting. */

@@ -66,7 +66,7 @@
 #include FT_SYNTHESIS_H
 #include FT_TRUETYPE_TABLES_H
 
-#include "../daemon/log.h"
+#include "../daemon/util/log.h"
 #include "../daemon/util/util.h"
 #include "font.h"
 #include "fontset-internal.h"

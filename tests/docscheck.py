@@ -7,6 +7,12 @@
                                   in backticks exists in the tree: file paths
                                   and names, functions (`name()`), structs,
                                   and identifiers with an underscore
+    docscheck.py layers           daemon/'s folders are the layers
+                                  docs/ARCHITECTURE.md lists (its "#### `daemon/...`"
+                                  headings, top first): every `#include "..."`
+                                  of a file under daemon/ names a header of
+                                  the file's own folder or of one listed
+                                  below it, and every folder is listed
     docscheck.py recipes          the install recipes of README.md (its
                                   `<!-- pkgcheck: NAME -->` blocks, which the
                                   package check runs in the systemd guest)
@@ -139,6 +145,43 @@ def readme_blocks(path):
                                          text, re.S)}
 
 
+def check_layers(doc=os.path.join(TOP, "docs", "ARCHITECTURE.md")):
+    with open(doc) as f:
+        order = re.findall(r"^#### `daemon/([\w-]*)/?`$", f.read(), flags=re.M)
+    problems = []
+    if not order:
+        return ["%s: no '#### `daemon/...`' headings" % doc]
+    daemon = os.path.join(TOP, "daemon")
+    for d, dirs, names in os.walk(daemon):
+        folder = os.path.relpath(d, daemon).replace(os.sep, "/")
+        folder = "" if folder == "." else folder
+        if folder not in order:
+            problems.append("daemon/%s: a folder ARCHITECTURE.md does not list as a layer" % folder)
+            continue
+        for n in sorted(names):
+            if not n.endswith((".c", ".h")):
+                continue
+            path = os.path.join(d, n)
+            with open(path, errors="replace") as fh:
+                for lineno, line in enumerate(fh, 1):
+                    m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+                    if not m:
+                        continue
+                    target = os.path.normpath(os.path.join(d, m.group(1)))
+                    rel = os.path.relpath(target, daemon)
+                    if rel.startswith(".."):
+                        continue  # fonts/, backends/: not daemon/'s layers
+                    to = os.path.dirname(rel).replace(os.sep, "/")
+                    if to not in order:
+                        problems.append("%s:%d: includes %s, in no listed layer"
+                                        % (os.path.relpath(path, TOP), lineno, m.group(1)))
+                    elif order.index(to) < order.index(folder):
+                        problems.append("%s:%d: includes %s: daemon/%s is above daemon/%s"
+                                        % (os.path.relpath(path, TOP), lineno, m.group(1),
+                                           to or "", folder))
+    return problems
+
+
 def check_recipes():
     blocks = readme_blocks(os.path.join(TOP, "README.md"))
     problems = []
@@ -193,6 +236,8 @@ def main():
         problems = check_man(sys.argv[2:])
     elif what == "architecture":
         problems = check_architecture()
+    elif what == "layers":
+        problems = check_layers()
     elif what == "recipes":
         problems = check_recipes()
     else:

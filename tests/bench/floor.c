@@ -4,7 +4,7 @@
  * the glass can go, stage by stage, against libtsm alone (README.md here).
  *
  *   (a) tsm       libtsm's vte and screen fed the raw stream
- *   (b) filter    the stream stage (daemon/stream.c) in front of libtsm, as
+ *   (b) filter    the stream stage (daemon/terminal/stream.c) in front of libtsm, as
  *                 term.c wires it (the key encoder reads its modes from
  *                 the stage: stream_key_modes())
  *   (c) detect    (b) plus, at a fixed frame rate, the frame's damage and
@@ -44,12 +44,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../daemon/cluster.h"
-#include "../../daemon/damage.h"
-#include "../../daemon/log.h"
-#include "../../daemon/palette.h"
-#include "../../daemon/render.h"
-#include "../../daemon/stream.h"
+#include "../../daemon/terminal/cluster.h"
+#include "../../daemon/screen/damage.h"
+#include "../../daemon/util/log.h"
+#include "../../daemon/color/palette.h"
+#include "../../daemon/screen/render.h"
+#include "../../daemon/terminal/stream.h"
 #include "../../fonts/font.h"
 #include "../unit/test-fb-ram.h"
 

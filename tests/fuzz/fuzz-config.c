@@ -24,9 +24,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../daemon/log.h"
+#include "../../daemon/util/log.h"
 #include "../../daemon/options.h"
-#include "../../daemon/scroll.h"
+#include "../../daemon/screen/scroll.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -232,9 +232,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct options zero;
 	char keyboard[224];
-	struct options_files files = {.config = conf,
-				      .vconsole = conf,
-				      .kbd_model_map = "/usr/share/systemd/kbd-model-map"};
+	struct options_files files = {
+	    .config = conf, .vconsole = conf, .kbd_model_map = "/usr/share/systemd/kbd-model-map"};
 	char *argv[] = {(char *)"consoled", (char *)"--font-size=14", NULL};
 	struct options o;
 

@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../daemon/log.h"
+#include "../../daemon/util/log.h"
 #include "../../fonts/font.h"
 #include "../../fonts/fontset.h"
 

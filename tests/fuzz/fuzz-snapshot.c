@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libFuzzer target for the snapshot reader (daemon/snapshot.c): the input is
+ * libFuzzer target for the snapshot reader (daemon/terminal/snapshot.c): the input is
  * a memfd's content, restored into a fresh terminal (libtsm behind the
  * stream stage) as consoled does at adoption. Nothing may crash; a refusal
  * is -EBADMSG or -EPROTONOSUPPORT; what is accepted must be a terminal that
@@ -15,10 +15,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../daemon/cluster.h"
-#include "../../daemon/log.h"
-#include "../../daemon/snapshot.h"
-#include "../../daemon/stream.h"
+#include "../../daemon/terminal/cluster.h"
+#include "../../daemon/util/log.h"
+#include "../../daemon/terminal/snapshot.h"
+#include "../../daemon/terminal/stream.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -24,10 +24,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../daemon/cluster.h"
-#include "../../daemon/log.h"
-#include "../../daemon/render.h"
-#include "../../daemon/stream.h"
+#include "../../daemon/terminal/cluster.h"
+#include "../../daemon/util/log.h"
+#include "../../daemon/screen/render.h"
+#include "../../daemon/terminal/stream.h"
 #include "../../fonts/font.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

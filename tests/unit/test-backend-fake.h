@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../daemon/fbdev.h"
+#include "../../daemon/devices/fbdev.h"
 
 #define FAKE_XRES 640u
 #define FAKE_YRES 480u

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The loader of a production build has no test hooks. This program is built
- * from daemon/backend.c itself, without CONSOLED_TEST_HOOKS whatever
+ * from daemon/devices/backend.c itself, without CONSOLED_TEST_HOOKS whatever
  * -Dtest-hooks says (tests/unit/meson.build), and checks that
  * CONSOLED_BACKEND_DIR does not move the plugin directory, that
  * CONSOLED_TEST_BACKEND_HANG does not make the engine hang, and that neither
@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <unistd.h>
 
-#include "../../daemon/backend.h"
+#include "../../daemon/devices/backend.h"
 #include "test-backend-fake.h"
 #include "tests.h"
 

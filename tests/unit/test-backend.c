@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The plugin loader (daemon/backend.c): its checks of the directory and of
+ * The plugin loader (daemon/devices/backend.c): its checks of the directory and of
  * each plugin file, and the ATI plugins once the scroller has grown the
  * virtual screen. The real plugins are loaded by the real loader, on a fake
  * device whose registers are RAM (test-backend-fake.h), and the real scroller
@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../daemon/backend.h"
-#include "../../daemon/scroll.h"
+#include "../../daemon/devices/backend.h"
+#include "../../daemon/screen/scroll.h"
 #include "../../daemon/util/util.h"
 #include "test-backend-fake.h"
 #include "tests.h"

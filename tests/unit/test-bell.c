@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "../../daemon/bell.h"
+#include "../../daemon/terminal/bell.h"
 #include "../../daemon/util/util.h"
 #include "tests.h"
 

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../daemon/bootmode.h"
+#include "../../daemon/devices/bootmode.h"
 #include "tests.h"
 
 static struct bootmode mode_of(unsigned yres_virtual, uint16_t c0)

@@ -12,7 +12,7 @@
 #include <xkbcommon/xkbcommon-compose.h>
 #include <xkbcommon/xkbcommon.h>
 
-#include "../../daemon/compose.h"
+#include "../../daemon/input/compose.h"
 #include "../../daemon/util/util.h"
 #include "test-capture.h"
 #include "tests.h"

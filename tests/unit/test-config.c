@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../daemon/config.h"
+#include "../../daemon/util/config.h"
 #include "../../daemon/options.h"
-#include "../../daemon/rotate.h"
-#include "../../daemon/scroll.h"
+#include "../../daemon/screen/rotate.h"
+#include "../../daemon/screen/scroll.h"
 #include "../../daemon/util/util.h"
 #include "test-capture.h"
 #include "tests.h"

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../daemon/crash.h"
+#include "../../daemon/util/crash.h"
 #include "tests.h"
 
 /* AddressSanitizer installs a SIGSEGV handler and an alternate stack of its

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "../../daemon/damage.h"
+#include "../../daemon/screen/damage.h"
 #include "tests.h"
 
 #define COLS 16

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../daemon/fbdev.h"
-#include "../../daemon/pixel.h"
+#include "../../daemon/devices/fbdev.h"
+#include "../../daemon/color/pixel.h"
 
 /* The mode bpp x xres x yres with `pad` bytes after each pixel line (an odd
  * line length), the memory filled with `fill`. fb's map (NULL or from an

@@ -11,8 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../daemon/fbdev.h"
-#include "../../daemon/log.h"
+#include "../../daemon/devices/fbdev.h"
+#include "../../daemon/util/log.h"
 #include "../../daemon/util/util.h"
 #include "tests.h"
 

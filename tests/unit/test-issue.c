@@ -21,8 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../daemon/getty.h"
-#include "../../daemon/issue.h"
+#include "../../daemon/session/getty.h"
+#include "../../daemon/session/issue.h"
 #include "../../daemon/util/util.h"
 #include "tests.h"
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
 
-#include "../../daemon/keys.h"
+#include "../../daemon/terminal/keys.h"
 #include "tests.h"
 
 struct terminfo_key {

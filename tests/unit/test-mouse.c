@@ -17,12 +17,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../../daemon/cluster.h"
-#include "../../daemon/input.h"
-#include "../../daemon/log.h"
-#include "../../daemon/mouse.h"
-#include "../../daemon/snapshot.h"
-#include "../../daemon/stream.h"
+#include "../../daemon/terminal/cluster.h"
+#include "../../daemon/input/input.h"
+#include "../../daemon/util/log.h"
+#include "../../daemon/input/mouse.h"
+#include "../../daemon/terminal/snapshot.h"
+#include "../../daemon/terminal/stream.h"
 #include "../../daemon/util/util.h"
 #include "tests.h"
 

@@ -8,12 +8,12 @@
 #include <libtsm.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
 
-#include "../../daemon/bell.h"
-#include "../../daemon/blank.h"
-#include "../../daemon/input.h"
+#include "../../daemon/terminal/bell.h"
+#include "../../daemon/screen/blank.h"
+#include "../../daemon/input/input.h"
 #include "../../daemon/options.h"
-#include "../../daemon/rotate.h"
-#include "../../daemon/scroll.h"
+#include "../../daemon/screen/rotate.h"
+#include "../../daemon/screen/scroll.h"
 #include "../../daemon/util/util.h"
 #include "tests.h"
 

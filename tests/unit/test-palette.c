@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "../../daemon/options.h"
-#include "../../daemon/palette.h"
-#include "../../daemon/pixel.h"
-#include "../../daemon/render.h"
+#include "../../daemon/color/palette.h"
+#include "../../daemon/color/pixel.h"
+#include "../../daemon/screen/render.h"
 #include "tests.h"
 
 static const struct pixel_format pf8 = {.bits_per_pixel = 8, .bytes_per_pixel = 1, .indexed = true};

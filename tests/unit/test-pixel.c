@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../daemon/pixel.h"
+#include "../../daemon/color/pixel.h"
 #include "tests.h"
 
 static struct fb_var_screeninfo var_rgb(unsigned bpp, unsigned ro, unsigned rl, unsigned go,

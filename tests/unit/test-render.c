@@ -10,11 +10,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "../../daemon/cluster.h"
-#include "../../daemon/fbflush.h"
-#include "../../daemon/palette.h"
-#include "../../daemon/render.h"
-#include "../../daemon/stream.h"
+#include "../../daemon/terminal/cluster.h"
+#include "../../daemon/devices/fbflush.h"
+#include "../../daemon/color/palette.h"
+#include "../../daemon/options.h"
+#include "../../daemon/screen/render.h"
+#include "../../daemon/terminal/stream.h"
 #include "../../fonts/font.h"
 #include "tests.h"
 

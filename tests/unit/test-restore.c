@@ -23,10 +23,10 @@
 #include <unistd.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
 
-#include "../../daemon/restore.h"
-#include "../../daemon/session.h"
-#include "../../daemon/snapshot.h"
-#include "../../daemon/term.h"
+#include "../../daemon/terminal/restore.h"
+#include "../../daemon/session/session.h"
+#include "../../daemon/terminal/snapshot.h"
+#include "../../daemon/terminal/term.h"
 #include "../../daemon/util/util.h"
 #include "test-stream-fake.h"
 

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "../../daemon/rotate.h"
+#include "../../daemon/screen/rotate.h"
 #include "../../daemon/util/util.h"
 #include "tests.h"
 

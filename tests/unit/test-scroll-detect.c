@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "../../daemon/damage.h"
+#include "../../daemon/screen/damage.h"
 #include "tests.h"
 
 #define COLS 8

@@ -8,7 +8,7 @@
  */
 #include <stdio.h>
 
-#include "../../daemon/selection.h"
+#include "../../daemon/terminal/selection.h"
 #include "../../daemon/util/util.h"
 #include "test-stream-fake.h"
 

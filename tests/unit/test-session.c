@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../daemon/session.h"
+#include "../../daemon/session/session.h"
 #include "../../daemon/util/util.h"
 #include "tests.h"
 

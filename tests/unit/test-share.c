@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The shared selection store (daemon/share.c): names, modes, what a read
+ * The shared selection store (daemon/terminal/share.c): names, modes, what a read
  * refuses, the size limit, the sweep; on a real tmpfs (/dev/shm) and a
  * directory on disk.
  */
@@ -13,8 +13,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "../../daemon/selection.h"
-#include "../../daemon/share.h"
+#include "../../daemon/terminal/selection.h"
+#include "../../daemon/terminal/share.h"
 #include "tests.h"
 
 static char dir[64];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The snapshot (daemon/snapshot.c) with the real libtsm 4 and stream stage:
+ * The snapshot (daemon/terminal/snapshot.c) with the real libtsm 4 and stream stage:
  * random streams are fed, snapshotted, restored into a fresh terminal and
  * compared cell by cell (main screen, alternate screen, scrollback: code
  * point, width, attributes), with cursor, flags, margins, tab stops and the
@@ -17,11 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../daemon/cluster.h"
-#include "../../daemon/log.h"
-#include "../../daemon/snapshot.h"
-#include "../../daemon/stream.h"
-#include "../../daemon/tsmpeek.h"
+#include "../../daemon/terminal/cluster.h"
+#include "../../daemon/util/log.h"
+#include "../../daemon/terminal/snapshot.h"
+#include "../../daemon/terminal/stream.h"
+#include "../../daemon/terminal/tsmpeek.h"
 #include "../../daemon/util/util.h"
 #include "tests.h"
 

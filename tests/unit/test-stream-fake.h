@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../daemon/cluster.h"
-#include "../../daemon/pixel.h"
-#include "../../daemon/stream.h"
+#include "../../daemon/terminal/cluster.h"
+#include "../../daemon/color/pixel.h"
+#include "../../daemon/terminal/stream.h"
 #include "tests.h"
 
 #define FAKE_COLS_MAX 80

@@ -21,9 +21,9 @@
 #include <string.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
 
-#include "../../daemon/cluster.h"
-#include "../../daemon/keys.h"
-#include "../../daemon/stream.h"
+#include "../../daemon/terminal/cluster.h"
+#include "../../daemon/terminal/keys.h"
+#include "../../daemon/terminal/stream.h"
 #include "../../daemon/util/util.h"
 #include "test-stream-fake.h"
 #include "tests.h"

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
 
-#include "../../daemon/keys.h"
-#include "../../daemon/pixel.h"
+#include "../../daemon/terminal/keys.h"
+#include "../../daemon/color/pixel.h"
 #include "../../daemon/util/util.h"
 #include "test-stream-fake.h"
 

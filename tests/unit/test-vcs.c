@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "../../daemon/util/util.h"
-#include "../../daemon/vcs.h"
+#include "../../daemon/terminal/vcs.h"
 #include "test-stream-fake.h"
 
 #define VT_MAX 40

@@ -37,7 +37,7 @@ SCROLL_MODE = {"bochs": "shadow", "cirrus": "pan"}
 
 FLASH_MS = 3000           # the test hook's flash
 SCROLL_FLASH_MS = 5000    # bell-scroll's: the lines scroll under it
-FLASH_INTERVAL = 0.35     # daemon/bell.h BELL_FLASH_INTERVAL_MS
+FLASH_INTERVAL = 0.35     # daemon/terminal/bell.h BELL_FLASH_INTERVAL_MS
 CHUNK = 200000            # BELs a `cat` of the flood writes
 FLOOD_SEC = 3             # the flood goes on for at least this long
 GO = "/tmp/bell.go"

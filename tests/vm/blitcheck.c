@@ -25,10 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "fbdev.h"
-#include "log.h"
-#include "pixel.h"
+#include "../../daemon/devices/backend.h"
+#include "../../daemon/devices/fbdev.h"
+#include "../../daemon/util/log.h"
+#include "../../daemon/color/pixel.h"
 
 #include <consoled/backend.h>
 

@@ -599,7 +599,7 @@ class PointerChecks:
 
     @staticmethod
     def scale_abs(value, lo, hi, size):
-        """daemon/input.c input_scale_abs()."""
+        """daemon/input/input.c input_scale_abs()."""
         return (min(max(value, lo), hi) - lo) * size // (hi - lo + 1)
 
     def play_uinput(self, kind, steps, until):

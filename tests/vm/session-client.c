@@ -21,7 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "session.h"
+#include "../../daemon/session/session.h"
 
 int main(int argc, char **argv)
 {

@@ -242,7 +242,7 @@ MAX_EXPOSURE = 3.0
 SERVICE_ENV = ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "INVOCATION_ID",
                "JOURNAL_STREAM", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "MANAGERPID",
                "RUNTIME_DIRECTORY", "SYSTEMD_EXEC_PID", "CONSOLED_")
-# What the helper gives login -p (daemon/session.c, session_env()).
+# What the helper gives login -p (daemon/session/session.c, session_env()).
 SESSION_ENV = re.compile(r"^(TERM|COLORTERM|COLORFGBG|PATH|XDG_SEAT|XDG_VTNR|LANG|LANGUAGE"
                          r"|LC_\w+|TZ)=")
 
@@ -259,7 +259,7 @@ SNAPSHOT_LINK = "/memfd:consoled-snapshot (deleted)"
 
 FONT = "Lat15-Fixed16.psf.gz"                # in vmtest.FONT_DIR on the host
 # How long udev's queue stays empty before consoled's wait for a framebuffer
-# ends (daemon/fbwait.h FBWAIT_SETTLE_USEC), in seconds.
+# ends (daemon/devices/fbwait.h FBWAIT_SETTLE_USEC), in seconds.
 FBWAIT_SETTLE = 2
 GUEST_FONT = "/usr/local/share/consolefonts/" + FONT
 DROPIN = "/etc/consoled/consoled.conf.d/50-systemdtest.conf"
@@ -276,7 +276,7 @@ GUEST_MODULES += ["dummy"]
 WESTON = "weston --backend=drm-backend.so --use-pixman --log=/tmp/weston.log"
 WESTON_LOG = "/tmp/weston.log"
 
-# xterm's 16 colours (daemon/palette.c); index 7 is the default foreground.
+# xterm's 16 colours (daemon/color/palette.c); index 7 is the default foreground.
 XTERM_PALETTE = [
     (0x00, 0x00, 0x00), (0xcd, 0x00, 0x00), (0x00, 0xcd, 0x00), (0xcd, 0xcd, 0x00),
     (0x00, 0x00, 0xee), (0xcd, 0x00, 0xcd), (0x00, 0xcd, 0xcd), (0xe5, 0xe5, 0xe5),

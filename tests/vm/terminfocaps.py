@@ -735,7 +735,7 @@ def palette256(base16):
 
 
 def nearest(pal, rgb):
-    """daemon/palette.c palette_nearest: the cube and ramp win ties."""
+    """daemon/color/palette.c palette_nearest: the cube and ramp win ties."""
     best, best_d = 0, -1
     for i, c in enumerate(pal):
         d = sum((a - b) ** 2 for a, b in zip(c, rgb))

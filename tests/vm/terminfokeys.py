@@ -13,7 +13,7 @@ keypad's those of application keypad mode. A key capability not covered by
 these rules is an error, so that a new one gets a decision.
 
 vmtest.py's keys-terminfo check types the keys in the guest (see KEY_QCODES).
-tests/unit/test-keys.c checks daemon/keys.c against the same table, committed
+tests/unit/test-keys.c checks daemon/terminal/keys.c against the same table, committed
 as tests/unit/terminfo-keys.h:
 
     terminfokeys.py --header tests/unit/terminfo-keys.h   # write it

@@ -250,7 +250,7 @@ SCROLL_MODES = {
     "rv100": {"auto": (None, "redraw"), "redraw": (None, "redraw"), "shadow": (None, "shadow"),
               "pan": ("--scroll-mode=pan: " + _QUIRK, "redraw")},
     # DRM fbdev emulation (deferred I/O): every mode draws in RAM, auto
-    # moves rows there (daemon/fbflush.h).
+    # moves rows there (daemon/devices/fbflush.h).
     "bochs": {"auto": (None, "shadow"), "redraw": (None, "redraw"), "shadow": (None, "shadow"),
               "pan": ("--scroll-mode=pan: drawing goes through a copy in RAM", "shadow")},
     "virtio": {"auto": (None, "shadow")},
@@ -291,7 +291,7 @@ def scroll_modes(card, plugins):
 BOOT_FB = {"vesa": "VESA VGA", "efi": "EFI VGA"}
 
 CONSOLED_LOG = "/tmp/consoled.log"
-# The session's PATH (daemon/session.h SESSION_PATH).
+# The session's PATH (daemon/session/session.h SESSION_PATH).
 SESSION_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 CONSOLED_STATUS = "/tmp/consoled.status"
 

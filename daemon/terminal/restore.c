@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define LOG_MODULE "restore"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "restore.h"
+#include "snapshot.h"
+#include "term.h"
+#include "../util/log.h"
+#include "../util/util.h"
+
+enum {
+	FD_PTY,
+	FD_PIDFD,
+	FD_SNAPSHOT,
+	_FD_MAX,
+};
+
+static const char *const fd_names[_FD_MAX] = {
+    [FD_PTY] = "pty",
+    [FD_PIDFD] = "pidfd",
+    [FD_SNAPSHOT] = "snapshot",
+};
+
+struct restore {
+	struct restore_config cfg;
+	struct snapshot *snap;
+	bool unsupported; /* this libtsm cannot be snapshotted */
+	/* What the store handed over, until adopted or dropped. */
+	int handed[_FD_MAX];
+	/* The running session's fds are in the store. */
+	bool stored;
+	/* The handed snapshot's stored copy is replaced by ours. */
+	bool replace_snapshot;
+	/* A session runs: from its end to the next session's start, frames
+	 * still show the old screen, which must not go into the snapshot. */
+	bool live;
+};
+
+static void store_remove(const struct restore *r, const char *name)
+{
+	int e;
+
+	if (!r->cfg.store && !getenv("NOTIFY_SOCKET"))
+		return;
+	e = sd_notifyf(0, "FDSTOREREMOVE=1\nFDNAME=%s", name);
+	if (e < 0)
+		log_warning_errno(e, "Failed to remove '%s' from the fd store: %m", name);
+}
+
+static void store_remove_all(const struct restore *r)
+{
+	for (int i = 0; i < _FD_MAX; i++)
+		store_remove(r, fd_names[i]);
+}
+
+static int store_add(const char *name, int fd, bool poll)
+{
+	char msg[64];
+	int e;
+
+	snprintf(msg, sizeof(msg), "FDSTORE=1\nFDNAME=%s%s", name, poll ? "" : "\nFDPOLL=0");
+	e = sd_pid_notify_with_fds(0, 0, msg, &fd, 1);
+	if (e < 0)
+		return log_warning_errno(e, "Failed to put '%s' in the fd store: %m", name);
+	if (e == 0)
+		return log_warning_errno(ENOTCONN, "No fd store to put '%s' in: %m", name);
+	return 0;
+}
+
+static void drop_handed(struct restore *r)
+{
+	for (int i = 0; i < _FD_MAX; i++)
+		if (r->handed[i] >= 0) {
+			close(r->handed[i]);
+			r->handed[i] = -1;
+		}
+	/* Closing the master (the store's copy goes too) hangs the session up
+	 * if it still ran. */
+	store_remove_all(r);
+}
+
+/* The pid a pidfd refers to (-1 once it has exited, on Linux 5.x and
+ * later), from /proc/self/fdinfo; -ENOTTY if fd is no pidfd. */
+static int pidfd_get_pid(int fd, pid_t *ret)
+{
+	char path[64], line[256];
+	FILE *f;
+	bool is_pidfd = false;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(path, line, sizeof(line) - 1);
+	if (n < 0)
+		return -errno;
+	line[n] = '\0';
+	if (strcmp(line, "anon_inode:[pidfd]") != 0)
+		return -ENOTTY;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		int pid;
+		if (sscanf(line, "Pid:\t%d", &pid) == 1) {
+			*ret = pid;
+			is_pidfd = true;
+			break;
+		}
+	}
+	fclose(f);
+	return is_pidfd ? 0 : -ENOTTY;
+}
+
+/* Whether the handed fds are a session worth adopting; logs why not. */
+static bool handed_check(const struct restore *r)
+{
+	struct pollfd pfd = {.fd = r->handed[FD_PIDFD], .events = POLLIN};
+	unsigned ptn;
+	pid_t pid = 0, sid = 0;
+	int flags, e;
+
+	if (r->handed[FD_PTY] < 0 || r->handed[FD_PIDFD] < 0 || r->handed[FD_SNAPSHOT] < 0) {
+		log_warning("The fd store handed over an incomplete session (pty %s, pidfd %s, "
+			    "snapshot %s): starting a new session",
+			    r->handed[FD_PTY] >= 0 ? "yes" : "missing",
+			    r->handed[FD_PIDFD] >= 0 ? "yes" : "missing",
+			    r->handed[FD_SNAPSHOT] >= 0 ? "yes" : "missing");
+		return false;
+	}
+	flags = fcntl(r->handed[FD_PTY], F_GETFL);
+	if (ioctl(r->handed[FD_PTY], TIOCGPTN, &ptn) < 0 || flags < 0 ||
+	    (flags & O_ACCMODE) != O_RDWR) {
+		log_warning("The fd store's 'pty' is not a pty master: starting a new session");
+		return false;
+	}
+	e = pidfd_get_pid(r->handed[FD_PIDFD], &pid);
+	if (e < 0) {
+		log_warning_errno(e, "The fd store's 'pidfd' is not a pidfd (%m): starting a new "
+				     "session");
+		return false;
+	}
+	if (poll(&pfd, 1, 0) != 0 || pid <= 0) {
+		log_info("The session of the last consoled has ended meanwhile: starting a new "
+			 "session");
+		return false;
+	}
+	/* The pidfd's process leads the pty's session. */
+	if (ioctl(r->handed[FD_PTY], TIOCGSID, &sid) < 0 || sid != pid) {
+		log_warning("The fd store's pidfd (process %d) does not lead the session of "
+			    "/dev/pts/%u (%d): starting a new session",
+			    (int)pid, ptn, (int)sid);
+		return false;
+	}
+	log_debug("The fd store handed over /dev/pts/%u with session leader %d", ptn, (int)pid);
+	return true;
+}
+
+void restore_new(const struct restore_config *c, struct restore **ret)
+{
+	struct restore *r = xcalloc(1, sizeof(*r));
+	char **names = NULL;
+	int n;
+
+	r->cfg = *c;
+	for (int i = 0; i < _FD_MAX; i++)
+		r->handed[i] = -1;
+	*ret = r;
+
+	n = sd_listen_fds_with_names(1, &names);
+	if (n < 0)
+		log_warning_errno(n, "Failed to read the fds handed over, ignoring: %m");
+	if (n <= 0) {
+		free(names);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		int fd = SD_LISTEN_FDS_START + i, k;
+		const char *name = names && names[i] ? names[i] : "unknown";
+
+		for (k = 0; k < _FD_MAX; k++)
+			if (strcmp(name, fd_names[k]) == 0)
+				break;
+		if (!r->cfg.enabled || !r->cfg.store) {
+			/* dropped below, all at once */
+		} else if (k == _FD_MAX) {
+			log_warning("Closing fd %d of unknown name '%s' from the fd store", fd,
+				    name);
+			store_remove(r, name);
+		} else if (r->handed[k] >= 0) {
+			log_warning("Closing a second '%s' from the fd store", name);
+		} else {
+			r->handed[k] = fd;
+			continue;
+		}
+		close(fd);
+	}
+	if (!r->cfg.enabled || !r->cfg.store) {
+		log_info("Session restore is off%s: closing the %d fds from the fd store",
+			 r->cfg.enabled ? " here (no session socket)" : "", n);
+		for (int i = 0; i < n; i++)
+			store_remove(r, names && names[i] ? names[i] : "unknown");
+	} else if (!handed_check(r))
+		drop_handed(r);
+	for (int i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+bool restore_handed(struct restore *r, struct term_adopt *ret)
+{
+	if (r->handed[FD_PTY] < 0)
+		return false;
+	*ret = (struct term_adopt){
+	    .master = r->handed[FD_PTY],
+	    .pidfd = r->handed[FD_PIDFD],
+	    .snapshot = r->handed[FD_SNAPSHOT],
+	};
+	return true;
+}
+
+void restore_handed_done(struct restore *r, bool adopted, int error)
+{
+	if (r->handed[FD_PTY] < 0)
+		return;
+	if (!adopted) {
+		log_warning_errno(error,
+				  "The snapshot of the last consoled's session cannot be restored "
+				  "(%m): closing that session, starting a new one");
+		drop_handed(r);
+		return;
+	}
+	/* The term has master and pidfd; they stay in the store as they
+	 * are. Our own snapshot replaces the handed one. */
+	close(r->handed[FD_SNAPSHOT]);
+	for (int i = 0; i < _FD_MAX; i++)
+		r->handed[i] = -1;
+	r->stored = true;
+	r->replace_snapshot = true;
+}
+
+bool restore_active(const struct restore *r)
+{
+	return r && r->cfg.enabled && r->snap;
+}
+
+void restore_update(struct restore *r, struct term *t)
+{
+	int e;
+
+	if (!restore_active(r) || !t || !r->live)
+		return;
+	e = snapshot_update(r->snap, term_screen(t), term_stream(t), term_clusters(t));
+	if (e < 0)
+		log_debug_errno(e, "Failed to update the snapshot: %m");
+}
+
+bool restore_update_flood(struct restore *r, struct term *t)
+{
+	int e;
+
+	if (!restore_active(r) || !t || !r->live)
+		return false;
+	e = snapshot_update_flood(r->snap, term_screen(t), term_stream(t), term_clusters(t));
+	if (e < 0)
+		log_debug_errno(e, "Failed to update the snapshot: %m");
+	return e != 0;
+}
+
+void restore_session_started(struct restore *r, struct term *t)
+{
+	int e;
+
+	if (!r->cfg.enabled)
+		return;
+	if (!r->snap && !r->unsupported) {
+		if (!snapshot_supported(term_screen(t))) {
+			log_warning("This libtsm's screen is not laid out as libtsm 4.0.2's: "
+				    "session restore is off");
+			r->unsupported = true;
+		} else {
+			e = snapshot_new(r->cfg.sb_size, &r->snap);
+			if (e < 0) {
+				log_warning_errno(e,
+						  "Failed to make a snapshot, session restore is "
+						  "off: %m");
+				r->unsupported = true;
+			}
+		}
+	}
+	if (!r->snap) {
+		if (r->stored) {
+			/* an adopted session we cannot keep fresh */
+			store_remove_all(r);
+			r->stored = false;
+		}
+		return;
+	}
+	/* Written once before it is stored: the store never has an empty one. */
+	r->live = true;
+	restore_update(r, t);
+	if (!r->cfg.store)
+		return;
+	if (r->replace_snapshot) {
+		/* The handed snapshot goes, ours comes (a crash between the two
+		 * costs the session: a missing snapshot gives a new one). */
+		store_remove(r, fd_names[FD_SNAPSHOT]);
+		if (store_add(fd_names[FD_SNAPSHOT], snapshot_fd(r->snap), true) < 0) {
+			store_remove_all(r);
+			r->stored = false;
+		}
+		r->replace_snapshot = false;
+		return;
+	}
+	if (term_pidfd(t) < 0 || term_master_fd(t) < 0)
+		return;
+	/* The snapshot first, the pty last: a set without its pty is dropped
+	 * at the next start, and a pty is never kept without the rest. */
+	if (store_add(fd_names[FD_SNAPSHOT], snapshot_fd(r->snap), true) < 0 ||
+	    store_add(fd_names[FD_PIDFD], term_pidfd(t), true) < 0 ||
+	    store_add(fd_names[FD_PTY], term_master_fd(t), false) < 0) {
+		store_remove_all(r);
+		return;
+	}
+	r->stored = true;
+	log_debug("The session's pty, pidfd and snapshot are in the fd store");
+}
+
+void restore_session_ended(struct restore *r)
+{
+	if (r->stored) {
+		store_remove_all(r);
+		r->stored = false;
+	}
+	r->replace_snapshot = false;
+	r->live = false;
+	if (r->snap)
+		snapshot_reset(r->snap);
+}
+
+void restore_free(struct restore *r)
+{
+	if (!r)
+		return;
+	/* Nothing leaves the store here: systemctl restart keeps it for our
+	 * successor, systemctl stop makes PID 1 drop it. */
+	for (int i = 0; i < _FD_MAX; i++)
+		if (r->handed[i] >= 0)
+			close(r->handed[i]);
+	snapshot_free(r->snap);
+	free(r);
+}

@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define LOG_MODULE "vcs"
+#include <errno.h>
+#include <fcntl.h>
+#include <libtsm.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "cluster.h"
+#include "vcs.h"
+#include "../util/log.h"
+#include "../util/util.h"
+
+#define VCS_INTERVAL_USEC ((uint64_t)VCS_INTERVAL_MS * USEC_PER_MSEC)
+#define VCS_FLOOD_INTERVAL_USEC ((uint64_t)VCS_FLOOD_INTERVAL_MS * USEC_PER_MSEC)
+
+/* UTF-8 on (ESC % G), default attributes and display-control off (SGR 0,
+ * 10), insert mode off (IRM), origin mode off (DECOM: CUP counts from the
+ * top of the screen, not of a scroll region), autowrap off (DECAWM: a
+ * character in the last column never moves on to the next row). */
+static const char vcs_preamble[] = "\033%G\033[0;10m\033[4l\033[?6l\033[?7l";
+static const char vcs_clear_seq[] = VCS_CLEAR_SEQ;
+
+struct vcs {
+	int fd;
+	unsigned vt;
+	bool active;
+	bool dirty; /* changed since the last complete mirror */
+	/* cleared at a session's end and nothing new since: the screen still
+	 * held (until the next session starts) is not mirrored again */
+	bool cleared;
+	uint64_t last_usec;
+	sd_event_source *timer;
+	vcs_source_fn source;
+	void *userdata;
+	struct vcs_buf buf;
+	struct vcs_stats stats;
+};
+
+/* ---- encoding ---- */
+
+static void vcs_buf_reserve(struct vcs_buf *b, size_t more)
+{
+	if (b->len + more <= b->cap)
+		return;
+	b->cap = MAX(b->cap * 2, b->len + more + 4096);
+	b->data = xrealloc(b->data, b->cap);
+}
+
+static void vcs_buf_add(struct vcs_buf *b, const char *s, size_t len)
+{
+	vcs_buf_reserve(b, len);
+	memcpy(b->data + b->len, s, len);
+	b->len += len;
+}
+
+static void vcs_buf_printf(struct vcs_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void vcs_buf_printf(struct vcs_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	vcs_buf_reserve(b, 64);
+	va_start(ap, fmt);
+	n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		b->len += MIN((size_t)n, b->cap - b->len - 1);
+}
+
+void vcs_buf_fini(struct vcs_buf *b)
+{
+	free(b->data);
+	*b = (struct vcs_buf){};
+}
+
+uint32_t vcs_safe_cp(uint32_t cp)
+{
+	if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0xd800 && cp <= 0xdfff) ||
+	    cp > 0x10ffff || cp == 0xfffe || cp == 0xffff || (cp >= 0x200b && cp <= 0x200f) ||
+	    cp == 0xfeff)
+		return '?';
+	return cp;
+}
+
+static void vcs_buf_utf8(struct vcs_buf *b, uint32_t cp)
+{
+	char u[4];
+	size_t n;
+
+	if (cp < 0x80) {
+		u[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		u[0] = (char)(0xc0 | cp >> 6);
+		u[1] = (char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		u[0] = (char)(0xe0 | cp >> 12);
+		u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		u[2] = (char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		u[0] = (char)(0xf0 | cp >> 18);
+		u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		u[3] = (char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	vcs_buf_add(b, u, n);
+}
+
+struct vcs_cell {
+	uint32_t cp;
+	unsigned width; /* 1 or 2; 0 behind a wide character */
+};
+
+struct vcs_grid {
+	unsigned cols, rows;
+	struct vcs_cell *cells;
+	const struct cluster_table *clusters;
+};
+
+static int vcs_grid_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch, size_t len,
+			 unsigned width, unsigned posx, unsigned posy,
+			 const struct tsm_screen_attr *attr, tsm_age_t age, void *data)
+{
+	struct vcs_grid *g = data;
+	struct vcs_cell *c;
+	uint32_t cp = len > 0 ? ch[0] : ' ';
+
+	(void)con;
+	(void)id;
+	(void)attr;
+	(void)age;
+	if (posx >= g->cols || posy >= g->rows)
+		return 0;
+	/* a stand-in: its cluster's base (the kernel has no combining) */
+	if (cp >= CLUSTER_FIRST && g->clusters) {
+		size_t n = 0;
+		const uint32_t *cl = cluster_lookup(g->clusters, cp, &n, NULL);
+
+		if (cl && n > 0)
+			cp = cl[0];
+	}
+	c = &g->cells[(size_t)posy * g->cols + posx];
+	c->cp = cp;
+	c->width = MIN(width, 2u);
+	return 0;
+}
+
+void vcs_encode(const struct vcs_source *src, unsigned vt_cols, unsigned vt_rows,
+		struct vcs_buf *out)
+{
+	struct tsm_screen *screen = src->screen;
+	struct vcs_grid g = {
+	    .cols = tsm_screen_get_width(screen),
+	    .rows = tsm_screen_get_height(screen),
+	    .clusters = src->clusters,
+	};
+	unsigned cx = tsm_screen_get_cursor_x(screen), cy = tsm_screen_get_cursor_y(screen);
+	unsigned top = 0, left = 0, rows, cols;
+	bool hidden = tsm_screen_get_flags(screen) & TSM_SCREEN_HIDE_CURSOR;
+
+	out->len = 0;
+	if (g.cols == 0 || g.rows == 0 || vt_cols == 0 || vt_rows == 0)
+		return;
+	g.cells = xcalloc((size_t)g.cols * g.rows, sizeof(*g.cells));
+	for (size_t i = 0; i < (size_t)g.cols * g.rows; i++)
+		g.cells[i] = (struct vcs_cell){' ', 1};
+	tsm_screen_draw(screen, vcs_grid_cell, &g);
+
+	/* after a character in the last column, libtsm's cursor waits beyond it */
+	cx = MIN(cx, g.cols - 1);
+	cy = MIN(cy, g.rows - 1);
+	/* a grid larger than the VT: the window that holds the cursor */
+	if (cy >= vt_rows)
+		top = cy - vt_rows + 1;
+	if (cx >= vt_cols)
+		left = cx - vt_cols + 1;
+	rows = MIN(g.rows - top, vt_rows);
+	cols = MIN(g.cols - left, vt_cols);
+
+	vcs_buf_add(out, vcs_preamble, sizeof(vcs_preamble) - 1);
+	for (unsigned y = 0; y < rows; y++) {
+		const struct vcs_cell *row = g.cells + (size_t)(top + y) * g.cols;
+		bool realign = false;
+
+		/* the whole row erased first: a character the kernel counts
+		 * narrower than libtsm leaves no stale cell behind it */
+		vcs_buf_printf(out, "\033[%u;1H\033[2K", y + 1);
+		unsigned end = cols;
+
+		/* trailing blanks: the erase made them */
+		while (end > 0 && row[left + end - 1].cp == ' ' && row[left + end - 1].width == 1)
+			end--;
+		for (unsigned x = 0; x < end; x++) {
+			const struct vcs_cell *c = &row[left + x];
+			uint32_t cp = vcs_safe_cp(c->cp);
+
+			if (c->width == 0 && x > 0)
+				continue; /* the wide character before covers it */
+			if (realign)
+				vcs_buf_printf(out, "\033[%uG", x + 1);
+			/* the right half of a wide character at the window's
+			 * edge, or its left half cut off by it */
+			if ((c->width == 0) || (c->width == 2 && x + 1 >= cols))
+				cp = ' ';
+			vcs_buf_utf8(out, cp);
+			realign = cp >= 0x300;
+		}
+	}
+	if (rows < vt_rows)
+		vcs_buf_printf(out, "\033[%u;1H\033[J", rows + 1);
+	vcs_buf_printf(out, "\033[%u;%uH\033[?25%c", cy - top + 1, cx - left + 1,
+		       hidden ? 'l' : 'h');
+	free(g.cells);
+}
+
+/* ---- the daemon's side ---- */
+
+/* Writes all of it or counts a failure (the next mirror writes everything
+ * again). Non-blocking: a tty stopped by someone else's TCOOFF must not
+ * stall consoled. */
+static bool vcs_write(struct vcs *v, const char *data, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = write(v->fd, data + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (v->stats.failed++ == 0)
+				log_warning_errno(
+				    n < 0 ? errno : EAGAIN,
+				    "Failed to write the mirror to tty%u, retrying: %m", v->vt);
+			v->stats.writes++;
+			v->stats.bytes += done;
+			return false;
+		}
+		done += (size_t)n;
+	}
+	v->stats.writes++;
+	v->stats.bytes += len;
+	return true;
+}
+
+static void vcs_mirror(struct vcs *v)
+{
+	struct vcs_source src;
+	struct winsize ws = {0};
+	unsigned cols, rows;
+
+	uint64_t start = now_usec();
+
+	v->last_usec = start;
+	if (!v->source(v->userdata, &src) || !src.screen)
+		return;
+	cols = tsm_screen_get_width(src.screen);
+	rows = tsm_screen_get_height(src.screen);
+	if (ioctl(v->fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) {
+		cols = ws.ws_col;
+		rows = ws.ws_row;
+	}
+	vcs_encode(&src, cols, rows, &v->buf);
+	v->dirty = !vcs_write(v, v->buf.data, v->buf.len);
+	v->stats.usec += now_usec() - start;
+	if (v->dirty)
+		vcs_damage(v);
+}
+
+static int vcs_on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct vcs *v = userdata;
+
+	(void)s;
+	(void)usec;
+	if (v->active && v->dirty)
+		vcs_mirror(v);
+	return 0;
+}
+
+void vcs_damage(struct vcs *v)
+{
+	int enabled = SD_EVENT_OFF;
+	uint64_t now, when;
+
+	if (!v)
+		return;
+	v->dirty = true;
+	v->cleared = false;
+	if (!v->active)
+		return;
+	sd_event_source_get_enabled(v->timer, &enabled);
+	if (enabled != SD_EVENT_OFF)
+		return;
+	now = now_usec();
+	/* Output that goes on right after a mirror is a flood: a screen
+	 * reader cannot follow 20 screens a second anyway, and each mirror
+	 * costs the kernel a screenful of terminal output. */
+	if (now < v->last_usec + VCS_INTERVAL_USEC)
+		when = v->last_usec + VCS_FLOOD_INTERVAL_USEC;
+	else
+		when = now;
+	sd_event_source_set_time(v->timer, when);
+	sd_event_source_set_enabled(v->timer, SD_EVENT_ONESHOT);
+}
+
+void vcs_set_active(struct vcs *v, bool active)
+{
+	if (!v)
+		return;
+	v->active = active;
+	if (!active) {
+		sd_event_source_set_enabled(v->timer, SD_EVENT_OFF);
+		return;
+	}
+	/* another program may have written to the VT meanwhile */
+	if (v->cleared) {
+		(void)vcs_write(v, vcs_clear_seq, sizeof(vcs_clear_seq) - 1);
+		return;
+	}
+	v->dirty = true;
+	vcs_mirror(v);
+}
+
+void vcs_clear(struct vcs *v)
+{
+	if (!v)
+		return;
+	sd_event_source_set_enabled(v->timer, SD_EVENT_OFF);
+	(void)vcs_write(v, vcs_clear_seq, sizeof(vcs_clear_seq) - 1);
+	/* the next screen (the new session's) is mirrored when it changes */
+	v->dirty = true;
+	v->cleared = true;
+}
+
+const struct vcs_stats *vcs_get_stats(const struct vcs *v)
+{
+	return &v->stats;
+}
+
+/* The kernel records the code points written to a VT only once /dev/vcsuN
+ * has been read (the first read maps the glyphs back, so what the font
+ * lacks reads as its replacement until the cell is written again): one
+ * read now, so that a reader that comes later gets the code points of the
+ * mirror at once. Within consoled@.service's sandbox the device is not
+ * allowed; then the first reader's read starts it. */
+static void vcs_start_unicode(unsigned vt)
+{
+	char path[32];
+	uint32_t cell;
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/vcsu%u", vt);
+	fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || read(fd, &cell, sizeof(cell)) < 0)
+		log_debug_errno(
+		    errno, "Cannot read %s, its code points start with its first reader: %m", path);
+	if (fd >= 0)
+		close(fd);
+}
+
+int vcs_new(sd_event *event, unsigned vt, vcs_source_fn source, void *userdata, struct vcs **ret)
+{
+	struct vcs *v;
+	char path[32];
+	int r;
+
+	v = xcalloc(1, sizeof(*v));
+	v->vt = vt;
+	v->source = source;
+	v->userdata = userdata;
+	snprintf(path, sizeof(path), "/dev/tty%u", vt);
+	v->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	if (v->fd < 0) {
+		r = log_warning_errno(errno, "Failed to open %s for the mirror, no mirror: %m",
+				      path);
+		free(v);
+		return r;
+	}
+	vcs_start_unicode(vt);
+	/* to the millisecond: with sd-event's default accuracy (250 ms) the
+	 * mirror could lag the screen by that much more than VCS_INTERVAL */
+	r = sd_event_add_time(event, &v->timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC, vcs_on_timer, v);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to set up the mirror's timer, no mirror: %m");
+		close(v->fd);
+		free(v);
+		return r;
+	}
+	sd_event_source_set_enabled(v->timer, SD_EVENT_OFF);
+	*ret = v;
+	return 0;
+}
+
+void vcs_free(struct vcs *v)
+{
+	if (!v)
+		return;
+	/* always: a mirror of an earlier consoled (one that was killed) may
+	 * still be there */
+	(void)vcs_write(v, vcs_clear_seq, sizeof(vcs_clear_seq) - 1);
+	sd_event_source_unref(v->timer);
+	close(v->fd);
+	vcs_buf_fini(&v->buf);
+	free(v);
+}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The pty stream stage in front of the real libtsm 4: what the screen shows
- * and what the session is answered after each sequence of issue 12, and that
- * no way of cutting the stream into reads changes either.
+ * and what the session is answered after each sequence the tables list, and
+ * that no way of cutting the stream into reads changes either.
  */
 #include <stdio.h>
 #include <xkbcommon/xkbcommon-keysyms.h>

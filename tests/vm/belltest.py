@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""consoled's bell checks (issue 16 item 3), run by vmtest.py in the boot of
+"""consoled's bell checks, run by vmtest.py in the boot of
 the cards in CARDS. A test build lengthens the flash
 (CONSOLED_TEST_BELL_FLASH_MS) so that a screendump catches it.
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """consoled on the fbdev emulation of DRM drivers, whose deferred I/O copies
-what is written to the glass later (issue 17 item 3; daemon/devices/fbflush.h). Run
+what is written to the glass later (daemon/devices/fbflush.h). Run
 by vmtest.py in the boot of the cards in CARDS (the checks of CHECKS).
 
   deferred-lines   a session prints 300 reverse-video cells, one a frame, in

@@ -1,4 +1,4 @@
-"""Keyboard checks of the systemd guest (issue 16 items 1 and 2), run by
+"""Keyboard checks of the systemd guest, run by
 systemdtest.py in its boot, before weston (CHECKS):
 
   compose   A drop-in sets layout us, variant intl and option compose:ralt;

@@ -1,4 +1,4 @@
-"""The login screen as getty's (issue 16 item 4), checks of systemdtest.py's
+"""The login screen as getty's, checks of systemdtest.py's
 guest, run in its boot (CHECKS, before weston):
 
   login-screen  /etc/issue with agetty's escapes (\\S \\s \\r \\m \\n \\l \\U

@@ -1,4 +1,4 @@
-"""1 bpp monochrome on vfb (issue 17 item 2): consoled's memory against fbcon.
+"""1 bpp monochrome on vfb: consoled's memory against fbcon.
 
 vfb at 1 bpp is FB_VISUAL_MONO01 with 8-bit colour fields, so fbcon's
 mono_col() gives 0xff for its background there, and the kernel's

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""consoled's mouse reporting and wheel checks (issue 15 items 6 and 7), run
+"""consoled's mouse reporting and wheel checks, run
 by vmtest.py in the bochs guest (32 bpp), with QEMU's usb-tablet plugged in
 by the check and driven through QMP (pointertest.PointerChecks' helpers).
 

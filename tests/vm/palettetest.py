@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""consoled's palettes and colour keys (issue 16 item 5), run by vmtest.py in
+"""consoled's palettes and colour keys, run by vmtest.py in
 the cirrus guest (8 bpp pseudocolour) and the bochs guest (32 bpp).
 
   palette  consoled starts with --palette=solarized, --background=#102030 (a

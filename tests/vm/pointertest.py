@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""consoled's pointer checks (issue 15 items 1 and 2), run by vmtest.py in the
+"""consoled's pointer checks, run by vmtest.py in the
 bochs guest (32 bpp).  The pointer devices are QEMU's own: the PS/2 mouse
 (psmouse in the guest, relative) and a usb-tablet plugged in by the check
 (absolute), driven through QMP (vmlib.VM's pointer helpers).

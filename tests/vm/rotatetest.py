@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Rotation (issue 17 item 1), run by vmtest.py in the cirrus guest (8 bpp,
+"""Rotation, run by vmtest.py in the cirrus guest (8 bpp,
 the cirrus blitter, pan) and the bochs guest (32 bpp, DRM fbdev emulation:
 no blitter, no pan).
 

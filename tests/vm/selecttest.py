@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""consoled's selection and paste checks (issue 15 items 3, 4 and 5), run by
+"""consoled's selection and paste checks, run by
 vmtest.py: select-paste and paste-keys in the bochs guest, select-shot in
 both the cirrus (8 bpp) and the bochs (32 bpp) guest.  The pointer is QEMU's
 usb-tablet, plugged in by the check (pointertest.PointerChecks), driven

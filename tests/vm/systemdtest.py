@@ -56,7 +56,7 @@ next one runs):
                restore: KD_TEXT, keyboard, VT_AUTO) consoled takes the VT
                again (its own signals, K_OFF), its screen is back with the
                program's output and typing works.
-  share        The selection buffer shared between one user's VTs (issue 15),
+  share        The selection buffer shared between one user's VTs,
                with consoled@tty2 and @tty3 started: the test user sets it
                on tty1 with OSC 52 and it is in /run/consoled/selection-UID
                (root's, 0600, one link, tmpfs), consoled logs the shared uid;
@@ -66,7 +66,7 @@ next one runs):
                the logout on tty2 the file stays (tty1's session), after the
                one on tty1 it is gone.
   vim, less, tmux, mc, htop, nano, dialog, htop-c, nano-c, dialog-c
-               Real programs driven with keys (issue 12), one after the
+               Real programs driven with keys, one after the
                other in one login of the test user, with LANG=C.UTF-8 and
                (-c) LANG=C, where ncurses writes runs of a character
                (spaces, ACS lines) with rep.  After a program that switches
@@ -110,7 +110,7 @@ next one runs):
                root shell (consoled-test-shell.service, not consoled@ttyN)
                is refused: no session, an error in the helper's journal.
   restore-segv, restore-kill, restore-watchdog, restore-restart
-               Session restore (issue 13), in one login of the test user:
+               Session restore, in one login of the test user:
                lines for the scrollback, a background job that stopped
                itself (kill -STOP $$), then vim (segv, watchdog) or less
                (kill, restart) on a file, both on the alternate screen with
@@ -168,11 +168,11 @@ next one runs):
                fallback's log line is checked for it).  Then consoled again.
 
   compose, keymap  Dead keys, the Compose key and KEYMAP= of vconsole.conf
-               (issue 16): see kbdchecks.py.
+              : see kbdchecks.py.
   login-screen, autologin
                The login screen as getty's (tests/vm/logincheck.py).
 
-  package      (run before weston) The Debian package (issue 18), built on
+  package      (run before weston) The Debian package, built on
                the host, installed, upgraded with a user logged in and
                purged in the guest: see pkgcheck.py.
 
@@ -187,7 +187,7 @@ next one runs):
                hand-back, the shell's screen above the command line is back
                pixel for pixel and a typed command runs.
   vcs          (run before weston) The mirror within consoled@tty1's sandbox
-               (issue 16 item 6): while the test user is logged in,
+              : while the test user is logged in,
                /dev/vcsu1 shows the output of a printf with é and the prompt
                on its last line, /dev/vcsa1's cursor is right after that
                prompt; after `exit`, /dev/vcsu1 shows the login prompt and
@@ -702,7 +702,7 @@ class Runner(vmtest.Runner):
         self.vm.send_text("exit\n")
         self.wait_prompt("no login prompt after the logout", lambda s: "LOGIND" not in s)
 
-    # -- the selection buffer shared between one user's VTs (issue 15) --
+    # -- the selection buffer shared between one user's VTs --
 
     def share_file(self, user):
         return "/run/consoled/selection-" + self.sh("id -u %s" % user).strip()
@@ -786,7 +786,7 @@ class Runner(vmtest.Runner):
             time.sleep(0.5)
         self.sh("systemctl stop consoled@tty2 consoled@tty3")
 
-    # -- real programs, driven with keys (issue 12) --
+    # -- real programs, driven with keys --
 
     def prog_screen(self, img):
         return screen.read_screen(img, vmtest.load_font(FONT))
@@ -1407,7 +1407,7 @@ class Runner(vmtest.Runner):
         self.restart_with(None)
         self.wait_prompt("no login prompt after going back to consoled")
 
-    # -- session restore (issue 13) --
+    # -- session restore --
 
     def user_session(self):
         """The logind session id of the test user (None: none)."""
@@ -1590,7 +1590,7 @@ class Runner(vmtest.Runner):
             % (kind, pid, now["MainPID"], up, ", the screen back after %.1fs"
                % (time.monotonic() - t0) if img == before else "",
                ", ".join("%d %s" % (n, k) for k, n in seen.items())))
-        # For the record (issue 13's closing note): before and after.
+        # For the record: the screen before and after.
         self.vm.save_png(before, "restore-%s-before.png" % kind)
         self.vm.save_png(img, "restore-%s-after.png" % kind)
         if int(now["NRestarts"]) != int(state["NRestarts"]) + (1 if crash else 0):
@@ -1865,7 +1865,7 @@ class Runner(vmtest.Runner):
                        "getty did not get the user name typed")
 
 
-    # -- a real compositor (issue 14 item 5): the last check --
+    # -- a real compositor: the last check --
 
     def check_weston(self):
         """weston from the test user's login on consoled's VT, on the DRM
@@ -1952,7 +1952,7 @@ class Runner(vmtest.Runner):
         return [text[i:i + cols].rstrip() for i in range(0, len(text), cols)], head
 
     def check_vcs(self):
-        """Issue 16 item 6 inside consoled@tty1's sandbox: while a user is
+        """The vcs mirror inside consoled@tty1's sandbox: while a user is
         logged in, /dev/vcsu1 holds the screen's text (é included) and
         vcsa1's cursor is after the prompt; after the logout none of it is
         left."""
@@ -1982,10 +1982,10 @@ class Runner(vmtest.Runner):
             self.fail("the login prompt is not in /dev/vcsu1:\n" + "\n".join(self.vcsu_lines()[0]))
 
 
-# The real programs (issue 12), in one login of the test user.
+# The real programs, in one login of the test user.
 PROGRAM_CHECKS = ["vim", "less", "tmux", "mc", "htop", "nano", "dialog", "htop-c", "nano-c",
                   "dialog-c"]
-# Session restore (issue 13): one login of the test user through the kinds
+# Session restore: one login of the test user through the kinds
 # of restart, then its logout, a corrupt snapshot, and systemd giving up.
 RESTORE_CHECKS = ["restore-segv", "restore-kill", "restore-watchdog", "restore-restart",
                   "restore-logout", "restore-corrupt"]
@@ -1993,16 +1993,16 @@ CHECKS = ["fbdev", "units", "security", "sandbox", "plugin", "login", "session",
           "logind-control", "share"] + \
     PROGRAM_CHECKS + ["config", "colorfgbg", "kill", "stop", "hotplug", "helper-refuses"] + \
     RESTORE_CHECKS + ["no-helper", "no-fb", "fb-wait", "giveup", "weston"]
-# Issue 16's keyboard checks (kbdchecks.py: compose, keymap), before weston.
+# The keyboard checks (kbdchecks.py: compose, keymap), before weston.
 CHECKS[-1:-1] = kbdchecks.CHECKS
 for _name in kbdchecks.CHECKS:
     setattr(Runner, "check_" + _name, getattr(kbdchecks, "check_" + _name))
-# the mirror into the VT's buffer (issue 16 item 6); weston stays last
+# the mirror into the VT's buffer; weston stays last
 CHECKS.insert(CHECKS.index("weston"), "vcs")
-# The login screen as getty's and autologin (issue 16 item 4): before weston.
+# The login screen as getty's and autologin: before weston.
 logincheck.install(Runner, sys.modules[__name__])
 CHECKS[-1:-1] = logincheck.CHECKS
-# The Debian package (issue 18, pkgcheck.py): before weston, last of the
+# The Debian package (pkgcheck.py): before weston, last of the
 # others (it takes the meson install away and puts it back).
 pkgcheck.install(Runner, sys.modules[__name__])
 CHECKS[-1:-1] = pkgcheck.CHECKS

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The mirror into the VT's own screen buffer (issue 16 item 6, daemon/terminal/vcs.h),
+"""The mirror into the VT's own screen buffer (daemon/terminal/vcs.h),
 run by vmtest.py in the bochs and cirrus guests.
 
   vcs  a session prints ASCII, é and a CJK character (which the kernel's

@@ -14,7 +14,7 @@ the test three channels:
 * `read_fb()` for vfb, which has no display: the visible part of the guest's
   /dev/fb0, fetched with QMP `memsave` from the vmalloc area vfb draws into.
 
-Pointer devices (issue 15), driven through QMP `input-send-event`:
+Pointer devices, driven through QMP `input-send-event`:
 
 * the PS/2 mouse on i8042's aux port is always there (the guest loads
   psmouse): the relative pointer.  `mouse_move_rel(dx, dy)` moves it (pixels
@@ -106,7 +106,7 @@ CARD_APPEND = {"vesa": "vga=0x314"}
 # picture on tty1), no console blanking, reboot-less panic so QEMU exits.
 # no_timer_check: the IO-APIC timer check counts ticks over a busy-wait, and
 # under TCG on a loaded host it sometimes saw too few and panicked ("IO-APIC
-# + timer doesn't work!"; twice in session 9); virtual machines skip it.
+# + timer doesn't work!"; seen twice); virtual machines skip it.
 BASE_APPEND = "console=ttyS0,115200 loglevel=4 consoleblank=0 panic=-1 nokaslr no_timer_check"
 
 

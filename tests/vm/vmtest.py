@@ -27,7 +27,7 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   VGA port (the plugin's ioperm() is not inherited): `inb`
                   dies of SIGSEGV.
   terminal-output (cirrus) What a session prints, through consoled's pty stream stage
-                  (issue 12), read off the screen and from the session: CSI 3 J
+                 , read off the screen and from the session: CSI 3 J
                   empties the scrollback (Shift+PageUp shows nothing older);
                   REP, CNL, CPL, HPA, SCOSC/SCORC and colon SGR colours work;
                   CSI > 4;2 m and CSI > 1;2 m are no SGR; concealed text is
@@ -624,7 +624,7 @@ class Runner:
     TERM_SCRIPT = "/tmp/term-output.sh"
 
     def check_terminal_output(self):
-        """Issue 12's output half, through a real session (see the docstring)."""
+        """The output half, through a real session (see the docstring)."""
         font = KEYBOARD_FONT
         # The session script: fills the scrollback, waits, clears it with
         # CSI 3 J, waits, then prints each sequence at a row of its own and
@@ -1808,7 +1808,7 @@ exec sleep 100000
             time.sleep(0.3)
 
     def check_mode_change(self):
-        """Issue 14 item 3: a mode set by another program on consoled's
+        """A mode set by another program on consoled's
         framebuffer (fbset in its session) is followed as fbcon does."""
         font = KEYBOARD_FONT
         fobj = load_font(font)
@@ -1868,7 +1868,7 @@ exec sleep 100000
             self.fail("after exit the mode is %r, not the boot mode %r" % (self.fb_state(), boot))
 
     def check_blank(self):
-        """Issue 14 item 4: blanking after --blank=3 seconds without input."""
+        """Blanking after --blank=3 seconds without input."""
         font = KEYBOARD_FONT
         # (cirrusfb takes FBIOBLANK; vfb has none: black drawn alone)
         how = ("drawn black, FBIOBLANK powerdown" if self.card == "cirrus"

@@ -157,3 +157,18 @@ void damage_apply_scroll(struct cell *cells, unsigned cols, unsigned top, unsign
 		for (unsigned x = 0; x < cols; x++)
 			cells[y * row + x].glyph = CELL_GLYPH_UNKNOWN;
 }
+
+bool damage_detect(const struct cell *prev, const struct cell *cur, unsigned cols, unsigned rows,
+		   uint64_t *prev_hash, uint64_t *cur_hash, struct scroll_guess *ret_full,
+		   struct scroll_guess *ret_region)
+{
+	bool any = false;
+
+	damage_hash_rows(prev, cols, rows, prev_hash);
+	damage_hash_rows(cur, cols, rows, cur_hash);
+	for (unsigned y = 0; y < rows && !any; y++)
+		any = prev_hash[y] != cur_hash[y];
+	if (any)
+		damage_find_scroll(prev_hash, cur_hash, rows, ret_full, ret_region);
+	return any;
+}

@@ -55,6 +55,14 @@ void damage_hash_rows(const struct cell *cells, unsigned cols, unsigned rows, ui
 void damage_find_scroll(const uint64_t *prev_hash, const uint64_t *cur_hash, unsigned rows,
 			struct scroll_guess *ret_full, struct scroll_guess *ret_region);
 
+/* A frame's first step: hashes the rows of the last frame (prev) and the new
+ * one (cur) into the two hash arrays and, when a row differs, finds the best
+ * full-screen and region moves. Returns whether any row differs (false:
+ * the guesses are not filled in). */
+bool damage_detect(const struct cell *prev, const struct cell *cur, unsigned cols, unsigned rows,
+		   uint64_t *prev_hash, uint64_t *cur_hash, struct scroll_guess *ret_full,
+		   struct scroll_guess *ret_region);
+
 /* Moves the rows of region [top, bottom) of a cell grid by shift as a scroll
  * does and marks the exposed rows unknown. */
 void damage_apply_scroll(struct cell *cells, unsigned cols, unsigned top, unsigned bottom,

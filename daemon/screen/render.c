@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "move.h"
+#include "plan.h"
 #include "render.h"
 #include "rotate.h"
 #include "scroll.h"
@@ -108,7 +110,8 @@ struct render {
 		struct damage_run run;
 	} * fills;
 	size_t n_fills;
-	bool redraw_next; /* the blitter failed: what it touched is unknown */
+	bool redraw_next;	 /* the blitter failed: what it touched is unknown */
+	struct backend *blitter; /* this frame's: render_backend(), NULL once it failed */
 
 	struct render_stats stats;
 	struct scroll_counters counters[_SCROLL_MODE_MAX];
@@ -767,59 +770,6 @@ static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 	r->flush_failed = failed;
 }
 
-/* Below 8 bpp with pan or wrap: the display window moved by `shift` text
- * rows (> 0: up), so the RAM copy of the visible screen moves with it; the
- * rows that came into view are drawn next. */
-static void render_shadow_follow(struct render *r, int shift)
-{
-	size_t k = (size_t)abs(shift) * r->cell_h * r->shadow_stride;
-	size_t all = (size_t)r->fb->var.yres * r->shadow_stride;
-
-	if (!r->shadow || r->shadow_mode || k >= all)
-		return;
-	/* upside down the window moves the other way (scroller_move_screen) */
-	if (r->rotation == ROTATE_UD)
-		shift = -shift;
-	if (shift > 0)
-		memmove(r->shadow, r->shadow + k, all - k);
-	else
-		memmove(r->shadow + k, r->shadow, all - k);
-}
-
-/* Where the pixels of text rows [top, bottom) moved by shift rows come from
- * and go to, on the glass. */
-static void render_move_rects(const struct render *r, unsigned top, unsigned bottom, int shift,
-			      struct rotate_rect *ret_src, struct rotate_rect *ret_dst)
-{
-	unsigned fh = r->cell_h, k = (unsigned)abs(shift);
-	unsigned src = shift > 0 ? top + k : top, dst = shift > 0 ? top : top + k;
-
-	*ret_src =
-	    render_physical(r, (struct rotate_rect){0, src * fh, r->lw, (bottom - top - k) * fh});
-	*ret_dst =
-	    render_physical(r, (struct rotate_rect){0, dst * fh, r->lw, (bottom - top - k) * fh});
-}
-
-/* shadow: moves the pixels of text rows [top, bottom) by shift rows: whole
- * lines upright and upside down, a stretch of every line sideways. */
-static void render_shadow_move(struct render *r, unsigned top, unsigned bottom, int shift)
-{
-	unsigned bpp = r->fb->format.bytes_per_pixel;
-	struct rotate_rect s, d;
-	size_t stride = r->shadow_stride;
-
-	render_move_rects(r, top, bottom, shift, &s, &d);
-	if (s.x == 0 && s.w * bpp == stride)
-		memmove(r->shadow + d.y * stride, r->shadow + s.y * stride, (size_t)s.h * stride);
-	else
-		for (unsigned y = 0; y < s.h; y++)
-			memmove(r->shadow + (s.y + y) * stride + (size_t)d.x * bpp,
-				r->shadow + (s.y + y) * stride + (size_t)s.x * bpp,
-				(size_t)s.w * bpp);
-	for (unsigned row = top; row < bottom; row++)
-		r->dirty[row] = true;
-}
-
 /* The blitter, when there is one and it works (never with shadow: that
  * draws in RAM). */
 static struct backend *render_backend(const struct render *r)
@@ -829,106 +779,68 @@ static struct backend *render_backend(const struct render *r)
 	return !r->shadow && backend_ok(b) ? b : NULL;
 }
 
-/* The blitter failed (backend.c has logged and dropped it): forget what is
- * on the glass, so that this frame draws everything in software. */
+/* The blitter failed (backend.c has logged it): the scroller drops it, and
+ * what is on the glass is forgotten, so that this frame draws everything in
+ * software. */
 static void render_backend_failed(struct render *r)
 {
 	if (r->scroller)
 		scroller_drop_backend(r->scroller);
+	r->blitter = NULL;
 	r->prev_valid = false;
 	r->redraw_next = true;
 }
 
-/* copy: moves the pixels of text rows [top, bottom) by shift rows. */
-static bool render_copy_rows(struct render *r, unsigned top, unsigned bottom, int shift,
-			     struct scroll_counters *c)
+/* What a frame's plan is made from, but for what changed. */
+static struct frame_facts render_facts(const struct render *r)
 {
-	struct backend *b = render_backend(r);
-	unsigned y0 = r->fb->var.yoffset;
-	struct rotate_rect s, d;
-
-	if (!b)
-		return false;
-	render_move_rects(r, top, bottom, shift, &s, &d);
-	if (backend_copy(b, s.x, y0 + s.y, d.x, y0 + d.y, s.w, s.h) < 0 || backend_sync(b) < 0) {
-		render_backend_failed(r);
-		return false;
-	}
-	c->blits++;
-	return true;
+	return (struct frame_facts){
+	    .scroller = r->scroller,
+	    .base = render_base_mode(r),
+	    .blitter = r->blitter != NULL,
+	    .follow_shadow = r->shadow && !r->shadow_mode,
+	    .rotation = r->rotation,
+	    .xres = r->fb->var.xres,
+	    .yres = r->fb->var.yres,
+	    .lw = r->lw,
+	    .rows = r->rows,
+	    .cell_h = r->cell_h,
+	};
 }
 
-/* Finds how the screen scrolled since the last frame and moves the rows on
- * the glass (and in prev) with the best strategy at hand. Returns the
- * strategy that answers for this frame. */
-static enum scroll_mode render_scroll(struct render *r)
+/* Where a plan's moves happen: the device, the blitter, the RAM copy. */
+static struct move_target render_move_target(const struct render *r)
 {
-	enum scroll_mode base = render_base_mode(r);
-	enum scroll_mode fm = r->scroller ? scroller_full_mode(r->scroller) : base;
-	struct scroll_guess full, region;
-	bool any = false;
+	return (struct move_target){
+	    .fb = r->fb,
+	    .backend = r->scroller ? scroller_backend(r->scroller) : NULL,
+	    .shadow = r->shadow,
+	    .shadow_stride = r->shadow_stride,
+	    .dirty = r->dirty,
+	    .cell_h = r->cell_h,
+	};
+}
 
-	damage_hash_rows(r->prev, r->cols, r->rows, r->prev_hash);
-	damage_hash_rows(r->cur, r->cols, r->rows, r->cur_hash);
-	for (unsigned y = 0; y < r->rows && !any; y++)
-		any = r->prev_hash[y] != r->cur_hash[y];
-	if (!any)
-		return base;
-	damage_find_scroll(r->prev_hash, r->cur_hash, r->rows, &full, &region);
+/* After the moves: what failed is told to the scroller (it drops the pan or
+ * the blitter for good) and the plan takes its fallback; the move that was
+ * made is applied to prev, so that what still differs is what is left to
+ * draw. */
+static void render_moved(struct render *r, struct frame_plan *p, const struct move_report *rep,
+			 enum scroll_mode base)
+{
+	if (rep->pan_err)
+		scroller_pan_failed(r->scroller, rep->pan_err);
+	if (rep->blitter_failed)
+		render_backend_failed(r);
+	frame_plan_fall_back(p, rep, base);
 
-	/* Panning is nearly free: take the full-screen move unless a region
-	 * move keeps far more rows (a status line alone does not count). */
-	if ((fm == SCROLL_MODE_PAN || fm == SCROLL_MODE_WRAP) && full.shift &&
-	    full.gain * 2 >= region.gain) {
-		struct scroll_counters *c = &r->counters[fm];
-		unsigned k = (unsigned)abs(full.shift);
-
-		enum scroll_result res = scroller_move_screen(r->scroller, full.shift, c);
-
-		/* A failed blit during the window's return drops the blitter. */
-		if (scroller_backend(r->scroller) && !backend_ok(scroller_backend(r->scroller)))
-			render_backend_failed(r);
-		switch (res) {
-		case SCROLL_DONE:
-			render_shadow_follow(r, full.shift);
-			damage_apply_scroll(r->prev, r->cols, 0, r->rows, full.shift);
-			r->exposed_top = full.shift > 0 ? r->rows - k : 0;
-			r->exposed_bottom = full.shift > 0 ? r->rows : k;
-			break;
-		case SCROLL_REDRAW_ALL:
-			r->prev_valid = false;
-			break;
-		case SCROLL_FAILED:
-			c = &r->counters[base];
-			fm = base;
-			break;
-		}
-		c->rows_scrolled += k;
-		return fm;
-	}
-	if ((fm == SCROLL_MODE_COPY ||
-	     (r->scroller && scroller_region_mode(r->scroller) == SCROLL_MODE_COPY)) &&
-	    region.shift) {
-		struct scroll_counters *c = &r->counters[SCROLL_MODE_COPY];
-
-		if (render_copy_rows(r, region.top, region.bottom, region.shift, c)) {
-			damage_apply_scroll(r->prev, r->cols, region.top, region.bottom,
-					    region.shift);
-			c->rows_scrolled += (unsigned)abs(region.shift);
-			return SCROLL_MODE_COPY;
-		}
-		/* fell back: everything is drawn below */
-	}
-	if (base == SCROLL_MODE_SHADOW && region.shift) {
-		render_shadow_move(r, region.top, region.bottom, region.shift);
-		damage_apply_scroll(r->prev, r->cols, region.top, region.bottom, region.shift);
-		r->counters[base].rows_scrolled += (unsigned)abs(region.shift);
-		return base;
-	}
-	/* Redrawing: the move is only counted, so that figures per scrolled
-	 * row compare across strategies. */
-	r->counters[base].rows_scrolled += (unsigned)abs(region.shift);
-	return base;
+	if (p->redraw_all)
+		r->prev_valid = false;
+	else if (p->move != FRAME_MOVE_NONE)
+		damage_apply_scroll(r->prev, r->cols, p->top, p->bottom, p->shift);
+	r->exposed_top = p->exposed_top;
+	r->exposed_bottom = p->exposed_bottom;
+	r->counters[p->mode].rows_scrolled += p->rows_scrolled;
 }
 
 /* With a blitter, stretches of at least FILL_MIN_CELLS blank cells of one
@@ -947,7 +859,7 @@ static void render_run_or_fill(struct render *r, unsigned row, const struct dama
 	const struct cell *cells = r->cur + (size_t)row * r->cols;
 	unsigned x = run->start, drawn = run->start;
 
-	if (!render_backend(r)) {
+	if (!r->blitter) {
 		render_run(r, row, run, c);
 		return;
 	}
@@ -968,9 +880,11 @@ static void render_run_or_fill(struct render *r, unsigned row, const struct dama
 		render_run(r, row, &(struct damage_run){drawn, run->end}, c);
 }
 
-static void render_do_fills(struct render *r, struct scroll_counters *c)
+/* Has the blitter fill the queued blank runs; when it fails, draws them (and
+ * returns false: the caller drops the blitter). */
+static bool render_do_fills(struct render *r, struct scroll_counters *c)
 {
-	struct backend *b = render_backend(r);
+	struct backend *b = r->blitter;
 	unsigned fw = r->cell_w, fh = r->cell_h, y0 = r->fb->var.yoffset;
 	size_t i = 0;
 
@@ -989,14 +903,13 @@ static void render_do_fills(struct render *r, struct scroll_counters *c)
 	}
 	if (b && i == r->n_fills && backend_sync(b) == 0) {
 		r->n_fills = 0;
-		return;
+		return true;
 	}
 	/* The blitter failed: draw what it was asked to, and the rest. */
-	if (b)
-		render_backend_failed(r);
 	for (i = 0; i < r->n_fills; i++)
 		render_run(r, r->fills[i].row, &r->fills[i].run, c);
 	r->n_fills = 0;
+	return !b;
 }
 
 /* With pwrite() flushes (fbflush.h), video memory is wiped the same way,
@@ -1062,22 +975,11 @@ void render_wipe_vram(struct render *r)
 		memset(r->dirty, 1, r->rows * sizeof(bool));
 }
 
-bool render_frame(struct render *r, struct tsm_screen *screen)
+/* Step 4: draws the cells that still differ from prev (all of them when
+ * prev is not valid), blank stretches by the blitter. False when the
+ * blitter failed (the fills are drawn then). */
+static bool render_draw_cells(struct render *r, struct scroll_counters *c)
 {
-	uint64_t start = now_usec();
-	enum scroll_mode mode = render_base_mode(r);
-	struct scroll_counters *c;
-	struct cell *tmp;
-
-	tsm_screen_draw(screen, render_snapshot_cell, r);
-	render_snapshot_pointer(r);
-	render_snapshot_flash(r);
-
-	r->exposed_top = r->exposed_bottom = 0;
-	if (r->prev_valid)
-		mode = render_scroll(r);
-	c = &r->counters[mode];
-
 	for (unsigned y = 0; y < r->rows; y++) {
 		const struct cell *cur = r->cur + (size_t)y * r->cols;
 		unsigned n;
@@ -1092,11 +994,53 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 		for (unsigned i = 0; i < n; i++)
 			render_run_or_fill(r, y, &r->runs[i], c);
 	}
-	render_do_fills(r, c);
+	return render_do_fills(r, c);
+}
+
+/* ... and the margins: all of them when prev is not valid, else those of
+ * the rows a pan or wrap brought into view. */
+static void render_draw_margins(struct render *r, struct scroll_counters *c)
+{
 	if (!r->prev_valid)
 		render_clear_margins(r, 0, r->rows, true, c);
 	else if (r->exposed_bottom > r->exposed_top)
 		render_clear_margins(r, r->exposed_top, r->exposed_bottom, true, c);
+}
+
+/* The frame path, one way down (ARCHITECTURE.md, "A frame"): the cells;
+ * 1. what changed (damage.c); 2. the plan (plan.c); 3. the moves (move.c),
+ * what failed coming back as data; 4. what is left drawn (render.c);
+ * 5. the RAM copy flushed. */
+bool render_frame(struct render *r, struct tsm_screen *screen)
+{
+	uint64_t start = now_usec();
+	enum scroll_mode mode = render_base_mode(r);
+	struct scroll_counters *c;
+	struct cell *tmp;
+
+	tsm_screen_draw(screen, render_snapshot_cell, r);
+	render_snapshot_pointer(r);
+	render_snapshot_flash(r);
+
+	r->blitter = render_backend(r);
+	r->exposed_top = r->exposed_bottom = 0;
+	if (r->prev_valid) {
+		struct frame_facts f = render_facts(r);
+		struct move_target t = render_move_target(r);
+		struct move_report rep;
+		struct frame_plan p;
+
+		f.changed = damage_detect(r->prev, r->cur, r->cols, r->rows, r->prev_hash,
+					  r->cur_hash, &f.full, &f.region);
+		frame_plan_build(&f, &p);
+		move_run(&t, &p, &r->counters[p.mode], &rep);
+		render_moved(r, &p, &rep, f.base);
+		mode = p.mode;
+	}
+	c = &r->counters[mode];
+	if (!render_draw_cells(r, c))
+		render_backend_failed(r);
+	render_draw_margins(r, c);
 	if (r->shadow)
 		render_flush_shadow(r, c);
 

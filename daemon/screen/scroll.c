@@ -290,74 +290,53 @@ void scroller_free(struct scroller *s)
 	free(s);
 }
 
-/*
- * The pan window is at an end of the virtual screen and goes to the other
- * end (`to`). With a blitter the rows that stay visible are copied there
- * first (fbcon's ypan_up), so only the new rows are drawn: returns true.
- * Without one (false) the whole screen is drawn at the new place.
- */
-static bool scroller_pan_return(struct scroller *s, unsigned step, unsigned to,
-				struct scroll_counters *c)
+bool scroller_plan_window(const struct scroller *s, int shift, struct window_move *ret)
 {
-	struct fbdev *fb = s->fb;
-	unsigned keep = fb->var.yres - step, from = fb->var.yoffset;
-	int r;
-
-	if (!s->cfg.backend || !backend_ok(s->cfg.backend))
-		return false;
-	/* Up: rows [step, yres) of the window become rows [0, keep) at the top.
-	 * Down (to the bottom end): rows [0, keep) become rows [step, yres). */
-	if (to == 0)
-		r = backend_copy(s->cfg.backend, 0, from + step, 0, 0, fb->var.xres, keep);
-	else
-		r = backend_copy(s->cfg.backend, 0, from, 0, to + step, fb->var.xres, keep);
-	if (r >= 0)
-		r = backend_sync(s->cfg.backend);
-	if (r < 0)
-		return false;
-	c->blits++;
-	return true;
-}
-
-enum scroll_result scroller_move_screen(struct scroller *s, int shift, struct scroll_counters *c)
-{
-	struct fbdev *fb = s->fb;
-	unsigned fh = s->cfg.font_height, step = (unsigned)abs(shift) * fh, y;
-	enum scroll_result res = SCROLL_DONE;
-	int r;
+	const struct fbdev *fb = s->fb;
+	unsigned fh = s->cfg.font_height, step = (unsigned)abs(shift) * fh;
+	struct window_move m = {0};
 
 	/* upside down, text scrolled up moves down the glass */
 	if (s->cfg.rotation == ROTATE_UD)
 		shift = -shift;
+	m.glass_shift = shift;
 	if (s->full == SCROLL_MODE_WRAP) {
 		unsigned v = fb->var.yres_virtual;
 
 		step %= v;
-		y = shift > 0 ? (fb->var.yoffset + step) % v : (fb->var.yoffset + v - step) % v;
+		m.yoffset =
+		    shift > 0 ? (fb->var.yoffset + step) % v : (fb->var.yoffset + v - step) % v;
 	} else if (s->full == SCROLL_MODE_PAN) {
 		/* The window is text-aligned; when it would leave the virtual
-		 * screen it goes to the other end. */
+		 * screen it goes to the other end (`to`). */
 		if (shift > 0 && fb->var.yoffset + step <= s->pan_max)
-			y = fb->var.yoffset + step;
+			m.yoffset = fb->var.yoffset + step;
 		else if (shift < 0 && fb->var.yoffset >= step)
-			y = fb->var.yoffset - step;
+			m.yoffset = fb->var.yoffset - step;
 		else {
-			y = shift > 0 ? 0 : s->pan_max;
-			if (!scroller_pan_return(s, step, y, c))
-				res = SCROLL_REDRAW_ALL;
+			unsigned to = shift > 0 ? 0 : s->pan_max, from = fb->var.yoffset;
+
+			m.yoffset = to;
+			m.ret = true;
+			m.ret_copy = s->cfg.backend && backend_ok(s->cfg.backend);
+			/* Up: rows [step, yres) of the window become rows
+			 * [0, keep) at the top. Down (to the bottom end): rows
+			 * [0, keep) become rows [step, yres). */
+			m.w = fb->var.xres;
+			m.h = fb->var.yres - step;
+			m.sy = to == 0 ? from + step : from;
+			m.dy = to == 0 ? 0 : to + step;
 		}
 	} else
-		return SCROLL_FAILED;
+		return false;
+	*ret = m;
+	return true;
+}
 
-	r = fbdev_pan(fb, y);
-	if (r < 0) {
-		log_warning_errno(r,
-				  "FBIOPAN_DISPLAY failed, scrolling by redrawing from now on: %m");
-		s->full = SCROLL_MODE_REDRAW;
-		return SCROLL_FAILED;
-	}
-	c->pans++;
-	return res;
+void scroller_pan_failed(struct scroller *s, int r)
+{
+	log_warning_errno(r, "FBIOPAN_DISPLAY failed, scrolling by redrawing from now on: %m");
+	s->full = SCROLL_MODE_REDRAW;
 }
 
 struct backend *scroller_backend(const struct scroller *s)

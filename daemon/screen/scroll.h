@@ -92,16 +92,26 @@ enum scroll_mode scroller_region_mode(const struct scroller *s);
  * draws in RAM in every mode and writes changed rows (fbflush.h). */
 enum fb_flush scroller_flush(const struct scroller *s);
 
-enum scroll_result {
-	SCROLL_DONE,	   /* the rows moved on the glass */
-	SCROLL_REDRAW_ALL, /* the window jumped: everything must be drawn */
-	SCROLL_FAILED,	   /* nothing moved (the strategy was dropped) */
-};
-
 /* The blitter failed and was dropped: strategies that needed it fall back. */
 void scroller_drop_backend(struct scroller *s);
 struct backend *scroller_backend(const struct scroller *s);
 
-/* Moves the whole screen's content by `shift` text rows (> 0 up) with the
- * full-screen strategy (pan or wrap), counting into c. */
-enum scroll_result scroller_move_screen(struct scroller *s, int shift, struct scroll_counters *c);
+/* A move of the display window (pan or wrap) by a full-screen scroll, as
+ * scroller_plan_window() works it out; move.c carries it out. */
+struct window_move {
+	unsigned yoffset; /* where the window goes */
+	int glass_shift;  /* text rows the picture moves up the glass (< 0: down) */
+	/* The pan window leaves an end of the virtual screen for the other:
+	 * with a working blitter the rows that stay visible are copied there
+	 * first (fbcon's ypan_up), else the whole screen must be drawn. */
+	bool ret, ret_copy;
+	unsigned sx, sy, dy, w, h; /* that copy (x is 0 on both sides) */
+};
+
+/* Works out how the full-screen strategy (pan or wrap) moves the whole
+ * screen's content by `shift` text rows (> 0 up); false when it is neither.
+ * Changes nothing. */
+bool scroller_plan_window(const struct scroller *s, int shift, struct window_move *ret);
+/* FBIOPAN_DISPLAY failed with r: full-screen scrolls are redrawn from now on
+ * (logged). */
+void scroller_pan_failed(struct scroller *s, int r);

@@ -105,7 +105,7 @@ struct window_move {
 	 * with a working blitter the rows that stay visible are copied there
 	 * first (fbcon's ypan_up), else the whole screen must be drawn. */
 	bool ret, ret_copy;
-	unsigned sx, sy, dy, w, h; /* that copy (x is 0 on both sides) */
+	unsigned sy, dy, w, h; /* that copy (x is 0 on both sides) */
 };
 
 /* Works out how the full-screen strategy (pan or wrap) moves the whole

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <consoled/backend.h>
+
 #include "../../daemon/devices/backend.h"
 #include "../../daemon/screen/move.h"
 #include "../../daemon/screen/scroll.h"
@@ -312,10 +314,6 @@ static uint32_t radeon_line(const struct fake_fb *f, bool src)
 	       (fake_reg(f, src ? ATI_SRC_Y_X : ATI_DST_Y_X) >> 16);
 }
 
-/* The scroller grows the virtual screen after the plugin was created; the
- * plugin must then take copies and fills below the old height (on a real
- * card: the pan window's return and region scrolls there). */
-
 /* A full-screen scroll by the scroller's window, as a frame plans and moves
  * it (plan.c, move.c): true when the rows moved with nothing to redraw. */
 static bool move_screen_done(struct fbdev *fb, struct scroller *s, int shift,
@@ -330,35 +328,53 @@ static bool move_screen_done(struct fbdev *fb, struct scroller *s, int shift,
 	move_window(&t, &m, c, &rep);
 	return !rep.pan_err && !rep.copy_failed && (!m.ret || m.ret_copy);
 }
-static void test_grown_screen(const struct chip *c)
+
+/* A scroller panning over a fake card (fix.id `id`) with `plugin` loaded
+ * from d, test_flags its fault switch; NULL when either failed. */
+static struct scroller *pan_over_plugin(struct fake_fb *f, const char *d, const char *plugin,
+					const char *id, uint32_t test_flags, struct backend **ret)
 {
-	char tmpl[] = "/tmp/consoled-test-backendXXXXXX", file[32];
-	const char *d = make_dir(tmpl);
-	struct backend_config cfg = {.name = c->plugin, .dir = d};
+	struct backend_config cfg = {.name = plugin, .dir = d, .test_flags = test_flags};
 	struct scroller_config sc = {
 	    .mode = SCROLL_MODE_PAN,
 	    .calibrate = false,
 	    .font_height = 16,
 	    .text_rows = FAKE_YRES / 16,
 	};
-	struct scroll_counters cnt = {0};
 	struct scroller *s = NULL;
-	struct backend *b = NULL;
+	char file[32];
+
+	snprintf(file, sizeof(file), "%s.so", plugin);
+	CHECK(install_plugin(d, plugin, file) == 0);
+	CHECK(fake_fb_init(f, id) == 0);
+	CHECK(backend_load(&f->fb, &cfg, ret) == 0);
+	CHECK(*ret != NULL);
+	if (!*ret)
+		return NULL;
+	sc.backend = *ret;
+	CHECK(scroller_new(&f->fb, &sc, &s) == 0);
+	CHECK(scroller_full_mode(s) == SCROLL_MODE_PAN);
+	return s;
+}
+
+/* The scroller grows the virtual screen after the plugin was created; the
+ * plugin must then take copies and fills below the old height (on a real
+ * card: the pan window's return and region scrolls there). */
+
+static void test_grown_screen(const struct chip *c)
+{
+	char tmpl[] = "/tmp/consoled-test-backendXXXXXX";
+	const char *d = make_dir(tmpl);
+	struct scroll_counters cnt = {0};
 	unsigned pan_max = (FAKE_LINES - FAKE_YRES) / 16 * 16;
+	struct backend *b = NULL;
+	struct scroller *s;
 	struct fake_fb f;
 
 	fprintf(stderr, "-- %s\n", c->plugin);
-	snprintf(file, sizeof(file), "%s.so", c->plugin);
-	CHECK(install_plugin(d, c->plugin, file) == 0);
-	CHECK(fake_fb_init(&f, c->id) == 0);
-	CHECK(backend_load(&f.fb, &cfg, &b) == 0);
-	CHECK(b != NULL);
-	if (!b)
+	s = pan_over_plugin(&f, d, c->plugin, c->id, 0, &b);
+	if (!s)
 		goto out;
-
-	sc.backend = b;
-	CHECK(scroller_new(&f.fb, &sc, &s) == 0);
-	CHECK(scroller_full_mode(s) == SCROLL_MODE_PAN);
 	CHECK_EQ_U(f.fb.var.yres_virtual, FAKE_LINES);
 
 	/* Down to the end of the virtual screen, then one row more: the
@@ -411,6 +427,55 @@ static void test_grown_screens(void)
 		test_grown_screen(&chips[i]);
 }
 
+/* The pan window's return with an engine that never goes idle: the copy
+ * fails (backend.c drops nothing itself, it marks the plugin broken), the
+ * window still goes to the other end, and the report says so, so that the
+ * frame falls back to drawing everything (plan.c). */
+static void test_window_return_hang(void)
+{
+	char tmpl[] = "/tmp/consoled-test-backendXXXXXX";
+	const char *d = make_dir(tmpl);
+	unsigned pan_max = (FAKE_LINES - FAKE_YRES) / 16 * 16;
+	struct scroll_counters cnt = {0};
+	struct frame_plan p = {.mode = SCROLL_MODE_PAN, .move = FRAME_MOVE_WINDOW};
+	struct backend *b = NULL;
+	struct move_report rep;
+	struct move_target t;
+	struct scroller *s;
+	struct fake_fb f;
+
+	s = pan_over_plugin(&f, d, "radeon", "ATI Radeon", CONSOLED_BACKEND_TEST_HANG, &b);
+	if (!s)
+		goto out;
+	f.fb.var.yoffset = pan_max;
+	CHECK(scroller_plan_window(s, 1, &p.window));
+	CHECK(p.window.ret && p.window.ret_copy);
+	CHECK_EQ_U(p.window.yoffset, 0);
+
+	t = (struct move_target){.fb = &f.fb, .backend = b};
+	move_run(&t, &p, &cnt, &rep);
+	CHECK(rep.copy_failed);
+	CHECK(rep.blitter_failed);
+	CHECK(!backend_ok(b));
+	CHECK(rep.pan_err == 0);
+	CHECK_EQ_U(f.fb.var.yoffset, 0);
+	CHECK_EQ_U(cnt.blits, 0);
+	CHECK_EQ_U(cnt.pans, 1);
+
+	frame_plan_fall_back(&p, &rep, SCROLL_MODE_REDRAW);
+	CHECK(p.redraw_all);
+	CHECK(p.move == FRAME_MOVE_NONE);
+	CHECK(p.mode == SCROLL_MODE_PAN);
+
+	scroller_drop_backend(s);
+	CHECK(scroller_backend(s) == NULL);
+	scroller_free(s);
+	backend_free(b);
+out:
+	fake_fb_done(&f);
+	remove_dir(d);
+}
+
 /* The device is gone (fbwatch.h): backend_abandon() runs nothing of the
  * plugin. With the engine "busy" for good, destroy() would wait for it (and
  * log that it leaves it busy) and backend_free() would take the plugin's
@@ -456,6 +521,7 @@ int main(void)
 	RUN(test_fd_names);
 	RUN(test_drm_emulation);
 	RUN(test_grown_screens);
+	RUN(test_window_return_hang);
 	RUN(test_abandon);
 	return TESTS_RESULT();
 }

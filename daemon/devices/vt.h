@@ -10,7 +10,7 @@
  * On release the owner stops drawing and key repeat, then vt acks; on
  * acquire vt acks first, then the owner restores the framebuffer and redraws.
  * vt_free() undoes everything in order: KD_TEXT, VT_AUTO, keyboard mode.
- * The framebuffer must be restored before that (see main.c).
+ * The framebuffer must be restored before that (see main.c, screen.c).
  *
  * Another program may take the VT over while consoled has it: logind does for
  * a compositor started from consoled's login (TakeControl: VT_SETMODE

@@ -124,7 +124,7 @@ void input_set_active(struct input *in, bool active);
 int input_sound(struct input *in, unsigned hz);
 
 /* The area pointer positions live in (the visible screen in pixels); set by
- * the manager on every layout. The pointer stays where it was, moved inside
+ * the seat on every layout. The pointer stays where it was, moved inside
  * the new area; it starts in the middle of the first. While there is no
  * area (0x0) pointer events are dropped. */
 void input_set_pointer_area(struct input *in, unsigned width, unsigned height);

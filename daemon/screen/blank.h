@@ -4,7 +4,7 @@
  * Blanking: the idle timer. After `timeout` without a key (or, later, a
  * pointer event: blank_poke() is the one entry point for every kind of
  * input) the blank callback runs; the next poke says the screen must wake.
- * What blanking and waking do to the screen is the caller's (main.c:
+ * What blanking and waking do to the screen is the caller's (screen.c:
  * FBIOBLANK, else black drawn and no frames until woken).
  *
  * The timer runs only while the VT is ours (blank_set_active()): another

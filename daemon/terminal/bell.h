@@ -12,7 +12,7 @@
  *    frames that every scroll strategy draws exactly, and nothing of the
  *    flash stays on the glass).
  *  - sound: a tone of BELL_TONE_HZ for BELL_TONE_MS, through the tone
- *    callback (main.c: every evdev device with EV_SND, such as the PC
+ *    callback (seat.c: every evdev device with EV_SND, such as the PC
  *    speaker, else the VT's KDMKTONE).
  *  - none: counted only.
  *

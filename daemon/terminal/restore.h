@@ -21,7 +21,7 @@
  * in consoled's cgroup and dies with it), and the snapshot is brought up to
  * date as frames are drawn (or would be, while another VT is shown): at a
  * frame if the last update is 100 ms old, else 32 ms after a frame that no
- * new output follows (main.c). So during a flood of output it lags the
+ * new output follows (terminal.c). So during a flood of output it lags the
  * screen by at most about 100 ms (a crash then restores a screen a little
  * older than the last one drawn, still whole, whose scrollback may hold only
  * the last screenful or two of the flood: an update at a frame writes at most
@@ -64,7 +64,7 @@ void restore_handed_done(struct restore *r, bool adopted, int error);
 void restore_session_started(struct restore *r, struct term *t);
 /* The session ended: its fds leave the store, the snapshot is reset. */
 void restore_session_ended(struct restore *r);
-/* Brings the snapshot up to date with t (main.c calls it at the pace above). */
+/* Brings the snapshot up to date with t (terminal.c calls it at the pace above). */
 void restore_update(struct restore *r, struct term *t);
 /* The same during a flood of output: with at most a screenful of the new
  * scrollback (snapshot_update_flood()). Returns true if the snapshot then

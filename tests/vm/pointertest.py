@@ -81,7 +81,7 @@ SCROLL_MODES = {"bochs": ["redraw", "shadow"], "cirrus": ["pan", "copy"], "vfb":
 SCROLL_TEXT = "/tmp/pointer-scroll.txt"
 
 TABLET_NAME = "QEMU QEMU USB Tablet"
-# The pointer hides this long after its last event (daemon/main.c).
+# The pointer hides this long after its last event (daemon/screen/screen.c).
 HIDE_SECONDS = 3.0
 
 

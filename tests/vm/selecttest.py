@@ -140,7 +140,7 @@ kill $cat
 printf '\033[?25h'
 exec /usr/bin/env PS1='$ ' /bin/sh
 """.replace("@DIR@", OSC52_DIR)
-# Two frame intervals (FRAME_INTERVAL_USEC, daemon/main.c).
+# Two frame intervals (FRAME_INTERVAL_USEC, daemon/screen/frame.h).
 OSC52_ECHO_BOUND_MS = 2 * 16
 
 

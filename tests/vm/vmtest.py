@@ -1093,7 +1093,7 @@ exec sleep 100000
         if read != 0:
             self.fail("the renderer read %d bytes of VRAM" % read)
         # During a flood frames come at least FLOOD_GAP_MIN (100 ms) apart
-        # (main.c): over the cat's time (the guest's clock, so a slow host
+        # (daemon/screen/frame.c): over the cat's time (the guest's clock, so a slow host
         # stretches both), the first read's frame, the end's, and one per
         # 100 ms between, and the start's and the last text's (50 ms before:
         # twice as many).

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Frame scheduling and flood pacing (frame.h).
+ */
+#define LOG_MODULE "consoled"
+#include "frame.h"
+
+#include "../util/log.h"
+
+/* During a flood (more than a screenful of bytes or of lines came in since
+ * the last frame: the frames in between would show text that scrolls away
+ * before anyone can read it) the next frame waits FLOOD_RENDER_FACTOR times
+ * what a frame of the whole screen takes (a flood's frames redraw all of
+ * it: measured on the last frame that drew at least half of the screen, or
+ * the last frame's time if that is more), at least FLOOD_GAP_MIN and at
+ * most FLOOD_GAP_MAX, counted from the last frame or from the moment the
+ * flood was seen, whichever is later: drawing then takes at most about a
+ * twentieth of the time where frames are dear (1280x800x32 through DRM
+ * fbdev emulation: 10-15 ms a frame under TCG), the rest goes to reading
+ * and parsing, and the screen still moves 4 to 10 times a second. A flood
+ * that stops is drawn FLOOD_QUIET after its last byte, not at the end of
+ * the long gap: a flood shorter than the gap (a cat of a few thousand
+ * lines) is drawn once, at its end. */
+#define FLOOD_RENDER_FACTOR 20
+#define FLOOD_GAP_MIN_USEC (100 * USEC_PER_MSEC)
+#define FLOOD_GAP_MAX_USEC (250 * USEC_PER_MSEC)
+#define FLOOD_QUIET_USEC FRAME_INTERVAL_USEC
+
+int frame_init(struct frame *f, sd_event *event, sd_event_time_handler_t draw, void *userdata)
+{
+	int r;
+
+	/* to the millisecond: with sd-event's default accuracy (250 ms) a
+	 * frame due at the end of a flood could wait that long */
+	r = sd_event_add_time(event, &f->source, CLOCK_MONOTONIC, 0, USEC_PER_MSEC, draw, userdata);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the frame timer: %m");
+	sd_event_source_set_enabled(f->source, SD_EVENT_OFF);
+	return 0;
+}
+
+void frame_fini(struct frame *f)
+{
+	f->source = sd_event_source_unref(f->source);
+}
+
+bool frame_pending(const struct frame *f)
+{
+	int enabled = SD_EVENT_OFF;
+
+	sd_event_source_get_enabled(f->source, &enabled);
+	return enabled != SD_EVENT_OFF;
+}
+
+void frame_cancel(struct frame *f)
+{
+	sd_event_source_set_enabled(f->source, SD_EVENT_OFF);
+}
+
+bool frame_flood(const struct frame *f)
+{
+	return f->frame_gap_usec > FRAME_INTERVAL_USEC;
+}
+
+static uint64_t frame_screen_cells(struct term *term)
+{
+	struct tsm_screen *screen = term_screen(term);
+
+	return (uint64_t)tsm_screen_get_width(screen) * tsm_screen_get_height(screen);
+}
+
+/* More than a screenful of bytes or of lines since the last frame drawn: a
+ * flood (FLOOD_RENDER_FACTOR). Lines tell it first on a wide screen, where
+ * a pty's read of 4 KiB scrolls all of it but fills less than half. */
+static bool frame_flooding(struct frame *f, struct term *term)
+{
+	uint64_t bytes = term_bytes_in(term), lines = term_lines_in(term);
+	uint64_t rows = tsm_screen_get_height(term_screen(term));
+	uint64_t screenful = frame_screen_cells(term);
+
+	return (bytes >= f->frame_bytes_in && bytes - f->frame_bytes_in > screenful) ||
+	       (lines >= f->frame_lines_in && lines - f->frame_lines_in >= rows);
+}
+
+static uint64_t frame_flood_gap(const struct frame *f)
+{
+	uint64_t cost = MAX(f->last_render_usec, f->full_render_usec);
+
+	return MIN(MAX(FLOOD_RENDER_FACTOR * cost, FLOOD_GAP_MIN_USEC), FLOOD_GAP_MAX_USEC);
+}
+
+/* After a frame that took render_usec: the gap before the next one. A frame
+ * that followed a flood was drawn during it: the next waits the flood's gap.
+ * Otherwise FRAME_INTERVAL, unless a flood starts before the next frame
+ * (frame_schedule()). */
+static void frame_pace(struct frame *f, struct term *term, uint64_t render_usec)
+{
+	f->last_render_usec = render_usec;
+	f->frame_gap_usec = frame_flooding(f, term) ? frame_flood_gap(f) : FRAME_INTERVAL_USEC;
+	f->gap_from_usec = f->last_frame_usec;
+	f->frame_bytes_in = term_bytes_in(term);
+	f->frame_lines_in = term_lines_in(term);
+}
+
+void frame_drawn(struct frame *f, struct term *term, uint64_t start, uint64_t due, bool flood,
+		 uint64_t cells)
+{
+	uint64_t bytes = term_bytes_in(term) - f->frame_bytes_in;
+	uint64_t lines = term_lines_in(term) - f->frame_lines_in;
+	uint64_t screen_cells = frame_screen_cells(term);
+
+	f->last_frame_usec = now_usec();
+	if (cells * 2 >= screen_cells)
+		f->full_render_usec = (f->last_frame_usec - start) * screen_cells / cells;
+	frame_pace(f, term, f->last_frame_usec - start);
+	if (flood || f->frame_gap_usec > FRAME_INTERVAL_USEC)
+		log_debug("Frame: %llu us to draw, %llu ms after it was due, after %llu bytes "
+			  "and %llu lines; next in %llu ms or more",
+			  (unsigned long long)(f->last_frame_usec - start),
+			  (unsigned long long)((start - MIN(start, due)) / USEC_PER_MSEC),
+			  (unsigned long long)bytes, (unsigned long long)lines,
+			  (unsigned long long)(f->frame_gap_usec / USEC_PER_MSEC));
+}
+
+void frame_schedule(struct frame *f, struct term *term)
+{
+	int enabled = SD_EVENT_OFF;
+	uint64_t now = now_usec(), when;
+
+	sd_event_source_get_enabled(f->source, &enabled);
+	/* The last flood's gap is over and no frame is due: output after a
+	 * quiet time starts afresh (drawn at once, or a new flood's gap) */
+	if (enabled == SD_EVENT_OFF && f->frame_gap_usec > FRAME_INTERVAL_USEC &&
+	    now >= f->gap_from_usec + f->frame_gap_usec)
+		f->frame_gap_usec = FRAME_INTERVAL_USEC;
+	/* A flood that starts after a frame (or after a quiet time) is seen
+	 * here, before the next frame: that one waits the flood's gap
+	 * already, counted from now if the last frame is older (it would
+	 * otherwise be drawn at the flood's first read, or one interval
+	 * later, with a screenful to draw, and only then start the gap) */
+	if (f->frame_gap_usec <= FRAME_INTERVAL_USEC && term && frame_flooding(f, term)) {
+		f->frame_gap_usec = frame_flood_gap(f);
+		f->gap_from_usec = MAX(f->last_frame_usec, now - MIN(now, FRAME_INTERVAL_USEC));
+	}
+	when = MAX(now, f->last_frame_usec + FRAME_INTERVAL_USEC);
+	if (f->frame_gap_usec > FRAME_INTERVAL_USEC)
+		/* a flood's long gap ends early when the bytes stop */
+		when = MAX(
+		    MIN(MAX(when, f->gap_from_usec + f->frame_gap_usec), now + FLOOD_QUIET_USEC),
+		    f->last_frame_usec + FRAME_INTERVAL_USEC);
+	else if (enabled != SD_EVENT_OFF)
+		return;
+	if (enabled != SD_EVENT_OFF) {
+		uint64_t due = 0;
+
+		/* A frame already due stays due: setting a time source's time
+		 * takes it off sd-event's pending list, and with the pty's
+		 * reads dispatched first (each one moving it here) a flood's
+		 * frame never came until the flood ended. */
+		if (sd_event_source_get_time(f->source, &due) >= 0 && (due <= now || due == when))
+			return;
+	}
+	sd_event_source_set_time(f->source, when);
+	if (enabled == SD_EVENT_OFF)
+		sd_event_source_set_enabled(f->source, SD_EVENT_ONESHOT);
+}

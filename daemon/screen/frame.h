@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Frame scheduling and pacing: when a screen draws its terminal. Output is
+ * coalesced into frames: the first byte after a quiet period is drawn at
+ * once, then at most one frame per FRAME_INTERVAL while output keeps coming,
+ * so `cat` of a big file does not draw every line; during a flood (more than
+ * a screenful since the last frame) frames wait longer (frame.c). What a
+ * frame draws is the screen's (screen.c).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "../terminal/term.h"
+#include "../util/util.h"
+
+#define FRAME_INTERVAL_USEC (16 * USEC_PER_MSEC)
+
+struct frame {
+	sd_event_source *source; /* the frame's timer; its handler draws */
+	uint64_t last_frame_usec;
+	/* The least time from one frame to the next: FRAME_INTERVAL, longer
+	 * during a flood (FLOOD_RENDER_FACTOR); and the session's byte count
+	 * at the last frame, which tells a flood. */
+	uint64_t frame_gap_usec;
+	uint64_t frame_bytes_in, frame_lines_in;
+	uint64_t last_render_usec; /* what the last frame that drew took */
+	/* What drawing the whole screen takes, from the last frame that drew
+	 * at least half of it: a flood's frames redraw all of it. */
+	uint64_t full_render_usec;
+	uint64_t gap_from_usec; /* the frame gap counts from here */
+};
+
+/* The timer (off), to the millisecond; draw is called when a frame is due. */
+int frame_init(struct frame *f, sd_event *event, sd_event_time_handler_t draw, void *userdata);
+void frame_fini(struct frame *f);
+/* A frame is due: when, by the pacing; term is the one drawn (NULL: none). */
+void frame_schedule(struct frame *f, struct term *term);
+bool frame_pending(const struct frame *f);
+void frame_cancel(struct frame *f);
+/* Whether the pacing is in a flood's gap. */
+bool frame_flood(const struct frame *f);
+/* A frame of term drew cells (started at start, due at due, during a flood
+ * if flood): the time it took sets the next gap, and a flood's frame logs
+ * it. */
+void frame_drawn(struct frame *f, struct term *term, uint64_t start, uint64_t due, bool flood,
+		 uint64_t cells);

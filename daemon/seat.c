@@ -1,0 +1,523 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A seat (seat.h): the wiring of its devices, screens and terminals.
+ */
+#define LOG_MODULE "consoled"
+#include "seat.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <xkbcommon/xkbcommon-keysyms.h>
+
+#include "screen/rotate.h"
+#include "terminal/selection.h"
+#include "terminal/share.h"
+#include "terminal/vcs.h"
+#include "util/crash.h"
+#include "util/log.h"
+#include "util/util.h"
+
+void seat_exit(struct seat *seat, int status)
+{
+	*seat->exit_status = status;
+	sd_event_exit(seat->event, 0);
+}
+
+struct screen *seat_screen(struct seat *seat)
+{
+	for (unsigned i = 0; i < seat->n_screens; i++)
+		if (seat->screens[i]->terminal == seat->front)
+			return seat->screens[i];
+	return seat->n_screens ? seat->screens[0] : NULL;
+}
+
+/* ---- the terminals' callbacks (terminal.h) ---- */
+
+/* A frame on every screen that shows t. */
+static void seat_term_damage(struct terminal *t, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	for (unsigned i = 0; i < seat->n_screens; i++)
+		if (seat->screens[i]->terminal == t)
+			screen_schedule_frame(seat->screens[i]);
+}
+
+static bool seat_term_frame_pending(struct terminal *t, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	for (unsigned i = 0; i < seat->n_screens; i++)
+		if (seat->screens[i]->terminal == t && frame_pending(&seat->screens[i]->frame))
+			return true;
+	return false;
+}
+
+static bool seat_term_visible(struct terminal *t, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	for (unsigned i = 0; i < seat->n_screens; i++)
+		if (seat->screens[i]->terminal == t && screen_visible(seat->screens[i]))
+			return true;
+	return false;
+}
+
+static void seat_term_flash(struct terminal *t, bool on, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	for (unsigned i = 0; i < seat->n_screens; i++) {
+		struct screen *s = seat->screens[i];
+
+		if (s->terminal != t)
+			continue;
+		if (s->render)
+			render_set_flash(s->render, on);
+		screen_schedule_frame(s);
+	}
+}
+
+/* Every speaker among the input devices, else the VT's KDMKTONE (which
+ * the kernel plays on the EV_SND devices its keyboard handler has). */
+static int seat_term_tone(struct terminal *t, unsigned hz, unsigned ms, void *userdata)
+{
+	struct seat *seat = userdata;
+	int r = seat->input ? input_sound(seat->input, hz) : -ENODEV;
+
+	(void)t;
+	if (r < 0 && seat->vt)
+		r = vt_tone(seat->vt, hz, ms);
+	return r < 0 ? r : 0;
+}
+
+/* A new session: the pointer's buttons the last one saw are forgotten. */
+static void seat_term_respawning(struct terminal *t, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	if (t == seat->front)
+		mouse_reset(seat->mouse);
+}
+
+static void seat_term_respawned(struct terminal *t, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	for (unsigned i = 0; i < seat->n_screens; i++) {
+		struct screen *s = seat->screens[i];
+
+		if (s->terminal != t)
+			continue;
+		/* the cluster table starts empty: stand-ins are handed out
+		 * again */
+		render_set_clusters(s->render, term_clusters(t->term));
+		screen_wipe(s);
+	}
+}
+
+static void seat_term_failed(struct terminal *t, bool session_start, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	(void)t;
+	seat_exit(seat, session_start && seat->opts->session_socket ? EXIT_NO_SESSION_HELPER
+								    : EXIT_FAILURE);
+}
+
+static const struct terminal_callbacks seat_terminal_callbacks = {
+    .damage = seat_term_damage,
+    .frame_pending = seat_term_frame_pending,
+    .visible = seat_term_visible,
+    .flash = seat_term_flash,
+    .tone = seat_term_tone,
+    .respawning = seat_term_respawning,
+    .respawned = seat_term_respawned,
+    .failed = seat_term_failed,
+};
+
+/* ---- the screens' callbacks (screen.h) ---- */
+
+/* The pointer lives on the visible screen (input's pixels are the glass's,
+ * turned in seat_on_pointer_event()), on the new grid. */
+static void seat_screen_laid_out(struct screen *s, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	if (s != seat_screen(seat))
+		return;
+	if (seat->input)
+		input_set_pointer_area(seat->input, s->fb->var.xres, s->fb->var.yres);
+	if (seat->mouse)
+		mouse_set_geometry(seat->mouse, fontset_cell_width(s->fonts),
+				   fontset_cell_height(s->fonts), render_cols(s->render),
+				   render_rows(s->render));
+}
+
+static void seat_acquire_screen(struct seat *seat, struct screen *s)
+{
+	int r = screen_acquire(s);
+
+	if (r == -ENODEV) {
+		/* No screen, or it was unregistered while another VT was
+		 * shown (fbwatch.h): keys still go to the session. */
+		if (seat->input)
+			input_set_active(seat->input, true);
+		fbwatch_lost(s->fbwatch);
+		return;
+	}
+	if (r < 0)
+		return; /* exiting */
+	if (seat->input)
+		input_set_active(seat->input, true);
+	/* focus in (1004) */
+	if (seat->mouse)
+		mouse_focus(seat->mouse, true);
+	screen_redraw(s);
+	if (s->terminal)
+		vcs_set_active(s->terminal->vcs, true);
+}
+
+static void seat_screen_acquire(struct screen *s, void *userdata)
+{
+	seat_acquire_screen(userdata, s);
+}
+
+static void seat_screen_failed(struct screen *s, void *userdata)
+{
+	(void)s;
+	seat_exit(userdata, EXIT_FAILURE);
+}
+
+static const struct screen_callbacks seat_screen_callbacks = {
+    .laid_out = seat_screen_laid_out,
+    .acquire = seat_screen_acquire,
+    .failed = seat_screen_failed,
+};
+
+/* ---- the VT (vt.h) ---- */
+
+void seat_acquire(struct seat *seat)
+{
+	for (unsigned i = 0; i < seat->n_screens; i++)
+		seat_acquire_screen(seat, seat->screens[i]);
+}
+
+static void seat_on_acquire(void *userdata)
+{
+	seat_acquire(userdata);
+}
+
+/* Another VT is shown, or another program (a compositor's logind) took ours:
+ * no drawing, no blitter, and every input event is dropped from here until
+ * seat_on_acquire() (input_set_active(): keys and pointer events). */
+static void seat_on_release(void *userdata)
+{
+	struct seat *seat = userdata;
+
+	crash_set_active(0);
+	for (unsigned i = 0; i < seat->n_screens; i++)
+		screen_release(seat->screens[i]);
+	if (seat->input)
+		input_set_active(seat->input, false);
+	/* focus out (1004), and a drag in progress ends */
+	if (seat->mouse)
+		mouse_focus(seat->mouse, false);
+	/* no flash left for the return, no tone going on */
+	for (unsigned i = 0; i < seat->n_terminals; i++)
+		bell_stop(seat->terminals[i]->bell);
+	for (unsigned i = 0; i < seat->n_screens; i++)
+		frame_cancel(&seat->screens[i]->frame);
+	for (unsigned i = 0; i < seat->n_terminals; i++)
+		vcs_set_active(seat->terminals[i]->vcs, false);
+}
+
+/* ---- the mouse dispatcher's callbacks (mouse.h) ---- */
+
+/* Reports, wheel keys and focus events go to the session as typed keys. */
+static void seat_mouse_send(const char *bytes, size_t len, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	if (seat->front->term)
+		term_send(seat->front->term, bytes, len);
+}
+
+/* The wheel on the normal screen: libtsm's scrollback, lines > 0 up. */
+static void seat_mouse_scroll_view(int lines, void *userdata)
+{
+	struct seat *seat = userdata;
+	struct terminal *t = seat->front;
+
+	if (!t->term)
+		return;
+	if (lines > 0)
+		tsm_screen_sb_up(term_screen(t->term), (unsigned)lines);
+	else
+		tsm_screen_sb_down(term_screen(t->term), (unsigned)-lines);
+	seat_term_damage(t, seat);
+}
+
+/* Selection and paste: selection.h. */
+static void seat_mouse_select_start(unsigned col, int row, unsigned clicks, bool extend,
+				    void *userdata)
+{
+	struct seat *seat = userdata;
+
+	if (seat->front->selection)
+		selection_start(seat->front->selection, col, row, clicks, extend);
+}
+
+static void seat_mouse_select_move(unsigned col, int row, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	if (seat->front->selection)
+		selection_move(seat->front->selection, col, row);
+}
+
+static void seat_mouse_select_end(void *userdata)
+{
+	struct seat *seat = userdata;
+
+	if (seat->front->selection && selection_end(seat->front->selection))
+		terminal_copied(seat->front);
+}
+
+static void seat_mouse_paste(void *userdata)
+{
+	struct seat *seat = userdata;
+
+	terminal_paste(seat->front);
+}
+
+static const struct mouse_callbacks seat_mouse_callbacks = {
+    .select_start = seat_mouse_select_start,
+    .select_move = seat_mouse_select_move,
+    .select_end = seat_mouse_select_end,
+    .paste = seat_mouse_paste,
+    .scroll_view = seat_mouse_scroll_view,
+    .send = seat_mouse_send,
+};
+
+/* ---- input (input.h) ---- */
+
+static bool seat_key_is_modifier(uint32_t keysym)
+{
+	return (keysym >= XKB_KEY_Shift_L && keysym <= XKB_KEY_Hyper_R) ||
+	       (keysym >= XKB_KEY_ISO_Lock && keysym <= XKB_KEY_ISO_Last_Group_Lock) ||
+	       keysym == XKB_KEY_Mode_switch || keysym == XKB_KEY_Num_Lock;
+}
+
+static void seat_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t unicode,
+			void *userdata)
+{
+	struct seat *seat = userdata;
+	struct terminal *t = seat->front;
+
+	/* typing hides the pointer; a modifier alone does not (Shift+click,
+	 * Ctrl+Plus) */
+	if (!seat_key_is_modifier(keysym))
+		screen_hide_pointer(seat_screen(seat));
+	/* not one key for the shell after a compositor took the VT */
+	vt_poll(seat->vt);
+	if (!t->term || !vt_is_active(seat->vt))
+		return;
+	/* Shift+Insert pastes (xterm) */
+	if (keysym == XKB_KEY_Insert &&
+	    (mods & (TSM_SHIFT_MASK | TSM_CONTROL_MASK | TSM_ALT_MASK | TSM_LOGO_MASK)) ==
+		TSM_SHIFT_MASK &&
+	    t->selection) {
+		terminal_paste(t);
+		return;
+	}
+	term_handle_key(t->term, keysym, ascii, mods, unicode);
+}
+
+static void seat_on_switch_vt(unsigned target, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	vt_activate(seat->vt, target);
+}
+
+static void seat_on_scroll_page(int dir, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	if (seat->front->term)
+		term_scroll_page(seat->front->term, dir);
+}
+
+static bool seat_on_zoom(int step, void *userdata)
+{
+	return screen_zoom(seat_screen(userdata), step);
+}
+
+static void seat_on_rotate(int step, void *userdata)
+{
+	screen_rotate(seat_screen(userdata), step);
+}
+
+/* Every key event and pointer report: every screen's idle timer starts
+ * again, a blanked one wakes. */
+static void seat_on_activity(void *userdata)
+{
+	struct seat *seat = userdata;
+
+	for (unsigned i = 0; i < seat->n_screens; i++)
+		screen_activity(seat->screens[i]);
+}
+
+/* input's pointer callback: the pointer is shown, then the event goes on
+ * (selection, paste, wheel, reports: the mouse dispatcher). */
+static void seat_on_pointer_event(const struct input_pointer_event *glass, void *userdata)
+{
+	struct seat *seat = userdata;
+	struct screen *s = seat_screen(seat);
+	struct input_pointer_event turned = *glass, *ev = &turned;
+	unsigned x, y;
+
+	/* as for keys: not one click, paste or report for the shell after a
+	 * compositor took the VT (input drops events only once we know) */
+	vt_poll(seat->vt);
+	if (!vt_is_active(seat->vt))
+		return;
+	/* input moves the pointer over the glass (a mouse moved right goes
+	 * right, a tablet's corner is the glass's); the grid is turned */
+	if (s->fb && s->render && glass->x >= 0 && glass->y >= 0) {
+		rotate_point_to_logical(render_rotation(s->render), s->fb->var.xres,
+					s->fb->var.yres, (unsigned)glass->x, (unsigned)glass->y, &x,
+					&y);
+		turned.x = (int)x;
+		turned.y = (int)y;
+	}
+	screen_show_pointer(s, ev->x, ev->y);
+	if (seat->mouse)
+		mouse_handle(seat->mouse, ev);
+}
+
+/* ---- start-up ---- */
+
+struct seat *seat_new(const struct options *opts, int *exit_status)
+{
+	struct seat *seat = xcalloc(1, sizeof(*seat));
+
+	seat->opts = opts;
+	seat->exit_status = exit_status;
+	return seat;
+}
+
+void seat_free(struct seat *seat)
+{
+	if (!seat)
+		return;
+	free(seat->screens);
+	free(seat->terminals);
+	free(seat);
+}
+
+struct screen *seat_add_screen(struct seat *seat, const struct screen_config *cfg,
+			       const struct palette *palette)
+{
+	struct screen *s = screen_new(cfg, palette, &seat_screen_callbacks, seat);
+
+	seat->screens = xrealloc(seat->screens, (seat->n_screens + 1) * sizeof(*seat->screens));
+	seat->screens[seat->n_screens++] = s;
+	s->vt = seat->vt;
+	return s;
+}
+
+int seat_add_terminal(struct seat *seat, sd_event *event, struct terminal **ret)
+{
+	int r;
+
+	seat->event = event;
+	r = terminal_new(event, seat->opts->bell, &seat_terminal_callbacks, seat, ret);
+	seat->terminals =
+	    xrealloc(seat->terminals, (seat->n_terminals + 1) * sizeof(*seat->terminals));
+	seat->terminals[seat->n_terminals++] = *ret;
+	return r;
+}
+
+int seat_open_vt(struct seat *seat, sd_event *event)
+{
+	int r;
+
+	seat->event = event;
+	r = vt_open(event, seat->opts->vt, seat->opts->switchvt,
+		    &(struct vt_callbacks){seat_on_release, seat_on_acquire}, seat, &seat->vt);
+	for (unsigned i = 0; i < seat->n_screens; i++)
+		seat->screens[i]->vt = seat->vt;
+	return r;
+}
+
+int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
+{
+	const struct options *o = seat->opts;
+	struct terminal_config c = {
+	    .term =
+		{
+		    .cols = render_cols(s->render),
+		    .rows = render_rows(s->render),
+		    .width_px = rotate_sideways(render_rotation(s->render)) ? s->fb->var.yres
+									    : s->fb->var.xres,
+		    .height_px = rotate_sideways(render_rotation(s->render)) ? s->fb->var.xres
+									     : s->fb->var.yres,
+		    .argv = o->login_argv,
+		    .term = o->term,
+		    .session_socket = o->session_socket,
+		    .sb_size = o->sb_size,
+		    .vt = vt_number(seat->vt),
+		    .truecolor = !s->fb->format.indexed,
+		    .palette = s->palette,
+		    .autologin = o->autologin,
+		},
+	    .restore =
+		{
+		    .enabled = o->session_restore,
+		    .store = o->session_restore && o->session_socket && getenv("NOTIFY_SOCKET"),
+		    .sb_size = o->sb_size,
+		},
+	    .word_chars = o->word_chars,
+	    .vcs = o->vcs,
+	};
+	int r;
+
+	r = terminal_start(t, &c);
+	if (r < 0)
+		return r;
+	render_set_clusters(s->render, term_clusters(t->term));
+	s->terminal = t;
+	seat->front = t;
+	return 0;
+}
+
+int seat_start_input(struct seat *seat)
+{
+	const struct options *o = seat->opts;
+	int r;
+
+	/* the mouse follows the term's modes (the stream stage's) */
+	r = mouse_new(term_stream(seat->front->term), &seat_mouse_callbacks, seat, &seat->mouse);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the mouse: %m");
+
+	struct input_config ic = {
+	    .model = o->xkb_model,
+	    .layout = o->xkb_layout,
+	    .variant = o->xkb_variant,
+	    .options = o->xkb_options,
+	    .repeat_delay_ms = o->repeat_delay_ms,
+	    .repeat_rate_hz = o->repeat_rate_hz,
+	    .pointer = o->mouse,
+	    .pointer_speed = o->mouse_speed,
+	    .compose_file = o->compose_file,
+	    .sound = o->bell == BELL_SOUND,
+	};
+	return input_new(seat->event, &ic,
+			 &(struct input_callbacks){
+			     seat_on_key, seat_on_switch_vt, seat_on_scroll_page, seat_on_zoom,
+			     seat_on_activity, seat_on_pointer_event, seat_on_rotate},
+			 seat, &seat->input);
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A seat: its devices (keyboards and pointers: input.h, the mouse
+ * dispatcher: mouse.h; its VT if it has one: vt.h), its screens (screen.h)
+ * and its terminals (terminal.h), which terminal is in front, and the wiring
+ * between them: keys and pointer events to the terminal in front, a VT
+ * switch to every screen, a terminal's output to the screens that show it.
+ *
+ * Every seat has one VT, one screen and one terminal for now; the arrays
+ * hold as many as a seat will have.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <systemd/sd-event.h>
+
+#include "options.h"
+#include "input/input.h"
+#include "input/mouse.h"
+#include "screen/screen.h"
+#include "terminal/terminal.h"
+#include "devices/vt.h"
+
+struct seat {
+	sd_event *event;
+	const struct options *opts;
+	int *exit_status; /* where a fatal error's status goes (sd_event_exit()) */
+	struct vt *vt;	  /* NULL: a seat without a VT */
+	struct input *input;
+	/* The mouse dispatcher: reports, wheel, selection (mouse.h), for the
+	 * terminal in front. */
+	struct mouse *mouse;
+	struct screen **screens;
+	unsigned n_screens;
+	struct terminal **terminals;
+	unsigned n_terminals;
+	struct terminal *front; /* the terminal keys and the pointer go to */
+};
+
+struct seat *seat_new(const struct options *opts, int *exit_status);
+/* Frees the seat itself; its devices, screens and terminals go first, in
+ * the exit order (main.c). */
+void seat_free(struct seat *seat);
+
+/* A screen on the framebuffer of cfg, with the seat's callbacks; opened by
+ * the caller (screen_open()...). */
+struct screen *seat_add_screen(struct seat *seat, const struct screen_config *cfg,
+			       const struct palette *palette);
+/* A terminal, its timers and bell; started by seat_start_terminal(). */
+int seat_add_terminal(struct seat *seat, sd_event *event, struct terminal **ret);
+/* The seat's VT (--vt, --switch), which every screen follows. */
+int seat_open_vt(struct seat *seat, sd_event *event);
+/* The terminal's session, sized for the screen s that shows it; t is then
+ * the one in front. */
+int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s);
+/* The keyboards and pointers, and the mouse dispatcher for the terminal in
+ * front. */
+int seat_start_input(struct seat *seat);
+
+/* The screen showing the terminal in front (where the pointer is). */
+struct screen *seat_screen(struct seat *seat);
+/* The VT is ours (now, or at start when it is in front): every screen
+ * draws again, input is on. */
+void seat_acquire(struct seat *seat);
+/* A fatal error: consoled exits with status. */
+void seat_exit(struct seat *seat, int status);

@@ -187,7 +187,10 @@ static int render_setup_grid(struct render *r)
 		return log_error_errno(
 		    ERANGE, "The font's cell (%ux%u) is larger than the screen (%ux%u%s)", w, h, lw,
 		    lh, r->rotation ? ", turned" : "");
-	line = realloc(r->line, (size_t)fb->line_length);
+	/* fills compose one byte a pixel below 8 bpp: a line of xres bytes,
+	 * longer than the device's packed line */
+	line = realloc(r->line, MAX((size_t)fb->line_length,
+				    (size_t)fb->var.xres * fb->format.bytes_per_pixel));
 	if (!line)
 		return log_error_errno(ENOMEM, "Failed to allocate a pixel line: %m");
 	r->line = line;

@@ -13,6 +13,9 @@
  * kernel's own 15 (CONSOLE_LOGLEVEL_MOTORMOUTH). */
 #define THRESHOLD_ALL 16
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 const struct kmsg_files kmsg_system_files = {
     .printk = "/proc/sys/kernel/printk",
     .ignore_loglevel = "/sys/module/printk/parameters/ignore_loglevel",
@@ -232,13 +235,14 @@ int kmsg_threshold(struct kmsg *k)
 	return v >= 0 ? MIN(v, THRESHOLD_ALL) : KMSG_LEVEL_FALLBACK;
 }
 
-static int open_setting(const char *path, const char *what)
+/* A setting's file, kept open for pread(); -1 (logged) when it cannot be,
+ * and instead stands in. */
+static int open_setting(const char *path, const char *instead)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		log_warning_errno(errno, "Cannot read %s (%s): %m; taking %s.", path, what,
-				  what[0] == 'c' ? "level 7" : "N");
+		log_warning_errno(errno, "Cannot read %s: %m; taking %s.", path, instead);
 	return fd;
 }
 
@@ -269,8 +273,9 @@ int kmsg_new(int fd, int level, const struct kmsg_files *files, size_t budget, s
 	if (level == KMSG_LEVEL_KERNEL) {
 		if (!files)
 			files = &kmsg_system_files;
-		k->printk_fd = open_setting(files->printk, "console log level");
-		k->ignore_fd = open_setting(files->ignore_loglevel, "ignore_loglevel");
+		k->printk_fd =
+		    open_setting(files->printk, "console log level " STR(KMSG_LEVEL_FALLBACK));
+		k->ignore_fd = open_setting(files->ignore_loglevel, "ignore_loglevel N");
 	}
 	k->threshold = kmsg_threshold(k);
 	*ret = k;

@@ -397,19 +397,22 @@ static void test_flood(void)
 		if (i % 250 == 249)
 			CHECK(kmsg_read(k) == 0);
 	}
+	/* out[] is only read as far as it was filled */
+	memset(out, 0, sizeof(out));
 	CHECK_EQ_U(kmsg_take_new(k, 3, out, &skipped), 3);
-	CHECK(strcmp(out[0]->text, "flood 2995") == 0);
-	CHECK(strcmp(out[1]->text, "flood 2997") == 0);
-	CHECK(strcmp(out[2]->text, "flood 2999") == 0);
-	CHECK(out[2]->fresh && out[2]->shown && out[2]->level == 2);
+	CHECK(out[0] && strcmp(out[0]->text, "flood 2995") == 0);
+	CHECK(out[1] && strcmp(out[1]->text, "flood 2997") == 0);
+	CHECK(out[2] && strcmp(out[2]->text, "flood 2999") == 0);
+	CHECK(out[2] && out[2]->fresh && out[2]->shown && out[2]->level == 2);
 	CHECK_EQ_U(skipped, 1000 - 3);
 	CHECK_EQ_U(kmsg_take_new(k, 3, out, &skipped), 0);
 	CHECK_EQ_U(skipped, 0);
 	/* fewer than asked; more than the band can hold is capped */
 	send_record(peer, 1, 3000, "one");
 	CHECK(kmsg_read(k) == 0);
+	memset(out, 0, sizeof(out));
 	CHECK_EQ_U(kmsg_take_new(k, 3, out, &skipped), 1);
-	CHECK(strcmp(out[0]->text, "one") == 0 && skipped == 0);
+	CHECK(out[0] && strcmp(out[0]->text, "one") == 0 && skipped == 0);
 	for (unsigned i = 3001; i < 3020; i++)
 		send_record(peer, 1, i, "many");
 	CHECK(kmsg_read(k) == 0);
@@ -496,11 +499,15 @@ static void test_real_kmsg(void)
 			found[0], found[1]);
 		tests_failed = 1;
 	}
-	/* level 2 is below every console level but 0-2 (dmesg -n 1 or 2) */
+	/* level 2 is below every console level but 0-2 (dmesg -n 1 or 2); the
+	 * host may have logged something of its own meanwhile */
 	if (kmsg_threshold(k) > 2) {
-		size_t got = kmsg_take_new(k, 3, out, &skipped);
+		size_t got = kmsg_take_new(k, KMSG_BAND_LINES_MAX, out, &skipped);
+		bool in_band = false;
 
-		CHECK(got >= 1 && strcmp(out[got - 1]->text, marker[1]) == 0);
+		for (size_t i = 0; i < got; i++)
+			in_band |= strcmp(out[i]->text, marker[1]) == 0;
+		CHECK(in_band);
 	}
 	kmsg_free(k);
 }

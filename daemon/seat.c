@@ -394,6 +394,9 @@ static void seat_kmsg_read(struct seat *seat)
 		seat_kmsg_stop(seat); /* logged by kmsg_read() */
 		return;
 	}
+	/* more pending: the next batch from the defer source, the fd's
+	 * (level-triggered) source off meanwhile, so one batch an iteration */
+	sd_event_source_set_enabled(seat->kmsg_io, r > 0 ? SD_EVENT_OFF : SD_EVENT_ON);
 	sd_event_source_set_enabled(seat->kmsg_more, r > 0 ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
 	seat_kmsg_check_oops(seat);
 	seat_band_take(seat);

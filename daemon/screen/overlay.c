@@ -76,10 +76,9 @@ static struct tsm_screen_attr colours(int fg, int bg, bool band)
 	return a;
 }
 
-/* Puts cells into rows of the overlay: row numbers are relative to `base`
- * (rows of the overlay's cells; those outside [lo, hi) are counted, not
- * stored); with `wrap` a cell that does not fit goes to the next row at
- * `indent`, else it is cut. */
+/* Puts cells into rows of the overlay's cells (rows outside [lo, hi) are
+ * counted, not stored); with `wrap` a character that does not fit goes to
+ * the next row at `indent`, else the row ends there. */
 struct writer {
 	struct overlay *o;
 	long row, lo, hi;
@@ -94,7 +93,13 @@ static void put(struct writer *w, uint32_t cp, unsigned width, struct tsm_screen
 	if (width == 0)
 		return;
 	if (w->col + width > cols) {
-		if (!w->wrap || w->indent + width > cols)
+		/* a wide character at the edge ends a cut row: nothing
+		 * after it shows in its place */
+		if (!w->wrap) {
+			w->col = cols;
+			return;
+		}
+		if (w->indent + width > cols)
 			return;
 		w->row++;
 		w->col = w->indent;
@@ -268,6 +273,36 @@ void overlay_view(struct overlay *o, unsigned cols, unsigned rows, const struct 
 		}
 		at += h;
 	}
+}
+
+bool overlay_view_find(const struct overlay *o, const struct overlay_msg *msgs, size_t n,
+		       const char *needle, size_t *offset)
+{
+	struct overlay layout = *o; /* view_msg_rows() stores nothing */
+	size_t page = o->rows > 0 ? o->rows - 1 : 0, total = 0, first, at = 0, *start;
+	size_t found = SIZE_MAX, cur = n;
+
+	if (n == 0 || !needle || !*needle)
+		return false;
+	start = xcalloc(n, sizeof(*start));
+	for (size_t i = 0; i < n; i++) {
+		start[i] = total;
+		total += view_msg_rows(&layout, &msgs[i]);
+	}
+	first = total > page ? total - page - MIN(o->view_offset, total - page) : 0;
+	/* the message on the first text row */
+	for (size_t i = 0; i < n && cur == n; i++) {
+		at = start[i] + view_msg_rows(&layout, &msgs[i]);
+		if (first < at)
+			cur = i;
+	}
+	for (size_t i = cur; i-- > 0 && found == SIZE_MAX;)
+		if (msgs[i].text && strcasestr(msgs[i].text, needle))
+			found = i;
+	if (found != SIZE_MAX)
+		*offset = total > page ? total - page - MIN(start[found], total - page) : 0;
+	free(start);
+	return found != SIZE_MAX;
 }
 
 static size_t view_step(const struct overlay *o)

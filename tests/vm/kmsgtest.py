@@ -22,6 +22,11 @@ loglevel=4: levels 0-3 are shown.
              the session; Escape closes it and the screen equals the
              screen before, pixel for pixel; Ctrl+Logo+K opens and closes
              it again the same way.
+  kmsg-blank (cirrus) --blank=3: once the screen is black a <2> message
+             does not wake it (the kernel's console never unblanks for a
+             message); the console log level set to 15, as the kernel's
+             console_verbose() does at an oops, and a message: the screen
+             wakes (console_unblank()) and the band shows both messages.
 """
 
 import re
@@ -30,7 +35,9 @@ import time
 import screen
 
 CARDS = ("bochs", "cirrus")
-CHECKS = ["kmsg-band", "kmsg-view"]
+# kmsg-blank where blanking is checked (vmtest.py's blank: cirrus)
+CHECKS = {"bochs": ["kmsg-band", "kmsg-view"],
+          "cirrus": ["kmsg-band", "kmsg-view", "kmsg-blank"]}
 
 TIME = 2  # --kernel-messages-time
 BOOT_LEVEL = 4  # vmlib.BASE_APPEND's loglevel=
@@ -42,7 +49,8 @@ class KmsgChecks:
         self.vm = runner.vm
         self.font = font
         self.psf = load_font(font)
-        self.checks = {"kmsg-band": self.check_band, "kmsg-view": self.check_view}
+        self.checks = {"kmsg-band": self.check_band, "kmsg-view": self.check_view,
+                       "kmsg-blank": self.check_blank}
 
     def start(self):
         r = self.r
@@ -144,4 +152,24 @@ class KmsgChecks:
         self.vm.send_keys(["ctrl", "meta_l", "k"])
         r.wait_equal(before, "after Ctrl+Logo+K closed the view the screen differs from before",
                      timeout=10)
+        r.stop_consoled()
+
+    def check_blank(self):
+        r = self.r
+        r.sh("dmesg -n %d" % BOOT_LEVEL)
+        r.start_shell(self.font, extra="--blank=3 --kernel-messages-time=60")
+        r.wait_black("the screen did not go black after 3 s without input")
+        r.sh("echo '<2>consoled-blank-test' > /dev/kmsg")
+        time.sleep(1.5)
+        if any(self.vm.grab().data):
+            r.fail("a kernel message woke the blanked screen")
+        try:
+            r.sh("echo 15 > /proc/sys/kernel/printk; echo '<2>consoled-oops-test' > /dev/kmsg")
+            r.wait_text(self.font, lambda s: "consoled-blank-test" in s and
+                        "consoled-oops-test" in s, "the console log level 15 (an oops) did"
+                        " not wake the screen with both messages in the band", timeout=5)
+        finally:
+            r.sh("dmesg -n %d" % BOOT_LEVEL)
+        if "an oops or a panic" not in r.consoled_log():
+            r.fail("the log does not say why the screen woke:\n" + r.consoled_log())
         r.stop_consoled()

@@ -194,7 +194,9 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
   kmsg-*          (cirrus, bochs) kernel messages: the band over the
                   session (text, colours, its rows only, the vcs mirror, the
                   console log level, gone after its time with the screen as
-                  before) and the view key: see kmsgtest.py.
+                  before), the view key, and (cirrus) blanking: a
+                  message does not wake the screen, an oops does: see
+                  kmsgtest.py.
   deferred-*      (bochs, virtio, qxl: DRM fbdev emulation with deferred
                   I/O) no pixel lost at line ends under flushes that fall
                   inside frames, and text shown promptly after it is
@@ -2357,7 +2359,7 @@ def main():
         if args.card in vcstest.CARDS:
             checks += vcstest.CHECKS
         if args.card in kmsgtest.CARDS:
-            checks += kmsgtest.CHECKS
+            checks += kmsgtest.CHECKS[args.card]
         if args.card in belltest.CARDS:
             checks += belltest.CHECKS[args.card]
         if args.card in rotatetest.CARDS:

@@ -351,6 +351,8 @@ static void seat_band_take(struct seat *seat)
 		seat->band[seat->band_n++] = (struct seat_band_line){
 		    xstrdup(lines[i]->text), lines[i]->usec, lines[i]->level, expires};
 	}
+	if (seat->band_n == 0)
+		seat->band_skipped = 0; /* only skipped ones (gone from the store): no band */
 	seat_band_arm(seat);
 	seat_overlay_show(seat);
 }

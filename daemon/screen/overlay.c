@@ -35,40 +35,15 @@ size_t overlay_format_time(uint64_t usec, char *buf, size_t size)
 	return n < 0 ? 0 : MIN((size_t)n, size - 1);
 }
 
-/* The next code point of s (advanced): malformed UTF-8 (a stray or missing
- * continuation byte, an overlong form, a surrogate, beyond U+10FFFF) is
- * one U+FFFD per byte that starts no valid sequence. */
+/* The next code point of s (advanced): a byte that starts no well-formed
+ * UTF-8 character is one U+FFFD (util.h utf8_get()). */
 static uint32_t utf8_next(const char **s)
 {
-	const uint8_t *p = (const uint8_t *)*s;
-	uint32_t cp, min;
-	unsigned len;
+	uint32_t cp = REPLACEMENT;
+	size_t n = utf8_get((const unsigned char *)*s, strnlen(*s, 4), &cp);
 
-	if (p[0] < 0x80) {
-		*s += 1;
-		return p[0];
-	}
-	if ((p[0] & 0xe0) == 0xc0)
-		len = 2, cp = p[0] & 0x1fu, min = 0x80;
-	else if ((p[0] & 0xf0) == 0xe0)
-		len = 3, cp = p[0] & 0x0fu, min = 0x800;
-	else if ((p[0] & 0xf8) == 0xf0)
-		len = 4, cp = p[0] & 0x07u, min = 0x10000;
-	else {
-		*s += 1;
-		return REPLACEMENT;
-	}
-	for (unsigned i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80) {
-			*s += 1;
-			return REPLACEMENT;
-		}
-		cp = cp << 6 | (p[i] & 0x3fu);
-	}
-	*s += len;
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return REPLACEMENT;
-	return cp;
+	*s += n > 0 ? n : 1;
+	return n > 0 ? cp : REPLACEMENT;
 }
 
 /* What a code point is shown as, and its width (0: left out). */
@@ -173,8 +148,10 @@ static void put_msg(struct writer *w, const struct overlay_msg *m, struct tsm_sc
 		    struct tsm_screen_attr text)
 {
 	char prefix[32];
+	unsigned len = (unsigned)overlay_format_time(m->usec, prefix, sizeof(prefix));
 
-	overlay_format_time(m->usec, prefix, sizeof(prefix));
+	/* wrapped rows go on under the text, when that leaves it room */
+	w->indent = w->o->cols >= 2 * len ? len : 0;
 	put_utf8(w, prefix, time);
 	put_utf8(w, m->text ? m->text : "", text);
 }
@@ -232,17 +209,11 @@ static struct tsm_screen_attr view_text(unsigned level)
 	return colours(TSM_COLOR_FOREGROUND, TSM_COLOR_BACKGROUND, false);
 }
 
-/* Continuation rows start under the text, when that leaves room. */
-static unsigned view_indent(unsigned cols)
-{
-	return cols >= 2 * 14 ? 14 : 0;
-}
-
 /* The rows a message takes in the view (laid out, nothing stored). */
 static size_t view_msg_rows(struct overlay *o, const struct overlay_msg *m)
 {
 	struct tsm_screen_attr a = {};
-	struct writer w = {o, 0, 0, 0, 0, view_indent(o->cols), true};
+	struct writer w = {o, 0, 0, 0, 0, 0, true};
 
 	put_msg(&w, m, a, a);
 	return (size_t)w.row + 1;
@@ -290,8 +261,8 @@ void overlay_view(struct overlay *o, unsigned cols, unsigned rows, const struct 
 		size_t h = view_msg_rows(o, &msgs[i]);
 
 		if (at + h > first) {
-			struct writer w = {o, (long)at - (long)first + 1, 1,   (long)rows,
-					   0, view_indent(cols),	  true};
+			struct writer w = {o,	(long)at - (long)first + 1, 1, (long)rows, 0, 0,
+					   true};
 
 			put_msg(&w, &msgs[i], time, view_text(msgs[i].level));
 		}

@@ -93,28 +93,8 @@ uint32_t vcs_safe_cp(uint32_t cp)
 static void vcs_buf_utf8(struct vcs_buf *b, uint32_t cp)
 {
 	char u[4];
-	size_t n;
 
-	if (cp < 0x80) {
-		u[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		u[0] = (char)(0xc0 | cp >> 6);
-		u[1] = (char)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else if (cp < 0x10000) {
-		u[0] = (char)(0xe0 | cp >> 12);
-		u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		u[2] = (char)(0x80 | (cp & 0x3f));
-		n = 3;
-	} else {
-		u[0] = (char)(0xf0 | cp >> 18);
-		u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-		u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		u[3] = (char)(0x80 | (cp & 0x3f));
-		n = 4;
-	}
-	vcs_buf_add(b, u, n);
+	vcs_buf_add(b, u, utf8_put(cp, u));
 }
 
 struct vcs_cell {

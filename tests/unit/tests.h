@@ -39,3 +39,4 @@ static int tests_failed;
 	} while (0)
 
 #define TESTS_RESULT() (tests_failed ? EXIT_FAILURE : EXIT_SUCCESS)
+

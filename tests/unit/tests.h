@@ -39,4 +39,3 @@ static int tests_failed;
 	} while (0)
 
 #define TESTS_RESULT() (tests_failed ? EXIT_FAILURE : EXIT_SUCCESS)
-

@@ -76,10 +76,9 @@ static struct tsm_screen_attr colours(int fg, int bg, bool band)
 	return a;
 }
 
-/* Puts cells into rows of the overlay: row numbers are relative to `base`
- * (rows of the overlay's cells; those outside [lo, hi) are counted, not
- * stored); with `wrap` a cell that does not fit goes to the next row at
- * `indent`, else it is cut. */
+/* Puts cells into rows of the overlay's cells (rows outside [lo, hi) are
+ * counted, not stored); with `wrap` a character that does not fit goes to
+ * the next row at `indent`, else the row ends there. */
 struct writer {
 	struct overlay *o;
 	long row, lo, hi;
@@ -94,7 +93,13 @@ static void put(struct writer *w, uint32_t cp, unsigned width, struct tsm_screen
 	if (width == 0)
 		return;
 	if (w->col + width > cols) {
-		if (!w->wrap || w->indent + width > cols)
+		/* a wide character at the edge ends a cut row: nothing
+		 * after it shows in its place */
+		if (!w->wrap) {
+			w->col = cols;
+			return;
+		}
+		if (w->indent + width > cols)
 			return;
 		w->row++;
 		w->col = w->indent;

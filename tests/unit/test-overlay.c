@@ -216,9 +216,10 @@ static void test_text(void)
 	for (unsigned x = 0; x < 40; x++)
 		CHECK(c[x].ch < CLUSTER_FIRST);
 
-	/* a wide character that would straddle the edge is cut whole */
+	/* a wide character that would straddle the edge ends the row: what
+	 * follows it does not show in its place */
 	overlay_band(&o, 16, 5, 1, OVERLAY_BOTTOM,
-		     &(struct overlay_msg){0, 6, "\xe6\x97\xa5\xe6\x97\xa5"}, 1, 0);
+		     &(struct overlay_msg){0, 6, "\xe6\x97\xa5x\xe6\x97\xa5"}, 1, 0);
 	CHECK_ROW(&o, 4, "[    0.000000]");
 	CHECK_EQ_U(o.cells[15].width, 1);
 	CHECK_EQ_U(o.cells[15].ch, ' ');

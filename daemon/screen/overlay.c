@@ -275,6 +275,36 @@ void overlay_view(struct overlay *o, unsigned cols, unsigned rows, const struct 
 	}
 }
 
+bool overlay_view_find(const struct overlay *o, const struct overlay_msg *msgs, size_t n,
+		       const char *needle, size_t *offset)
+{
+	struct overlay layout = *o; /* view_msg_rows() stores nothing */
+	size_t page = o->rows > 0 ? o->rows - 1 : 0, total = 0, first, at = 0, *start;
+	size_t found = SIZE_MAX, cur = n;
+
+	if (n == 0 || !needle || !*needle)
+		return false;
+	start = xcalloc(n, sizeof(*start));
+	for (size_t i = 0; i < n; i++) {
+		start[i] = total;
+		total += view_msg_rows(&layout, &msgs[i]);
+	}
+	first = total > page ? total - page - MIN(o->view_offset, total - page) : 0;
+	/* the message on the first text row */
+	for (size_t i = 0; i < n && cur == n; i++) {
+		at = start[i] + view_msg_rows(&layout, &msgs[i]);
+		if (first < at)
+			cur = i;
+	}
+	for (size_t i = cur; i-- > 0 && found == SIZE_MAX;)
+		if (msgs[i].text && strcasestr(msgs[i].text, needle))
+			found = i;
+	if (found != SIZE_MAX)
+		*offset = total > page ? total - page - MIN(start[found], total - page) : 0;
+	free(start);
+	return found != SIZE_MAX;
+}
+
 static size_t view_step(const struct overlay *o)
 {
 	return o->rows > 2 ? o->rows - 2 : 1;

@@ -31,7 +31,8 @@
  *   is and how to close it, in the band's look; the text in the session's
  *   default colours, the time green, errors red and warnings yellow as
  *   dmesg --color. Its place is an offset in rows from the end (0: the
- *   newest message on the last row), clamped to both ends.
+ *   newest message on the last row), clamped to both ends; a search goes
+ *   back to the previous message holding a string.
  *
  * Every code point is shown as the kernel's console would: control
  * characters (C0, DEL, C1) and malformed UTF-8 become U+FFFD, a tab a
@@ -108,6 +109,14 @@ void overlay_view(struct overlay *o, unsigned cols, unsigned rows, const struct 
  * page is the rows below the status line, less one kept for context. */
 size_t overlay_view_page_up(const struct overlay *o);
 size_t overlay_view_page_down(const struct overlay *o);
+
+/* Search in the view (o laid out by overlay_view() with the same msgs):
+ * the newest message before the one on the view's first text row whose
+ * text holds `needle` (ASCII letters in either case). True with the offset
+ * that puts its first row at the top (clamped, as overlay_view() would),
+ * false when there is none (*offset untouched). O(n). */
+bool overlay_view_find(const struct overlay *o, const struct overlay_msg *msgs, size_t n,
+		       const char *needle, size_t *offset);
 
 /* The vcs mirror (vcs.h): whether `row` is one of the overlay's and then
  * its text in cps[0..cols) (a wide character's right half 0), so the

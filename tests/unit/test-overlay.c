@@ -290,6 +290,29 @@ static void test_view(void)
 	CHECK_ROW(&o, 1, "[   10.000000] message 10");
 	CHECK_ROW(&o, 2, "[   11.000000] message 11");
 	CHECK_ROW(&o, 3, "");
+	/* search: back from the message on the first row, in either case */
+	overlay_view(&o, 40, 6, v, 12, 0, NULL); /* rows 11-15: message 8 on top */
+	off = 99;
+	CHECK(overlay_view_find(&o, v, 12, "MESSAGE 7", &off));
+	CHECK_EQ_U(off, 16 - 5 - 10); /* message 7 starts at row 10 */
+	overlay_view(&o, 40, 6, v, 12, off, NULL);
+	CHECK_ROW(&o, 1, "[    7.000000] message 7");
+	/* the previous match of a string every message holds */
+	CHECK(overlay_view_find(&o, v, 12, "message", &off));
+	overlay_view(&o, 40, 6, v, 12, off, NULL);
+	CHECK_ROW(&o, 1, "[    6.000000] message 6 with a tail tha");
+	CHECK(overlay_view_find(&o, v, 12, "message 1", &off));
+	CHECK_EQ_U(off, 16 - 5 - 2);
+	/* the oldest: the first page */
+	overlay_view(&o, 40, 6, v, 12, off, NULL);
+	CHECK(overlay_view_find(&o, v, 12, "message 0", &off));
+	CHECK_EQ_U(off, 11);
+	/* none before: nothing moves */
+	overlay_view(&o, 40, 6, v, 12, off, NULL);
+	off = 5;
+	CHECK(!overlay_view_find(&o, v, 12, "message 11", &off));
+	CHECK(!overlay_view_find(&o, v, 12, "no such text", &off));
+	CHECK_EQ_U(off, 5);
 	overlay_view(&o, 60, 3, v, 0, 0, NULL);
 	CHECK_ROW(&o, 0, " Kernel messages: none yet   Esc: close");
 	overlay_clear(&o);

@@ -225,6 +225,10 @@ static int manager_start(struct manager *m)
 	r = seat_start_input(m->seat);
 	if (r < 0)
 		return r;
+	/* kernel messages: /dev/kmsg followed (without it, consoled goes on) */
+	r = seat_start_kmsg(m->seat);
+	if (r < 0)
+		return r;
 
 	if (vt_is_active(m->seat->vt))
 		seat_acquire(m->seat);

@@ -51,6 +51,18 @@ enum {
 /* --blank: a day at most (the kernel's own setting is taken as it is). */
 #define BLANK_MAX_SEC 86400
 
+/*
+ * Kernel messages in the band. 5 s: long enough to read two or three lines
+ * of 80 columns, short enough that the session underneath is not hidden for
+ * long; up to an hour for a screen nobody watches. 3 lines: on an 80x25
+ * screen 12% of the rows, most events fbcon would show (a USB device, an
+ * OOM kill with its victim, a filesystem turned read-only) are one to three
+ * lines, and an oops of 30-50 lines is for the view anyway; up to 10.
+ */
+#define KMSG_TIME_DEFAULT 5
+#define KMSG_TIME_MAX 3600
+#define KMSG_LINES_DEFAULT 3
+
 enum key_type {
 	KEY_BOOL,     /* bool; given alone means yes */
 	KEY_NOT_BOOL, /* bool, inverted: no-calibrate=yes clears calibrate */
@@ -68,6 +80,7 @@ enum key_type {
 	KEY_COLOR,	/* uint32_t 0xrrggbb from "#rrggbb"; min: its bit in colors_set */
 	KEY_BELL,	/* int, enum bell_mode */
 	KEY_FB_FLUSH,	/* int, enum fb_flush */
+	KEY_KMSG_LEVEL, /* int: kernel (KMSG_LEVEL_KERNEL), off (0) or 0..KMSG_LEVEL_MAX */
 };
 
 /* Every setting, once: its name on the command line and in the files, where
@@ -140,6 +153,10 @@ static const struct key {
     {"vcs", KEY_BOOL, FIELD(vcs), 0, 0, NULL},
     {"autologin", KEY_STRING, FIELD(autologin), 0, 0, NULL},
     {"bell", KEY_BELL, FIELD(bell), 0, 0, "expected visual, sound or none"},
+    {"kernel-messages", KEY_KMSG_LEVEL, FIELD(kmsg_level), 0, 0,
+     "expected kernel, off or a level from 0 to 8"},
+    {"kernel-messages-time", KEY_UINT, FIELD(kmsg_time_sec), 1, KMSG_TIME_MAX, NULL},
+    {"kernel-messages-lines", KEY_UINT, FIELD(kmsg_lines), 1, KMSG_BAND_LINES_MAX, NULL},
 #undef FIELD
 };
 
@@ -213,6 +230,14 @@ void options_help(FILE *f)
 	      "                          buffer for braille displays (default: yes)\n"
 	      "      --bell=visual|sound|none  what BEL does: flash the screen, beep through\n"
 	      "                          the PC speaker or KDMKTONE, nothing (default: visual)\n"
+	      "      --kernel-messages=kernel|off|0..8  kernel messages shown over the\n"
+	      "                          session: those below the kernel console's log\n"
+	      "                          level, none, or those below a level (default:\n"
+	      "                          kernel)\n"
+	      "      --kernel-messages-time=SECONDS  how long one stays, 1 to 3600\n"
+	      "                          (default: 5)\n"
+	      "      --kernel-messages-lines=N  lines they take at the bottom, 1 to 10\n"
+	      "                          (default: 3)\n"
 	      "      --verbose           debug messages\n"
 	      "      --autologin=USER[@ttyN]  log USER in without a password, as\n"
 	      "                          agetty --autologin (default login only)\n"
@@ -473,6 +498,16 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 			goto invalid;
 		*(int *)field = m;
 		return 0;
+	case KEY_KMSG_LEVEL:
+		if (strcmp(value, "kernel") == 0)
+			*(int *)field = KMSG_LEVEL_KERNEL;
+		else if (strcmp(value, "off") == 0)
+			*(int *)field = 0;
+		else if (parse_uint(value, 0, KMSG_LEVEL_MAX, &u) == 0)
+			*(int *)field = (int)u;
+		else
+			goto invalid;
+		return 0;
 	}
 
 invalid:
@@ -567,6 +602,9 @@ static void options_init(struct options *o, enum options_action action)
 	    .mouse_speed = 1.0,
 	    .vcs = true,
 	    .bell = BELL_VISUAL,
+	    .kmsg_level = KMSG_LEVEL_KERNEL,
+	    .kmsg_time_sec = KMSG_TIME_DEFAULT,
+	    .kmsg_lines = KMSG_LINES_DEFAULT,
 	};
 }
 

@@ -28,6 +28,7 @@
 #include <stdio.h>
 
 #include "color/palette.h"
+#include "devices/kmsg.h"
 
 /* The colour keys, as palette.h numbers them. */
 #define OPTIONS_COLOR_FOREGROUND PALETTE_KEY_FG
@@ -79,6 +80,11 @@ struct options {
 	bool vcs;	 /* mirror the screen into the VT's own buffer (vcs.h) */
 	char *autologin; /* getty.h: USER or USER@ttyN; NULL = none */
 	int bell;	 /* enum bell_mode (bell.h) */
+	/* kernel-messages=: KMSG_LEVEL_KERNEL or a fixed threshold 0..8
+	 * (kmsg.h; off is 0) */
+	int kmsg_level;
+	unsigned kmsg_time_sec; /* how long a kernel message stays in the band */
+	unsigned kmsg_lines;	/* the band's height, 1..KMSG_BAND_LINES_MAX */
 };
 
 #define OPTIONS_MOUSE_SPEED_MIN 0.1

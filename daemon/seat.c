@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
 
 #include "screen/rotate.h"
@@ -140,10 +141,15 @@ static const struct terminal_callbacks seat_terminal_callbacks = {
 
 /* The pointer lives on the visible screen (input's pixels are the glass's,
  * turned in seat_on_pointer_event()), on the new grid. */
+static void seat_overlay_show(struct seat *seat);
+
 static void seat_screen_laid_out(struct screen *s, void *userdata)
 {
 	struct seat *seat = userdata;
 
+	/* the band or the view on the new grid */
+	if (seat->kmsg && (seat->band_n || seat->view_open))
+		seat_overlay_show(seat);
 	if (s != seat_screen(seat))
 		return;
 	if (seat->input)
@@ -230,6 +236,241 @@ static void seat_on_release(void *userdata)
 		frame_cancel(&seat->screens[i]->frame);
 	for (unsigned i = 0; i < seat->n_terminals; i++)
 		vcs_set_active(seat->terminals[i]->vcs, false);
+}
+
+/* ---- kernel messages (kmsg.h, overlay.h) ---- */
+
+/* The view key's name in the view's status line (consoled(8), KEYS). */
+#define SEAT_VIEW_CLOSE_KEYS "Esc or Ctrl+Logo+K"
+/* The kernel's console log level after console_verbose(): oops_begin(),
+ * panic(), a hung task. */
+#define SEAT_LOGLEVEL_MOTORMOUTH 15
+
+static void seat_band_show(struct seat *seat)
+{
+	struct overlay_msg msgs[KMSG_BAND_LINES_MAX];
+
+	for (unsigned i = 0; i < seat->band_n; i++)
+		msgs[i] = (struct overlay_msg){seat->band[i].usec, seat->band[i].level,
+					       seat->band[i].text};
+	for (unsigned i = 0; i < seat->n_screens; i++) {
+		if (seat->band_n == 0)
+			screen_hide_overlay(seat->screens[i]);
+		else
+			screen_show_band(seat->screens[i], msgs, seat->band_n, seat->band_skipped,
+					 seat->opts->kmsg_lines);
+	}
+}
+
+/* Every stored line, oldest first, on every screen; the offset clamped as
+ * the layout clamps it. */
+static void seat_view_show(struct seat *seat)
+{
+	const struct kmsg_store *st = kmsg_store(seat->kmsg);
+	size_t n = kmsg_store_count(st);
+	struct overlay_msg *msgs = xcalloc(n ? n : 1, sizeof(*msgs));
+
+	for (size_t i = 0; i < n; i++) {
+		const struct kmsg_line *l = kmsg_store_get(st, i);
+
+		msgs[i] = (struct overlay_msg){l->usec, l->level, l->text};
+	}
+	for (unsigned i = 0; i < seat->n_screens; i++) {
+		struct screen *s = seat->screens[i];
+
+		screen_show_view(s, msgs, n, seat->view_offset, SEAT_VIEW_CLOSE_KEYS);
+		if (s == seat_screen(seat))
+			seat->view_offset = s->overlay.view_offset;
+	}
+	free(msgs);
+}
+
+/* What covers the session now: the view, the band, or nothing. */
+static void seat_overlay_show(struct seat *seat)
+{
+	if (seat->view_open)
+		seat_view_show(seat);
+	else
+		seat_band_show(seat);
+}
+
+/* The band's timer at its oldest line's expiry, or off without lines. */
+static void seat_band_arm(struct seat *seat)
+{
+	if (seat->band_n == 0) {
+		sd_event_source_set_enabled(seat->band_timer, SD_EVENT_OFF);
+		return;
+	}
+	sd_event_source_set_time(seat->band_timer, seat->band[0].expires);
+	sd_event_source_set_enabled(seat->band_timer, SD_EVENT_ONESHOT);
+}
+
+static void seat_band_drop_oldest(struct seat *seat)
+{
+	free(seat->band[0].text);
+	memmove(seat->band, seat->band + 1, --seat->band_n * sizeof(seat->band[0]));
+}
+
+/* Lines go when their time is up (whether the VT is in front or not: on
+ * return only the live ones show); with the last one the band goes and
+ * the session's cells come back. */
+static int seat_on_band_timer(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct seat *seat = userdata;
+	uint64_t now = now_usec();
+
+	(void)src;
+	(void)usec;
+	while (seat->band_n && seat->band[0].expires <= now)
+		seat_band_drop_oldest(seat);
+	if (seat->band_n == 0)
+		seat->band_skipped = 0;
+	seat_band_arm(seat);
+	if (!seat->view_open)
+		seat_band_show(seat);
+	return 0;
+}
+
+/* New fresh lines into the band (the newest kernel-messages-lines of
+ * them; kmsg_take_new() counts the rest), each for kernel-messages-time
+ * seconds. */
+static void seat_band_take(struct seat *seat)
+{
+	const struct kmsg_line *lines[KMSG_BAND_LINES_MAX];
+	uint64_t skipped = 0, expires = now_usec() + seat->opts->kmsg_time_sec * USEC_PER_SEC;
+	size_t n = kmsg_take_new(seat->kmsg, seat->opts->kmsg_lines, lines, &skipped);
+
+	if (n == 0 && skipped == 0)
+		return;
+	seat->band_skipped += skipped;
+	for (size_t i = 0; i < n; i++) {
+		if (seat->band_n == KMSG_BAND_LINES_MAX) {
+			seat_band_drop_oldest(seat);
+			seat->band_skipped++;
+		}
+		seat->band[seat->band_n++] = (struct seat_band_line){
+		    xstrdup(lines[i]->text), lines[i]->usec, lines[i]->level, expires};
+	}
+	if (seat->band_n == 0)
+		seat->band_skipped = 0; /* only skipped ones (gone from the store): no band */
+	seat_band_arm(seat);
+	seat_overlay_show(seat);
+}
+
+/* An oops or a panic raises the console log level to 15
+ * (console_verbose()); the kernel's console_unblank() at its end wakes a
+ * blanked text console: so does consoled, and at nothing else the kernel
+ * prints (vt_console_print() never unblanks). Only when it follows the
+ * kernel's level: a fixed kernel-messages= level hides the jump. */
+static void seat_kmsg_check_oops(struct seat *seat)
+{
+	int level;
+
+	if (seat->opts->kmsg_level != KMSG_LEVEL_KERNEL)
+		return;
+	level = kmsg_threshold(seat->kmsg);
+	if (level == SEAT_LOGLEVEL_MOTORMOUTH && seat->kmsg_threshold != SEAT_LOGLEVEL_MOTORMOUTH) {
+		log_info("The kernel's console log level went to %d (an oops or a panic): waking "
+			 "the screen",
+			 level);
+		for (unsigned i = 0; i < seat->n_screens; i++)
+			screen_activity(seat->screens[i]);
+	}
+	seat->kmsg_threshold = level;
+}
+
+static void seat_kmsg_stop(struct seat *seat)
+{
+	seat->kmsg_io = sd_event_source_disable_unref(seat->kmsg_io);
+	seat->kmsg_more = sd_event_source_disable_unref(seat->kmsg_more);
+}
+
+/* One batch of records (KMSG_READ_MAX at most): a flood costs a bounded
+ * time per iteration of the loop, the pty and the keys are served between
+ * batches. */
+static void seat_kmsg_read(struct seat *seat)
+{
+	int r = kmsg_read(seat->kmsg);
+
+	if (r < 0) {
+		seat_kmsg_stop(seat); /* logged by kmsg_read() */
+		return;
+	}
+	/* more pending: the next batch from the defer source, the fd's
+	 * (level-triggered) source off meanwhile, so one batch an iteration */
+	sd_event_source_set_enabled(seat->kmsg_io, r > 0 ? SD_EVENT_OFF : SD_EVENT_ON);
+	sd_event_source_set_enabled(seat->kmsg_more, r > 0 ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
+	seat_kmsg_check_oops(seat);
+	seat_band_take(seat);
+	if (seat->view_open)
+		seat_view_show(seat);
+}
+
+static int seat_on_kmsg(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	(void)src;
+	(void)fd;
+	(void)revents;
+	seat_kmsg_read(userdata);
+	return 0;
+}
+
+static int seat_on_kmsg_more(sd_event_source *src, void *userdata)
+{
+	(void)src;
+	seat_kmsg_read(userdata);
+	return 0;
+}
+
+int seat_start_kmsg(struct seat *seat)
+{
+	const struct options *o = seat->opts;
+	int fd, r;
+
+	if (o->kmsg_level == 0)
+		return 0; /* kernel-messages=off */
+	fd = kmsg_open();
+	if (fd < 0) {
+		log_warning_errno(fd,
+				  "Cannot read /dev/kmsg, no kernel messages on the screen: %m");
+		return 0;
+	}
+	r = kmsg_new(fd, o->kmsg_level, NULL, 0, &seat->kmsg);
+	if (r < 0) {
+		log_warning_errno(r, "Cannot follow kernel messages: %m");
+		return 0;
+	}
+	seat->kmsg_threshold = kmsg_threshold(seat->kmsg);
+	r = sd_event_add_io(seat->event, &seat->kmsg_io, kmsg_fd(seat->kmsg), EPOLLIN | EPOLLPRI,
+			    seat_on_kmsg, seat);
+	if (r >= 0)
+		r = sd_event_add_defer(seat->event, &seat->kmsg_more, seat_on_kmsg_more, seat);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(seat->kmsg_more, SD_EVENT_OFF);
+	if (r >= 0)
+		r = sd_event_add_time(seat->event, &seat->band_timer, CLOCK_MONOTONIC, 0,
+				      USEC_PER_MSEC, seat_on_band_timer, seat);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(seat->band_timer, SD_EVENT_OFF);
+	if (r < 0)
+		return log_error_errno(r, "Failed to watch /dev/kmsg: %m");
+	return 0;
+}
+
+/* The view key (Ctrl+Logo+K) opens the view of every kernel message at
+ * the newest or closes it; Escape closes it too. */
+static void seat_view_toggle(struct seat *seat, bool open)
+{
+	seat->view_open = open;
+	seat->view_offset = 0;
+	seat_overlay_show(seat);
+}
+
+static bool seat_view_key(uint32_t keysym, unsigned mods)
+{
+	return (keysym == XKB_KEY_k || keysym == XKB_KEY_K) &&
+	       (mods & (TSM_CONTROL_MASK | TSM_ALT_MASK | TSM_LOGO_MASK | TSM_SHIFT_MASK)) ==
+		   (TSM_CONTROL_MASK | TSM_LOGO_MASK);
 }
 
 /* ---- the mouse dispatcher's callbacks (mouse.h) ---- */
@@ -323,6 +564,17 @@ static void seat_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t
 	vt_poll(seat->vt);
 	if (!t->term || !vt_is_active(seat->vt))
 		return;
+	/* the view of kernel messages: its key and Escape close it, no
+	 * other key reaches the session while it is open */
+	if (seat->kmsg && seat_view_key(keysym, mods)) {
+		seat_view_toggle(seat, !seat->view_open);
+		return;
+	}
+	if (seat->view_open) {
+		if (keysym == XKB_KEY_Escape)
+			seat_view_toggle(seat, false);
+		return;
+	}
 	/* Shift+Insert pastes (xterm) */
 	if (keysym == XKB_KEY_Insert &&
 	    (mods & (TSM_SHIFT_MASK | TSM_CONTROL_MASK | TSM_ALT_MASK | TSM_LOGO_MASK)) ==
@@ -344,7 +596,15 @@ static void seat_on_switch_vt(unsigned target, void *userdata)
 static void seat_on_scroll_page(int dir, void *userdata)
 {
 	struct seat *seat = userdata;
+	struct screen *s = seat_screen(seat);
 
+	if (seat->view_open) {
+		/* the view's own pages (dir < 0: back, up) */
+		seat->view_offset = dir < 0 ? overlay_view_page_up(&s->overlay)
+					    : overlay_view_page_down(&s->overlay);
+		seat_view_show(seat);
+		return;
+	}
 	if (seat->front->term)
 		term_scroll_page(seat->front->term, dir);
 }
@@ -412,6 +672,11 @@ void seat_free(struct seat *seat)
 {
 	if (!seat)
 		return;
+	seat_kmsg_stop(seat);
+	seat->band_timer = sd_event_source_disable_unref(seat->band_timer);
+	while (seat->band_n)
+		seat_band_drop_oldest(seat);
+	kmsg_free(seat->kmsg);
 	free(seat->screens);
 	free(seat->terminals);
 	free(seat);
@@ -490,6 +755,9 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 	render_set_clusters(s->render, term_clusters(t->term));
 	s->terminal = t;
 	seat->front = t;
+	/* the band's and the view's rows in the mirror, as on the glass */
+	if (t->vcs)
+		vcs_set_rows(t->vcs, screen_vcs_row, s);
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #include "input/mouse.h"
 #include "screen/screen.h"
 #include "terminal/terminal.h"
+#include "devices/kmsg.h"
 #include "devices/vt.h"
 
 struct seat {
@@ -35,6 +36,28 @@ struct seat {
 	struct terminal **terminals;
 	unsigned n_terminals;
 	struct terminal *front; /* the terminal keys and the pointer go to */
+	/* Kernel messages (kmsg.h; NULL: kernel-messages=off, or /dev/kmsg
+	 * could not be opened): the reader, its fd's source and the deferred
+	 * read that follows a full batch (KMSG_READ_MAX records a wake). */
+	struct kmsg *kmsg;
+	sd_event_source *kmsg_io, *kmsg_more;
+	/* The band: its lines, oldest first, each until its expiry; the
+	 * lines given since it came that it does not hold; the timer of the
+	 * oldest expiry. */
+	struct seat_band_line {
+		char *text;
+		uint64_t usec; /* the kernel's timestamp */
+		unsigned level;
+		uint64_t expires; /* CLOCK_MONOTONIC */
+	} band[KMSG_BAND_LINES_MAX];
+	unsigned band_n;
+	uint64_t band_skipped;
+	sd_event_source *band_timer;
+	int kmsg_threshold; /* the kernel's console log level last read */
+	/* The view of all kernel messages (Ctrl+Logo+K): open, and its rows
+	 * back from the newest. */
+	bool view_open;
+	size_t view_offset;
 };
 
 struct seat *seat_new(const struct options *opts, int *exit_status);
@@ -56,6 +79,10 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 /* The keyboards and pointers, and the mouse dispatcher for the terminal in
  * front. */
 int seat_start_input(struct seat *seat);
+
+/* Kernel messages (kernel-messages=; not with off): /dev/kmsg followed,
+ * the band and the view. Without /dev/kmsg (logged) consoled goes on. */
+int seat_start_kmsg(struct seat *seat);
 
 /* The screen showing the terminal in front (where the pointer is). */
 struct screen *seat_screen(struct seat *seat);

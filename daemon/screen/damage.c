@@ -172,3 +172,30 @@ bool damage_detect(const struct cell *prev, const struct cell *cur, unsigned col
 		damage_find_scroll(prev_hash, cur_hash, rows, ret_full, ret_region);
 	return any;
 }
+
+bool damage_detect_within(const struct cell *prev, const struct cell *cur, unsigned cols,
+			  unsigned rows, unsigned top, unsigned bottom, uint64_t *prev_hash,
+			  uint64_t *cur_hash, struct scroll_guess *ret_full,
+			  struct scroll_guess *ret_region)
+{
+	struct scroll_guess full, region = {top, bottom, 0, 0};
+	bool any = false;
+
+	damage_hash_rows(prev, cols, rows, prev_hash);
+	damage_hash_rows(cur, cols, rows, cur_hash);
+	for (unsigned y = 0; y < rows && !any; y++)
+		any = prev_hash[y] != cur_hash[y];
+	if (!any)
+		return false;
+	if (bottom > top + 1) {
+		damage_find_scroll(prev_hash + top, cur_hash + top, bottom - top, &full, &region);
+		/* the part's full-screen move is a region move of the screen */
+		if (full.shift && full.gain > region.gain)
+			region = (struct scroll_guess){0, bottom - top, full.shift, full.gain};
+		region.top += top;
+		region.bottom += top;
+	}
+	*ret_full = (struct scroll_guess){0, rows, 0, 0};
+	*ret_region = region;
+	return true;
+}

@@ -63,6 +63,16 @@ bool damage_detect(const struct cell *prev, const struct cell *cur, unsigned col
 		   uint64_t *prev_hash, uint64_t *cur_hash, struct scroll_guess *ret_full,
 		   struct scroll_guess *ret_region);
 
+/* The same, when only rows [top, bottom) may move (the others are drawn
+ * over the screen: render.h, render_set_overlay()): every row is hashed and
+ * compared, but the guesses keep within those rows. The full-screen guess
+ * is none; the best move of [top, bottom), whole or a part, is the region
+ * guess. */
+bool damage_detect_within(const struct cell *prev, const struct cell *cur, unsigned cols,
+			  unsigned rows, unsigned top, unsigned bottom, uint64_t *prev_hash,
+			  uint64_t *cur_hash, struct scroll_guess *ret_full,
+			  struct scroll_guess *ret_region);
+
 /* Moves the rows of region [top, bottom) of a cell grid by shift as a scroll
  * does and marks the exposed rows unknown. */
 void damage_apply_scroll(struct cell *cells, unsigned cols, unsigned top, unsigned bottom,

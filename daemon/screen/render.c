@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "move.h"
+#include "overlay.h"
 #include "plan.h"
 #include "render.h"
 #include "rotate.h"
@@ -116,8 +117,9 @@ struct render {
 	struct render_stats stats;
 	struct scroll_counters counters[_SCROLL_MODE_MAX];
 
-	int pointer_col, pointer_row; /* col < 0: no pointer */
-	bool flash;		      /* the visual bell: every cell inverted */
+	int pointer_col, pointer_row;  /* col < 0: no pointer */
+	bool flash;		       /* the visual bell: every cell inverted */
+	const struct overlay *overlay; /* rows over the session's; NULL: none */
 };
 
 /* Frees what depends on the cell size. */
@@ -391,6 +393,53 @@ static void render_snapshot_flash(struct render *r)
 		c->fg = c->bg;
 		c->bg = fg;
 	}
+}
+
+void render_set_overlay(struct render *r, const struct overlay *o)
+{
+	r->overlay = o;
+}
+
+static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch, size_t len,
+				unsigned width, unsigned posx, unsigned posy,
+				const struct tsm_screen_attr *attr, tsm_age_t age, void *data);
+
+/* The overlay's rows in the snapshot, in place of the session's, each cell
+ * resolved as tsm_screen_draw() would give it (a grid that changed under
+ * an overlay not laid out again yet: what fits). */
+static void render_snapshot_overlay(struct render *r)
+{
+	const struct overlay *o = r->overlay;
+	unsigned cols = MIN(o->cols, r->cols);
+
+	for (unsigned i = 0; i < o->n && o->top + i < r->rows; i++) {
+		const struct overlay_cell *row = o->cells + (size_t)i * o->cols;
+
+		for (unsigned x = 0; x < cols; x++)
+			render_snapshot_cell(NULL, 0, &row[x].ch, 1, row[x].width, x, o->top + i,
+					     &row[x].attr, 0, r);
+	}
+}
+
+/* The rows a frame may move with an overlay over the screen: the session's
+ * rows on the larger side of it (a band is at the top or the bottom, so
+ * that is all of them). False when it covers no row. */
+static bool render_movable_rows(const struct render *r, unsigned *ret_top, unsigned *ret_bottom)
+{
+	const struct overlay *o = r->overlay;
+	unsigned end;
+
+	if (o->n == 0 || o->top >= r->rows)
+		return false;
+	end = MIN(o->top + o->n, r->rows);
+	if (o->top >= r->rows - end) {
+		*ret_top = 0;
+		*ret_bottom = o->top;
+	} else {
+		*ret_top = end;
+		*ret_bottom = r->rows;
+	}
+	return true;
 }
 
 void render_invalidate(struct render *r)
@@ -1022,6 +1071,8 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 	struct cell *tmp;
 
 	tsm_screen_draw(screen, render_snapshot_cell, r);
+	if (r->overlay)
+		render_snapshot_overlay(r);
 	render_snapshot_pointer(r);
 	render_snapshot_flash(r);
 
@@ -1032,9 +1083,16 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 		struct move_target t = render_move_target(r);
 		struct move_report rep;
 		struct frame_plan p;
+		unsigned top, bottom;
 
-		f.changed = damage_detect(r->prev, r->cur, r->cols, r->rows, r->prev_hash,
-					  r->cur_hash, &f.full, &f.region);
+		/* with an overlay, the session's rows move beside it, never it */
+		if (r->overlay && render_movable_rows(r, &top, &bottom))
+			f.changed =
+			    damage_detect_within(r->prev, r->cur, r->cols, r->rows, top, bottom,
+						 r->prev_hash, r->cur_hash, &f.full, &f.region);
+		else
+			f.changed = damage_detect(r->prev, r->cur, r->cols, r->rows, r->prev_hash,
+						  r->cur_hash, &f.full, &f.region);
 		frame_plan_build(&f, &p);
 		move_run(&t, &p, &r->counters[p.mode], &rep);
 		render_moved(r, &p, &rep, f.base);

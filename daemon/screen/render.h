@@ -49,6 +49,7 @@
 
 struct render;
 struct cluster_table;
+struct overlay;
 
 /* Totals over all strategies; the per-strategy figures are in
  * render_get_counters(). */
@@ -123,6 +124,18 @@ void render_set_pointer(struct render *r, int col, int row);
  * strategy, and the frame after the flash is the one before it. The
  * margins outside the grid keep the background. */
 void render_set_flash(struct render *r, bool on);
+
+/* Rows drawn over the session's (overlay.h: the kernel messages' band or
+ * view; NULL: none), which the caller keeps and lays out for this grid
+ * (render_cols(), render_rows()) and must set again (or NULL) before it
+ * frees or changes it; it is read at every frame. Its rows replace the
+ * session's in the frame's cell snapshot, so that showing, changing and
+ * removing it are damage like any other: only its rows are drawn when it
+ * comes, the session's cells come back exactly when it goes. While it
+ * covers rows, a frame moves no rows across the screen (no full-screen
+ * pan, wrap or copy, which would carry the band along): only region moves
+ * of the session's rows beside it. The caller schedules the frames. */
+void render_set_overlay(struct render *r, const struct overlay *o);
 
 /* Draws what changed in `screen` since the last frame. Returns true when
  * another frame is needed (the blitter failed: everything is drawn again; a

@@ -12,6 +12,7 @@
 
 #include "rotate.h"
 #include "../terminal/selection.h"
+#include "../terminal/vcs.h"
 #include "../devices/bootmode.h"
 #include "../devices/fbwait.h"
 #include "../util/crash.h"
@@ -385,6 +386,54 @@ void screen_activity(struct screen *s)
 	screen_schedule_frame(s);
 }
 
+/* The overlay changed: the renderer reads it from the next frame on, the
+ * vcs mirror follows within its interval. */
+static void screen_overlay_changed(struct screen *s)
+{
+	render_set_overlay(s->render, s->overlay.n ? &s->overlay : NULL);
+	if (s->terminal && s->terminal->vcs)
+		vcs_damage(s->terminal->vcs);
+	screen_schedule_frame(s);
+}
+
+void screen_show_band(struct screen *s, const struct overlay_msg *msgs, size_t n, uint64_t skipped,
+		      unsigned lines)
+{
+	if (!s->render)
+		return;
+	render_set_overlay(s->render, NULL);
+	overlay_band(&s->overlay, render_cols(s->render), render_rows(s->render), lines,
+		     OVERLAY_BOTTOM, msgs, n, skipped);
+	screen_overlay_changed(s);
+}
+
+void screen_show_view(struct screen *s, const struct overlay_msg *msgs, size_t n, size_t offset,
+		      const char *close_keys)
+{
+	if (!s->render)
+		return;
+	render_set_overlay(s->render, NULL);
+	overlay_view(&s->overlay, render_cols(s->render), render_rows(s->render), msgs, n, offset,
+		     close_keys);
+	screen_overlay_changed(s);
+}
+
+void screen_hide_overlay(struct screen *s)
+{
+	if (!s->render || !s->overlay.n)
+		return;
+	render_set_overlay(s->render, NULL);
+	overlay_clear(&s->overlay);
+	screen_overlay_changed(s);
+}
+
+bool screen_vcs_row(void *userdata, unsigned row, unsigned cols, uint32_t *cps)
+{
+	struct screen *s = userdata;
+
+	return s->overlay.n && overlay_row_text(&s->overlay, row, cols, cps);
+}
+
 /* Ctrl+Plus/Minus/0: a point bigger, smaller, or the configured size. The
  * grid follows the cell, libtsm keeps what fits and the session gets
  * SIGWINCH. */
@@ -572,6 +621,7 @@ struct screen *screen_new(const struct screen_config *cfg, const struct palette 
 	/* The first time the VT is ours, video memory is wiped of whatever a
 	 * predecessor (a consoled killed with SIGKILL) left there. */
 	s->wipe_pending = true;
+	overlay_init(&s->overlay);
 	return s;
 }
 
@@ -686,5 +736,6 @@ void screen_free(struct screen *s)
 	frame_fini(&s->frame);
 	sd_event_source_unref(s->pointer_source);
 	blank_free(s->blank);
+	overlay_fini(&s->overlay);
 	free(s);
 }

@@ -18,6 +18,7 @@
 
 #include "blank.h"
 #include "frame.h"
+#include "overlay.h"
 #include "render.h"
 #include "scroll.h"
 #include "../terminal/terminal.h"
@@ -78,6 +79,10 @@ struct screen {
 	int pointer_x, pointer_y;
 	bool pointer_shown;
 	sd_event_source *pointer_source;
+	/* The kernel messages' band or view over the session's cells
+	 * (overlay.h; n 0: none), laid out by screen_show_band() and
+	 * screen_show_view() for the grid of the moment. */
+	struct overlay overlay;
 	struct screen_callbacks cb;
 	void *userdata;
 };
@@ -113,8 +118,8 @@ void screen_redraw(struct screen *s);
 void screen_release(struct screen *s);
 /* A new session: nothing of the last user stays in video memory. */
 void screen_wipe(struct screen *s);
-/* Input (a key, a pointer event): the idle timer again; a blanked screen
- * wakes. */
+/* Input (a key, a pointer event), or an oops (seat.c: the kernel's
+ * console_unblank()): the idle timer again; a blanked screen wakes. */
 void screen_activity(struct screen *s);
 /* Ctrl+Plus/Minus/0, Ctrl+Logo+arrows: input.h's zoom and rotate. */
 bool screen_zoom(struct screen *s, int step);
@@ -123,3 +128,20 @@ void screen_rotate(struct screen *s, int step);
  * while or at hide. */
 void screen_show_pointer(struct screen *s, int x, int y);
 void screen_hide_pointer(struct screen *s);
+
+/* The kernel messages over the session, never in it (overlay.h): the band
+ * of msgs[0..n) (`skipped` before them never given, `lines` rows at most)
+ * or the view of all of them scrolled back `offset` rows, laid out for the
+ * grid now and drawn at the next frame (while another VT is shown or the
+ * screen is blanked: when it is seen again). Neither unblanks the screen.
+ * The caller lays them out again after every new layout (the laid_out
+ * callback). */
+void screen_show_band(struct screen *s, const struct overlay_msg *msgs, size_t n, uint64_t skipped,
+		      unsigned lines);
+void screen_show_view(struct screen *s, const struct overlay_msg *msgs, size_t n, size_t offset,
+		      const char *close_keys);
+/* The session's cells back where the band or the view was. */
+void screen_hide_overlay(struct screen *s);
+/* The vcs mirror's rows (vcs.h vcs_row_fn; userdata: the screen): the
+ * band's or the view's text where they cover the screen. */
+bool screen_vcs_row(void *userdata, unsigned row, unsigned cols, uint32_t *cps);

@@ -343,30 +343,6 @@ static void stream_emit_byte(struct stream *s, uint8_t b)
 	s->out[s->out_len++] = (char)b;
 }
 
-static size_t utf8_encode(uint32_t cp, char *out)
-{
-	if (cp < 0x80) {
-		out[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (char)(0xc0 | cp >> 6);
-		out[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (char)(0xe0 | cp >> 12);
-		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		out[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	out[0] = (char)(0xf0 | cp >> 18);
-	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	out[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 static void stream_emit_cp(struct stream *s, uint32_t cp)
 {
 	char b[4];
@@ -382,7 +358,7 @@ static void stream_emit_cp(struct stream *s, uint32_t cp)
 		s->out_len += 4;
 		return;
 	}
-	stream_emit(s, b, utf8_encode(cp, b));
+	stream_emit(s, b, utf8_put(cp, b));
 }
 
 __attribute__((format(printf, 2, 3))) static void stream_emitf(struct stream *s, const char *fmt,

@@ -37,6 +37,8 @@ struct vcs {
 	sd_event_source *timer;
 	vcs_source_fn source;
 	void *userdata;
+	vcs_row_fn row; /* rows over the screen's; NULL: none */
+	void *row_data;
 	struct vcs_buf buf;
 	struct vcs_stats stats;
 };
@@ -91,28 +93,8 @@ uint32_t vcs_safe_cp(uint32_t cp)
 static void vcs_buf_utf8(struct vcs_buf *b, uint32_t cp)
 {
 	char u[4];
-	size_t n;
 
-	if (cp < 0x80) {
-		u[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		u[0] = (char)(0xc0 | cp >> 6);
-		u[1] = (char)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else if (cp < 0x10000) {
-		u[0] = (char)(0xe0 | cp >> 12);
-		u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		u[2] = (char)(0x80 | (cp & 0x3f));
-		n = 3;
-	} else {
-		u[0] = (char)(0xf0 | cp >> 18);
-		u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-		u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		u[3] = (char)(0x80 | (cp & 0x3f));
-		n = 4;
-	}
-	vcs_buf_add(b, u, n);
+	vcs_buf_add(b, u, utf8_put(cp, u));
 }
 
 struct vcs_cell {
@@ -154,8 +136,34 @@ static int vcs_grid_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch
 	return 0;
 }
 
+/* The rows drawn over the screen, in place of its own. */
+static void vcs_grid_rows(struct vcs_grid *g, vcs_row_fn fn, void *data)
+{
+	uint32_t *cps = xcalloc(g->cols, sizeof(*cps));
+
+	for (unsigned y = 0; y < g->rows; y++) {
+		struct vcs_cell *row = g->cells + (size_t)y * g->cols;
+
+		if (!fn(data, y, g->cols, cps))
+			continue;
+		for (unsigned x = 0; x < g->cols; x++) {
+			bool wide = cps[x] && x + 1 < g->cols && cps[x + 1] == 0;
+
+			row[x] = (struct vcs_cell){cps[x] ? cps[x] : ' ',
+						   cps[x] ? (wide ? 2u : 1u) : 0u};
+		}
+	}
+	free(cps);
+}
+
 void vcs_encode(const struct vcs_source *src, unsigned vt_cols, unsigned vt_rows,
 		struct vcs_buf *out)
+{
+	vcs_encode_rows(src, NULL, NULL, vt_cols, vt_rows, out);
+}
+
+void vcs_encode_rows(const struct vcs_source *src, vcs_row_fn row_fn, void *row_data,
+		     unsigned vt_cols, unsigned vt_rows, struct vcs_buf *out)
 {
 	struct tsm_screen *screen = src->screen;
 	struct vcs_grid g = {
@@ -174,6 +182,8 @@ void vcs_encode(const struct vcs_source *src, unsigned vt_cols, unsigned vt_rows
 	for (size_t i = 0; i < (size_t)g.cols * g.rows; i++)
 		g.cells[i] = (struct vcs_cell){' ', 1};
 	tsm_screen_draw(screen, vcs_grid_cell, &g);
+	if (row_fn)
+		vcs_grid_rows(&g, row_fn, row_data);
 
 	/* after a character in the last column, libtsm's cursor waits beyond it */
 	cx = MIN(cx, g.cols - 1);
@@ -269,7 +279,7 @@ static void vcs_mirror(struct vcs *v)
 		cols = ws.ws_col;
 		rows = ws.ws_row;
 	}
-	vcs_encode(&src, cols, rows, &v->buf);
+	vcs_encode_rows(&src, v->row, v->row_data, cols, rows, &v->buf);
 	v->dirty = !vcs_write(v, v->buf.data, v->buf.len);
 	v->stats.usec += now_usec() - start;
 	if (v->dirty)
@@ -311,6 +321,15 @@ void vcs_damage(struct vcs *v)
 		when = now;
 	sd_event_source_set_time(v->timer, when);
 	sd_event_source_set_enabled(v->timer, SD_EVENT_ONESHOT);
+}
+
+void vcs_set_rows(struct vcs *v, vcs_row_fn row, void *userdata)
+{
+	if (!v)
+		return;
+	v->row = row;
+	v->row_data = userdata;
+	vcs_damage(v);
 }
 
 void vcs_set_active(struct vcs *v, bool active)

@@ -69,6 +69,13 @@ struct vcs_source {
 };
 typedef bool (*vcs_source_fn)(void *userdata, struct vcs_source *ret);
 
+/* Rows drawn over the screen's (the kernel messages' band or view:
+ * overlay_row_text(), screen/overlay.h), so that the mirror shows what the
+ * glass shows: fills cps[0..cols) with the row's code points (0: the right
+ * half of the wide character before) and returns true, or returns false
+ * for the screen's own row. */
+typedef bool (*vcs_row_fn)(void *userdata, unsigned row, unsigned cols, uint32_t *cps);
+
 struct vcs_stats {
 	uint64_t writes; /* mirrors and clears written */
 	uint64_t bytes;	 /* bytes written to the tty */
@@ -86,6 +93,9 @@ void vcs_free(struct vcs *v);
 void vcs_set_active(struct vcs *v, bool active);
 /* The screen changed: mirrored within VCS_INTERVAL_MS. */
 void vcs_damage(struct vcs *v);
+/* From the next mirror on, rows come from `row` where it has one (NULL:
+ * none); a change of those rows is a vcs_damage() too. */
+void vcs_set_rows(struct vcs *v, vcs_row_fn row, void *userdata);
 /* The session ended: the buffer is cleared now, whether the VT is in front
  * or not. */
 void vcs_clear(struct vcs *v);
@@ -107,3 +117,7 @@ void vcs_buf_fini(struct vcs_buf *b);
 /* Encodes src for a VT of vt_cols x vt_rows into out (emptied first). */
 void vcs_encode(const struct vcs_source *src, unsigned vt_cols, unsigned vt_rows,
 		struct vcs_buf *out);
+/* ... with the rows `row` gives (NULL: as vcs_encode()) in place of the
+ * screen's. */
+void vcs_encode_rows(const struct vcs_source *src, vcs_row_fn row_fn, void *row_data,
+		     unsigned vt_cols, unsigned vt_rows, struct vcs_buf *out);

@@ -51,6 +51,32 @@ int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret);
  * is to be skipped). len >= 1. */
 size_t utf8_get(const unsigned char *in, size_t len, uint32_t *ret);
 
+/* cp (at most U+10FFFF) as UTF-8 at out (room for 4 bytes); returns how
+ * many bytes. Inline: the stream stage writes every character with it. */
+static inline size_t utf8_put(uint32_t cp, char *out)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | cp >> 12);
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | cp >> 18);
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
 /* s as a log line or a terminal may show it: controls (C0, DEL and C1),
  * backslashes and bytes that are not well-formed UTF-8 written as C escapes
  * (\n, \t, \\, \xHH), so that a configuration line or an argument cannot

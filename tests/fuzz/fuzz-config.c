@@ -182,6 +182,10 @@ static void check_options(const struct options *o)
 	check_uint("xkb-repeat-delay", o->repeat_delay_ms);
 	check_uint("xkb-repeat-rate", o->repeat_rate_hz);
 	check_uint("sb-size", o->sb_size);
+	check_uint("kernel-messages-time", o->kmsg_time_sec);
+	check_uint("kernel-messages-lines", o->kmsg_lines);
+	if (o->kmsg_level != KMSG_LEVEL_KERNEL)
+		check_uint("kernel-messages", (unsigned)o->kmsg_level);
 	if (o->palette > PALETTE_SOLARIZED_LIGHT)
 		__builtin_trap();
 	/* a colour key's value is 24 bits, and a colour not given stays 0 */

@@ -45,6 +45,9 @@ keys = {
     "foreground": ["#839496"],
     "background": ["#002b36"],
     "bell": ["visual", "sound", "none", "beep"],
+    "kernel-messages": ["kernel", "off", "0", "4", "8", "9", "-1"],
+    "kernel-messages-time": ["5", "1", "3600", "0", "3601"],
+    "kernel-messages-lines": ["3", "1", "10", "0", "11"],
 }
 bools = ["yes", "no", "true", "false", "on", "off", "1", "0"]
 

@@ -157,6 +157,9 @@ static void test_every_key(void)
 	    {"backend", "none"},
 	    {"verbose", NULL},
 	    {"compose-file", "/etc/consoled/Compose"},
+	    {"kernel-messages", "2"},
+	    {"kernel-messages-time", "30"},
+	    {"kernel-messages-lines", "5"},
 	};
 	char text[2048] = "login=/bin/sh -l\n", args[ELEMENTSOF(settings)][128];
 	const char *argv[ELEMENTSOF(settings) + 4];
@@ -212,6 +215,9 @@ static void test_every_key(void)
 		check_str(o->backend, "none");
 		CHECK(o->verbose);
 		check_str(o->compose_file, "/etc/consoled/Compose");
+		CHECK(o->kmsg_level == 2);
+		CHECK_EQ_U(o->kmsg_time_sec, 30);
+		CHECK_EQ_U(o->kmsg_lines, 5);
 		CHECK(o->action == OPTIONS_RUN);
 		options_fini(o);
 	}

@@ -407,6 +407,18 @@ static bool write_close(int fd, const char *text)
 	return ok;
 }
 
+/* text in a new file made from the mkstemp() template conf, and
+ * "--config=FILE" in config_arg; false (a failed check) if it cannot be. */
+static bool write_config(char *conf, const char *text, char *config_arg, size_t size)
+{
+	bool made = write_close(mkstemp(conf), text);
+
+	CHECK(made);
+	if (made)
+		snprintf(config_arg, size, "--config=%s", conf);
+	return made;
+}
+
 /* Scrollback is memory the session can make the daemon hold: the largest
  * sb-size is taken, one more is a usage error on the command line and a
  * skipped line (with file:line) in a configuration file. */
@@ -415,7 +427,6 @@ static void test_sb_size_bound(void)
 	static const char text[] = "term=t\nsb-size=100001\n";
 	char conf[] = "/tmp/test-options-XXXXXX", log[4096], config_arg[64];
 	struct options o;
-	bool made;
 
 	CHECK(parse(&o, (const char *const[]){"--sb-size=100000", NULL}) == 0);
 	CHECK_EQ_U(o.sb_size, 100000);
@@ -426,11 +437,8 @@ static void test_sb_size_bound(void)
 	CHECK(strstr(log, "consoled: --sb-size: invalid value '100001': expected a whole number "
 			  "from 0 to 100000\n") != NULL);
 
-	made = write_close(mkstemp(conf), text);
-	CHECK(made);
-	if (!made)
+	if (!write_config(conf, text, config_arg, sizeof(config_arg)))
 		return;
-	snprintf(config_arg, sizeof(config_arg), "--config=%s", conf);
 	CHECK(parse_logged(&o, (const char *const[]){config_arg, NULL}, log, sizeof(log)) == 0);
 	CHECK(strstr(log, ":2: sb-size: invalid value '100001': expected a whole number from 0 "
 			  "to 100000, ignoring.") != NULL);
@@ -478,11 +486,8 @@ static void test_blank(void)
 	CHECK_EQ_U(o.blank_sec, 60);
 	options_fini(&o);
 
-	made = write_close(mkstemp(conf), text);
-	CHECK(made);
-	if (!made)
+	if (!write_config(conf, text, config_arg, sizeof(config_arg)))
 		return;
-	snprintf(config_arg, sizeof(config_arg), "--config=%s", conf);
 	CHECK(parse(&o, (const char *const[]){config_arg, NULL}) == 0);
 	CHECK_EQ_U(o.blank_sec, 600);
 	options_fini(&o);
@@ -681,7 +686,6 @@ static void test_bell(void)
 	char conf[] = "/tmp/test-options-XXXXXX";
 	char config_arg[64], log[4096], err[256];
 	struct options o;
-	bool made;
 
 	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
 	CHECK(o.bell == BELL_VISUAL);
@@ -703,11 +707,8 @@ static void test_bell(void)
 	CHECK(o.bell == BELL_VISUAL);
 	options_fini(&o);
 
-	made = write_close(mkstemp(conf), text);
-	CHECK(made);
-	if (!made)
+	if (!write_config(conf, text, config_arg, sizeof(config_arg)))
 		return;
-	snprintf(config_arg, sizeof(config_arg), "--config=%s", conf);
 	CHECK(parse_logged(&o, (const char *const[]){config_arg, NULL}, log, sizeof(log)) == 0);
 	CHECK(strstr(log, ":2: bell: invalid value 'loud': expected visual, sound or none, "
 			  "ignoring.") != NULL);
@@ -715,6 +716,102 @@ static void test_bell(void)
 	options_fini(&o);
 	CHECK(parse(&o, (const char *const[]){config_arg, "--bell=none", NULL}) == 0);
 	CHECK(o.bell == BELL_NONE);
+	options_fini(&o);
+	unlink(conf);
+}
+
+/* kernel-messages=: kernel, off or a level; its time and lines, bounded;
+ * a bad line in a file is skipped, the good ones apply. */
+static void test_kernel_messages(void)
+{
+	static const char text[] = "kernel-messages=9\nkernel-messages=6\n"
+				   "kernel-messages-time=0\nkernel-messages-lines=7\n";
+	static const struct {
+		const char *arg;
+		int level;
+	} good[] = {
+	    {"--kernel-messages=kernel", KMSG_LEVEL_KERNEL},
+	    {"--kernel-messages=off", 0},
+	    {"--kernel-messages=0", 0},
+	    {"--kernel-messages=1", 1},
+	    {"--kernel-messages=4", 4},
+	    {"--kernel-messages=8", 8},
+	};
+	static const char *const bad[] = {"9", "-1", "Kernel", "", "4x", "on", "no", "08x"};
+	char conf[] = "/tmp/test-options-XXXXXX";
+	char config_arg[64], log[4096], err[256];
+	struct options o;
+
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	CHECK(o.kmsg_level == KMSG_LEVEL_KERNEL);
+	CHECK_EQ_U(o.kmsg_time_sec, 5);
+	CHECK_EQ_U(o.kmsg_lines, 3);
+	options_fini(&o);
+	for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+		CHECK(parse(&o, (const char *const[]){"--kernel-messages=2", good[i].arg, NULL}) ==
+		      0);
+		if (o.kmsg_level != good[i].level) {
+			fprintf(stderr, "%s: level %d, want %d\n", good[i].arg, o.kmsg_level,
+				good[i].level);
+			tests_failed = 1;
+		}
+		options_fini(&o);
+	}
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		char want[128];
+
+		CHECK(options_set(&o, "kernel-messages", bad[i], err, sizeof(err)) == -EINVAL);
+		snprintf(want, sizeof(want),
+			 "kernel-messages: invalid value '%s': expected kernel, off or a level "
+			 "from 0 to 8",
+			 bad[i]);
+		if (strcmp(err, want) != 0) {
+			fprintf(stderr, "got '%s', want '%s'\n", err, want);
+			tests_failed = 1;
+		}
+	}
+	CHECK(o.kmsg_level == KMSG_LEVEL_KERNEL);
+	CHECK(options_set(&o, "kernel-messages", NULL, err, sizeof(err)) == -EINVAL);
+	CHECK(options_set(&o, "kernel-messages-time", "3600", err, sizeof(err)) == 0);
+	CHECK_EQ_U(o.kmsg_time_sec, 3600);
+	CHECK(options_set(&o, "kernel-messages-time", "1", err, sizeof(err)) == 0);
+	CHECK_EQ_U(o.kmsg_time_sec, 1);
+	CHECK(options_set(&o, "kernel-messages-lines", "10", err, sizeof(err)) == 0);
+	CHECK_EQ_U(o.kmsg_lines, 10);
+	CHECK(options_set(&o, "kernel-messages-lines", "1", err, sizeof(err)) == 0);
+	CHECK_EQ_U(o.kmsg_lines, 1);
+	options_fini(&o);
+
+	CHECK(parse_logged(&o, (const char *const[]){"--kernel-messages-time=0", NULL}, log,
+			   sizeof(log)) == -EINVAL);
+	CHECK(strstr(log, "consoled: --kernel-messages-time: invalid value '0': expected a whole "
+			  "number from 1 to 3600\n") != NULL);
+	CHECK(parse_logged(&o, (const char *const[]){"--kernel-messages-time=3601", NULL}, log,
+			   sizeof(log)) == -EINVAL);
+	CHECK(parse_logged(&o, (const char *const[]){"--kernel-messages-lines=11", NULL}, log,
+			   sizeof(log)) == -EINVAL);
+	CHECK(strstr(log, "consoled: --kernel-messages-lines: invalid value '11': expected a "
+			  "whole number from 1 to 10\n") != NULL);
+	CHECK(parse_logged(&o, (const char *const[]){"--kernel-messages-lines=0", NULL}, log,
+			   sizeof(log)) == -EINVAL);
+	CHECK(parse_logged(&o, (const char *const[]){"--kernel-messages=debug", NULL}, log,
+			   sizeof(log)) == -EINVAL);
+	CHECK(strstr(log, "consoled: --kernel-messages: invalid value 'debug': expected kernel, "
+			  "off or a level from 0 to 8\n") != NULL);
+
+	if (!write_config(conf, text, config_arg, sizeof(config_arg)))
+		return;
+	CHECK(parse_logged(&o, (const char *const[]){config_arg, NULL}, log, sizeof(log)) == 0);
+	CHECK(strstr(log, ":1: kernel-messages: invalid value '9': expected kernel, off or a "
+			  "level from 0 to 8, ignoring.") != NULL);
+	CHECK(strstr(log, ":3: kernel-messages-time: invalid value '0'") != NULL);
+	CHECK(o.kmsg_level == 6);
+	CHECK_EQ_U(o.kmsg_time_sec, 5);
+	CHECK_EQ_U(o.kmsg_lines, 7);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){config_arg, "--kernel-messages=off", NULL}) == 0);
+	CHECK(o.kmsg_level == 0);
 	options_fini(&o);
 	unlink(conf);
 }
@@ -958,6 +1055,7 @@ int main(void)
 	RUN(test_pointer_math);
 	RUN(test_word_chars);
 	RUN(test_bell);
+	RUN(test_kernel_messages);
 	RUN(test_abbreviations);
 	RUN(test_no_value);
 	RUN(test_escaped_messages);

@@ -186,10 +186,90 @@ static void test_region(void)
 	CHECK_EQ_U(p.dst.y, 0);
 }
 
+/* The session scrolls one row under a band of two rows (render.h,
+ * render_set_overlay()): detected over every row, a pan would carry the
+ * band along; detected within the session's rows
+ * (damage_detect_within()), the frame moves those rows only, by the
+ * blitter or not at all, never the window, the band at the top or the
+ * bottom. */
+#define BAND_COLS 4
+
+static void band_screen(struct cell *prev, struct cell *cur, unsigned band_top)
+{
+	for (unsigned y = 0; y < ROWS; y++)
+		for (unsigned x = 0; x < BAND_COLS; x++) {
+			bool band = y >= band_top && y < band_top + 2;
+			/* the session's line y, scrolled by one in cur */
+			unsigned line = band_top == 0 ? y - 2 : y;
+
+			prev[y * BAND_COLS + x] =
+			    (struct cell){band ? 1 + y : 100 + line, 0, 7, band ? 4 : 0};
+			cur[y * BAND_COLS + x] =
+			    (struct cell){band ? 1 + y : 101 + line, 0, 7, band ? 4 : 0};
+		}
+}
+
+static void test_band(void)
+{
+	struct cell prev[ROWS * BAND_COLS], cur[ROWS * BAND_COLS];
+	uint64_t ph[ROWS], ch[ROWS];
+	struct fbdev fb;
+	struct backend *fake = (struct backend *)&fb; /* never called */
+	struct scroller *pan, *copy;
+	struct frame_facts f;
+	struct frame_plan p;
+
+	fake_fb(&fb);
+	pan = scroller(&fb, SCROLL_MODE_PAN, NULL);
+	copy = scroller(&fb, SCROLL_MODE_COPY, fake);
+
+	/* a bottom band: over every row the pan wins */
+	band_screen(prev, cur, ROWS - 2);
+	f = facts(pan, SCROLL_MODE_REDRAW);
+	CHECK(damage_detect(prev, cur, BAND_COLS, ROWS, ph, ch, &f.full, &f.region));
+	frame_plan_build(&f, &p);
+	CHECK(p.move == FRAME_MOVE_WINDOW);
+
+	/* within the session's rows: no window move, a region of them */
+	CHECK(damage_detect_within(prev, cur, BAND_COLS, ROWS, 0, ROWS - 2, ph, ch, &f.full,
+				   &f.region));
+	CHECK(f.full.shift == 0);
+	CHECK(f.region.shift == 1);
+	CHECK_EQ_U(f.region.top, 0);
+	CHECK_EQ_U(f.region.bottom, ROWS - 2);
+	frame_plan_build(&f, &p);
+	CHECK(p.move == FRAME_MOVE_NONE);
+	f = facts(copy, SCROLL_MODE_REDRAW);
+	f.blitter = true;
+	CHECK(damage_detect_within(prev, cur, BAND_COLS, ROWS, 0, ROWS - 2, ph, ch, &f.full,
+				   &f.region));
+	frame_plan_build(&f, &p);
+	CHECK(p.move == FRAME_MOVE_COPY);
+	CHECK_EQ_U(p.top, 0);
+	CHECK_EQ_U(p.bottom, ROWS - 2);
+
+	/* a top band: the rows below it */
+	band_screen(prev, cur, 0);
+	CHECK(
+	    damage_detect_within(prev, cur, BAND_COLS, ROWS, 2, ROWS, ph, ch, &f.full, &f.region));
+	frame_plan_build(&f, &p);
+	CHECK(p.move == FRAME_MOVE_COPY);
+	CHECK_EQ_U(p.top, 2);
+	CHECK_EQ_U(p.bottom, ROWS);
+	CHECK(p.shift == 1);
+
+	/* nothing changed: nothing detected */
+	CHECK(
+	    !damage_detect_within(cur, cur, BAND_COLS, ROWS, 2, ROWS, ph, ch, &f.full, &f.region));
+	scroller_free(pan);
+	scroller_free(copy);
+}
+
 int main(void)
 {
 	test_unchanged();
 	test_pan();
 	test_region();
+	test_band();
 	return TESTS_RESULT();
 }

@@ -14,6 +14,7 @@
 #include "../../daemon/devices/fbflush.h"
 #include "../../daemon/color/palette.h"
 #include "../../daemon/options.h"
+#include "../../daemon/screen/overlay.h"
 #include "../../daemon/screen/render.h"
 #include "../../daemon/terminal/stream.h"
 #include "../../fonts/font.h"
@@ -47,7 +48,9 @@ static void fake_set_mode(struct fake *f, unsigned bpp, unsigned xres, unsigned 
 	free(f->fb.map);
 	memset(&f->fb.var, 0, sizeof(f->fb.var));
 	f->fb.fix.type = FB_TYPE_PACKED_PIXELS;
-	f->fb.fix.visual = bpp == 8 ? FB_VISUAL_PSEUDOCOLOR : FB_VISUAL_TRUECOLOR;
+	f->fb.fix.visual = bpp == 1   ? FB_VISUAL_MONO10
+			   : bpp == 8 ? FB_VISUAL_PSEUDOCOLOR
+				      : FB_VISUAL_TRUECOLOR;
 	f->fb.var.xres = f->fb.var.xres_virtual = xres;
 	f->fb.var.yres = f->fb.var.yres_virtual = yres;
 	f->fb.var.bits_per_pixel = bpp;
@@ -62,7 +65,7 @@ static void fake_set_mode(struct fake *f, unsigned bpp, unsigned xres, unsigned 
 	}
 	CHECK(pixel_format_from_fb(&f->fb.fix, &f->fb.var, &f->fb.format) == 0);
 	/* an odd line length: padding after each line */
-	f->fb.line_length = xres * f->fb.format.bytes_per_pixel + pad;
+	f->fb.line_length = (unsigned)pixel_line_bytes(&f->fb.format, xres) + pad;
 	f->fb.map_size = (size_t)f->fb.line_length * yres;
 	f->fb.map = calloc(1, f->fb.map_size);
 	memset(f->fb.map, 0x5a, f->fb.map_size);
@@ -80,7 +83,7 @@ static void fake_init(struct fake *f, unsigned bpp, unsigned xres, unsigned yres
 	CHECK(fd >= 0);
 	CHECK(write(fd, font_builtin_psf, font_builtin_psf_size) == (ssize_t)font_builtin_psf_size);
 	close(fd);
-	CHECK(fontset_new(&(struct fontset_config){.file = f->font_path, .mono = bpp == 8},
+	CHECK(fontset_new(&(struct fontset_config){.file = f->font_path, .mono = bpp <= 8},
 			  &f->fonts) == 0);
 	CHECK(fontset_cell_width(f->fonts) == 8 && fontset_cell_height(f->fonts) == 16);
 	CHECK(tsm_screen_new(&f->screen, NULL, NULL) == 0);
@@ -115,6 +118,12 @@ static uint32_t pixel_at(struct fake *f, unsigned x, unsigned y)
 {
 	uint8_t *p =
 	    f->fb.map + (size_t)y * f->fb.line_length + (size_t)x * f->fb.format.bytes_per_pixel;
+
+	if (f->fb.format.bits_per_pixel == 1) {
+		uint8_t b = f->fb.map[(size_t)y * f->fb.line_length + x / 8];
+
+		return (b >> (f->fb.format.lsb_first ? x % 8 : 7 - x % 8)) & 1u;
+	}
 	switch (f->fb.format.bytes_per_pixel) {
 	case 1:
 		return p[0];
@@ -736,6 +745,223 @@ static void test_palette_pixels(void)
 	}
 }
 
+/* The kernel messages' band (overlay.h) over a session that keeps going
+ * under it: at every rotation, at 8, 32 and 1 bpp, redrawn and with rows
+ * moved in RAM (shadow), the band's cells show its text in its colours,
+ * every other pixel is the picture of a renderer that never had a band,
+ * and once the band is gone the whole framebuffer is that picture. */
+
+/* Cell (cx, cy) of the logical grid, on a screen turned rot, shows ch in
+ * fg on bg. */
+static int cell_shows_turned(struct fake *f, enum rotation rot, unsigned cx, unsigned cy,
+			     uint32_t ch, uint32_t fg, uint32_t bg)
+{
+	const uint8_t *g = font_glyph(f->font, font_lookup(f->font, ch));
+
+	for (unsigned y = 0; y < 16; y++)
+		for (unsigned x = 0; x < 8; x++) {
+			uint32_t want = g[y] & (0x80 >> x) ? fg : bg;
+			unsigned px, py;
+
+			ref_place(rot, f->fb.var.xres, f->fb.var.yres, cx * 8 + x, cy * 16 + y, &px,
+				  &py);
+			if (pixel_at(f, px, py) != want) {
+				fprintf(stderr, "cell %u,%u (U+%04x) pixel %u,%u: %#x != %#x\n", cx,
+					cy, ch, x, y, pixel_at(f, px, py), want);
+				return 0;
+			}
+		}
+	return 1;
+}
+
+/* What a band cell's colours are: reverse video of the colours given
+ * swapped (overlay.h), so fg is its background code. */
+static void band_pixels(struct fake *f, const struct overlay_cell *c, uint32_t *fg, uint32_t *bg)
+{
+	const struct pixel_format *pf = &f->fb.format;
+
+	CHECK(c->attr.inverse);
+	if (pf->mono) {
+		*fg = pf->mono_bg;
+		*bg = pf->mono_fg;
+		return;
+	}
+	*fg = pixel_from_index(pf, &f->palette, (unsigned)c->attr.bccode);
+	*bg = pixel_from_index(pf, &f->palette, (unsigned)c->attr.fccode);
+}
+
+/* The band's cells on a, and every pixel outside them as on b. */
+static int band_over(struct fake *a, struct fake *b, const struct overlay *o, enum rotation rot)
+{
+	struct rotate_rect br =
+	    rotate_rect_to_physical(rot, a->fb.var.xres, a->fb.var.yres,
+				    (struct rotate_rect){0, o->top * 16, o->cols * 8, o->n * 16});
+
+	for (unsigned i = 0; i < o->n; i++)
+		for (unsigned x = 0; x < o->cols; x++) {
+			const struct overlay_cell *c = &o->cells[(size_t)i * o->cols + x];
+			uint32_t fg, bg;
+
+			band_pixels(a, c, &fg, &bg);
+			if (!cell_shows_turned(a, rot, x, o->top + i, c->ch, fg, bg))
+				return 0;
+		}
+	for (unsigned y = 0; y < a->fb.var.yres; y++)
+		for (unsigned x = 0; x < a->fb.var.xres; x++) {
+			if (x >= br.x && x < br.x + br.w && y >= br.y && y < br.y + br.h)
+				continue;
+			if (pixel_at(a, x, y) != pixel_at(b, x, y)) {
+				fprintf(stderr, "outside the band, pixel %u,%u: %#x != %#x\n", x, y,
+					pixel_at(a, x, y), pixel_at(b, x, y));
+				return 0;
+			}
+		}
+	return 1;
+}
+
+/* a and b on the same screen, turned rot, redrawn or in shadow mode. */
+static void band_fakes(struct fake *a, struct fake *b, struct scroller **s, unsigned bpp,
+		       enum rotation rot, bool shadow)
+{
+	const unsigned lw = 330, lh = 170;
+	bool side = rotate_sideways(rot);
+	struct fake *f[2] = {a, b};
+
+	for (unsigned i = 0; i < 2; i++) {
+		fake_init(f[i], bpp, side ? lh : lw, side ? lw : lh, 4);
+		render_set_rotation(f[i]->render, rot);
+		CHECK(render_relayout(f[i]->render) == 0);
+		CHECK(tsm_screen_resize(f[i]->screen, render_cols(f[i]->render),
+					render_rows(f[i]->render)) == 0);
+		tsm_screen_set_flags(f[i]->screen, TSM_SCREEN_HIDE_CURSOR);
+		s[i] = NULL;
+		if (shadow) {
+			struct scroller_config cfg = {.mode = SCROLL_MODE_SHADOW,
+						      .font_height = 16,
+						      .rotation = rot,
+						      .text_rows = render_rows(f[i]->render)};
+
+			CHECK(scroller_new(&f[i]->fb, &cfg, &s[i]) == 0);
+			CHECK(render_set_scroller(f[i]->render, s[i]) == 0);
+		}
+	}
+}
+
+static void band_fakes_fini(struct fake *a, struct fake *b, struct scroller **s)
+{
+	render_set_scroller(a->render, NULL);
+	render_set_scroller(b->render, NULL);
+	scroller_free(s[0]);
+	scroller_free(s[1]);
+	fake_fini(a);
+	fake_fini(b);
+}
+
+/* The session's output: lines, region scrolls both ways, inserts and
+ * deletes, single cells. */
+static void session_step(unsigned i, unsigned *seed, char *buf, size_t size)
+{
+	unsigned op = (unsigned)rand_r(seed) % 8;
+
+	if (op < 4)
+		snprintf(buf, size, "\033[3%um%u %.*s\033[0m\r\n", i % 8, i,
+			 (int)(rand_r(seed) % 40), "abcdefghijklmnopqrstuvwxyz0123456789@#$%&*()");
+	else if (op == 4)
+		snprintf(buf, size, "\033[3;8r\033[8;1H\033D\033[1;31mregion %u\033[0m\033[r", i);
+	else if (op == 5)
+		snprintf(buf, size, "\033[3;8r\033[3;1H\033M\033[44mrev %u\033[0m\033[r", i);
+	else if (op == 6)
+		snprintf(buf, size, "\033[%u;1H\033[2L\033[%u;1H\033[M", 1 + i % 9,
+			 1 + (i * 7) % 9);
+	else
+		snprintf(buf, size, "\033[%u;%uHX\033[10;1H", 1 + i % 10, 1 + i % 40);
+}
+
+static const struct overlay_msg band_msgs[] = {
+    {1234567, 6, "usb 1-1: new high-speed USB device number 2 using xhci_hcd"},
+    {2000001, 3, "EXT4-fs error (device sda1): ext4_lookup: deleted inode referenced"},
+    {98765432101, 2,
+     "Out of memory: Killed process 4242 (stress) total-vm:123456kB, "
+     "anon-rss:654321kB, file-rss:0kB, shmem-rss:0kB"},
+    {98765432102, 4, "short"},
+};
+
+static void test_overlay_band(void)
+{
+	static const unsigned depths[] = {8, 32, 1};
+
+	for (int rot = 0; rot < _ROTATE_MAX; rot++)
+		for (unsigned d = 0; d < 3; d++)
+			for (int shadow = 0; shadow < 2; shadow++) {
+				struct fake a, b;
+				struct scroller *s[2];
+				struct overlay o;
+				char buf[160];
+				unsigned seed = 11, cols, rows;
+				uint64_t drawn;
+				bool ok = true;
+
+				band_fakes(&a, &b, s, depths[d], rot, shadow);
+				cols = render_cols(a.render);
+				rows = render_rows(a.render);
+				overlay_init(&o);
+				for (unsigned i = 0; i < 60; i++) {
+					session_step(i, &seed, buf, sizeof(buf));
+					feed(&a, buf);
+					feed(&b, buf);
+					render_frame(a.render, a.screen);
+					render_frame(b.render, b.screen);
+					if (i == 10) {
+						/* it comes: only its rows are drawn */
+						overlay_band(&o, cols, rows, 3, OVERLAY_BOTTOM,
+							     band_msgs, 2, 0);
+						render_set_overlay(a.render, &o);
+						drawn = render_get_stats(a.render)->cells_drawn;
+						render_frame(a.render, a.screen);
+						CHECK_EQ_U(render_get_stats(a.render)->cells_drawn -
+							       drawn,
+							   2 * cols);
+					} else if (i == 30) {
+						/* a flood: the newest, and how many not */
+						overlay_band(&o, cols, rows, 3, OVERLAY_BOTTOM,
+							     band_msgs, 4, 5000);
+						render_frame(a.render, a.screen);
+					} else if (i == 40) {
+						overlay_band(&o, cols, rows, 4, OVERLAY_TOP,
+							     band_msgs, 4, 0);
+						render_frame(a.render, a.screen);
+					} else if (i == 50) {
+						/* it goes: only its rows are drawn */
+						render_set_overlay(a.render, NULL);
+						drawn = render_get_stats(a.render)->cells_drawn;
+						render_frame(a.render, a.screen);
+						CHECK_EQ_U(render_get_stats(a.render)->cells_drawn -
+							       drawn,
+							   4 * cols);
+					}
+					if (i >= 10 && i < 50)
+						ok = band_over(&a, &b, &o, rot);
+					else
+						ok = memcmp(a.fb.map, b.fb.map, a.fb.map_size) == 0;
+					if (!ok) {
+						fprintf(stderr,
+							"band: rotation %d, %u bpp, %s, step %u\n",
+							rot, depths[d],
+							shadow ? "shadow" : "redraw", i);
+						CHECK(0);
+						break;
+					}
+				}
+				/* the session scrolled under the band by moves of its
+				 * own rows in RAM, not by redrawing */
+				if (shadow)
+					CHECK(render_get_counters(a.render, SCROLL_MODE_SHADOW)
+						  ->rows_scrolled > 0);
+				overlay_fini(&o);
+				band_fakes_fini(&a, &b, s);
+			}
+}
+
 int main(void)
 {
 	RUN(test_colors_8bpp);
@@ -750,5 +976,6 @@ int main(void)
 	RUN(test_attributes_psf);
 	RUN(test_resolve_scalable);
 	RUN(test_palette_pixels);
+	RUN(test_overlay_band);
 	return TESTS_RESULT();
 }

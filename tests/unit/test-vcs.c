@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "../../daemon/util/util.h"
+#include "../../daemon/screen/overlay.h"
 #include "../../daemon/terminal/vcs.h"
 #include "test-stream-fake.h"
 
@@ -170,29 +171,8 @@ static const char *model_row(struct vt_model *m, unsigned y)
 	static char buf[VT_MAX * 4 + 1];
 	size_t len = 0, n;
 
-	for (unsigned x = 0; x < m->cols; x++) {
-		uint32_t cp = m->cells[y][x];
-		char u[4];
-		size_t k = 0;
-
-		if (cp < 0x80)
-			u[k++] = (char)cp;
-		else if (cp < 0x800) {
-			u[k++] = (char)(0xc0 | cp >> 6);
-			u[k++] = (char)(0x80 | (cp & 0x3f));
-		} else if (cp < 0x10000) {
-			u[k++] = (char)(0xe0 | cp >> 12);
-			u[k++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-			u[k++] = (char)(0x80 | (cp & 0x3f));
-		} else {
-			u[k++] = (char)(0xf0 | cp >> 18);
-			u[k++] = (char)(0x80 | ((cp >> 12) & 0x3f));
-			u[k++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-			u[k++] = (char)(0x80 | (cp & 0x3f));
-		}
-		memcpy(buf + len, u, k);
-		len += k;
-	}
+	for (unsigned x = 0; x < m->cols; x++)
+		len += utf8_put(m->cells[y][x], buf + len);
 	n = len;
 	while (n > 0 && buf[n - 1] == ' ')
 		n--;
@@ -420,6 +400,51 @@ static void test_scrollback_view(void)
 	fake_term_fini(&f);
 }
 
+/* Rows drawn over the screen (the kernel messages' band, overlay.h) are
+ * mirrored in place of the screen's, wide characters and all; the other
+ * rows and the cursor stay the session's. */
+static bool band_row(void *userdata, unsigned row, unsigned cols, uint32_t *cps)
+{
+	return overlay_row_text(userdata, row, cols, cps);
+}
+
+static void test_overlay_rows(void)
+{
+	struct fake_term f;
+	struct vcs_buf b = {};
+	struct vt_model m;
+	struct overlay o;
+	struct vcs_source src;
+	static const struct overlay_msg msgs[] = {
+	    {1234567, 3, "disk \xe6\x97\xa5 error on a line too long for the band"},
+	    {2000000, 6, "ok"},
+	};
+
+	fake_term_init(&f, 30, 5);
+	fake_feed(&f, "one\r\ntwo\r\nthree\r\nfour\r\nfive\033[2;2H");
+	overlay_init(&o);
+	overlay_band(&o, 30, 5, 2, OVERLAY_BOTTOM, msgs, 2, 0);
+	src = (struct vcs_source){f.screen, f.table};
+	vcs_encode_rows(&src, band_row, &o, 30, 5, &b);
+	model_init(&m, 30, 5);
+	model_run(&m, b.data, b.len);
+	CHECK(!m.bad);
+	CHECK_ROW(&m, 0, "one");
+	CHECK_ROW(&m, 2, "three");
+	CHECK_ROW(&m, 3, "[    1.234567] disk \xe6\x97\xa5  error o");
+	CHECK_ROW(&m, 4, "[    2.000000] ok");
+	CHECK_EQ_U(m.x, 1);
+	CHECK_EQ_U(m.y, 1);
+	/* without the rows: the screen's own */
+	vcs_encode_rows(&src, NULL, NULL, 30, 5, &b);
+	model_init(&m, 30, 5);
+	model_run(&m, b.data, b.len);
+	CHECK_ROW(&m, 4, "five");
+	overlay_fini(&o);
+	vcs_buf_fini(&b);
+	fake_term_fini(&f);
+}
+
 int main(void)
 {
 	RUN(test_exact_bytes);
@@ -429,5 +454,6 @@ int main(void)
 	RUN(test_sizes);
 	RUN(test_cluster);
 	RUN(test_scrollback_view);
+	RUN(test_overlay_rows);
 	return TESTS_RESULT();
 }

@@ -233,8 +233,8 @@ HELPER_SOCKET = "/run/consoled-session.sock"
 SESSION_CLIENT = "/usr/local/libexec/consoled-test/session-client"
 # The test tool taking a VT (tests/vm/vtgrab.c): here through logind.
 VTGRAB = "/usr/local/libexec/consoled-test/vtgrab"
-# consoled@.service's bounding set: CAP_SYS_RAWIO (17), CAP_SYS_TTY_CONFIG (26).
-CONSOLED_CAPS = (1 << 17) | (1 << 26)
+# consoled@.service's bounding set: CAP_SYS_RAWIO (17), CAP_SYS_TTY_CONFIG (26), CAP_SYSLOG (34).
+CONSOLED_CAPS = (1 << 17) | (1 << 26) | (1 << 34)
 # What `systemd-analyze security` may rate consoled@.service at most.
 LOGIN_WAIT = 60  # seconds each step of a login may take (login())
 MAX_EXPOSURE = 3.0

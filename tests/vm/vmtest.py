@@ -191,6 +191,12 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
   rotate-N        (cirrus, bochs) the oracle of fbcon's rotate_all=N (1, 2,
                   3) against consoled --rotate=N in every scroll mode the
                   rotation allows, after scrolling too: see rotatetest.py.
+  kmsg-*          (cirrus, bochs) kernel messages: the band over the
+                  session (text, colours, its rows only, the vcs mirror, the
+                  console log level, gone after its time with the screen as
+                  before), the view key, and (cirrus) blanking: a
+                  message does not wake the screen, an oops does: see
+                  kmsgtest.py.
   deferred-*      (bochs, virtio, qxl: DRM fbdev emulation with deferred
                   I/O) no pixel lost at line ends under flushes that fall
                   inside frames, and text shown promptly after it is
@@ -213,6 +219,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import belltest  # noqa: E402
 import deferredtest  # noqa: E402
 import fonttest  # noqa: E402
+import kmsgtest  # noqa: E402
 import monotest  # noqa: E402
 import mousetest  # noqa: E402
 import palettetest  # noqa: E402
@@ -2351,6 +2358,8 @@ def main():
             checks += palettetest.CHECKS
         if args.card in vcstest.CARDS:
             checks += vcstest.CHECKS
+        if args.card in kmsgtest.CARDS:
+            checks += kmsgtest.CHECKS[args.card]
         if args.card in belltest.CARDS:
             checks += belltest.CHECKS[args.card]
         if args.card in rotatetest.CARDS:
@@ -2462,6 +2471,8 @@ def main():
             simple.update(palettetest.PaletteChecks(r, load_font, KEYBOARD_FONT).checks)
         if args.card in vcstest.CARDS:
             simple.update(vcstest.VcsChecks(r, KEYBOARD_FONT).checks)
+        if args.card in kmsgtest.CARDS:
+            simple.update(kmsgtest.KmsgChecks(r, load_font, KEYBOARD_FONT).checks)
         if args.card in deferredtest.CARDS:
             simple.update(deferredtest.DeferredChecks(r, load_font, KEYBOARD_FONT).checks)
         if args.card == "vfb":

@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""Kernel messages over the session (daemon/seat.c, daemon/screen/overlay.h),
+run by vmtest.py in the bochs and cirrus guests, with consoled started with
+--kernel-messages-time=2 over an idle shell. The guest boots with
+loglevel=4: levels 0-3 are shown.
+
+  kmsg-band  `echo '<2>consoled-band-test' > /dev/kmsg` (the serial shell,
+             root): a screendump 200 ms after the write returned shows the
+             line in the band at the bottom, read with the screen text
+             reader: "[ seconds.micros] consoled-band-test", blue behind
+             every cell, the time bright green, the text bright yellow (an
+             error level); the pixels that differ from the screen before
+             are all in the band's rows; /dev/vcsu1 holds the line on the
+             same row (the mirror). `<5>` and `<6>` messages do not show at
+             the boot's level; after `dmesg -n 8` a `<6>` one does. Once
+             the time is up the screen equals the screen before, pixel for
+             pixel.
+  kmsg-view  Ctrl+Logo+K opens the view of every message since boot: its
+             status line, and a `<6>` line written before (stored though
+             not shown in the band) on the last row; Shift+PageUp pages
+             back (the line leaves the screen); a typed key does not reach
+             the session; Escape closes it and the screen equals the
+             screen before, pixel for pixel; Ctrl+Logo+K opens and closes
+             it again the same way.
+  kmsg-blank (cirrus) --blank=3: once the screen is black a <2> message
+             does not wake it (the kernel's console never unblanks for a
+             message); the console log level set to 15, as the kernel's
+             console_verbose() does at an oops, and a message: the screen
+             wakes (console_unblank()) and the band shows both messages.
+"""
+
+import re
+import time
+
+import screen
+
+CARDS = ("bochs", "cirrus")
+# kmsg-blank where blanking is checked (vmtest.py's blank: cirrus)
+CHECKS = {"bochs": ["kmsg-band", "kmsg-view"],
+          "cirrus": ["kmsg-band", "kmsg-view", "kmsg-blank"]}
+
+TIME = 2  # --kernel-messages-time
+BOOT_LEVEL = 4  # vmlib.BASE_APPEND's loglevel=
+
+
+class KmsgChecks:
+    def __init__(self, runner, load_font, font):
+        self.r = runner
+        self.vm = runner.vm
+        self.font = font
+        self.psf = load_font(font)
+        self.checks = {"kmsg-band": self.check_band, "kmsg-view": self.check_view,
+                       "kmsg-blank": self.check_blank}
+
+    def start(self):
+        r = self.r
+        r.sh("dmesg -n %d" % BOOT_LEVEL)  # whatever an earlier check left
+        r.start_shell(self.font, extra="--kernel-messages-time=%d" % TIME)
+        return r.stable_grab()
+
+    def decode(self, img):
+        return screen.read_screen(img, self.psf)
+
+    def check_band(self):
+        r = self.r
+        before = self.start()
+        fh = self.psf.height
+        r.sh("echo '<2>consoled-band-test' > /dev/kmsg")
+        time.sleep(0.2)
+        img = self.vm.grab()
+        s = self.decode(img)
+        at = s.find("consoled-band-test")
+        if at is None:
+            path = self.vm.save_png(img, "%s-%d-band.png" % (r.card, r.n))
+            r.fail("200 ms after a <2> message the screen does not show it:\n%s\n(picture: %s)"
+                   % (s.text(), path))
+        row, col = at
+        line = s.lines[row].rstrip()
+        if not re.fullmatch(r"\[ *\d+\.\d{6}\] consoled-band-test", line):
+            r.fail("the band's line reads %r, expected \"[ seconds.micros] consoled-band-test\""
+                   % line)
+        if row < s.rows - 3:
+            r.fail("the band's line is on row %d of %d, not at the bottom" % (row, s.rows))
+        if set(s.bg[row]) != {4}:
+            r.fail("the band's row has backgrounds %r, expected blue (4) only"
+                   % sorted(set(s.bg[row])))
+        text_fg = set(s.fg[row][col:col + len("consoled-band-test")])
+        time_fg = set(f for ch, f in zip(line, s.fg[row]) if ch.isdigit())
+        if text_fg != {11} or time_fg != {10}:
+            r.fail("the band's text is drawn in %r and its time in %r, expected bright yellow"
+                   " (11) and bright green (10)" % (sorted(text_fg), sorted(time_fg)))
+        diff = screen.compare(before, img)
+        if not diff or diff.bbox[1] < row * fh or diff.bbox[3] >= (row + 1) * fh:
+            r.fail("with the band shown the screen differs from before in %r, not only in the"
+                   " band's row (pixels %d-%d)" % (diff.bbox, row * fh, (row + 1) * fh - 1),
+                   before, img)
+        # the vcs mirror: the same row
+        cols = int(r.sh("stty -F /dev/tty1 size").split()[1])
+        deadline = time.monotonic() + 3
+        while True:
+            out = r.sh("dd if=/dev/vcsu1 bs=%d skip=%d count=1 2>/dev/null | od -An -tx4 -v"
+                       % (4 * cols, row))
+            mirrored = "".join(chr(int(v, 16)) for v in out.split()).rstrip()
+            if mirrored == line:
+                break
+            if time.monotonic() > deadline:
+                r.fail("/dev/vcsu1's row %d reads %r, the screen %r" % (row, mirrored, line))
+            time.sleep(0.3)
+        # below the console log level: not shown
+        r.sh("echo '<5>consoled-band-notice' > /dev/kmsg; echo '<6>consoled-band-info' >"
+             " /dev/kmsg")
+        time.sleep(0.5)
+        s = self.decode(self.vm.grab())
+        if "consoled-band-notice" in s or "consoled-band-info" in s:
+            r.fail("a <5> or <6> message shows at the console log level %d:\n%s"
+                   % (BOOT_LEVEL, s.text()))
+        # the kernel's level read live: dmesg -n 8 shows <6>
+        r.sh("dmesg -n 8; echo '<6>consoled-band-info8' > /dev/kmsg")
+        try:
+            r.wait_text(self.font, lambda s: "consoled-band-info8" in s,
+                        "a <6> message does not show after dmesg -n 8", timeout=3)
+        finally:
+            r.sh("dmesg -n %d" % BOOT_LEVEL)
+        # the band goes: the session's pixels come back exactly
+        r.wait_equal(before, "%d s after the last message the screen differs from before the"
+                     " band" % TIME, timeout=TIME + 8)
+        r.stop_consoled()
+
+    def view_open(self, s):
+        return any(l.lstrip().startswith("Kernel messages: lines") for l in s.lines[:1])
+
+    def check_view(self):
+        r = self.r
+        before = self.start()
+        r.sh("echo '<6>consoled-view-test' > /dev/kmsg")
+        time.sleep(0.5)
+        self.vm.send_keys(["ctrl", "meta_l", "k"])
+        img, s = r.wait_text(self.font, lambda s: self.view_open(s) and any(
+            l.rstrip().endswith("] consoled-view-test") for l in s.lines[-3:]),
+            "Ctrl+Logo+K did not open the view with the newest message last", timeout=10)
+        self.vm.send_keys(["shift", "pgup"])
+        r.wait_text(self.font, lambda s: self.view_open(s) and "consoled-view-test" not in s,
+                    "Shift+PageUp did not page the view back", timeout=10)
+        # not for the session while the view is open
+        self.vm.send_text("x")
+        self.vm.send_keys(["esc"])
+        r.wait_equal(before, "after Escape closed the view the screen differs from before",
+                     timeout=10)
+        self.vm.send_keys(["ctrl", "meta_l", "k"])
+        r.wait_text(self.font, self.view_open, "Ctrl+Logo+K did not open the view again",
+                    timeout=10)
+        self.vm.send_keys(["ctrl", "meta_l", "k"])
+        r.wait_equal(before, "after Ctrl+Logo+K closed the view the screen differs from before",
+                     timeout=10)
+        r.stop_consoled()
+
+    def check_blank(self):
+        r = self.r
+        r.sh("dmesg -n %d" % BOOT_LEVEL)
+        r.start_shell(self.font, extra="--blank=3 --kernel-messages-time=60")
+        r.wait_black("the screen did not go black after 3 s without input")
+        r.sh("echo '<2>consoled-blank-test' > /dev/kmsg")
+        time.sleep(1.5)
+        if any(self.vm.grab().data):
+            r.fail("a kernel message woke the blanked screen")
+        try:
+            r.sh("echo 15 > /proc/sys/kernel/printk; echo '<2>consoled-oops-test' > /dev/kmsg")
+            r.wait_text(self.font, lambda s: "consoled-blank-test" in s and
+                        "consoled-oops-test" in s, "the console log level 15 (an oops) did"
+                        " not wake the screen with both messages in the band", timeout=5)
+        finally:
+            r.sh("dmesg -n %d" % BOOT_LEVEL)
+        if "an oops or a panic" not in r.consoled_log():
+            r.fail("the log does not say why the screen woke:\n" + r.consoled_log())
+        r.stop_consoled()

@@ -451,7 +451,9 @@ class Runner:
         """Start consoled on tty1 in the background; its exit status lands in a file.
         `font` is a file under /fonts, or None for no --font-file. Plugins come
         from the build tree, copied to GUEST_BACKEND_DIR."""
-        self.sh("rm -f %s %s" % (CONSOLED_LOG, CONSOLED_STATUS))
+        # The log exists before this returns: the background shell below
+        # may open it only later, and a check reads it at once.
+        self.sh("rm -f %s %s && : >%s" % (CONSOLED_LOG, CONSOLED_STATUS, CONSOLED_LOG))
         cmd = ("%s CONSOLED_BACKEND_DIR=%s consoled --vt=1 --fbdev=/dev/fb0 %s"
                " --palette=linux %s --login -- %s"
                % (env, GUEST_BACKEND_DIR, "--font-file=/fonts/" + font if font else "", extra,

@@ -339,14 +339,22 @@ static void seat_band_take(struct seat *seat)
 	const struct kmsg_line *lines[KMSG_BAND_LINES_MAX];
 	uint64_t skipped = 0, expires = now_usec() + seat->opts->kmsg_time_sec * USEC_PER_SEC;
 	size_t n = kmsg_take_new(seat->kmsg, seat->opts->kmsg_lines, lines, &skipped);
+	/* The band holds what it shows: kernel-messages-lines lines. One
+	 * pushed out by a newer one of the same batch was never drawn and
+	 * counts as not shown; one from an earlier batch had its frames. */
+	size_t before = seat->band_n;
+	size_t limit = MIN((size_t)seat->opts->kmsg_lines, (size_t)KMSG_BAND_LINES_MAX);
 
 	if (n == 0 && skipped == 0)
 		return;
 	seat->band_skipped += skipped;
 	for (size_t i = 0; i < n; i++) {
-		if (seat->band_n == KMSG_BAND_LINES_MAX) {
+		if (seat->band_n >= limit) {
 			seat_band_drop_oldest(seat);
-			seat->band_skipped++;
+			if (before > 0)
+				before--;
+			else
+				seat->band_skipped++;
 		}
 		seat->band[seat->band_n++] = (struct seat_band_line){
 		    xstrdup(lines[i]->text), lines[i]->usec, lines[i]->level, expires};
@@ -461,6 +469,10 @@ int seat_start_kmsg(struct seat *seat)
  * the newest or closes it; Escape closes it too. */
 static void seat_view_toggle(struct seat *seat, bool open)
 {
+	/* a button held when the view opens is forgotten: its release and
+	 * motion reach nothing (pointer events are dropped while it is open) */
+	if (open && !seat->view_open && seat->mouse)
+		mouse_reset(seat->mouse);
 	seat->view_open = open;
 	seat->view_offset = 0;
 	seat_overlay_show(seat);
@@ -642,6 +654,10 @@ static void seat_on_pointer_event(const struct input_pointer_event *glass, void 
 	 * compositor took the VT (input drops events only once we know) */
 	vt_poll(seat->vt);
 	if (!vt_is_active(seat->vt))
+		return;
+	/* the view of kernel messages covers the session: no click, paste,
+	 * wheel or report reaches it, as no key does */
+	if (seat->view_open)
 		return;
 	/* input moves the pointer over the glass (a mouse moved right goes
 	 * right, a tablet's corner is the glass's); the grid is turned */

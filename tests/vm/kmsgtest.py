@@ -14,14 +14,19 @@ loglevel=4: levels 0-3 are shown.
              same row (the mirror). `<5>` and `<6>` messages do not show at
              the boot's level; after `dmesg -n 8` a `<6>` one does. Once
              the time is up the screen equals the screen before, pixel for
-             pixel.
+             pixel. Four <2> messages 0.3 s apart (each drawn before the
+             next): the band shows the newest three (--kernel-messages-lines'
+             default) and no "not shown" notice, for none was skipped.
   kmsg-view  Ctrl+Logo+K opens the view of every message since boot: its
              status line, and a `<6>` line written before (stored though
              not shown in the band) on the last row; Shift+PageUp pages
              back (the line leaves the screen); a typed key does not reach
              the session; Escape closes it and the screen equals the
              screen before, pixel for pixel; Ctrl+Logo+K opens and closes
-             it again the same way.
+             it again the same way. After a `cat` of 300 lines, with the
+             usb-tablet plugged in: the view open, three wheel notches up,
+             Escape: the screen equals the screen before (the wheel did not
+             scroll the session's scrollback under the view).
   kmsg-blank (cirrus) --blank=3: once the screen is black a <2> message
              does not wake it (the kernel's console never unblanks for a
              message); the console log level set to 15, as the kernel's
@@ -32,6 +37,7 @@ loglevel=4: levels 0-3 are shown.
 import re
 import time
 
+import pointertest
 import screen
 
 CARDS = ("bochs", "cirrus")
@@ -49,6 +55,7 @@ class KmsgChecks:
         self.vm = runner.vm
         self.font = font
         self.psf = load_font(font)
+        self.pc = pointertest.PointerChecks(runner, None, load_font, font)
         self.checks = {"kmsg-band": self.check_band, "kmsg-view": self.check_view,
                        "kmsg-blank": self.check_blank}
 
@@ -124,6 +131,16 @@ class KmsgChecks:
         # the band goes: the session's pixels come back exactly
         r.wait_equal(before, "%d s after the last message the screen differs from before the"
                      " band" % TIME, timeout=TIME + 8)
+        # a trickle: each message drawn before the next, none skipped
+        for i in range(1, 5):
+            r.sh("echo '<2>consoled-trickle-%d' > /dev/kmsg" % i)
+            time.sleep(0.3)
+        s = self.decode(self.vm.grab())
+        shown = [i for i in range(1, 5) if "consoled-trickle-%d" % i in s]
+        if shown != [2, 3, 4] or "not shown" in s:
+            r.fail("after four messages 0.3 s apart the band shows %r, expected the newest"
+                   " three and no notice:\n%s" % (shown, "\n".join(s.lines[-4:])))
+        r.wait_equal(before, "the band of the trickle did not go", timeout=TIME + 8)
         r.stop_consoled()
 
     def view_open(self, s):
@@ -152,6 +169,25 @@ class KmsgChecks:
         self.vm.send_keys(["ctrl", "meta_l", "k"])
         r.wait_equal(before, "after Ctrl+Logo+K closed the view the screen differs from before",
                      timeout=10)
+        # nor the pointer: the wheel would scroll the shell's scrollback
+        r.put_file("/tmp/kmsg-long", b"".join(b"line %d\n" % i for i in range(1, 301)))
+        self.vm.send_text("cat /tmp/kmsg-long\n")
+        r.wait_text(self.font, lambda s: "line 300" in s, "cat did not show the file's end",
+                    timeout=10)
+        try:
+            self.pc.wait_pointer_devices()
+            time.sleep(3.5)  # the pointer's sprite hides 3 s after its last event
+            before = r.stable_grab()
+            self.vm.send_keys(["ctrl", "meta_l", "k"])
+            r.wait_text(self.font, self.view_open, "Ctrl+Logo+K did not open the view over"
+                        " the cat", timeout=10)
+            self.vm.pointer_wheel(3, "tablet")
+            time.sleep(0.5)
+            self.vm.send_keys(["esc"])
+            r.wait_equal(before, "with the view open three wheel notches up reached the"
+                         " session: after Escape the screen differs from before", timeout=10)
+        finally:
+            self.pc.unplug_tablet()
         r.stop_consoled()
 
     def check_blank(self):

@@ -297,18 +297,11 @@ int options_parse_color(const char *s, uint32_t *ret)
 	if (s[0] != '#' || strlen(s) != 7)
 		return -EINVAL;
 	for (unsigned i = 1; i < 7; i++) {
-		char c = s[i];
-		unsigned d;
+		int d = hex_value(s[i]);
 
-		if (c >= '0' && c <= '9')
-			d = (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			d = (unsigned)(c - 'A' + 10);
-		else
+		if (d < 0)
 			return -EINVAL;
-		v = v << 4 | d;
+		v = v << 4 | (unsigned)d;
 	}
 	*ret = v;
 	return 0;

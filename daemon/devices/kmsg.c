@@ -129,17 +129,6 @@ static int parse_field_u64(const char **p, const char *end, uint64_t *ret)
 	return 0;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* "\xNN" to its byte, in place; any other backslash stays. Returns the new
  * length. */
 static size_t unescape(char *s, size_t len)
@@ -150,7 +139,7 @@ static size_t unescape(char *s, size_t len)
 		int hi, lo;
 
 		if (s[i] == '\\' && i + 3 < len && s[i + 1] == 'x' &&
-		    (hi = hex_digit(s[i + 2])) >= 0 && (lo = hex_digit(s[i + 3])) >= 0) {
+		    (hi = hex_value(s[i + 2])) >= 0 && (lo = hex_value(s[i + 3])) >= 0) {
 			s[o++] = (char)(hi << 4 | lo);
 			i += 3;
 		} else

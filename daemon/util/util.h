@@ -51,6 +51,18 @@ int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret);
  * is to be skipped). len >= 1. */
 size_t utf8_get(const unsigned char *in, size_t len, uint32_t *ret);
 
+/* The value of a hexadecimal digit, either case, or -1. */
+static inline int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* cp (at most U+10FFFF) as UTF-8 at out (room for 4 bytes); returns how
  * many bytes. Inline: the stream stage writes every character with it. */
 static inline size_t utf8_put(uint32_t cp, char *out)

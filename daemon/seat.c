@@ -333,8 +333,8 @@ static int seat_on_band_timer(sd_event_source *src, uint64_t usec, void *userdat
 
 /* New fresh lines into the band (the newest kernel-messages-lines of
  * them; kmsg_take_new() counts the rest), each for kernel-messages-time
- * seconds. */
-static void seat_band_take(struct seat *seat)
+ * seconds. Returns whether the band changed. */
+static bool seat_band_take(struct seat *seat)
 {
 	const struct kmsg_line *lines[KMSG_BAND_LINES_MAX];
 	uint64_t skipped = 0, expires = now_usec() + seat->opts->kmsg_time_sec * USEC_PER_SEC;
@@ -346,7 +346,7 @@ static void seat_band_take(struct seat *seat)
 	size_t limit = MIN((size_t)seat->opts->kmsg_lines, (size_t)KMSG_BAND_LINES_MAX);
 
 	if (n == 0 && skipped == 0)
-		return;
+		return false;
 	seat->band_skipped += skipped;
 	for (size_t i = 0; i < n; i++) {
 		if (seat->band_n >= limit) {
@@ -362,7 +362,7 @@ static void seat_band_take(struct seat *seat)
 	if (seat->band_n == 0)
 		seat->band_skipped = 0; /* only skipped ones (gone from the store): no band */
 	seat_band_arm(seat);
-	seat_overlay_show(seat);
+	return true;
 }
 
 /* An oops or a panic raises the console log level to 15
@@ -409,9 +409,10 @@ static void seat_kmsg_read(struct seat *seat)
 	sd_event_source_set_enabled(seat->kmsg_io, r > 0 ? SD_EVENT_OFF : SD_EVENT_ON);
 	sd_event_source_set_enabled(seat->kmsg_more, r > 0 ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
 	seat_kmsg_check_oops(seat);
-	seat_band_take(seat);
-	if (seat->view_open)
-		seat_view_show(seat);
+	/* the view shows every stored line, the band only new ones: one
+	 * layout a batch */
+	if (seat_band_take(seat) || seat->view_open)
+		seat_overlay_show(seat);
 }
 
 static int seat_on_kmsg(sd_event_source *src, int fd, uint32_t revents, void *userdata)

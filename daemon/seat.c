@@ -262,11 +262,12 @@ static void seat_band_show(struct seat *seat)
 	}
 }
 
-/* Every stored line, oldest first, on every screen; the offset clamped as
- * the layout clamps it. */
-static void seat_view_show(struct seat *seat)
+/* Every stored line, oldest first (n of them, into *ret: free() it); the
+ * view's place moved to the store's indices of now. */
+static struct overlay_msg *seat_view_msgs(struct seat *seat, size_t *ret_n)
 {
 	const struct kmsg_store *st = kmsg_store(seat->kmsg);
+	uint64_t dropped = kmsg_store_dropped(st);
 	size_t n = kmsg_store_count(st);
 	struct overlay_msg *msgs = xcalloc(n ? n : 1, sizeof(*msgs));
 
@@ -275,14 +276,80 @@ static void seat_view_show(struct seat *seat)
 
 		msgs[i] = (struct overlay_msg){l->usec, l->level, l->text};
 	}
+	if (!seat->view_pos.end) {
+		uint64_t at = seat->view_base + seat->view_pos.msg;
+
+		/* the line on top dropped from the store: the oldest now */
+		if (at < dropped)
+			seat->view_pos = (struct overlay_view_pos){false, 0, 0};
+		else
+			seat->view_pos.msg = (size_t)(at - dropped);
+	}
+	seat->view_base = dropped;
+	*ret_n = n;
+	return msgs;
+}
+
+/* The status line's note: the search being typed, or one that found
+ * nothing (NULL: the keys). */
+static const char *seat_view_note(struct seat *seat, char *buf, size_t size)
+{
+	if (seat->view_typing)
+		snprintf(buf, size, "find: %s_   Enter: find   Esc: cancel", seat->view_find);
+	else if (seat->view_not_found)
+		snprintf(buf, size, "not found before: %s   n: again   Esc: close",
+			 seat->view_find);
+	else
+		return NULL;
+	return buf;
+}
+
+/* The view on every screen from the seat's place; the front screen's
+ * clamped place is the seat's. */
+static void seat_view_show(struct seat *seat)
+{
+	size_t n;
+	struct overlay_msg *msgs = seat_view_msgs(seat, &n);
+	char buf[160];
+	const char *note = seat_view_note(seat, buf, sizeof(buf));
+
 	for (unsigned i = 0; i < seat->n_screens; i++) {
 		struct screen *s = seat->screens[i];
+		struct overlay_view_pos pos = seat->view_pos;
 
-		screen_show_view(s, msgs, n, seat->view_offset, SEAT_VIEW_CLOSE_KEYS);
+		screen_show_view(s, msgs, n, &pos, note, SEAT_VIEW_CLOSE_KEYS);
 		if (s == seat_screen(seat))
-			seat->view_offset = s->overlay.view_offset;
+			seat->view_pos = pos;
 	}
 	free(msgs);
+}
+
+/* The view's place moved by act: 'u'/'d' a page up or down, 'h' the
+ * oldest, 'e' the newest, 'f' the previous message holding the search. */
+static void seat_view_move(struct seat *seat, char act)
+{
+	size_t n;
+	struct overlay_msg *msgs = seat_view_msgs(seat, &n);
+	struct screen *s = seat_screen(seat);
+
+	switch (act) {
+	case 'u':
+	case 'd':
+		overlay_view_page(&s->overlay, msgs, n, act == 'u' ? -1 : 1, &seat->view_pos);
+		break;
+	case 'h':
+		overlay_view_home(&seat->view_pos);
+		break;
+	case 'e':
+		seat->view_pos = (struct overlay_view_pos){true, 0, 0};
+		break;
+	case 'f':
+		seat->view_not_found =
+		    !overlay_view_find(msgs, n, seat->view_find, &seat->view_pos);
+		break;
+	}
+	free(msgs);
+	seat_view_show(seat);
 }
 
 /* What covers the session now: the view, the band, or nothing. */
@@ -368,15 +435,12 @@ static bool seat_band_take(struct seat *seat)
 /* An oops or a panic raises the console log level to 15
  * (console_verbose()); the kernel's console_unblank() at its end wakes a
  * blanked text console: so does consoled, and at nothing else the kernel
- * prints (vt_console_print() never unblanks). Only when it follows the
- * kernel's level: a fixed kernel-messages= level hides the jump. */
+ * prints (vt_console_print() never unblanks). The kernel's level is read
+ * whatever kernel-messages= says: a fixed level does not hide an oops. */
 static void seat_kmsg_check_oops(struct seat *seat)
 {
-	int level;
+	int level = kmsg_console_level(seat->kmsg);
 
-	if (seat->opts->kmsg_level != KMSG_LEVEL_KERNEL)
-		return;
-	level = kmsg_threshold(seat->kmsg);
 	if (level == SEAT_LOGLEVEL_MOTORMOUTH && seat->kmsg_threshold != SEAT_LOGLEVEL_MOTORMOUTH) {
 		log_info("The kernel's console log level went to %d (an oops or a panic): waking "
 			 "the screen",
@@ -449,7 +513,7 @@ int seat_start_kmsg(struct seat *seat)
 		log_warning_errno(r, "Cannot follow kernel messages: %m");
 		return 0;
 	}
-	seat->kmsg_threshold = kmsg_threshold(seat->kmsg);
+	seat->kmsg_threshold = kmsg_console_level(seat->kmsg);
 	r = sd_event_add_io(seat->event, &seat->kmsg_io, kmsg_fd(seat->kmsg), EPOLLIN | EPOLLPRI,
 			    seat_on_kmsg, seat);
 	if (r >= 0)
@@ -474,16 +538,12 @@ static void seat_view_toggle(struct seat *seat, bool open)
 	 * motion reach nothing (pointer events are dropped while it is open) */
 	if (open && !seat->view_open && seat->mouse)
 		mouse_reset(seat->mouse);
+	if (open != seat->view_open)
+		log_debug("The kernel messages' view %s", open ? "opens" : "closes");
 	seat->view_open = open;
-	seat->view_offset = 0;
+	seat->view_pos = (struct overlay_view_pos){true, 0, 0};
+	seat->view_typing = seat->view_not_found = false;
 	seat_overlay_show(seat);
-}
-
-static bool seat_view_key(uint32_t keysym, unsigned mods)
-{
-	return (keysym == XKB_KEY_k || keysym == XKB_KEY_K) &&
-	       (mods & (TSM_CONTROL_MASK | TSM_ALT_MASK | TSM_LOGO_MASK | TSM_SHIFT_MASK)) ==
-		   (TSM_CONTROL_MASK | TSM_LOGO_MASK);
 }
 
 /* ---- the mouse dispatcher's callbacks (mouse.h) ---- */
@@ -556,6 +616,79 @@ static const struct mouse_callbacks seat_mouse_callbacks = {
 
 /* ---- input (input.h) ---- */
 
+/* A key while the view is open (none reaches the session): Escape closes
+ * it; PageUp/PageDown page it (as Shift+PageUp/PageDown), Home and End go
+ * to the oldest and the newest; `/` starts a search, typed into the status
+ * line (BackSpace, Enter finds the previous message holding it, Escape
+ * cancels), `n` finds the last one again. */
+static void seat_view_key(struct seat *seat, uint32_t keysym, uint32_t unicode)
+{
+	size_t len = strlen(seat->view_find);
+	char buf[8];
+
+	if (seat->view_typing) {
+		switch (keysym) {
+		case XKB_KEY_Escape:
+			seat->view_typing = false;
+			seat->view_find[0] = '\0';
+			break;
+		case XKB_KEY_Return:
+		case XKB_KEY_KP_Enter:
+			seat->view_typing = false;
+			seat_view_move(seat, 'f');
+			return;
+		case XKB_KEY_BackSpace:
+			/* a whole UTF-8 character */
+			while (len > 0 && (seat->view_find[--len] & 0xc0) == 0x80)
+				;
+			seat->view_find[len] = '\0';
+			break;
+		default:
+			if (unicode < 0x20 || unicode == 0x7f || unicode == TSM_VTE_INVALID ||
+			    (unicode >= 0x80 && unicode <= 0x9f) || unicode > 0x10ffff)
+				return;
+			buf[utf8_put(unicode, buf)] = '\0';
+			if (len + strlen(buf) < sizeof(seat->view_find))
+				strcat(seat->view_find, buf);
+			break;
+		}
+		seat_view_show(seat);
+		return;
+	}
+	switch (keysym) {
+	case XKB_KEY_Escape:
+		seat_view_toggle(seat, false);
+		break;
+	case XKB_KEY_Prior:
+	case XKB_KEY_KP_Prior:
+		seat_view_move(seat, 'u');
+		break;
+	case XKB_KEY_Next:
+	case XKB_KEY_KP_Next:
+		seat_view_move(seat, 'd');
+		break;
+	case XKB_KEY_Home:
+	case XKB_KEY_KP_Home:
+		seat_view_move(seat, 'h');
+		break;
+	case XKB_KEY_End:
+	case XKB_KEY_KP_End:
+		seat_view_move(seat, 'e');
+		break;
+	case XKB_KEY_slash:
+	case XKB_KEY_KP_Divide:
+		seat->view_typing = true;
+		seat->view_not_found = false;
+		seat->view_find[0] = '\0';
+		seat_view_show(seat);
+		break;
+	case XKB_KEY_n:
+		if (seat->view_find[0])
+			seat_view_move(seat, 'f');
+		break;
+	}
+}
+
 static bool seat_key_is_modifier(uint32_t keysym)
 {
 	return (keysym >= XKB_KEY_Shift_L && keysym <= XKB_KEY_Hyper_R) ||
@@ -579,13 +712,8 @@ static void seat_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t
 		return;
 	/* the view of kernel messages: its key and Escape close it, no
 	 * other key reaches the session while it is open */
-	if (seat->kmsg && seat_view_key(keysym, mods)) {
-		seat_view_toggle(seat, !seat->view_open);
-		return;
-	}
 	if (seat->view_open) {
-		if (keysym == XKB_KEY_Escape)
-			seat_view_toggle(seat, false);
+		seat_view_key(seat, keysym, unicode);
 		return;
 	}
 	/* Shift+Insert pastes (xterm) */
@@ -609,13 +737,10 @@ static void seat_on_switch_vt(unsigned target, void *userdata)
 static void seat_on_scroll_page(int dir, void *userdata)
 {
 	struct seat *seat = userdata;
-	struct screen *s = seat_screen(seat);
 
 	if (seat->view_open) {
 		/* the view's own pages (dir < 0: back, up) */
-		seat->view_offset = dir < 0 ? overlay_view_page_up(&s->overlay)
-					    : overlay_view_page_down(&s->overlay);
-		seat_view_show(seat);
+		seat_view_move(seat, dir < 0 ? 'u' : 'd');
 		return;
 	}
 	if (seat->front->term)
@@ -625,6 +750,19 @@ static void seat_on_scroll_page(int dir, void *userdata)
 static bool seat_on_zoom(int step, void *userdata)
 {
 	return screen_zoom(seat_screen(userdata), step);
+}
+
+/* Ctrl+Logo+K: without kernel messages (kernel-messages=off, no
+ * /dev/kmsg) the key is the session's. */
+static bool seat_on_view(void *userdata)
+{
+	struct seat *seat = userdata;
+
+	vt_poll(seat->vt);
+	if (!seat->kmsg || !vt_is_active(seat->vt))
+		return false;
+	seat_view_toggle(seat, !seat->view_open);
+	return true;
 }
 
 static void seat_on_rotate(int step, void *userdata)
@@ -803,6 +941,6 @@ int seat_start_input(struct seat *seat)
 	return input_new(seat->event, &ic,
 			 &(struct input_callbacks){
 			     seat_on_key, seat_on_switch_vt, seat_on_scroll_page, seat_on_zoom,
-			     seat_on_activity, seat_on_pointer_event, seat_on_rotate},
+			     seat_on_activity, seat_on_pointer_event, seat_on_rotate, seat_on_view},
 			 seat, &seat->input);
 }

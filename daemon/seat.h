@@ -54,10 +54,16 @@ struct seat {
 	uint64_t band_skipped;
 	sd_event_source *band_timer;
 	int kmsg_threshold; /* the kernel's console log level last read */
-	/* The view of all kernel messages (Ctrl+Logo+K): open, and its rows
-	 * back from the newest. */
+	/* The view of all kernel messages (Ctrl+Logo+K): open, its place
+	 * (view_pos.msg counts from view_base, the store's kmsg_store_dropped()
+	 * when it was laid out: lines the store drops do not move it), and a
+	 * search: the text being typed after `/` (view_typing) or the last one
+	 * (n finds it again), and whether that found nothing. */
 	bool view_open;
-	size_t view_offset;
+	struct overlay_view_pos view_pos;
+	uint64_t view_base;
+	bool view_typing, view_not_found;
+	char view_find[64];
 };
 
 struct seat *seat_new(const struct options *opts, int *exit_status);

@@ -220,8 +220,13 @@ int kmsg_threshold(struct kmsg *k)
 		return k->level;
 	if (k->ignore_fd >= 0 && pread(k->ignore_fd, &c, 1, 0) == 1 && (c == 'Y' || c == 'y'))
 		return THRESHOLD_ALL;
-	v = k->printk_fd >= 0 ? read_first_number(k->printk_fd) : -1;
+	v = kmsg_console_level(k);
 	return v >= 0 ? MIN(v, THRESHOLD_ALL) : KMSG_LEVEL_FALLBACK;
+}
+
+int kmsg_console_level(struct kmsg *k)
+{
+	return k->printk_fd >= 0 ? read_first_number(k->printk_fd) : -1;
 }
 
 /* A setting's file, kept open for pread(); -1 (logged) when it cannot be,
@@ -259,13 +264,15 @@ int kmsg_new(int fd, int level, const struct kmsg_files *files, size_t budget, s
 	k->printk_fd = k->ignore_fd = -1;
 	k->backlog = true;
 	kmsg_store_init(&k->store, budget);
-	if (level == KMSG_LEVEL_KERNEL) {
-		if (!files)
-			files = &kmsg_system_files;
-		k->printk_fd =
-		    open_setting(files->printk, "console log level " STR(KMSG_LEVEL_FALLBACK));
+	if (!files)
+		files = &kmsg_system_files;
+	/* with a fixed level too: kmsg_console_level() tells an oops */
+	k->printk_fd =
+	    open_setting(files->printk, level == KMSG_LEVEL_KERNEL
+					    ? "console log level " STR(KMSG_LEVEL_FALLBACK)
+					    : "no oops to wake the screen");
+	if (level == KMSG_LEVEL_KERNEL)
 		k->ignore_fd = open_setting(files->ignore_loglevel, "ignore_loglevel N");
-	}
 	k->threshold = kmsg_threshold(k);
 	*ret = k;
 	return 0;

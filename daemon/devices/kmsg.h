@@ -164,9 +164,10 @@ int kmsg_open(void);
 /* A reader of fd (from kmsg_open(), or any fd that gives one record per
  * read() and EAGAIN when there is none, such as a SOCK_SEQPACKET socket),
  * which it owns from now on, also on failure. level: KMSG_LEVEL_KERNEL or
- * 0..KMSG_LEVEL_MAX; with KMSG_LEVEL_KERNEL files (NULL: kmsg_system_files)
- * are opened now and a file that cannot be read is logged and replaced by
- * KMSG_LEVEL_FALLBACK and ignore_loglevel N. budget: the store's bytes, 0 =
+ * 0..KMSG_LEVEL_MAX; files (NULL: kmsg_system_files) are opened now (the
+ * printk file with any level, ignore_loglevel with KMSG_LEVEL_KERNEL) and a
+ * file that cannot be read is logged and replaced by KMSG_LEVEL_FALLBACK and
+ * ignore_loglevel N. budget: the store's bytes, 0 =
  * KMSG_BUDGET_DEFAULT. Returns 0 or a negative errno. */
 int kmsg_new(int fd, int level, const struct kmsg_files *files, size_t budget, struct kmsg **ret);
 void kmsg_free(struct kmsg *k);
@@ -189,6 +190,11 @@ int kmsg_feed(struct kmsg *k, char *buf, size_t len);
  * field of the printk file (which may exceed 8: 10 with `debug`, 15 after an
  * oops), 16 with ignore_loglevel. */
 int kmsg_threshold(struct kmsg *k);
+
+/* The kernel's console log level now (the printk file's first field, read
+ * whatever the threshold is: 15 after console_verbose(), at an oops or a
+ * panic), or -1 when the file cannot be read. */
+int kmsg_console_level(struct kmsg *k);
 
 /* The band's lines: the newest fresh shown lines (at most max, at most
  * KMSG_BAND_LINES_MAX) added since the last call, oldest first, into

@@ -187,6 +187,13 @@ bool input_zoom_key(uint32_t keysym, unsigned mods, int *ret_step)
 	}
 }
 
+bool input_view_key(uint32_t keysym, unsigned mods)
+{
+	return (keysym == XKB_KEY_k || keysym == XKB_KEY_K) &&
+	       (mods & (TSM_CONTROL_MASK | TSM_ALT_MASK | TSM_LOGO_MASK | TSM_SHIFT_MASK)) ==
+		   (TSM_CONTROL_MASK | TSM_LOGO_MASK);
+}
+
 bool input_rotate_key(uint32_t keysym, unsigned mods, int *ret_step)
 {
 	if ((mods & (TSM_CONTROL_MASK | TSM_ALT_MASK | TSM_LOGO_MASK | TSM_SHIFT_MASK)) !=
@@ -347,6 +354,11 @@ static bool input_dispatch_key(struct input *in, uint32_t key)
 	if (input_rotate_key(sym, mods, &step) && in->cb.rotate) {
 		in->cb.rotate(step, in->userdata);
 		return true;
+	}
+	/* once per press: a repeat would open and close the view in turn */
+	if (input_view_key(sym, mods) && in->cb.view && in->cb.view(in->userdata)) {
+		compose_reset(in->compose);
+		return false;
 	}
 	if ((mods & TSM_SHIFT_MASK) && (sym == XKB_KEY_Prior || sym == XKB_KEY_Next)) {
 		if (in->cb.scroll_page)

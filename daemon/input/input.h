@@ -110,6 +110,11 @@ struct input_callbacks {
 	 * Ctrl+Logo+Up (0: upright); see input_rotate_key(). May be NULL: the
 	 * key goes to the session. */
 	void (*rotate)(int step, void *userdata);
+	/* Ctrl+Logo+K (input_view_key()): the kernel messages' view opens or
+	 * closes; returns whether it did (false: the key goes on to the
+	 * session). It acts whatever Compose sequence is pending (and ends
+	 * it) and does not repeat: held down, it toggles once. May be NULL. */
+	bool (*view)(void *userdata);
 };
 
 int input_new(sd_event *event, const struct input_config *cfg, const struct input_callbacks *cb,
@@ -160,6 +165,11 @@ bool input_zoom_key(uint32_t keysym, unsigned mods, int *ret_step);
  * (Ctrl and Logo, Shift and Alt not: nothing a terminal sends, and clear of
  * Ctrl+Alt's VT and desktop keys), and which (see input_callbacks.rotate). */
 bool input_rotate_key(uint32_t keysym, unsigned mods, int *ret_step);
+
+/* Pure helper, unit-tested: whether keysym + modifiers is the kernel
+ * messages' view key, Ctrl+Logo+K (as the rotation keys: Shift and Alt
+ * not). */
+bool input_view_key(uint32_t keysym, unsigned mods);
 
 /* Pure helper, unit-tested: keysym + modifiers -> the VT to switch to, or 0. */
 unsigned input_vt_switch_target(uint32_t keysym, unsigned mods);

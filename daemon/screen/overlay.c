@@ -224,15 +224,56 @@ static size_t view_msg_rows(struct overlay *o, const struct overlay_msg *m)
 	return (size_t)w.row + 1;
 }
 
+/* The rows of the message at pos and after it, up to `need` (a page: the
+ * layout costs what it shows, not the store). */
+static size_t view_rows_from(struct overlay *o, const struct overlay_msg *msgs, size_t n,
+			     const struct overlay_view_pos *pos, size_t need)
+{
+	size_t avail = view_msg_rows(o, &msgs[pos->msg]) - pos->row;
+
+	for (size_t i = pos->msg + 1; i < n && avail < need; i++)
+		avail += view_msg_rows(o, &msgs[i]);
+	return avail;
+}
+
+/* pos clamped: inside msgs, and at the end when less than a page follows
+ * it; at the end, the message and row on top that put the newest row on
+ * the last. */
+static void view_clamp(struct overlay *o, const struct overlay_msg *msgs, size_t n, size_t page,
+		       struct overlay_view_pos *pos)
+{
+	size_t need = page, i = n;
+
+	if (!pos->end && pos->msg < n) {
+		pos->row = MIN(pos->row, view_msg_rows(o, &msgs[pos->msg]) - 1);
+		if (view_rows_from(o, msgs, n, pos, page) >= page)
+			return;
+	}
+	*pos = (struct overlay_view_pos){true, 0, 0};
+	while (i > 0) {
+		size_t h = view_msg_rows(o, &msgs[i - 1]);
+
+		if (h >= need) {
+			pos->msg = i - 1;
+			pos->row = h - need;
+			return;
+		}
+		need -= h;
+		i--;
+	}
+	/* all of it fits: from the oldest */
+}
+
 void overlay_view(struct overlay *o, unsigned cols, unsigned rows, const struct overlay_msg *msgs,
-		  size_t n, size_t offset, const char *close_keys)
+		  size_t n, struct overlay_view_pos *pos, const char *note, const char *close_keys)
 {
 	struct tsm_screen_attr status =
 	    colours(OVERLAY_BAND_COLOR_TEXT, OVERLAY_BAND_COLOR_BG, true);
 	struct tsm_screen_attr plain = colours(TSM_COLOR_FOREGROUND, TSM_COLOR_BACKGROUND, false);
 	struct tsm_screen_attr time = colours(OVERLAY_VIEW_COLOR_TIME, TSM_COLOR_BACKGROUND, false);
-	size_t total = 0, page, first, at = 0;
-	char line[256];
+	size_t page, last;
+	long at;
+	char line[320];
 
 	if (cols == 0 || rows == 0) {
 		reserve(o, cols, rows, 0);
@@ -241,68 +282,49 @@ void overlay_view(struct overlay *o, unsigned cols, unsigned rows, const struct 
 	reserve(o, cols, rows, rows);
 	o->top = 0;
 	page = rows - 1;
-	for (size_t i = 0; i < n; i++)
-		total += view_msg_rows(o, &msgs[i]);
-	offset = MIN(offset, total > page ? total - page : 0);
-	first = total > page ? total - page - offset : 0;
-	o->view_total = total;
-	o->view_offset = offset;
+	view_clamp(o, msgs, n, page, pos);
 
 	for (unsigned y = 0; y < rows; y++)
 		blank_row(o, y, y == 0 ? status : plain);
-	if (total == 0)
-		snprintf(line, sizeof(line), " Kernel messages: none yet   %s: close",
-			 close_keys ? close_keys : "Esc");
+	/* rows of text from pos on, on rows 1.. of the screen */
+	at = -(long)pos->row;
+	last = pos->msg;
+	for (size_t i = pos->msg; i < n && at < (long)page; i++) {
+		struct writer w = {o, at + 1, 1, (long)rows, 0, 0, true};
+
+		put_msg(&w, &msgs[i], time, view_text(msgs[i].level));
+		at += (long)view_msg_rows(o, &msgs[i]);
+		last = i;
+	}
+	o->view_first = pos->msg;
+	o->view_last = last;
+	o->view_count = n;
+	if (!close_keys)
+		close_keys = "Esc";
+	if (n == 0)
+		snprintf(line, sizeof(line), " Kernel messages: none yet   %s: close", close_keys);
+	else if (note)
+		snprintf(line, sizeof(line), " Kernel messages %zu-%zu of %zu   %s", pos->msg + 1,
+			 last + 1, n, note);
 	else
 		snprintf(line, sizeof(line),
-			 " Kernel messages: lines %zu-%zu of %zu   Shift+PageUp/PageDown: scroll   "
-			 "%s: close",
-			 first + 1, MIN(first + page, total), total,
-			 close_keys ? close_keys : "Esc");
+			 " Kernel messages %zu-%zu of %zu   Shift+PageUp/PageDown: scroll   /: find"
+			 "   %s: close",
+			 pos->msg + 1, last + 1, n, close_keys);
 	put_utf8(&(struct writer){o, 0, 0, 1, 0, 0, false}, line, status);
-
-	/* rows of text [first, first + page) show on rows 1.. of the screen */
-	for (size_t i = 0; i < n && at < first + page; i++) {
-		size_t h = view_msg_rows(o, &msgs[i]);
-
-		if (at + h > first) {
-			struct writer w = {o,	(long)at - (long)first + 1, 1, (long)rows, 0, 0,
-					   true};
-
-			put_msg(&w, &msgs[i], time, view_text(msgs[i].level));
-		}
-		at += h;
-	}
 }
 
-bool overlay_view_find(const struct overlay *o, const struct overlay_msg *msgs, size_t n,
-		       const char *needle, size_t *offset)
+bool overlay_view_find(const struct overlay_msg *msgs, size_t n, const char *needle,
+		       struct overlay_view_pos *pos)
 {
-	struct overlay layout = *o; /* view_msg_rows() stores nothing */
-	size_t page = o->rows > 0 ? o->rows - 1 : 0, total = 0, first, at = 0, *start;
-	size_t found = SIZE_MAX, cur = n;
-
-	if (n == 0 || !needle || !*needle)
+	if (!needle || !*needle)
 		return false;
-	start = xcalloc(n, sizeof(*start));
-	for (size_t i = 0; i < n; i++) {
-		start[i] = total;
-		total += view_msg_rows(&layout, &msgs[i]);
-	}
-	first = total > page ? total - page - MIN(o->view_offset, total - page) : 0;
-	/* the message on the first text row */
-	for (size_t i = 0; i < n && cur == n; i++) {
-		at = start[i] + view_msg_rows(&layout, &msgs[i]);
-		if (first < at)
-			cur = i;
-	}
-	for (size_t i = cur; i-- > 0 && found == SIZE_MAX;)
-		if (msgs[i].text && strcasestr(msgs[i].text, needle))
-			found = i;
-	if (found != SIZE_MAX)
-		*offset = total > page ? total - page - MIN(start[found], total - page) : 0;
-	free(start);
-	return found != SIZE_MAX;
+	for (size_t i = MIN(pos->msg, n); i-- > 0;)
+		if (msgs[i].text && strcasestr(msgs[i].text, needle)) {
+			*pos = (struct overlay_view_pos){false, i, 0};
+			return true;
+		}
+	return false;
 }
 
 static size_t view_step(const struct overlay *o)
@@ -310,17 +332,35 @@ static size_t view_step(const struct overlay *o)
 	return o->rows > 2 ? o->rows - 2 : 1;
 }
 
-size_t overlay_view_page_up(const struct overlay *o)
+void overlay_view_page(const struct overlay *o, const struct overlay_msg *msgs, size_t n, int dir,
+		       struct overlay_view_pos *pos)
 {
-	size_t page = o->rows > 0 ? o->rows - 1 : 0;
-	size_t max = o->view_total > page ? o->view_total - page : 0;
+	struct overlay layout = *o; /* view_msg_rows() stores nothing */
+	size_t msg = pos->msg, step = view_step(o);
 
-	return MIN(o->view_offset + view_step(o), max);
+	if (n == 0 || msg >= n)
+		return;
+	if (dir < 0) {
+		long r = (long)pos->row - (long)step;
+
+		while (r < 0 && msg > 0)
+			r += (long)view_msg_rows(&layout, &msgs[--msg]);
+		*pos = (struct overlay_view_pos){false, msg, r < 0 ? 0 : (size_t)r};
+		return;
+	}
+	if (pos->end)
+		return;
+	step += pos->row;
+	while (msg < n && step >= view_msg_rows(&layout, &msgs[msg]))
+		step -= view_msg_rows(&layout, &msgs[msg++]);
+	/* past the end: the next layout clamps it there */
+	*pos = msg < n ? (struct overlay_view_pos){false, msg, step}
+		       : (struct overlay_view_pos){true, 0, 0};
 }
 
-size_t overlay_view_page_down(const struct overlay *o)
+void overlay_view_home(struct overlay_view_pos *pos)
 {
-	return o->view_offset > view_step(o) ? o->view_offset - view_step(o) : 0;
+	*pos = (struct overlay_view_pos){false, 0, 0};
 }
 
 bool overlay_row_text(const struct overlay *o, unsigned row, unsigned cols, uint32_t *cps)

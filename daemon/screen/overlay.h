@@ -30,9 +30,13 @@
  *   whole messages), a status line at the top saying what it is, where it
  *   is and how to close it, in the band's look; the text in the session's
  *   default colours, the time green, errors red and warnings yellow as
- *   dmesg --color. Its place is an offset in rows from the end (0: the
- *   newest message on the last row), clamped to both ends; a search goes
- *   back to the previous message holding a string.
+ *   dmesg --color. Its place is a message and a row of it on the first
+ *   text row, or the end (the newest message's last row on the last
+ *   row), which new messages keep it at; a place less than a page from
+ *   the end is the end. A place is a message, not a count of rows from
+ *   the end: new messages do not move what is shown above them, and a
+ *   layout costs the rows it shows, not every stored message. A search
+ *   goes back to the previous message holding a string.
  *
  * Every code point is shown as the kernel's console would: control
  * characters (C0, DEL, C1) and malformed UTF-8 become U+FFFD, a tab a
@@ -66,9 +70,16 @@ struct overlay {
 	unsigned top, n;	    /* the rows [top, top + n) it covers; n 0: none */
 	struct overlay_cell *cells; /* n rows of cols */
 	size_t cap;		    /* cells allocated */
-	/* the view: rows of text in all, the first shown (clamped offset) */
-	size_t view_total;
-	size_t view_offset;
+	/* the view: the messages shown, [view_first, view_last] of
+	 * view_count */
+	size_t view_first, view_last, view_count;
+};
+
+/* A place in the view (see above). */
+struct overlay_view_pos {
+	bool end;   /* at the newest; msg and row then say where the top is */
+	size_t msg; /* the message on the first text row (an index of msgs) */
+	size_t row; /* its row there (0: its first) */
 };
 
 enum overlay_place {
@@ -98,25 +109,30 @@ void overlay_band(struct overlay *o, unsigned cols, unsigned rows, unsigned line
 		  enum overlay_place place, const struct overlay_msg *msgs, size_t n,
 		  uint64_t skipped);
 
-/* The view: msgs[0..n) over the whole grid, scrolled back `offset` rows
- * from the end (clamped: o->view_offset says where it is, o->view_total
- * how many rows of text there are). `close_keys` names how to close it in
- * the status line (NULL: "Esc"). */
+/* The view: msgs[0..n) over the whole grid from *pos (clamped, and at the
+ * end set to the top's message and row). The status line names the
+ * messages shown and how to scroll, find and close (`close_keys`, NULL:
+ * "Esc"), or, with `note`, that instead (a search being typed, one not
+ * found). Costs the rows of the messages it shows (and at the end, those
+ * of the newest page), however many there are. */
 void overlay_view(struct overlay *o, unsigned cols, unsigned rows, const struct overlay_msg *msgs,
-		  size_t n, size_t offset, const char *close_keys);
+		  size_t n, struct overlay_view_pos *pos, const char *note, const char *close_keys);
 
-/* The offset of the view a page up or down (Shift+PageUp/PageDown): a
- * page is the rows below the status line, less one kept for context. */
-size_t overlay_view_page_up(const struct overlay *o);
-size_t overlay_view_page_down(const struct overlay *o);
+/* *pos a page up (dir < 0) or down (Shift+PageUp/PageDown), o laid out by
+ * overlay_view() with the same msgs and *pos: a page is the rows below the
+ * status line, less one kept for context; up stops at the oldest, down
+ * past the end is the end. */
+void overlay_view_page(const struct overlay *o, const struct overlay_msg *msgs, size_t n, int dir,
+		       struct overlay_view_pos *pos);
+/* *pos at the oldest message. */
+void overlay_view_home(struct overlay_view_pos *pos);
 
-/* Search in the view (o laid out by overlay_view() with the same msgs):
- * the newest message before the one on the view's first text row whose
- * text holds `needle` (ASCII letters in either case). True with the offset
- * that puts its first row at the top (clamped, as overlay_view() would),
- * false when there is none (*offset untouched). O(n). */
-bool overlay_view_find(const struct overlay *o, const struct overlay_msg *msgs, size_t n,
-		       const char *needle, size_t *offset);
+/* Search in the view (msgs as overlay_view() was given, *pos as it set it): the newest message
+ * before the one on the first text row whose text holds `needle` (ASCII
+ * letters in either case). True with *pos on its first row; false when
+ * there is none (*pos untouched). O(n), only when asked. */
+bool overlay_view_find(const struct overlay_msg *msgs, size_t n, const char *needle,
+		       struct overlay_view_pos *pos);
 
 /* The vcs mirror (vcs.h): whether `row` is one of the overlay's and then
  * its text in cps[0..cols) (a wide character's right half 0), so the

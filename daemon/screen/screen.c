@@ -407,14 +407,14 @@ void screen_show_band(struct screen *s, const struct overlay_msg *msgs, size_t n
 	screen_overlay_changed(s);
 }
 
-void screen_show_view(struct screen *s, const struct overlay_msg *msgs, size_t n, size_t offset,
-		      const char *close_keys)
+void screen_show_view(struct screen *s, const struct overlay_msg *msgs, size_t n,
+		      struct overlay_view_pos *pos, const char *note, const char *close_keys)
 {
 	if (!s->render)
 		return;
 	render_set_overlay(s->render, NULL);
-	overlay_view(&s->overlay, render_cols(s->render), render_rows(s->render), msgs, n, offset,
-		     close_keys);
+	overlay_view(&s->overlay, render_cols(s->render), render_rows(s->render), msgs, n, pos,
+		     note, close_keys);
 	screen_overlay_changed(s);
 }
 

@@ -131,15 +131,15 @@ void screen_hide_pointer(struct screen *s);
 
 /* The kernel messages over the session, never in it (overlay.h): the band
  * of msgs[0..n) (`skipped` before them never given, `lines` rows at most)
- * or the view of all of them scrolled back `offset` rows, laid out for the
+ * or the view of all of them from *pos (overlay_view()), laid out for the
  * grid now and drawn at the next frame (while another VT is shown or the
  * screen is blanked: when it is seen again). Neither unblanks the screen.
  * The caller lays them out again after every new layout (the laid_out
  * callback). */
 void screen_show_band(struct screen *s, const struct overlay_msg *msgs, size_t n, uint64_t skipped,
 		      unsigned lines);
-void screen_show_view(struct screen *s, const struct overlay_msg *msgs, size_t n, size_t offset,
-		      const char *close_keys);
+void screen_show_view(struct screen *s, const struct overlay_msg *msgs, size_t n,
+		      struct overlay_view_pos *pos, const char *note, const char *close_keys);
 /* The session's cells back where the band or the view was. */
 void screen_hide_overlay(struct screen *s);
 /* The vcs mirror's rows (vcs.h vcs_row_fn; userdata: the screen): the

@@ -105,7 +105,10 @@ static bool terminal_vcs_source(void *userdata, struct vcs_source *ret)
 {
 	struct terminal *t = userdata;
 
-	if (!t->term)
+	/* after vcs_clear() at the exit, nothing of the ended session comes
+	 * back (a band of kernel messages, a selection or a VT switch during
+	 * the pause damages the mirror) */
+	if (!t->term || t->ended)
 		return false;
 	*ret = (struct vcs_source){term_screen(t->term), term_clusters(t->term)};
 	return true;
@@ -216,6 +219,7 @@ static int terminal_on_respawn(sd_event_source *s, uint64_t usec, void *userdata
 		t->cb.failed(t, true, t->userdata);
 		return 0;
 	}
+	t->ended = false;
 	/* the snapshot, written again from the empty terminal */
 	restore_session_started(t->restore, t->term);
 	/* the cluster table starts empty: stand-ins are handed out again;
@@ -241,6 +245,7 @@ static void terminal_on_exited(int status, void *userdata)
 		selection_wipe(t->selection);
 	share_sweep(t->share); /* the user's last session? */
 	/* nor what the VT's buffer mirrored of its screen */
+	t->ended = true;
 	vcs_clear(t->vcs);
 	sd_event_source_set_enabled(t->snapshot_source, SD_EVENT_OFF);
 	t->snapshot_behind_usec = 0;

@@ -69,6 +69,9 @@ struct terminal {
 	sd_event_source *respawn_source;
 	uint64_t exits[5]; /* times of the last RESPAWN_BURST session exits */
 	unsigned n_exits;
+	/* the session exited and the next is not started yet (the respawn's
+	 * pause): the vcs mirror shows nothing of the old screen */
+	bool ended;
 	/* The mirror into the VT's screen buffer (vcs.h); NULL with --vcs=no. */
 	struct vcs *vcs;
 	struct bell *bell; /* what BEL does (--bell=) */

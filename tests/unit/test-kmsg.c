@@ -296,11 +296,24 @@ static void test_filter(void)
 	close(peer);
 	kmsg_free(k);
 
+	/* a fixed level: the threshold is it, and the kernel's console log
+	 * level is still read (an oops' 15 wakes the screen) */
+	write_setting(printk, "4\t4\t1\t7\n");
+	k = reader_new(3, &files, 0, &peer);
+	CHECK_EQ_U(kmsg_threshold(k), 3);
+	CHECK_EQ_U(kmsg_console_level(k), 4);
+	write_setting(printk, "15\t4\t1\t7\n");
+	CHECK_EQ_U(kmsg_threshold(k), 3);
+	CHECK_EQ_U(kmsg_console_level(k), 15);
+	close(peer);
+	kmsg_free(k);
+
 	/* files that are not there: level 7, logged */
 	unlink(printk);
 	unlink(ignore);
 	k = reader_new(KMSG_LEVEL_KERNEL, &files, 0, &peer);
 	CHECK_EQ_U(kmsg_threshold(k), KMSG_LEVEL_FALLBACK);
+	CHECK(kmsg_console_level(k) == -1);
 	close(peer);
 	kmsg_free(k);
 	rmdir(dir);

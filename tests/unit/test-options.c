@@ -11,6 +11,7 @@
 #include "../../daemon/terminal/bell.h"
 #include "../../daemon/screen/blank.h"
 #include "../../daemon/input/input.h"
+#include "../../daemon/terminal/keys.h"
 #include "../../daemon/options.h"
 #include "../../daemon/screen/rotate.h"
 #include "../../daemon/screen/scroll.h"
@@ -100,6 +101,21 @@ static void test_zoom_keys(void)
 	CHECK(!input_zoom_key(XKB_KEY_minus, TSM_CONTROL_MASK | TSM_ALT_MASK, &step));
 	CHECK(!input_zoom_key(XKB_KEY_a, TSM_CONTROL_MASK, &step));
 	CHECK(step == 42);
+}
+
+static void test_view_key(void)
+{
+	const unsigned cl = TSM_CONTROL_MASK | TSM_LOGO_MASK;
+
+	CHECK(input_view_key(XKB_KEY_k, cl));
+	CHECK(input_view_key(XKB_KEY_K, cl | KEYS_NUM_LOCK_MASK));
+	/* Ctrl+K (kill to the line's end), Ctrl+Alt+K, Ctrl+Shift+K, Logo+K
+	 * stay the session's */
+	CHECK(!input_view_key(XKB_KEY_k, TSM_CONTROL_MASK));
+	CHECK(!input_view_key(XKB_KEY_k, cl | TSM_ALT_MASK));
+	CHECK(!input_view_key(XKB_KEY_K, cl | TSM_SHIFT_MASK));
+	CHECK(!input_view_key(XKB_KEY_k, TSM_LOGO_MASK));
+	CHECK(!input_view_key(XKB_KEY_j, cl));
 }
 
 static void test_rotate_keys(void)
@@ -1041,6 +1057,7 @@ int main(void)
 	RUN(test_vt_forms);
 	RUN(test_zoom_keys);
 	RUN(test_rotate_keys);
+	RUN(test_view_key);
 	RUN(test_errors);
 	RUN(test_scroll_mode);
 	RUN(test_rotate);

@@ -227,93 +227,111 @@ static void test_text(void)
 }
 
 /* The view: every message, wrapped under the text, the status line on
- * top, offsets from the end clamped to both ends, a page at a time. */
+ * top, a place by message clamped to both ends, a page at a time, a search,
+ * and new messages that do not move it. */
 static void test_view(void)
 {
-	struct overlay_msg v[12];
-	char texts[12][128];
+	struct overlay_msg v[20];
+	char texts[20][128];
 	struct overlay o;
-	size_t off;
+	struct overlay_view_pos pos, kept;
 	unsigned pages = 0;
 
-	for (unsigned i = 0; i < 12; i++) {
+	for (unsigned i = 0; i < 20; i++) {
 		/* every third message takes two rows at 40 columns */
 		snprintf(texts[i], sizeof(texts[i]), "message %u%s", i,
 			 i % 3 == 0 ? " with a tail that does not fit in a row" : "");
 		v[i] = (struct overlay_msg){(uint64_t)i * 1000000, 6, texts[i]};
 	}
 	overlay_init(&o);
-	/* 40x6: a status line and 5 rows of text; 16 rows of text in all */
-	overlay_view(&o, 40, 6, v, 12, 0, "Ctrl+Alt+K");
+	/* 40x6: a status line and 5 rows of text; 16 rows of text in all:
+	 * at the end, message 8 on top */
+	pos = (struct overlay_view_pos){true, 0, 0};
+	overlay_view(&o, 40, 6, v, 12, &pos, NULL, "Ctrl+Alt+K");
 	CHECK_EQ_U(o.top, 0);
 	CHECK_EQ_U(o.n, 6);
-	CHECK_EQ_U(o.view_total, 16);
-	CHECK_EQ_U(o.view_offset, 0);
-	CHECK_ROW(&o, 0, " Kernel messages: lines 12-16 of 16   Sh");
+	CHECK(pos.end && pos.msg == 8 && pos.row == 0);
+	CHECK_EQ_U(o.view_first, 8);
+	CHECK_EQ_U(o.view_last, 11);
+	CHECK_ROW(&o, 0, " Kernel messages 9-12 of 12   Shift+Page");
 	CHECK_ROW(&o, 1, "[    8.000000] message 8");
 	CHECK_ROW(&o, 2, "[    9.000000] message 9 with a tail tha");
 	CHECK_ROW(&o, 3, "               t does not fit in a row");
 	CHECK_ROW(&o, 5, "[   11.000000] message 11");
 
-	/* the oldest end: clamped */
-	overlay_view(&o, 40, 6, v, 12, 1000, "Ctrl+Alt+K");
-	CHECK_EQ_U(o.view_offset, 11);
-	CHECK_ROW(&o, 0, " Kernel messages: lines 1-5 of 16   Shif");
+	/* the oldest end */
+	overlay_view_home(&pos);
+	overlay_view(&o, 40, 6, v, 12, &pos, NULL, "Ctrl+Alt+K");
+	CHECK(!pos.end && pos.msg == 0);
+	CHECK_ROW(&o, 0, " Kernel messages 1-4 of 12   Shift+PageU");
 	CHECK_ROW(&o, 1, "[    0.000000] message 0 with a tail tha");
 	CHECK_ROW(&o, 2, "               t does not fit in a row");
 	CHECK_ROW(&o, 5, "[    3.000000] message 3 with a tail tha");
 	/* a page further up stays there, a page down moves 4 rows (5 less
-	 * one kept) */
-	CHECK_EQ_U(overlay_view_page_up(&o), 11);
-	CHECK_EQ_U(overlay_view_page_down(&o), 7);
+	 * one kept): message 3 on top */
+	kept = pos;
+	overlay_view_page(&o, v, 12, -1, &pos);
+	CHECK(!pos.end && pos.msg == 0 && pos.row == 0);
+	overlay_view_page(&o, v, 12, 1, &kept);
+	CHECK(!kept.end && kept.msg == 3 && kept.row == 0);
 
-	/* paging down from the top reaches the end and stays */
-	off = 11;
-	while (off > 0 && pages < 100) {
-		overlay_view(&o, 40, 6, v, 12, off, NULL);
-		off = overlay_view_page_down(&o);
+	/* paging down from the top reaches the end and stays: 0, 4, 8, end */
+	while (!pos.end && pages < 100) {
+		overlay_view(&o, 40, 6, v, 12, &pos, NULL, NULL);
+		overlay_view_page(&o, v, 12, 1, &pos);
+		overlay_view(&o, 40, 6, v, 12, &pos, NULL, NULL);
 		pages++;
 	}
-	CHECK_EQ_U(pages, 3); /* 11, 7, 3, then 0 */
-	overlay_view(&o, 40, 6, v, 12, off, NULL);
-	CHECK_EQ_U(overlay_view_page_down(&o), 0);
+	CHECK_EQ_U(pages, 3);
+	overlay_view_page(&o, v, 12, 1, &pos);
+	overlay_view(&o, 40, 6, v, 12, &pos, NULL, NULL);
+	CHECK(pos.end);
 	CHECK_ROW(&o, 5, "[   11.000000] message 11");
-	/* a row that starts inside a wrapped message shows its second row */
-	overlay_view(&o, 40, 6, v, 12, 2, NULL);
+	/* a place inside a wrapped message shows its second row */
+	pos = (struct overlay_view_pos){false, 6, 1};
+	overlay_view(&o, 40, 6, v, 12, &pos, NULL, NULL);
 	CHECK_ROW(&o, 1, "               t does not fit in a row");
 	CHECK_ROW(&o, 2, "[    7.000000] message 7");
+	/* new messages do not move it; at the end, they are followed */
+	overlay_view(&o, 40, 6, v, 20, &pos, NULL, NULL);
+	CHECK(!pos.end && pos.msg == 6 && pos.row == 1);
+	CHECK_ROW(&o, 2, "[    7.000000] message 7");
+	pos = (struct overlay_view_pos){true, 0, 0};
+	overlay_view(&o, 40, 6, v, 20, &pos, NULL, NULL);
+	CHECK_ROW(&o, 5, "[   19.000000] message 19");
 
-	/* fewer rows than the page: from the top, no offset */
-	overlay_view(&o, 40, 6, v + 10, 2, 5, NULL);
-	CHECK_EQ_U(o.view_total, 2);
-	CHECK_EQ_U(o.view_offset, 0);
+	/* fewer rows than the page: from the top */
+	pos = (struct overlay_view_pos){false, 1, 0};
+	overlay_view(&o, 40, 6, v + 10, 2, &pos, NULL, NULL);
+	CHECK(pos.end && pos.msg == 0);
 	CHECK_ROW(&o, 1, "[   10.000000] message 10");
 	CHECK_ROW(&o, 2, "[   11.000000] message 11");
 	CHECK_ROW(&o, 3, "");
 	/* search: back from the message on the first row, in either case */
-	overlay_view(&o, 40, 6, v, 12, 0, NULL); /* rows 11-15: message 8 on top */
-	off = 99;
-	CHECK(overlay_view_find(&o, v, 12, "MESSAGE 7", &off));
-	CHECK_EQ_U(off, 16 - 5 - 10); /* message 7 starts at row 10 */
-	overlay_view(&o, 40, 6, v, 12, off, NULL);
+	pos = (struct overlay_view_pos){true, 0, 0};
+	overlay_view(&o, 40, 6, v, 12, &pos, NULL, NULL); /* message 8 on top */
+	CHECK(overlay_view_find(v, 12, "MESSAGE 7", &pos));
+	CHECK(!pos.end && pos.msg == 7 && pos.row == 0);
+	overlay_view(&o, 40, 6, v, 12, &pos, NULL, NULL);
 	CHECK_ROW(&o, 1, "[    7.000000] message 7");
 	/* the previous match of a string every message holds */
-	CHECK(overlay_view_find(&o, v, 12, "message", &off));
-	overlay_view(&o, 40, 6, v, 12, off, NULL);
+	CHECK(overlay_view_find(v, 12, "message", &pos));
+	overlay_view(&o, 40, 6, v, 12, &pos, "find: message_", NULL);
+	CHECK_ROW(&o, 0, " Kernel messages 7-10 of 12   find: mess");
 	CHECK_ROW(&o, 1, "[    6.000000] message 6 with a tail tha");
-	CHECK(overlay_view_find(&o, v, 12, "message 1", &off));
-	CHECK_EQ_U(off, 16 - 5 - 2);
-	/* the oldest: the first page */
-	overlay_view(&o, 40, 6, v, 12, off, NULL);
-	CHECK(overlay_view_find(&o, v, 12, "message 0", &off));
-	CHECK_EQ_U(off, 11);
+	CHECK(overlay_view_find(v, 12, "message 1", &pos));
+	CHECK_EQ_U(pos.msg, 1);
+	/* the oldest */
+	CHECK(overlay_view_find(v, 12, "message 0", &pos));
+	CHECK_EQ_U(pos.msg, 0);
 	/* none before: nothing moves */
-	overlay_view(&o, 40, 6, v, 12, off, NULL);
-	off = 5;
-	CHECK(!overlay_view_find(&o, v, 12, "message 11", &off));
-	CHECK(!overlay_view_find(&o, v, 12, "no such text", &off));
-	CHECK_EQ_U(off, 5);
-	overlay_view(&o, 60, 3, v, 0, 0, NULL);
+	overlay_view(&o, 40, 6, v, 12, &pos, NULL, NULL);
+	CHECK(!overlay_view_find(v, 12, "message 11", &pos));
+	CHECK(!overlay_view_find(v, 12, "no such text", &pos));
+	CHECK(!overlay_view_find(v, 12, "", &pos));
+	CHECK(!pos.end && pos.msg == 0);
+	pos = (struct overlay_view_pos){true, 0, 0};
+	overlay_view(&o, 60, 3, v, 0, &pos, NULL, NULL);
 	CHECK_ROW(&o, 0, " Kernel messages: none yet   Esc: close");
 	overlay_clear(&o);
 	CHECK_EQ_U(o.n, 0);

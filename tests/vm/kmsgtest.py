@@ -59,10 +59,10 @@ class KmsgChecks:
         self.checks = {"kmsg-band": self.check_band, "kmsg-view": self.check_view,
                        "kmsg-blank": self.check_blank}
 
-    def start(self):
+    def start(self, extra=""):
         r = self.r
         r.sh("dmesg -n %d" % BOOT_LEVEL)  # whatever an earlier check left
-        r.start_shell(self.font, extra="--kernel-messages-time=%d" % TIME)
+        r.start_shell(self.font, extra="--kernel-messages-time=%d %s" % (TIME, extra))
         return r.stable_grab()
 
     def decode(self, img):
@@ -144,11 +144,11 @@ class KmsgChecks:
         r.stop_consoled()
 
     def view_open(self, s):
-        return any(l.lstrip().startswith("Kernel messages: lines") for l in s.lines[:1])
+        return any(l.lstrip().startswith("Kernel messages ") for l in s.lines[:1])
 
     def check_view(self):
         r = self.r
-        before = self.start()
+        before = self.start("--verbose")
         r.sh("echo '<6>consoled-view-test' > /dev/kmsg")
         time.sleep(0.5)
         self.vm.send_keys(["ctrl", "meta_l", "k"])
@@ -166,9 +166,38 @@ class KmsgChecks:
         self.vm.send_keys(["ctrl", "meta_l", "k"])
         r.wait_text(self.font, self.view_open, "Ctrl+Logo+K did not open the view again",
                     timeout=10)
+        # a search, typed after `/` into the status line, back to the boot's
+        # first message; `n` again finds none before it
+        self.vm.send_text("/linux version")
+        r.wait_text(self.font, lambda s: "find: linux version_" in s.lines[0],
+                    "the search typed after / is not on the status line", timeout=10)
+        self.vm.send_keys(["ret"])
+        r.wait_text(self.font, lambda s: self.view_open(s) and "Linux version" in s.lines[1],
+                    "Enter did not bring the boot's first message (Linux version) to the top",
+                    timeout=10)
+        self.vm.send_text("n")
+        r.wait_text(self.font, lambda s: "not found before: linux version" in s.lines[0],
+                    "n found a message before the first", timeout=10)
         self.vm.send_keys(["ctrl", "meta_l", "k"])
         r.wait_equal(before, "after Ctrl+Logo+K closed the view the screen differs from before",
                      timeout=10)
+        # held down for 0.7 s (past the repeat's 250 ms delay, 30 a second
+        # after it), the key opens the view once, and once more closes it:
+        # it does not repeat
+        log = r.consoled_log().count("view opens")
+        for what in ("open", "close"):
+            self.vm.qmp.cmd("send-key", keys=[{"type": "qcode", "data": q}
+                                              for q in ("ctrl", "meta_l", "k")],
+                            **{"hold-time": 700})
+            time.sleep(1)
+            if what == "open":
+                r.wait_text(self.font, self.view_open, "Ctrl+Logo+K held for 0.7 s left the"
+                            " view closed", timeout=10)
+        r.wait_equal(before, "Ctrl+Logo+K held for 0.7 s did not close the view", timeout=10)
+        opened = r.consoled_log().count("view opens") - log
+        if opened != 1:
+            r.fail("Ctrl+Logo+K held twice for 0.7 s opened the view %d times, not once (key"
+                   " repeat)" % opened)
         # nor the pointer: the wheel would scroll the shell's scrollback
         r.put_file("/tmp/kmsg-long", b"".join(b"line %d\n" % i for i in range(1, 301)))
         self.vm.send_text("cat /tmp/kmsg-long\n")

@@ -48,7 +48,9 @@ through QMP.
                 secrets on the alternate screen (dim and combined text:
                 stand-ins), saved cursors (?1048, DECSC) and the main screen,
                 and exits: the respawn is throttled, and during the pause a
-                word of the old screen is double-clicked.  In the next
+                word of the old screen is double-clicked and a kernel
+                message's band damages the vcs mirror, which must not show
+                the old screen again (/dev/vcsu1).  In the next
                 session neither the middle button nor Shift+Insert pastes
                 it; modes 47 and 1047 (which do not erase) show an empty
                 alternate screen with a marker at the home position (the
@@ -374,7 +376,8 @@ class SelectChecks:
         font = self.load_font(self.font)
         self.r.sh("rm -f /tmp/rc-n /tmp/rc-start /tmp/rc-go /tmp/rc-paste")
         self.r.put_file("/tmp/rc.sh", RESPAWN_SCRIPT)
-        self.r.start_consoled(self.font, "/bin/sh /tmp/rc.sh", extra="--verbose")
+        self.r.start_consoled(self.font, "/bin/sh /tmp/rc.sh",
+                              extra="--verbose --kernel-messages-time=1")
         self.pc.wait_pointer_devices()
         self.r.sh("touch /tmp/rc-start")
         img, decoded = self.r.wait_text(self.font, lambda s: "MAINSECRET words" in s,
@@ -398,6 +401,14 @@ class SelectChecks:
         if "MAINSECRET" not in decoded:
             self.r.fail("the pause ended before the selection was made (a slow host?); the"
                         " screen shows:\n" + decoded.text())
+        # Nor does the VT's buffer (the vcs mirror) get the old screen back
+        # during the pause: a kernel message's band damages the mirror.
+        self.r.sh("echo '<2>respawn-pause' > /dev/kmsg")
+        time.sleep(0.6)
+        out = self.r.sh("od -An -tx4 -v /dev/vcsu1")
+        mirrored = "".join(chr(int(v, 16)) for v in out.split())
+        if "SECRET" in mirrored:
+            self.r.fail("during the pause /dev/vcsu1 mirrors the ended session's screen again")
         self.r.wait_text(self.font, lambda s: any(l.startswith("$ ") for l in s.lines)
                          and "SECRET" not in s, "no fresh session after the pause", timeout=20)
         # Neither the middle button nor Shift+Insert pastes the word into

@@ -23,11 +23,17 @@ loglevel=4: levels 0-3 are shown.
              back (the line leaves the screen); a typed key does not reach
              the session; Escape closes it and the screen equals the
              screen before, pixel for pixel; Ctrl+Logo+K opens and closes
-             it again the same way. After a `cat` of 300 lines, with the
+             it again the same way. `/linux version` is typed into the
+             status line and Enter brings the boot's first message to the
+             top; `n` says none is before it. Held for 0.7 s (past the
+             key repeat's delay) Ctrl+Logo+K opens the view once, and held
+             again closes it: the log (--verbose) counts one opening.
+             After a `cat` of 300 lines, with the
              usb-tablet plugged in: the view open, three wheel notches up,
              Escape: the screen equals the screen before (the wheel did not
              scroll the session's scrollback under the view).
-  kmsg-blank (cirrus) --blank=3: once the screen is black a <2> message
+  kmsg-blank (cirrus) --blank=3 --kernel-messages=3 (a fixed level, which
+             does not hide the kernel's own): once the screen is black a <2> message
              does not wake it (the kernel's console never unblanks for a
              message); the console log level set to 15, as the kernel's
              console_verbose() does at an oops, and a message: the screen
@@ -222,7 +228,9 @@ class KmsgChecks:
     def check_blank(self):
         r = self.r
         r.sh("dmesg -n %d" % BOOT_LEVEL)
-        r.start_shell(self.font, extra="--blank=3 --kernel-messages-time=60")
+        # a fixed level (<2> shows at 3): the kernel's own level is still
+        # read, and its 15 at an oops still wakes the screen
+        r.start_shell(self.font, extra="--blank=3 --kernel-messages-time=60 --kernel-messages=3")
         r.wait_black("the screen did not go black after 3 s without input")
         r.sh("echo '<2>consoled-blank-test' > /dev/kmsg")
         time.sleep(1.5)

@@ -32,6 +32,11 @@ loglevel=4: levels 0-3 are shown.
              usb-tablet plugged in: the view open, three wheel notches up,
              Escape: the screen equals the screen before (the wheel did not
              scroll the session's scrollback under the view).
+  kmsg-vt    (bochs) --kernel-messages=3 and the kernel's level at 1 (so
+             the kernel's own console on tty2 does not print it): a <2>
+             message while tty2 is shown leaves tty2's screen as it was
+             (consoled draws nothing while away); back on tty1 the band
+             shows it.
   kmsg-blank (cirrus) --blank=3 --kernel-messages=3 (a fixed level, which
              does not hide the kernel's own): once the screen is black a <2> message
              does not wake it (the kernel's console never unblanks for a
@@ -48,7 +53,7 @@ import screen
 
 CARDS = ("bochs", "cirrus")
 # kmsg-blank where blanking is checked (vmtest.py's blank: cirrus)
-CHECKS = {"bochs": ["kmsg-band", "kmsg-view"],
+CHECKS = {"bochs": ["kmsg-band", "kmsg-view", "kmsg-vt"],
           "cirrus": ["kmsg-band", "kmsg-view", "kmsg-blank"]}
 
 TIME = 2  # --kernel-messages-time
@@ -63,6 +68,7 @@ class KmsgChecks:
         self.psf = load_font(font)
         self.pc = pointertest.PointerChecks(runner, None, load_font, font)
         self.checks = {"kmsg-band": self.check_band, "kmsg-view": self.check_view,
+                       "kmsg-vt": self.check_vt,
                        "kmsg-blank": self.check_blank}
 
     def start(self, extra=""):
@@ -223,6 +229,32 @@ class KmsgChecks:
                          " session: after Escape the screen differs from before", timeout=10)
         finally:
             self.pc.unplug_tablet()
+        r.stop_consoled()
+
+    def check_vt(self):
+        r = self.r
+        # a fixed level 3 and the kernel's at 1: consoled shows a <2>
+        # message, the kernel's own console on tty2 does not print it
+        r.start_shell(self.font, extra="--kernel-messages=3 --kernel-messages-time=60")
+        before = r.stable_grab()
+        try:
+            # (fbcon's blinking cursor off: tty2's screen stays still)
+            r.sh("printf '\\033[?25l' >/dev/tty2; dmesg -n 1; chvt 2")
+            away = r.stable_grab()
+            r.sh("echo '<2>consoled-while-away' > /dev/kmsg")
+            time.sleep(1)
+            if self.vm.grab().data != away.data:
+                r.fail("a kernel message changed tty2's screen while consoled's VT was away",
+                       away, self.vm.grab())
+            r.sh("chvt 1")
+            img, s = r.wait_text(self.font, lambda s: any(
+                l.rstrip().endswith("] consoled-while-away") for l in s.lines[-3:]),
+                "back on tty1 the band does not show the message that came while away",
+                timeout=10)
+        finally:
+            r.sh("dmesg -n %d; chvt 1" % BOOT_LEVEL)
+        if img.data == before.data:
+            r.fail("back on tty1 the screen is as before the message")
         r.stop_consoled()
 
     def check_blank(self):

@@ -194,7 +194,8 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
   kmsg-*          (cirrus, bochs) kernel messages: the band over the
                   session (text, colours, its rows only, the vcs mirror, the
                   console log level, gone after its time with the screen as
-                  before), the view key, and (cirrus) blanking: a
+                  before), the view key, (bochs) nothing drawn while tty2 is
+                  shown and the band on return, and (cirrus) blanking: a
                   message does not wake the screen, an oops does: see
                   kmsgtest.py.
   deferred-*      (bochs, virtio, qxl: DRM fbdev emulation with deferred

@@ -331,7 +331,11 @@ int session_ask_kmsg(const char *path, int timeout_msec)
 	fd = session_connect(path);
 	if (fd < 0)
 		return fd;
+	/* The helper refuses a peer before it reads the request: closed with
+	 * the request unread, the connection is reset. */
 	r = session_send_msg(fd, SESSION_MSG_KMSG, 0, -1);
+	if (r == -EPIPE || r == -ECONNRESET)
+		return -EPROTO;
 	if (r < 0)
 		return r;
 	pfd = (struct pollfd){.fd = fd, .events = POLLIN};
@@ -343,10 +347,10 @@ int session_ask_kmsg(const char *path, int timeout_msec)
 	if (r == 0)
 		return -ETIMEDOUT;
 	r = session_recv_msg(fd, &msg, &len, &kmsg);
+	if (r == 0 || r == -ECONNRESET)
+		return -EPROTO; /* closed without a reply: refused */
 	if (r < 0)
 		return r;
-	if (r == 0)
-		return -EPROTO; /* closed without a reply: refused */
 	r = session_kmsg_reply_check(&msg, len, kmsg);
 	if (r < 0) {
 		if (kmsg >= 0)

@@ -151,7 +151,8 @@ int session_connect(const char *path);
  * to timeout_msec. Returns /dev/kmsg's fd (close-on-exec, non-blocking,
  * read only: it is checked to be the kmsg device), or a negative errno:
  * the helper's own (it could not open the device), -ETIMEDOUT, -EPROTO
- * when the helper closed the connection without a reply (it refused us),
+ * when the helper closed or reset the connection without a reply (it
+ * refused us),
  * -EBADMSG for a malformed reply, or that of the connection. */
 int session_ask_kmsg(const char *path, int timeout_msec);
 

@@ -178,6 +178,7 @@ enum fake_reply {
 	FAKE_NULL,   /* passes /dev/null: not the kmsg device */
 	FAKE_WRITE,  /* passes /dev/kmsg open for writing */
 	FAKE_CLOSE,  /* closes the connection: a refusal */
+	FAKE_RESET,  /* closes it with the request unread, as for a refused peer */
 	FAKE_SILENT, /* never answers */
 	FAKE_BOTH,   /* an errno and a fd */
 };
@@ -193,6 +194,12 @@ static _Noreturn void fake_helper(int listener, enum fake_reply how)
 	c = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
 	if (c < 0)
 		_exit(1);
+	if (how == FAKE_RESET) {
+		struct pollfd req = {.fd = c, .events = POLLIN};
+
+		/* the request is there, unread */
+		_exit(poll(&req, 1, 5000) == 1 ? 0 : 1);
+	}
 	struct pollfd pfd = {.fd = c, .events = POLLIN};
 	if (poll(&pfd, 1, 5000) != 1 || session_recv_msg(c, &msg, &len, &fd) != 1)
 		_exit(1);
@@ -211,6 +218,7 @@ static _Noreturn void fake_helper(int listener, enum fake_reply how)
 		passfd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
 		break;
 	case FAKE_CLOSE:
+	case FAKE_RESET:
 		_exit(ok ? 0 : 1);
 	case FAKE_SILENT:
 		pause();
@@ -239,9 +247,13 @@ static void test_ask_kmsg(void)
 		int expect; /* >= 0: a fd */
 		bool needs_kmsg;
 	} cases[] = {
-	    {FAKE_KMSG, 0, true},	  {FAKE_ERRNO, -EACCES, false},
-	    {FAKE_NULL, -EBADMSG, false}, {FAKE_WRITE, -EBADMSG, true},
-	    {FAKE_CLOSE, -EPROTO, false}, {FAKE_SILENT, -ETIMEDOUT, false},
+	    {FAKE_KMSG, 0, true},
+	    {FAKE_ERRNO, -EACCES, false},
+	    {FAKE_NULL, -EBADMSG, false},
+	    {FAKE_WRITE, -EBADMSG, true},
+	    {FAKE_CLOSE, -EPROTO, false},
+	    {FAKE_RESET, -EPROTO, false},
+	    {FAKE_SILENT, -ETIMEDOUT, false},
 	    {FAKE_BOTH, -EBADMSG, false},
 	};
 	char dir[] = "/tmp/test-session-XXXXXX", path[64];

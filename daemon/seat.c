@@ -11,6 +11,7 @@
 #include <xkbcommon/xkbcommon-keysyms.h>
 
 #include "screen/rotate.h"
+#include "session/session.h"
 #include "terminal/selection.h"
 #include "terminal/share.h"
 #include "terminal/vcs.h"
@@ -495,6 +496,37 @@ static int seat_on_kmsg_more(sd_event_source *src, void *userdata)
 	return 0;
 }
 
+/* How long consoled-session may take to pass /dev/kmsg (a helper started
+ * per connection); well below WatchdogSec=, since the start waits. */
+#define SEAT_KMSG_HELPER_TIMEOUT_MSEC (5 * 1000)
+
+/* /dev/kmsg: from consoled-session under systemd (the sandbox keeps the
+ * kernel's log from consoled: ProtectKernelLogs=yes), opened here when run
+ * by hand. Nothing else is tried when the session helper gives none. */
+static int seat_kmsg_fd(const struct options *o)
+{
+	int fd;
+
+	if (!o->session_socket) {
+		fd = kmsg_open();
+		if (fd < 0)
+			log_warning_errno(
+			    fd, "Cannot read /dev/kmsg, no kernel messages on the screen: %m");
+		return fd;
+	}
+	fd = session_ask_kmsg(o->session_socket, SEAT_KMSG_HELPER_TIMEOUT_MSEC);
+	if (fd == -EPROTO)
+		log_warning("The session helper at %s refused to pass /dev/kmsg (its log: "
+			    "journalctl -u 'consoled-session@*'), no kernel messages on the screen",
+			    o->session_socket);
+	else if (fd < 0)
+		log_warning_errno(fd,
+				  "Got no /dev/kmsg from the session helper at %s, no kernel "
+				  "messages on the screen: %m",
+				  o->session_socket);
+	return fd;
+}
+
 int seat_start_kmsg(struct seat *seat)
 {
 	const struct options *o = seat->opts;
@@ -502,12 +534,9 @@ int seat_start_kmsg(struct seat *seat)
 
 	if (o->kmsg_level == 0)
 		return 0; /* kernel-messages=off */
-	fd = kmsg_open();
-	if (fd < 0) {
-		log_warning_errno(fd,
-				  "Cannot read /dev/kmsg, no kernel messages on the screen: %m");
+	fd = seat_kmsg_fd(o);
+	if (fd < 0)
 		return 0;
-	}
 	r = kmsg_new(fd, o->kmsg_level, NULL, 0, &seat->kmsg);
 	if (r < 0) {
 		log_warning_errno(r, "Cannot follow kernel messages: %m");

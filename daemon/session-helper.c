@@ -16,6 +16,12 @@
  * tells it the exit status if consoled is still connected. consoled closing
  * the connection does not end the session (a restarting consoled adopts it);
  * closing the pty master for good does.
+ *
+ * On a connection of its own consoled asks for /dev/kmsg instead (KMSG):
+ * its sandbox keeps it from the kernel's log (ProtectKernelLogs=yes, no
+ * CAP_SYSLOG, which kernel.dmesg_restrict=1 wants for the open), so the
+ * helper, checked the same way, opens the device read only and passes the
+ * fd back; no session is started for that connection.
  */
 #define LOG_MODULE "consoled-session"
 #include <errno.h>
@@ -35,6 +41,7 @@
 
 #include "options.h"
 #include "color/palette.h"
+#include "devices/kmsg.h"
 #include "session/getty.h"
 #include "session/session.h"
 #include "util/log.h"
@@ -43,8 +50,9 @@
 /* consoled sends its request right after connecting. */
 #define REQUEST_TIMEOUT_MSEC (10 * 1000)
 
-/* Exit statuses: 0 the session ran (its own status went to consoled), 1 the
- * request was refused or the session could not be started. */
+/* Exit statuses: 0 the session ran (its own status went to consoled) or the
+ * answer to KMSG went out, 1 the request was refused or the session could
+ * not be started. */
 
 static int check_peer(int fd, unsigned *ret_vt)
 {
@@ -77,7 +85,7 @@ static void close_fds(const int *fds, size_t n)
 }
 
 /* The request: START and exactly one fd, a pty slave open for reading and
- * writing. */
+ * writing (in *ret_tty); or KMSG and no fd (*ret_tty is -1). */
 static int receive_request(int fd, struct session_msg *ret_msg, int *ret_tty)
 {
 	union {
@@ -116,6 +124,16 @@ static int receive_request(int fd, struct session_msg *ret_msg, int *ret_tty)
 	}
 	memset(ret_msg, 0, sizeof(*ret_msg));
 	memcpy(ret_msg, buf, MIN((size_t)n, sizeof(*ret_msg)));
+	if (session_msg_check(ret_msg, (size_t)n, SESSION_MSG_KMSG) == 0 &&
+	    !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		if (n_fds != 0) {
+			close_fds(fds, (size_t)n_fds);
+			return log_error_errno(
+			    EBADMSG, "Refusing a KMSG request with %d fds, not none", n_fds);
+		}
+		*ret_tty = -1;
+		return 0;
+	}
 	if (session_msg_check(ret_msg, (size_t)n, SESSION_MSG_START) < 0 ||
 	    (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
 		close_fds(fds, (size_t)n_fds);
@@ -136,6 +154,23 @@ static int receive_request(int fd, struct session_msg *ret_msg, int *ret_tty)
 				       "Refusing a pty slave not open for reading and writing");
 	}
 	*ret_tty = fds[0];
+	return 0;
+}
+
+/* KMSG: /dev/kmsg read only as the reply's one fd, or the errno of the
+ * open without one. 0 once the reply went out. */
+static int send_kmsg(int fd)
+{
+	int kmsg = kmsg_open(), r;
+
+	if (kmsg < 0)
+		log_warning_errno(kmsg, "Failed to open /dev/kmsg for consoled: %m");
+	r = session_send_msg(fd, SESSION_MSG_KMSG_FD, kmsg < 0 ? -kmsg : 0, kmsg);
+	if (kmsg >= 0)
+		close(kmsg);
+	if (r < 0)
+		return log_error_errno(r, "Failed to pass /dev/kmsg to consoled: %m");
+	log_debug("Passed %s to consoled", kmsg >= 0 ? "/dev/kmsg" : "the open's error");
 	return 0;
 }
 
@@ -226,6 +261,8 @@ int main(int argc, char **argv)
 	}
 	if (check_peer(fd, &vt) < 0 || receive_request(fd, &req, &tty) < 0)
 		return 1;
+	if (req.type == SESSION_MSG_KMSG)
+		return send_kmsg(fd) < 0 ? 1 : 0;
 	if (read_config(&o) < 0)
 		return 1;
 	palette_from_options(&palette, &o, "/sys/module/vt/parameters");

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/ioctl.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #if defined(__i386__) || defined(__x86_64__)
@@ -17,8 +20,13 @@
 #include "../util/util.h"
 
 /* linux/major.h */
+#define MEM_MAJOR 1
 #define UNIX98_PTY_SLAVE_MAJOR 136
 #define UNIX98_PTY_MAJOR_COUNT 8
+/* drivers/char/mem.c: /dev/kmsg's minor of MEM_MAJOR */
+#define KMSG_MINOR 11
+/* The largest errno a KMSG_FD reply may carry (the kernel's MAX_ERRNO). */
+#define SESSION_ERRNO_MAX 4095
 
 /* Locale and time zone settings pass from the parent's environment (systemd
  * gives services the system locale); nothing else of it does. */
@@ -143,8 +151,24 @@ int session_msg_check(const struct session_msg *msg, size_t len, enum session_ms
 		return msg->flags == 0 && msg->value > 0 ? 0 : -EBADMSG;
 	case SESSION_MSG_EXITED:
 		return msg->flags == 0 && msg->value >= 0 && msg->value <= 255 ? 0 : -EBADMSG;
+	case SESSION_MSG_KMSG:
+		return msg->flags == 0 && msg->value == 0 ? 0 : -EBADMSG;
+	case SESSION_MSG_KMSG_FD:
+		return msg->flags == 0 && msg->value >= 0 && msg->value <= SESSION_ERRNO_MAX
+			   ? 0
+			   : -EBADMSG;
 	}
 	return -EBADMSG;
+}
+
+int session_kmsg_reply_check(const struct session_msg *msg, size_t len, int fd)
+{
+	if (session_msg_check(msg, len, SESSION_MSG_KMSG_FD) < 0)
+		return -EBADMSG;
+	/* the fd with 0, none with an errno */
+	if (msg->value == 0)
+		return fd >= 0 ? 0 : -EBADMSG;
+	return fd < 0 ? -msg->value : -EBADMSG;
 }
 
 int session_unit_vt(const char *unit, unsigned *ret)
@@ -172,6 +196,12 @@ bool session_stat_is_pty_slave(const struct stat *st)
 {
 	return S_ISCHR(st->st_mode) && major(st->st_rdev) >= UNIX98_PTY_SLAVE_MAJOR &&
 	       major(st->st_rdev) < UNIX98_PTY_SLAVE_MAJOR + UNIX98_PTY_MAJOR_COUNT;
+}
+
+bool session_stat_is_kmsg(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && major(st->st_rdev) == MEM_MAJOR &&
+	       minor(st->st_rdev) == KMSG_MINOR;
 }
 
 /* One message, with passfd (>= 0) as its one SCM_RIGHTS fd. */
@@ -267,6 +297,74 @@ int session_recv_msg(int fd, struct session_msg *ret, size_t *ret_len, int *ret_
 	if (n_fds)
 		*ret_fd = fds[0];
 	return 1;
+}
+
+int session_connect(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path));
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int session_ask_kmsg(const char *path, int timeout_msec)
+{
+	_cleanup_(closep) int fd = -1;
+	struct session_msg msg;
+	struct pollfd pfd;
+	struct stat st;
+	size_t len = 0;
+	int r, kmsg = -1, flags;
+
+	fd = session_connect(path);
+	if (fd < 0)
+		return fd;
+	/* The helper refuses a peer before it reads the request: closed with
+	 * the request unread, the connection is reset. */
+	r = session_send_msg(fd, SESSION_MSG_KMSG, 0, -1);
+	if (r == -EPIPE || r == -ECONNRESET)
+		return -EPROTO;
+	if (r < 0)
+		return r;
+	pfd = (struct pollfd){.fd = fd, .events = POLLIN};
+	do
+		r = poll(&pfd, 1, timeout_msec);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return -ETIMEDOUT;
+	r = session_recv_msg(fd, &msg, &len, &kmsg);
+	if (r == 0 || r == -ECONNRESET)
+		return -EPROTO; /* closed without a reply: refused */
+	if (r < 0)
+		return r;
+	r = session_kmsg_reply_check(&msg, len, kmsg);
+	if (r < 0) {
+		if (kmsg >= 0)
+			close(kmsg);
+		return r;
+	}
+	/* kmsg.h's reader wants EAGAIN, not a wait, when nothing is new */
+	flags = fcntl(kmsg, F_GETFL);
+	if (fstat(kmsg, &st) < 0 || !session_stat_is_kmsg(&st) || flags < 0 ||
+	    (flags & O_ACCMODE) != O_RDONLY || fcntl(kmsg, F_SETFL, flags | O_NONBLOCK) < 0) {
+		close(kmsg);
+		return -EBADMSG;
+	}
+	return kmsg;
 }
 
 int session_pidfd_open(pid_t pid)

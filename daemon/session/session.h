@@ -18,12 +18,25 @@
  *   helper -> consoled  EXITED (value: its exit status, 128 + signal), then
  *                       the helper closes the connection and exits
  *
+ * or, on a connection of its own, for the kernel's messages (consoled's
+ * sandbox has neither CAP_SYSLOG nor /dev/kmsg: ProtectKernelLogs=yes):
+ *
+ *   consoled -> helper  KMSG, no fd
+ *   helper -> consoled  KMSG_FD (value 0) with /dev/kmsg, opened
+ *                       O_RDONLY|O_NONBLOCK|O_CLOEXEC, as the only
+ *                       SCM_RIGHTS fd; or (value: an errno) with none when
+ *                       it cannot open it. Then the helper closes the
+ *                       connection and exits; no session is started.
+ *
+ * consoled asks again at every start (a restarted consoled that adopts its
+ * session from the fd store connects for KMSG all the same).
+ *
  * Every message is one struct session_msg. The helper takes nothing else
  * from consoled: the command and TERM come from root's consoled.conf, the VT
  * from the name of consoled's unit (consoled@ttyN.service), checked with
- * SO_PEERCRED and the peer's cgroup. The helper closing the connection
- * without EXITED means the session could not be started or the helper
- * refused consoled.
+ * SO_PEERCRED and the peer's cgroup, for either request. The helper closing
+ * the connection without EXITED (or KMSG_FD) means the session could not be
+ * started or the helper refused consoled.
  *
  * consoled closing the connection does not end the session: consoled may be
  * restarting, with the pty master and the pidfd kept in systemd's file
@@ -81,18 +94,27 @@ enum session_msg_type {
 	SESSION_MSG_START = 1,
 	SESSION_MSG_STARTED = 2,
 	SESSION_MSG_EXITED = 3,
+	SESSION_MSG_KMSG = 4,
+	SESSION_MSG_KMSG_FD = 5,
 };
 
 struct session_msg {
 	uint32_t magic;
 	uint32_t type;	/* enum session_msg_type */
 	uint32_t flags; /* START: SESSION_FLAG_*; else 0 */
-	int32_t value;	/* STARTED: pid; EXITED: status; START: 0 */
+	/* STARTED: pid; EXITED: status; KMSG_FD: 0 or an errno; START, KMSG: 0 */
+	int32_t value;
 };
 
 /* Returns 0 if the len bytes at msg are one well-formed message of that
  * type (size, magic, flags and value in range), else -EBADMSG. */
 int session_msg_check(const struct session_msg *msg, size_t len, enum session_msg_type type);
+
+/* What a KMSG_FD reply of len bytes that brought fd (-1: none) says: 0 (the
+ * fd is /dev/kmsg's), the helper's negative errno (then no fd came), or
+ * -EBADMSG when it is malformed or the fd does not match the value. Closes
+ * nothing. */
+int session_kmsg_reply_check(const struct session_msg *msg, size_t len, int fd);
 
 /* The VT of a consoled unit: "consoled@ttyN.service" with N from 1 to 63,
  * written as the kernel names the VT (no sign, no leading zero). Anything
@@ -107,8 +129,8 @@ bool session_stat_is_pty_slave(const struct stat *st);
  * as the one fd; 0 or a negative errno. */
 int session_send_start(int fd, int slave, uint32_t flags);
 
-/* A message of the helper's (STARTED, EXITED) with value, and passfd as its
- * one fd when >= 0; 0 or a negative errno. */
+/* A message (the helper's STARTED, EXITED, KMSG_FD; consoled's KMSG) with
+ * value, and passfd as its one fd when >= 0; 0 or a negative errno. */
 int session_send_msg(int fd, enum session_msg_type type, int value, int passfd);
 
 /* The most fds a message is read with; more make it malformed. */
@@ -120,6 +142,22 @@ int session_send_msg(int fd, enum session_msg_type type, int value, int passfd);
  * if none), or a negative errno (-EBADMSG: more than one fd, which are
  * closed). */
 int session_recv_msg(int fd, struct session_msg *ret, size_t *ret_len, int *ret_fd);
+
+/* A SOCK_SEQPACKET connection (close-on-exec) to the helper's socket at
+ * path: the fd or a negative errno (-ENAMETOOLONG for a path too long). */
+int session_connect(const char *path);
+
+/* consoled's side of KMSG: connects to path, asks, waits for the reply up
+ * to timeout_msec. Returns /dev/kmsg's fd (close-on-exec, non-blocking,
+ * read only: it is checked to be the kmsg device), or a negative errno:
+ * the helper's own (it could not open the device), -ETIMEDOUT, -EPROTO
+ * when the helper closed or reset the connection without a reply (it
+ * refused us),
+ * -EBADMSG for a malformed reply, or that of the connection. */
+int session_ask_kmsg(const char *path, int timeout_msec);
+
+/* Whether st is that of /dev/kmsg (character device 1:11). */
+bool session_stat_is_kmsg(const struct stat *st);
 
 /* pidfd_open(2) (Linux 5.3): a close-on-exec pidfd, or a negative errno. */
 int session_pidfd_open(pid_t pid);

@@ -10,8 +10,6 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -365,16 +363,11 @@ static int term_request_session(struct term *t, const struct term_config *cfg,
 				const char *slave_name)
 {
 	const char *path = cfg->session_socket;
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	_cleanup_(closep) int slave = -1, fd = -1;
 	struct pollfd pfd;
 	struct session_msg msg;
 	size_t len = 0;
 	int r, pidfd = -1;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return log_error_errno(ENAMETOOLONG, "Session socket path %s: %m", path);
-	memcpy(sa.sun_path, path, strlen(path));
 
 	slave = ioctl(t->master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (slave < 0)
@@ -382,11 +375,9 @@ static int term_request_session(struct term *t, const struct term_config *cfg,
 	if (slave < 0)
 		return log_error_errno(errno, "Failed to open %s: %m", slave_name);
 
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	fd = session_connect(path);
 	if (fd < 0)
-		return log_error_errno(errno, "Failed to create a socket: %m");
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return log_error_errno(errno,
+		return log_error_errno(fd,
 				       "Cannot reach the session helper at %s: %m "
 				       "(consoled-session.socket not running?)",
 				       path);

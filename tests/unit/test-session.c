@@ -9,7 +9,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +98,233 @@ static void test_msg_check(void)
 	m.value = 0;
 	m.flags = SESSION_FLAG_TRUECOLOR;
 	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_EXITED) == -EBADMSG);
+
+	/* KMSG: no flags, no value */
+	m = (struct session_msg){.magic = SESSION_MSG_MAGIC, .type = SESSION_MSG_KMSG};
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_KMSG) == 0);
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_START) == -EBADMSG);
+	CHECK(session_msg_check(&m, sizeof(m) - 1, SESSION_MSG_KMSG) == -EBADMSG);
+	m.flags = SESSION_FLAG_TRUECOLOR;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_KMSG) == -EBADMSG);
+	m.flags = 0;
+	m.value = 1;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_KMSG) == -EBADMSG);
+	/* START is not KMSG: the helper tells the two apart by the type */
+	m = (struct session_msg){.magic = SESSION_MSG_MAGIC, .type = SESSION_MSG_START};
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_KMSG) == -EBADMSG);
+
+	/* KMSG_FD: 0 or an errno up to 4095, no flags */
+	m = (struct session_msg){.magic = SESSION_MSG_MAGIC, .type = SESSION_MSG_KMSG_FD};
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_KMSG_FD) == 0);
+	m.value = EPERM;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_KMSG_FD) == 0);
+	m.value = 4095;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_KMSG_FD) == 0);
+	m.value = 4096;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_KMSG_FD) == -EBADMSG);
+	m.value = -EPERM;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_KMSG_FD) == -EBADMSG);
+	m.value = 0;
+	m.flags = 1;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_KMSG_FD) == -EBADMSG);
+	m.flags = 0;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_STARTED) == -EBADMSG);
+}
+
+/* A KMSG_FD reply: the fd with 0, none with an errno; anything else is
+ * malformed. */
+static void test_kmsg_reply(void)
+{
+	struct session_msg m = {.magic = SESSION_MSG_MAGIC, .type = SESSION_MSG_KMSG_FD};
+
+	CHECK(session_kmsg_reply_check(&m, sizeof(m), 7) == 0);
+	CHECK(session_kmsg_reply_check(&m, sizeof(m), -1) == -EBADMSG);
+	CHECK(session_kmsg_reply_check(&m, sizeof(m) + 1, 7) == -EBADMSG);
+	m.value = EACCES;
+	CHECK(session_kmsg_reply_check(&m, sizeof(m), -1) == -EACCES);
+	CHECK(session_kmsg_reply_check(&m, sizeof(m), 7) == -EBADMSG);
+	m.value = 5000;
+	CHECK(session_kmsg_reply_check(&m, sizeof(m), -1) == -EBADMSG);
+	/* another type with a fd */
+	m = (struct session_msg){
+	    .magic = SESSION_MSG_MAGIC, .type = SESSION_MSG_STARTED, .value = 1};
+	CHECK(session_kmsg_reply_check(&m, sizeof(m), 7) == -EBADMSG);
+}
+
+/* /dev/kmsg is the character device 1:11 and nothing else is. */
+static void test_stat_is_kmsg(void)
+{
+	struct stat st = {.st_mode = S_IFCHR, .st_rdev = makedev(1, 11)};
+	int fd;
+
+	CHECK(session_stat_is_kmsg(&st));
+	st.st_rdev = makedev(1, 3); /* /dev/null */
+	CHECK(!session_stat_is_kmsg(&st));
+	st.st_rdev = makedev(2, 11);
+	CHECK(!session_stat_is_kmsg(&st));
+	st = (struct stat){.st_mode = S_IFBLK, .st_rdev = makedev(1, 11)};
+	CHECK(!session_stat_is_kmsg(&st));
+	fd = open("/dev/null", O_RDONLY);
+	CHECK(fstat(fd, &st) == 0 && !session_stat_is_kmsg(&st));
+	close(fd);
+	if (stat("/dev/kmsg", &st) == 0)
+		CHECK(session_stat_is_kmsg(&st));
+}
+
+/* What the stand-in helper of test_ask_kmsg() does with the request. */
+enum fake_reply {
+	FAKE_KMSG,   /* opens /dev/kmsg and passes it */
+	FAKE_ERRNO,  /* replies EACCES without a fd */
+	FAKE_NULL,   /* passes /dev/null: not the kmsg device */
+	FAKE_WRITE,  /* passes /dev/kmsg open for writing */
+	FAKE_CLOSE,  /* closes the connection: a refusal */
+	FAKE_RESET,  /* closes it with the request unread, as for a refused peer */
+	FAKE_SILENT, /* never answers */
+	FAKE_BOTH,   /* an errno and a fd */
+};
+
+/* Serves one connection on listener as told; exits 0 if the request was a
+ * well-formed KMSG without a fd, 1 if not. */
+static _Noreturn void fake_helper(int listener, enum fake_reply how)
+{
+	struct session_msg msg;
+	size_t len = 0;
+	int c, fd = -1, passfd = -1, value = 0, ok;
+
+	c = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+	if (c < 0)
+		_exit(1);
+	if (how == FAKE_RESET) {
+		struct pollfd req = {.fd = c, .events = POLLIN};
+
+		/* the request is there, unread */
+		_exit(poll(&req, 1, 5000) == 1 ? 0 : 1);
+	}
+	struct pollfd pfd = {.fd = c, .events = POLLIN};
+	if (poll(&pfd, 1, 5000) != 1 || session_recv_msg(c, &msg, &len, &fd) != 1)
+		_exit(1);
+	ok = session_msg_check(&msg, len, SESSION_MSG_KMSG) == 0 && fd < 0;
+	switch (how) {
+	case FAKE_KMSG:
+		passfd = open("/dev/kmsg", O_RDONLY | O_CLOEXEC); /* blocking: the reader sets it */
+		break;
+	case FAKE_ERRNO:
+		value = EACCES;
+		break;
+	case FAKE_NULL:
+		passfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		break;
+	case FAKE_WRITE:
+		passfd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+		break;
+	case FAKE_CLOSE:
+	case FAKE_RESET:
+		_exit(ok ? 0 : 1);
+	case FAKE_SILENT:
+		pause();
+		_exit(1);
+	case FAKE_BOTH:
+		value = EACCES;
+		passfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		break;
+	}
+	if (session_send_msg(c, SESSION_MSG_KMSG_FD, value, passfd) < 0)
+		_exit(1);
+	/* the reader's end before ours: the fd is in flight until read */
+	pfd = (struct pollfd){.fd = c, .events = POLLIN};
+	poll(&pfd, 1, 5000);
+	_exit(ok ? 0 : 1);
+}
+
+/* consoled's side of KMSG against a stand-in helper on a socket in a
+ * temporary directory: the fd passed is taken only if it is /dev/kmsg read
+ * only (then made non-blocking); the helper's errno, a refusal, silence and
+ * a missing socket are told apart. */
+static void test_ask_kmsg(void)
+{
+	static const struct {
+		enum fake_reply how;
+		int expect; /* >= 0: a fd */
+		bool needs_kmsg;
+	} cases[] = {
+	    {FAKE_KMSG, 0, true},
+	    {FAKE_ERRNO, -EACCES, false},
+	    {FAKE_NULL, -EBADMSG, false},
+	    {FAKE_WRITE, -EBADMSG, true},
+	    {FAKE_CLOSE, -EPROTO, false},
+	    {FAKE_RESET, -EPROTO, false},
+	    {FAKE_SILENT, -ETIMEDOUT, false},
+	    {FAKE_BOTH, -EBADMSG, false},
+	};
+	char dir[] = "/tmp/test-session-XXXXXX", path[64];
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	bool have_kmsg;
+	int listener, fd;
+
+	fd = open("/dev/kmsg", O_RDONLY | O_CLOEXEC);
+	have_kmsg = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	have_kmsg = have_kmsg && fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	if (!have_kmsg)
+		fprintf(stderr, "(/dev/kmsg cannot be opened here: its cases skipped)\n");
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/sock", dir);
+	/* nobody listening: the connection's errno */
+	CHECK(session_ask_kmsg(path, 1000) == -ENOENT);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	listener = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	CHECK(listener >= 0);
+	CHECK(bind(listener, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	CHECK(listen(listener, 4) == 0);
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		int status;
+		pid_t pid;
+
+		if (cases[i].needs_kmsg && !have_kmsg)
+			continue;
+		pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0)
+			fake_helper(listener, cases[i].how);
+		fd = session_ask_kmsg(path, cases[i].how == FAKE_SILENT ? 300 : 5000);
+		if (cases[i].expect >= 0) {
+			struct stat st;
+
+			CHECK(fd >= 0);
+			CHECK(fd >= 0 && fstat(fd, &st) == 0 && session_stat_is_kmsg(&st));
+			CHECK(fd >= 0 && (fcntl(fd, F_GETFL) & O_NONBLOCK));
+			CHECK(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC));
+			if (fd >= 0)
+				close(fd);
+		} else {
+			if (fd != cases[i].expect)
+				fprintf(stderr, "case %zu: %d, expected %d\n", i, fd,
+					cases[i].expect);
+			CHECK(fd == cases[i].expect);
+		}
+		if (cases[i].how == FAKE_SILENT)
+			kill(pid, SIGTERM);
+		CHECK(waitpid(pid, &status, 0) == pid);
+		if (cases[i].how != FAKE_SILENT)
+			CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	close(listener);
+	unlink(path);
+	rmdir(dir);
+	/* a path longer than sun_path */
+	{
+		char lng[200];
+
+		memset(lng, 'x', sizeof(lng) - 1);
+		lng[sizeof(lng) - 1] = '\0';
+		CHECK(session_ask_kmsg(lng, 10) == -ENAMETOOLONG);
+	}
 }
 
 /* A real pty's slave is one, its master and other devices are not. */
@@ -314,6 +543,9 @@ int main(void)
 {
 	RUN(test_unit_vt);
 	RUN(test_msg_check);
+	RUN(test_kmsg_reply);
+	RUN(test_stat_is_kmsg);
+	RUN(test_ask_kmsg);
 	RUN(test_pty_slave);
 	RUN(test_env);
 	RUN(test_env_daemon);

@@ -9,6 +9,11 @@
  * prints "started PID" (and hangs the session up by closing), "refused" (the
  * helper closed the connection without starting anything), or "no-answer";
  * exits 2 when it cannot ask at all.
+ *
+ *   session-client SOCKET kmsg
+ *
+ * asks for /dev/kmsg as consoled does (session_ask_kmsg()) and prints "kmsg"
+ * (the fd came), "refused", "no-answer" or "error ERRNO".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,9 +37,22 @@ int main(int argc, char **argv)
 	ssize_t n;
 	int master, slave, fd;
 
-	if (argc != 2 || strlen(argv[1]) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "usage: session-client SOCKET\n");
+	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "kmsg") != 0) ||
+	    strlen(argv[1]) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "usage: session-client SOCKET [kmsg]\n");
 		return 2;
+	}
+	if (argc == 3) {
+		fd = session_ask_kmsg(argv[1], 20000);
+		if (fd >= 0)
+			printf("kmsg\n");
+		else if (fd == -EPROTO)
+			printf("refused\n");
+		else if (fd == -ETIMEDOUT)
+			printf("no-answer\n");
+		else
+			printf("error %d\n", -fd);
+		return 0;
 	}
 	strcpy(sa.sun_path, argv[1]);
 	master = posix_openpt(O_RDWR | O_NOCTTY);

@@ -42,6 +42,11 @@ static int screen_on_frame(sd_event_source *src, uint64_t usec, void *userdata)
 	(void)src;
 	if (!t || !t->term)
 		return 0;
+	/* the session is between its DECSET 2026 and its reset: the glass
+	 * keeps the last frame (the hold's end or the reset's read schedules
+	 * the next) */
+	if (term_frame_held(t->term))
+		return 0;
 	/* a compositor may have taken the VT since the last poll */
 	if (s->vt)
 		vt_poll(s->vt);

@@ -96,6 +96,7 @@ struct stream {
 	bool kpam;		  /* DECKPAM */
 	bool keys_kpam, keys_lnm; /* the key encoder's (STREAM_MODE_KEYS_*) */
 	unsigned mouse;		  /* STREAM_MOUSE_* */
+	bool sync;		  /* DECSET 2026, synchronized output */
 
 	/* char_width() of code points below WIDTH_CACHE_END, 2 bits each: 0
 	 * not looked up yet, else the width + 1 (NULL until needed) */
@@ -151,6 +152,7 @@ static void stream_mirror_reset(struct stream *s, bool soft)
 	    .attr = default_attr, .gl = 0, .gr = 1, .wrap = true, .origin = false};
 	s->ckm = s->lnm = s->kpam = s->keys_kpam = false;
 	s->mouse = 0;
+	s->sync = false;
 	if (!soft)
 		s->keys_lnm = false;
 }
@@ -1139,6 +1141,8 @@ static int stream_mode(struct stream *s, bool dec, int mode)
 	case 1047:
 	case 1049:
 		return flags & TSM_SCREEN_ALTERNATE ? 1 : 2;
+	case 2026: /* synchronized output */
+		return s->sync ? 1 : 2;
 	default: {
 		unsigned bit = mouse_mode_bit(mode);
 
@@ -1243,6 +1247,8 @@ static void stream_csi(struct stream *s, uint8_t final)
 					s->ckm = final == 'h';
 				else if (c.v[i] == 66)
 					s->keys_kpam = final == 'h';
+				else if (c.v[i] == 2026)
+					s->sync = final == 'h';
 				else if (c.v[i] == 1048 || c.v[i] == 1049)
 					/* libtsm saves the cursor only for its
 					 * first TSM_ARG_MAX parameters */
@@ -2294,6 +2300,11 @@ int stream_set_state(struct stream *s, const struct stream_state *st)
 uint64_t stream_bytes_out(const struct stream *s)
 {
 	return s->bytes_out;
+}
+
+bool stream_synchronized(const struct stream *s)
+{
+	return s->sync;
 }
 
 unsigned stream_mouse_modes(const struct stream *s)

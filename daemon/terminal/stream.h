@@ -27,7 +27,8 @@
  *    colour) are dropped with their arguments, 21 is underline.
  *  - DECRQM (CSI ? Ps $ p, CSI Ps $ p), which libtsm takes for a soft reset,
  *    is answered as xterm does (CSI ? Ps ; Pm $ y) from libtsm's screen
- *    flags and the modes this stage follows (DECCKM, LNM, the mouse modes).
+ *    flags and the modes this stage follows (DECCKM, LNM, the mouse modes,
+ *    synchronized output: 2026).
  *  - The mouse modes (DECSET/DECRST 9, 1000, 1002, 1003, 1004, 1005, 1006,
  *    1015) and bracketed paste (2004), which libtsm 4.0.2 ignores (no mouse
  *    API: its DEC mode switch has no case for them), are followed here
@@ -244,6 +245,12 @@ int stream_set_state(struct stream *s, const struct stream_state *st);
  * what is shown, without strings (an OSC 52 shows nothing) and what the
  * stage dropped. */
 uint64_t stream_bytes_out(const struct stream *s);
+
+/* Synchronized output (DECSET 2026, as kitty, foot and contour define
+ * it): set by CSI ? 2026 h, reset by CSI ? 2026 l, RIS and DECSTR; DECRQM
+ * answers it. The stage only follows it (and hands the sequence on, which
+ * libtsm ignores); term.c holds frames while it is set. */
+bool stream_synchronized(const struct stream *s);
 
 /* The mouse modes now (STREAM_MOUSE_*): at most one tracking and one
  * encoding bit. */

@@ -80,6 +80,15 @@ struct term {
 	/* Bytes for the pty that did not fit (the session is not reading). */
 	char *out;
 	size_t out_len, out_cap;
+
+	/* Synchronized output (stream_synchronized()): set since sync_since,
+	 * frames held until then + TERM_SYNC_TIMEOUT_USEC (the timer's end
+	 * schedules one); sync_drawn: a frame was drawn since the last set,
+	 * so the next set starts a new hold (a program that resets and sets
+	 * it again between two frames does not hold them longer). */
+	bool sync_on, sync_drawn;
+	uint64_t sync_since;
+	sd_event_source *sync_timer;
 };
 
 __attribute__((format(printf, 7, 0))) static void term_tsm_log(void *data, const char *file,
@@ -189,6 +198,56 @@ static void term_recheck_later(struct term *t)
 	sd_event_source_set_enabled(t->recheck_source, SD_EVENT_ONESHOT);
 }
 
+static int term_on_sync_timeout(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct term *t = userdata;
+
+	(void)s;
+	(void)usec;
+	/* the hold is over: a frame shows what the program wrote so far */
+	if (t->cb.damage)
+		t->cb.damage(t->userdata);
+	return 0;
+}
+
+/* After the stream stage got bytes: synchronized output set or reset. */
+static void term_follow_sync(struct term *t)
+{
+	bool on = stream_synchronized(t->stream);
+
+	if (on == t->sync_on)
+		return;
+	t->sync_on = on;
+	if (!on) {
+		/* the frame the reset's read scheduled draws it all */
+		if (t->sync_timer)
+			sd_event_source_set_enabled(t->sync_timer, SD_EVENT_OFF);
+		return;
+	}
+	if (t->sync_drawn) {
+		t->sync_since = now_usec();
+		t->sync_drawn = false;
+	}
+	if (!t->sync_timer) {
+		if (sd_event_add_time(t->event, &t->sync_timer, CLOCK_MONOTONIC,
+				      t->sync_since + TERM_SYNC_TIMEOUT_USEC, USEC_PER_MSEC,
+				      term_on_sync_timeout, t) < 0) {
+			t->sync_timer = NULL;
+			return; /* no timer: term_frame_held() still ends the hold */
+		}
+	} else
+		sd_event_source_set_time(t->sync_timer, t->sync_since + TERM_SYNC_TIMEOUT_USEC);
+	sd_event_source_set_enabled(t->sync_timer, SD_EVENT_ONESHOT);
+}
+
+bool term_frame_held(struct term *t)
+{
+	if (t->sync_on && now_usec() < t->sync_since + TERM_SYNC_TIMEOUT_USEC)
+		return true;
+	t->sync_drawn = true;
+	return false;
+}
+
 static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct term *t = userdata;
@@ -206,6 +265,7 @@ static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 			     (q = memchr(q, '\n', (size_t)(e - q))); q++)
 				t->lines_in++;
 			stream_feed(t->stream, buf, (size_t)n);
+			term_follow_sync(t);
 			t->bytes_in += stream_bytes_out(t->stream) - out;
 			t->parse_usec += now_usec() - start;
 			if (t->cb.damage)
@@ -237,6 +297,7 @@ static void term_drain(struct term *t)
 		if (n <= 0)
 			break;
 		stream_feed(t->stream, buf, (size_t)n);
+		term_follow_sync(t);
 		if (t->cb.damage)
 			t->cb.damage(t->userdata);
 	}
@@ -585,6 +646,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 
 	t = xcalloc(1, sizeof(*t));
 	t->event = sd_event_ref(event);
+	t->sync_drawn = true;
 	t->cfg = *cfg;
 	t->master = -1;
 	t->helper = -1;
@@ -669,6 +731,7 @@ int term_restart(struct term *t)
 	/* Nothing the previous user saw stays readable: both screens, the
 	 * scrollback and every mode go back to a fresh terminal's. */
 	stream_wipe(t->stream);
+	term_follow_sync(t);
 	if (t->cb.damage)
 		t->cb.damage(t->userdata);
 	return term_start_session(t);
@@ -679,6 +742,7 @@ void term_free(struct term *t)
 	if (!t)
 		return;
 	term_end_session(t);
+	sd_event_source_disable_unref(t->sync_timer);
 	tsm_vte_unref(t->vte);
 	/* libtsm 4.0.2 frees the scrollback's lines only when asked to */
 	if (t->screen)

@@ -88,6 +88,13 @@ int term_restart(struct term *t);
 int term_resize(struct term *t, unsigned cols, unsigned rows, unsigned width_px,
 		unsigned height_px);
 
+/* Synchronized output (DECSET 2026): while the session has it set, its
+ * frames are held, for at most TERM_SYNC_TIMEOUT_USEC from the set (then
+ * a frame is scheduled: the callbacks' damage). True while held; false
+ * means the caller draws (which ends the hold for the next set). */
+#define TERM_SYNC_TIMEOUT_USEC (1000 * UINT64_C(1000))
+bool term_frame_held(struct term *t);
+
 struct tsm_screen *term_screen(struct term *t);
 struct tsm_vte *term_vte(struct term *t);
 struct stream *term_stream(struct term *t);

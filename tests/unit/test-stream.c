@@ -143,6 +143,22 @@ static void test_decrqm(void)
 	fake_clear_replies(&f);
 	fake_feed(&f, "\033[?1h\033[!p\033[?1$p\033[?1h\033c\033[?1$p");
 	CHECK(strcmp(f.replies, "\033[?1;2$y\033[?1;2$y") == 0);
+	/* synchronized output: followed, answered, reset by RIS and DECSTR;
+	 * the text between still reaches the screen */
+	fake_clear_replies(&f);
+	fake_feed(&f, "\033[?2026$p\033[?2026hsync\033[?2026$p");
+	CHECK(stream_synchronized(f.stream));
+	fake_feed(&f, "\033[?2026l\033[?2026$p");
+	CHECK(!stream_synchronized(f.stream));
+	CHECK(strcmp(f.replies, "\033[?2026;2$y\033[?2026;1$y\033[?2026;2$y") == 0);
+	fake_term_read(&f);
+	CHECK(strstr(fake_row(&f, 0), "sync") != NULL);
+	fake_feed(&f, "\033[?25;2026h");
+	CHECK(stream_synchronized(f.stream));
+	fake_feed(&f, "\033c");
+	CHECK(!stream_synchronized(f.stream));
+	fake_feed(&f, "\033[?2026h\033[!p");
+	CHECK(!stream_synchronized(f.stream));
 	fake_term_fini(&f);
 }
 

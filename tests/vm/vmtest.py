@@ -115,6 +115,11 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   --scroll-mode=pan --fb-flush=map must warn and redraw,
                   with fbcon's picture (as scroll-<mode>); then reloaded
                   with 100.
+  sync-output     (bochs) synchronized output: a script writes text
+                  between CSI ? 2026 h and l with a 0.8 s sleep inside;
+                  screendumps polled all along never show the first half
+                  without the second; then a set never reset shows after
+                  the 1 s hold, while the script still sleeps.
   scroll-<mode>   For each scroll mode the card supports, and the forced
                   modes it does not (which must warn and fall back): 2000
                   lines of varied length (crossing the pan window's end more
@@ -1615,6 +1620,48 @@ exec sleep 100000
                 self.vm.run("kill %s" % tool)
         self.stop_consoled()
 
+    def check_sync_output(self):
+        """Synchronized output (DECSET 2026): what a program writes between
+        CSI ? 2026 h and l shows at once at the reset, never half; a set
+        never reset shows after the 1 s hold."""
+        font = KEYBOARD_FONT
+        self.put_file("/tmp/sync.sh", (
+            b"printf 'start\\n'; sleep 1\n"
+            b"printf '\\033[?2026hHELD-A'; sleep 0.8; printf ' DONE-A\\033[?2026l\\n'\n"
+            b"printf '\\033[?2026hLATE-B'; sleep 3; touch /tmp/sync-b; printf '\\033[?2026l\\n'\n"))
+        self.sh("rm -f /tmp/sync-b")
+        self.start_shell(font)
+        self.vm.send_text("sh /tmp/sync.sh\n")
+        self.wait_text(font, lambda s: any(l.rstrip() == "start" for l in s.lines),
+                       "the script did not start")
+        # every picture until DONE-A shows (each new one decoded once)
+        psf = load_font(font)
+        seen, deadline = {}, time.monotonic() + 8
+        while time.monotonic() < deadline:
+            img = self.vm.grab()
+            key = hash(bytes(img.data))
+            if key not in seen:
+                seen[key] = screen.read_screen(img, psf)
+                s = seen[key]
+                if "HELD-A" in s and "DONE-A" not in s:
+                    path = self.vm.save_png(img, "%s-%d-sync.png" % (self.card, self.n))
+                    self.fail("the text written after CSI ? 2026 h shows before its reset"
+                              " (picture: %s):\n%s" % (path, s.text()))
+                if "DONE-A" in s:
+                    break
+        else:
+            self.fail("DONE-A never showed")
+        # never reset: shown after the hold, while the program still sleeps
+        self.wait_text(font, lambda s: "LATE-B" in s, "a set never reset was not shown after"
+                       " the 1 s hold", timeout=2.5)
+        if self.vm.run("test -e /tmp/sync-b")[1] == 0:
+            self.fail("LATE-B showed only after the reset: the hold has no timeout")
+        def prompt_after(s):
+            rows = [i for i, l in enumerate(s.lines) if "LATE-B" in l]
+            return rows and any(l.startswith("$") for l in s.lines[rows[-1] + 1:])
+        self.wait_text(font, prompt_after, "no prompt after the script", timeout=10)
+        self.stop_consoled()
+
     def check_vt_switch(self):
         font = KEYBOARD_FONT
         text2 = b"\033[0m\033[?25l\033[H\033[2J\033[36mthis is tty2, drawn by fbcon\033[0m\n"
@@ -2352,7 +2399,7 @@ def main():
         elif args.card in pointertest.SCROLL_CARDS:
             checks += ["pointer-scroll"]
         if args.card == "bochs":
-            checks += selecttest.PASTE_CHECKS + ["scroll-overalloc"]
+            checks += selecttest.PASTE_CHECKS + ["scroll-overalloc", "sync-output"]
         if args.card in ("bochs", "cirrus"):
             checks += selecttest.SHOT_CHECKS
         if args.card in mousetest.CARDS:
@@ -2436,6 +2483,7 @@ def main():
             "hotplug": r.check_hotplug,
             "frames": r.check_frames,
             "vt-switch": r.check_vt_switch,
+            "sync-output": r.check_sync_output,
             "vt-grab": r.check_vt_grab,
             "exit-sigterm": lambda: r.check_exit("TERM", 0),
             "exit-sigsegv": lambda: r.check_exit("SEGV", 139),

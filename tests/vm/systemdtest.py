@@ -37,8 +37,9 @@ next one runs):
                (consoled-session's) and logged nothing about kernel messages
                missing; `echo '<2>consoled-kmsg-sd-1' > /dev/kmsg` shows in
                the band on the screen. Then consoled is killed (SIGKILL):
-               the next one adopts the session from the fd store, asks
-               consoled-session again, and a second message shows too.
+               the next one adopts the session from the fd store, does not
+               show the last one's band again, asks consoled-session again,
+               and a second message shows too.
   plugin       The cirrus plugin runs in the sandbox: this consoled's journal
                has "GD54xx BitBLT through VGA ports" (ioperm) and no line of
                a blitter refused or dropped.
@@ -83,8 +84,12 @@ next one runs):
                to the alternate screen quits, the shell's screen up to the
                command line is back pixel for pixel and the new prompt looks
                like the old one (no attribute left on).
-               vim: comments in Cyan (it found a dark background), Ctrl-F
-               scrolls, :help, :vsplit's | column, :q three times.
+               vim: comments in Cyan (it found a dark background); a real
+               kernel message (after dmesg -n 8, drop_caches' pr_info) in
+               the band over vim's last row, the rows above unchanged, the
+               screendump saved as <out>/systemd-vim-kmsg.png, and vim's
+               screen back pixel for pixel when it goes; Ctrl-F scrolls,
+               :help, :vsplit's | column, :q three times.
                less: a search's match in reverse video, q.
                tmux: the green status line; Ctrl-b % splits at a vertical
                line, read in the right pane takes a line with a Backspace,
@@ -606,6 +611,11 @@ class Runner(vmtest.Runner):
         self.wait_unit(UNIT, "a restart after SIGKILL",
                        lambda p: p["ActiveState"] == "active" and p["MainPID"] not in ("0", pid))
         self.wait_prompt("no login prompt after the restart")
+        # the band of the last consoled (shown for 5 s) is not brought back:
+        # the snapshot has none, and the backlog of /dev/kmsg is not fresh
+        shown = self.prog_screen(self.vm.grab())
+        if "consoled-kmsg-sd-1" in shown:
+            self.fail("after the restart the last consoled's band shows again:\n" + shown.text())
         pid = self.unit(UNIT, "MainPID")["MainPID"]
         if "Adopted the session" not in self.invocation_log():
             self.fail("the restarted consoled did not adopt the session:\n"
@@ -942,6 +952,31 @@ class Runner(vmtest.Runner):
                                  and '"/tmp/prog.sh"' in s.lines[-1], "vim did not open the file")
         # A dark background: Comment in Cyan (14), not the light one's DarkBlue (4).
         self.expect_colours(decoded, "# comment 1", "vim's comment", fg=14, bg=0)
+        # A real kernel message (drop_caches' pr_info(), KERN_INFO: shown
+        # after dmesg -n 8) over vim: in the band, vim's screen back as it
+        # was when it goes (the screendump is <out>/systemd-vim-kmsg.png).
+        vim = self.stable_grab()
+        level = self.sh("cut -f1 /proc/sys/kernel/printk").strip()
+        try:
+            self.sh("dmesg -n 8; echo 1 > /proc/sys/vm/drop_caches")
+            img, band = self.vm.wait_screen(vmtest.load_font(FONT),
+                                            lambda s: "drop_caches: 1" in s, timeout=10)
+        finally:
+            self.sh("dmesg -n %s" % level)
+        path = self.vm.save_png(img, "systemd-vim-kmsg.png")
+        if not re.search(r"^\[ *\d+\.\d{6}\] \S+ \(\d+\): drop_caches: 1", band.lines[-1]):
+            self.fail("the kernel's drop_caches message is not in the band over vim (picture:"
+                      " %s):\n%s" % (path, band.text()))
+        if band.lines[:-1] != decoded.lines[:-1]:
+            self.fail("vim's screen changed above the band (picture: %s):\n%s"
+                      % (path, band.text()))
+        print("# vim with a kernel message: %s" % path)
+        deadline = time.monotonic() + 15
+        while self.vm.grab().data != vim.data:
+            if time.monotonic() > deadline:
+                self.fail("the band over vim did not go, or vim's screen is not as before",
+                          vim, self.vm.grab())
+            time.sleep(0.5)
         self.vm.send_text("\x06")                                # Ctrl-F: a page on
         self.prog_wait(lambda s: re.match(r"(# comment |echo code-)\d\d", s.lines[0])
                        and "#!/bin/sh" not in s, "Ctrl-F did not scroll vim's window")

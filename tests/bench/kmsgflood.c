@@ -4,9 +4,11 @@
  * the kernel takes them (the kmsg-flood check, tests/vm/kmsgtest.py, and the
  * benchmark's kmsg row, bench.py --kmsg).
  *
- *   kmsgflood [--level=N] [--text=PREFIX] COUNT
+ *   kmsgflood [--level=N] [--text=PREFIX] [--size=BYTES] COUNT
  *
- * Record i (1 to COUNT) is "<N>PREFIX i", one write() each, which the kernel
+ * Record i (1 to COUNT) is "<N>PREFIX i", padded with a space and dots to
+ * BYTES characters of text if it is shorter (at most 1000; default: no
+ * padding), one write() each, which the kernel
  * takes as one record (level N, default 6; facility user). The kernel limits
  * a writer of /dev/kmsg to 10 records per 5 s per open file by default
  * (kernel.printk_devkmsg = ratelimit) and drops the rest without an error, so
@@ -52,8 +54,8 @@ static int set_devkmsg(const char *value)
 int main(int argc, char **argv)
 {
 	const char *text = "kmsgflood";
-	char old[32] = "", rec[256];
-	long level = 6, count, failed = 0;
+	char old[32] = "", rec[1024];
+	long level = 6, count, failed = 0, size = 0;
 	long long t0, t1;
 	int fd, r, i;
 	ssize_t n;
@@ -63,11 +65,15 @@ int main(int argc, char **argv)
 			level = strtol(argv[i] + 8, NULL, 10);
 		else if (strncmp(argv[i], "--text=", 7) == 0)
 			text = argv[i] + 7;
+		else if (strncmp(argv[i], "--size=", 7) == 0)
+			size = strtol(argv[i] + 7, NULL, 10);
 		else
 			break;
 	}
-	if (i != argc - 1 || (count = strtol(argv[i], NULL, 10)) <= 0 || level < 0 || level > 7) {
-		fprintf(stderr, "usage: kmsgflood [--level=0-7] [--text=PREFIX] COUNT\n");
+	if (i != argc - 1 || (count = strtol(argv[i], NULL, 10)) <= 0 || level < 0 || level > 7 ||
+	    size < 0 || size > 1000 || strlen(text) > 900) {
+		fprintf(stderr,
+			"usage: kmsgflood [--level=0-7] [--text=PREFIX] [--size=0-1000] COUNT\n");
 		return 2;
 	}
 	fd = open(DEVKMSG, O_RDONLY | O_CLOEXEC);
@@ -91,7 +97,16 @@ int main(int argc, char **argv)
 	}
 	t0 = now_usec();
 	for (long k = 1; k <= count; k++) {
-		int len = snprintf(rec, sizeof(rec), "<%ld>%s %ld\n", level, text, k);
+		int head = snprintf(rec, sizeof(rec), "<%ld>", level);
+		int len =
+		    head + snprintf(rec + head, sizeof(rec) - (size_t)head, "%s %ld", text, k);
+
+		if (len - head < size) {
+			rec[len++] = ' ';
+			while (len - head < size)
+				rec[len++] = '.';
+		}
+		rec[len++] = '\n';
 
 		if (write(fd, rec, (size_t)len) != len)
 			failed++;

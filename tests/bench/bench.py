@@ -27,6 +27,9 @@ One QEMU boot per card (tests/vm/vmlib.py).  In it:
             --rotate=N in auto, both with --rotate-lines lines (default
             min(N, 2000): fbcon turned is slow); its row compares with that
             fbcon run.
+  kmsg      consoled auto's cat alone and beside a burst of --kmsg (default N)
+            records written to /dev/kmsg by kmsgflood (kmsgflood.c), with
+            --kernel-messages=8, --kmsg-rounds times in turn.
 
 Figures are printed as a table per card and written to OUT/bench-results.txt
 and OUT/bench-results.json.  Speed targets are reported (PASS/MISS), never
@@ -137,6 +140,7 @@ G_LINES = "/bench/lines"
 G_ROT_LINES = "/bench/lines-rotated"  # the rotation rows' (--rotate-lines)
 G_FBCON_LINES = "/bench/lines-fbcon"  # fbcon's own run (--fbcon-lines)
 G_PEER_RC = "/tmp/peer.rc"
+G_KMSGFLOOD = "/usr/bin/kmsgflood"  # the kmsg row's writer (kmsgflood.c)
 # --compare: another consoled binary (e.g. the one before a change), named
 # consoled too (the session and the harness find it by that name)
 G_COMPARE = "/opt/compare/consoled"
@@ -340,19 +344,21 @@ class CardBench:
         except Exception:  # noqa: BLE001 -- best effort after a failure
             pass
 
-    def run_consoled(self, mode, phases, snapshots, ttf=False, restore=True, binary="consoled"):
-        """One consoled run; returns (results by step, consoled log excerpt)."""
+    def run_consoled(self, mode, phases, snapshots, ttf=False, restore=True, binary="consoled",
+                     flags=(), kmsg=0):
+        """One consoled run (flags added to consoled's; kmsg: the records of
+        the kcat phase); returns (results by step, consoled log excerpt)."""
         vm = self.vm
         vm.check("rm -f %s %s %s %s.done" % (G_LOG, G_STATUS, G_RESULT, G_RESULT))
-        session = "/bin/sh %s %s %s %d %d %s %s" % (
+        session = "/bin/sh %s %s %s %d %d %s %s %d" % (
             G_SESSION, self.lines_file, phases, self.args.ticks, 1 if snapshots else 0,
-            G_LOG, G_RESULT)
+            G_LOG, G_RESULT, kmsg)
         # The log is opened O_APPEND: session.sh appends its markers to it.
         vm.check("(CONSOLED_BACKEND_DIR=" + vmtest.GUEST_BACKEND_DIR + " %s %s --login -- %s </dev/null >>%s 2>&1; echo $? >%s)"
                  " </dev/null >/dev/null 2>&1 &"
-                 % (binary, " ".join(self.consoled_flags(mode, ttf, restore)), session, G_LOG,
-                    G_STATUS))
-        lines = self.lines if "cat" in phases else 0
+                 % (binary, " ".join(self.consoled_flags(mode, ttf, restore) + list(flags)),
+                    session, G_LOG, G_STATUS))
+        lines = self.lines if "cat" in phases else 0  # kcat too
         ticks = self.args.ticks if "tick" in phases else 0
         limit = int(self.timeout_for(lines, ticks))
         # Wait inside the guest (test builtins and one sleep a second), so
@@ -600,6 +606,27 @@ class CardBench:
         results, _, _ = self.run_consoled("auto", "cat", snapshots=False, binary=binary)
         return self.phase_time(results, "cat")[0]
 
+    def kmsg_flood(self, messages, rounds):
+        """consoled auto's `cat` alone and with a concurrent burst of kernel
+        messages (kmsgflood), in turn, `rounds` times, all with
+        --kernel-messages=8: the records (<6>) are shown in the band, the
+        serial console (the boot's loglevel=4) prints none.  Returns the
+        figures."""
+        flags = ["--kernel-messages=8"]
+        plain, flood, writer_s = [], [], []
+        for _ in range(rounds):
+            results, _, _ = self.run_consoled("auto", "cat", snapshots=False, flags=flags)
+            plain.append(self.phase_time(results, "cat")[0])
+            results, _, _ = self.run_consoled("auto", "kcat", snapshots=False, flags=flags,
+                                              kmsg=messages)
+            flood.append(self.phase_time(results, "kcat")[0])
+            writer = results.get("kmsgflood:")
+            if not writer or len(writer) < 6 or writer[5] != "0":
+                raise RunError("kmsgflood failed during the cat: %r" % (writer,))
+            writer_s.append(int(writer[3]) / 1e6)
+        return {"messages": messages, "plain": plain, "flood": flood, "writer": writer_s,
+                "plain_s": median(plain), "flood_s": median(flood)}
+
     def drew_stats(self, log, rows):
         m = DREW_RE.search(log)
         if not m:
@@ -777,6 +804,9 @@ def format_card(card):
     cost = snapshot_cost(card)
     if cost:
         out.append("   " + cost)
+    kline = kmsg_line(card)
+    if kline:
+        out.append("   " + kline)
     for n in card.get("notes", []):
         out.append("   note: " + n)
     if card.get("error"):
@@ -849,6 +879,8 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir, fbcon_line
             plugins[G_COMPARE] = os.path.abspath(args.compare)
         if args.trace_peers and os.path.exists("/usr/bin/strace"):
             plugins["/usr/bin/strace"] = "/usr/bin/strace"
+        if args.kmsg:
+            plugins[G_KMSGFLOOD] = kmsgflood_path(args.consoled)
         lat_files, lat_elves = latency.guest_files(args, args.consoled)
         extra.update(lat_files)
         plugins.update(lat_elves)
@@ -901,6 +933,8 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir, fbcon_line
                                        % (vm.proc.returncode, vm.qemu_log)) from None
                     b.cleanup()
                 result["modes"].append(r)
+            if args.kmsg:
+                bench_kmsg(b, args, result)
             if card in ROTATE_CARDS:
                 bench_rotations(b, args, result)
             peer_runs = b.peer_runs()
@@ -1090,6 +1124,54 @@ def format_rounds(card):
     return out
 
 
+def kmsgflood_path(consoled):
+    path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(consoled)), "..",
+                                         "tests", "bench", "kmsgflood"))
+    if not os.path.exists(path):
+        raise SystemExit("bench: --kmsg needs kmsgflood next to consoled (%s): build"
+                         " tests/bench/kmsgflood, or --kmsg 0" % path)
+    return path
+
+
+def bench_kmsg(b, args, result):
+    """The kmsg row: auto's cat alone and beside a burst of --kmsg kernel
+    messages."""
+    t1 = time.monotonic()
+    try:
+        result["kmsg"] = b.kmsg_flood(args.kmsg, args.kmsg_rounds)
+        k = result["kmsg"]
+        print("# %s kmsg: cat %.3f s alone, %.3f s with %d kernel messages in %.1fs"
+              % (b.card, k["plain_s"], k["flood_s"], args.kmsg, time.monotonic() - t1),
+              flush=True)
+    except Exception as e:  # noqa: BLE001 -- the runs after it still run
+        if not isinstance(e, (RunError, vmlib.VMError)):
+            traceback.print_exc()
+        print("# %s kmsg: FAILED: %s" % (b.card, e), flush=True)
+        result["kmsg"] = {"error": "%s: %s" % (type(e).__name__, e)}
+        b.cleanup()
+
+
+def kmsg_line(card):
+    """The kmsg row's line under the card's table."""
+    k = card.get("kmsg")
+    if not k:
+        return None
+    if "error" in k:
+        return "kmsg flood: FAILED: " + k["error"].splitlines()[0]
+    rounds = len(k["plain"])
+    return ("kmsg flood: auto cat %.3f s alone, %.3f s beside a burst of %d kernel messages"
+            " (kmsgflood wrote them in %s s): %+.1f%%, %+.1f%% less the writer's time on"
+            " the guest's one CPU (target: within 10%%; %s, --kernel-messages=8, TCG noise"
+            " included)"
+            % (k["plain_s"], k["flood_s"], k["messages"],
+               ", ".join("%.3f" % t for t in k["writer"]),
+               100 * (k["flood_s"] / k["plain_s"] - 1),
+               100 * ((k["flood_s"] - median(k["writer"])) / k["plain_s"] - 1),
+               "one run each" if rounds == 1 else "medians of %d rounds, alone %s, flooded %s"
+               % (rounds, ", ".join("%.3f" % t for t in k["plain"]),
+                  ", ".join("%.3f" % t for t in k["flood"]))))
+
+
 def bench_rotations(b, args, result):
     """A row per rotation: fbcon turned the same way, then consoled --rotate=N
     in auto, compared with that fbcon run."""
@@ -1234,6 +1316,11 @@ def main():
     ap.add_argument("--trace-peers", action="store_true",
                     help="a peer run that fails in a --repeat round runs once more under the"
                          " host's strace, whose trace tail is printed (diagnosis)")
+    ap.add_argument("--kmsg", type=int, default=None,
+                    help="kernel messages of the kmsg row, written to /dev/kmsg in a burst"
+                         " during auto's cat (default: --lines; 0 for no row)")
+    ap.add_argument("--kmsg-rounds", type=int, default=1,
+                    help="rounds of the kmsg row, each a cat alone and one flooded (default 1)")
     latency.add_args(ap)
     ap.add_argument("--consoled", default="build/daemon/consoled")
     ap.add_argument("--ftref", default=None,
@@ -1248,6 +1335,8 @@ def main():
         args.rotate_lines = min(args.lines, 2000)
     if args.fbcon_lines is None:
         args.fbcon_lines = args.lines
+    if args.kmsg is None:
+        args.kmsg = args.lines
     cards = [c for c in args.cards.split(",") if c]
     for c in cards:
         if c not in CARD_MODES:
@@ -1304,6 +1393,7 @@ def main():
     broken = [r["card"] for r in results if r.get("error")] + \
         ["%s/%s" % (r["card"], m["mode"]) for r in results for m in r["modes"]
          if "error" in m and not m.get("peer")]
+    broken += ["%s/kmsg" % r["card"] for r in results if "error" in r.get("kmsg", {})]
     broken += latency.broken(results)
     # A peer that cannot run on a card is a row with its log, not a broken run.
     peers_failed = ["%s/%s" % (r["card"], m["mode"]) for r in results for m in r["modes"]

@@ -1,13 +1,16 @@
 #!/bin/sh
 # The benchmark's session inside consoled (busybox ash in the test guest).
 #
-#   session.sh LINES_FILE PHASES TICKS SNAPSHOTS LOG RESULT
+#   session.sh LINES_FILE PHASES TICKS SNAPSHOTS LOG RESULT [KMSG]
 #
 # The first lines of LINES_FILE fill the screen up to its last row (the pty's
 # window size, which consoled sets from its text grid), so every line of a
 # phase scrolls exactly one row.  Phases (comma-separated):
 #   cat   `cat LINES_FILE` as fast as the pty takes it;
-#   tick  TICKS lines, one every ~0.03 s (ping, tail -f): one row per frame.
+#   tick  TICKS lines, one every ~0.03 s (ping, tail -f): one row per frame;
+#   kcat  `cat LINES_FILE` while kmsgflood (kmsgflood.c) writes KMSG records
+#         to /dev/kmsg in a burst, started right before the cat; its own
+#         line ("kmsgflood: N records in U us, F failed") follows the step's.
 # A phase ends when consoled has *parsed* all of it: the session asks for the
 # cursor position (DSR, ESC[6n) and consoled's terminal answers only after
 # everything before the request.  Its last frame is drawn at most one frame
@@ -17,7 +20,7 @@
 # harness) names the step, so the harness can subtract consecutive dumps.
 # Results go to RESULT, one line per step; RESULT.done marks the end.
 
-lines=$1 phases=$2 ticks=$3 snapshots=$4 log=$5 result=$6
+lines=$1 phases=$2 ticks=$3 snapshots=$4 log=$5 result=$6 kmsg=${7:-0}
 cpid=$(pidof consoled)
 set -- $(stty size)
 echo "size $1 $2" >>"$result"
@@ -64,6 +67,21 @@ case ",$phases," in
 	t1=$EPOCHREALTIME
 	echo "cat $t0 $t1 $reply" >>"$result"
 	snapshot cat
+	;;
+esac
+
+case ",$phases," in
+*,kcat,*)
+	kmsgflood --text=kmsg-bench "$kmsg" >"$result.kmsg" 2>&1 &
+	fl=$!
+	t0=$EPOCHREALTIME
+	cat "$lines"
+	sync_term
+	t1=$EPOCHREALTIME
+	wait $fl
+	echo "kcat $t0 $t1 $reply" >>"$result"
+	cat "$result.kmsg" >>"$result"
+	snapshot kcat
 	;;
 esac
 

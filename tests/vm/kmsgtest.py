@@ -43,8 +43,39 @@ loglevel=4: levels 0-3 are shown.
              message); the console log level set to 15, as the kernel's
              console_verbose() does at an oops, and a message: the screen
              wakes (console_unblank()) and the band shows both messages.
+  kmsg-real  a message the kernel prints itself, not one written to
+             /dev/kmsg: after `dmesg -n 8`, `echo 1 >
+             /proc/sys/vm/drop_caches` from a shell makes fs/drop_caches.c
+             print "sh (PID): drop_caches: 1" at KERN_INFO (every time, until
+             someone writes 4 there); `dmesg -r` holds it as the kernel's
+             own (<6>, facility 0), and the band shows it with its time, in
+             the band's text colour (white: not an error). The level set
+             back, the band goes and the screen equals the screen before.
+             SysRq's header ("sysrq: HELP : ...", KERN_INFO) is the
+             kernel's too, but the kernel raises the console log level to
+             7 only while it prints it and consoled reads the level after:
+             at the boot's level 4 the serial console prints it and the band
+             does not show it (logged, not asserted).
+  kmsg-flood (bochs, cirrus) the session's `cat` of the benchmark's 20000
+             lines (tests/bench/gen-lines.py) alone, then again while
+             kmsgflood (tests/bench/kmsgflood.c) writes 20000 records of
+             240 characters (4.8 MB) to /dev/kmsg in a burst (printk_devkmsg on for its writes, so the
+             kernel's limit of 10 a writer does not drop them); consoled
+             runs with --kernel-messages=8, so the <6> records are shown in
+             the band but the kernel's serial console, at loglevel=4, prints
+             none of them. During the flood a screendump shows the band's
+             "-- N kernel messages not shown --" notice, and later the
+             last record, "kmsg-flood 20000"; once the band is gone the
+             screen holds the file's last lines and the prompt, each line
+             exact. consoled's VmHWM after the flooded cat exceeds its
+             figure after the plain cat by at most 2 MiB (the store is capped
+             at 1 MiB; the other MiB for the allocator's slack and the band);
+             a typed `echo` is answered. Both cat times go to the log (speed
+             is measured by tests/bench/bench.py --kmsg, not asserted here).
 """
 
+import importlib.util
+import os
 import re
 import time
 
@@ -53,11 +84,84 @@ import screen
 
 CARDS = ("bochs", "cirrus")
 # kmsg-blank where blanking is checked (vmtest.py's blank: cirrus)
-CHECKS = {"bochs": ["kmsg-band", "kmsg-view", "kmsg-vt"],
-          "cirrus": ["kmsg-band", "kmsg-view", "kmsg-blank"]}
+CHECKS = {"bochs": ["kmsg-band", "kmsg-view", "kmsg-vt", "kmsg-real", "kmsg-flood"],
+          "cirrus": ["kmsg-band", "kmsg-view", "kmsg-blank", "kmsg-real", "kmsg-flood"]}
 
 TIME = 2  # --kernel-messages-time
 BOOT_LEVEL = 4  # vmlib.BASE_APPEND's loglevel=
+
+# kmsg-flood: the benchmark's lines and burst (tests/bench/README.md, kmsg)
+FLOOD = 20000
+FLOOD_TEXT = "kmsg-flood"
+# each record's text, padded with dots: 20000 of them are 4.8 MB, which the
+# store's 1 MiB must cap (the kernel's own ring of 128 KiB loses some first)
+FLOOD_SIZE = 240
+# VmHWM after the flooded cat over the plain cat's (which has the
+# scrollback full): the store's 1 MiB budget (kmsg.h; it counts each line's
+# text, struct and slot) and a MiB for what it does not count: malloc's
+# header and rounding of each small line, the slot array's doubling (old
+# and new at once), the band. Measured: +1.4 MiB on bochs, +1.5 on cirrus;
+# with the budget at 8 MiB, +4.2 MiB on bochs.
+FLOOD_HWM_KIB = 2048
+G_LINES = "/kmsg/lines"
+G_FLOOD_SH = "/tmp/kflood.sh"
+G_FLOOD_RES = "/tmp/kflood.result"
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench")
+# The session's side: the plain cat, consoled's VmHWM, the cat under the
+# burst; each cat timed until consoled answers a cursor position request
+# sent after it (it answers after parsing everything before, as in
+# tests/bench/session.sh).
+FLOOD_SH = r"""
+n=$1 res=%(res)s
+cpid=$(pidof consoled)
+sync_term() {
+	stty -icanon -echo min 1 time 0
+	printf '\033[6n'
+	reply=timeout
+	if read -r -t 120 -d R r; then reply=${r#??}; fi
+	stty icanon echo
+}
+t0=$EPOCHREALTIME
+cat %(lines)s
+sync_term
+t1=$EPOCHREALTIME
+echo "plain $t0 $t1 $reply" >$res.tmp
+grep VmHWM /proc/$cpid/status >>$res.tmp
+kmsgflood --text=%(text)s --size=%(size)d $n >$res.flood 2>&1 &
+fl=$!
+t0=$EPOCHREALTIME
+cat %(lines)s
+sync_term
+t1=$EPOCHREALTIME
+wait $fl
+st=$?
+echo "flood $t0 $t1 $reply $st" >>$res.tmp
+mv $res.tmp $res
+""" % {"res": G_FLOOD_RES, "lines": G_LINES, "text": FLOOD_TEXT, "size": FLOOD_SIZE}
+
+
+def note(msg):
+    """A TAP comment (vmtest.tap_note)."""
+    print("# " + msg, flush=True)
+
+
+def flood_lines():
+    """The benchmark's input (tests/bench/gen-lines.py), FLOOD lines."""
+    spec = importlib.util.spec_from_file_location("gen_lines", os.path.join(BENCH,
+                                                                             "gen-lines.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.generate(FLOOD)
+
+
+def guest_files(consoled):
+    """({guest: data} files, {guest: host} binaries) kmsg-flood needs."""
+    files, elves = {G_LINES: flood_lines().encode()}, {}
+    tool = os.path.join(os.path.dirname(os.path.abspath(consoled)), "..", "tests", "bench",
+                        "kmsgflood")
+    if os.path.exists(tool):
+        elves["/usr/bin/kmsgflood"] = os.path.normpath(tool)
+    return files, elves
 
 
 class KmsgChecks:
@@ -69,7 +173,8 @@ class KmsgChecks:
         self.pc = pointertest.PointerChecks(runner, None, load_font, font)
         self.checks = {"kmsg-band": self.check_band, "kmsg-view": self.check_view,
                        "kmsg-vt": self.check_vt,
-                       "kmsg-blank": self.check_blank}
+                       "kmsg-blank": self.check_blank, "kmsg-real": self.check_real,
+                       "kmsg-flood": self.check_flood}
 
     def start(self, extra=""):
         r = self.r
@@ -277,4 +382,110 @@ class KmsgChecks:
             r.sh("dmesg -n %d" % BOOT_LEVEL)
         if "an oops or a panic" not in r.consoled_log():
             r.fail("the log does not say why the screen woke:\n" + r.consoled_log())
+        r.stop_consoled()
+
+    def check_real(self):
+        r = self.r
+        before = self.start()
+        try:
+            # the shell that writes is the one named: "sh (its pid)"
+            out = r.sh("dmesg -n 8; sh -c 'echo $$; echo 1 > /proc/sys/vm/drop_caches'")
+            want = "sh (%s): drop_caches: 1" % out.split()[-1]
+            img, s = r.wait_text(self.font, lambda s: want in s, "after dmesg -n 8 and a write"
+                                 " to drop_caches the band does not show %r" % want, timeout=5)
+        finally:
+            r.sh("dmesg -n %d" % BOOT_LEVEL)
+        raw = r.sh("dmesg -r | grep -F '%s' | tail -n 1" % want).strip()
+        if not raw.startswith("<6>"):
+            r.fail("the kernel's record reads %r, expected <6> (KERN_INFO, facility kernel)"
+                   % raw)
+        row, col = s.find(want)
+        line = s.lines[row].rstrip()
+        if not re.fullmatch(r"\[ *\d+\.\d{6}\] " + re.escape(want), line):
+            r.fail("the band's line reads %r, expected \"[ seconds.micros] %s\"" % (line, want))
+        fg = set(f for ch, f in zip(want, s.fg[row][col:]) if ch != " ")
+        if row < s.rows - 3 or set(s.bg[row]) != {4} or fg != {15}:
+            r.fail("the line is on row %d of %d with backgrounds %r and text colours %r,"
+                   " expected the band at the bottom, blue (4), bright white (15)"
+                   % (row, s.rows, sorted(set(s.bg[row])), sorted(fg)))
+        r.wait_equal(before, "%d s after the message the screen differs from before the band"
+                     % TIME, timeout=TIME + 8)
+        # SysRq raises the console log level to 7 around its header and puts
+        # it back before consoled reads /proc/sys/kernel/printk: at the
+        # boot's level the kernel's console prints "sysrq: HELP", consoled
+        # does not show it (a record does not say it was printed).
+        r.sh("echo h > /proc/sysrq-trigger")
+        time.sleep(1)
+        note("sysrq h at level %d: the band %s" % (
+            BOOT_LEVEL, "shows it" if "sysrq" in self.decode(self.vm.grab()).text().lower()
+            else "does not show it"))
+        r.stop_consoled()
+
+    def hwm_kib(self, pid):
+        out = self.r.sh("grep VmHWM /proc/%s/status" % pid)
+        return int(out.split()[1])
+
+    def check_flood(self):
+        r = self.r
+        if self.vm.run("test -x /usr/bin/kmsgflood && test -s %s" % G_LINES)[1] != 0:
+            r.fail("no kmsgflood or %s in the guest (build tests/bench/kmsgflood)" % G_LINES)
+        r.put_file(G_FLOOD_SH, FLOOD_SH.encode())
+        r.sh("rm -f %s %s.tmp %s.flood" % ((G_FLOOD_RES,) * 3))
+        lines = flood_lines().splitlines()
+        self.start(extra="--kernel-messages=8")
+        pid = r.consoled_pid()
+        idle = self.hwm_kib(pid)
+        self.vm.send_text("sh %s %d\n" % (G_FLOOD_SH, FLOOD))
+        # the band's notice during the flood, then its last record
+        last = "%s %d" % (FLOOD_TEXT, FLOOD)
+        notice_re = re.compile(r"-- (\d+) kernel messages? not shown --")
+        skipped, seen_last, deadline = [], False, time.monotonic() + 60
+        while True:
+            s = self.decode(self.vm.grab())
+            m = notice_re.search(s.text())
+            if m:
+                skipped.append(int(m.group(1)))
+            seen_last = seen_last or last in s
+            if skipped and seen_last:
+                break
+            if time.monotonic() > deadline:
+                path = self.vm.save_png(self.vm.grab(), "%s-%d-flood.png" % (r.card, r.n))
+                r.fail("within 60 s the band showed %s, and %s its last record %r; the screen"
+                       " now:\n%s\n(picture: %s)\nthe session's results:\n%s"
+                       % ("the notice %r" % skipped if skipped else "no \"-- N kernel"
+                          " messages not shown --\" notice", "" if seen_last else "not",
+                          last, "\n".join(s.lines[-5:]), path,
+                          self.vm.run("cat %s %s.tmp %s.flood; dmesg | tail -n 3"
+                                      % ((G_FLOOD_RES,) * 3))[0]))
+            time.sleep(0.1)
+        out = r.sh("i=0; while [ ! -e %s ] && [ $i -lt 120 ]; do sleep 0.5; i=$((i+1)); done;"
+                   " cat %s %s.flood" % (G_FLOOD_RES, G_FLOOD_RES, G_FLOOD_RES), timeout=90)
+        res = {f[0]: f[1:] for f in (l.split() for l in out.splitlines()) if f}
+        if "flood" not in res or "plain" not in res:
+            r.fail("the session's script did not finish:\n" + out)
+        plain_s = float(res["plain"][1]) - float(res["plain"][0])
+        flood_s = float(res["flood"][1]) - float(res["flood"][0])
+        if "timeout" in (res["plain"][2], res["flood"][2]) or res["flood"][3] != "0":
+            r.fail("a cat got no cursor position reply, or kmsgflood failed:\n" + out)
+        hwm_plain, hwm_flood = int(res["VmHWM:"][0]), self.hwm_kib(pid)
+        note("cat of %d lines: %.3f s alone, %.3f s with %d kernel messages (%+.0f%%); %s"
+             % (FLOOD, plain_s, flood_s, FLOOD, 100 * (flood_s / plain_s - 1),
+                " ".join(res.get("kmsgflood:", []))))
+        note("the band's notice counts seen: %s" % skipped)
+        note("consoled VmHWM: idle %d KiB, after the cat %d KiB, after the flood %d KiB"
+             % (idle, hwm_plain, hwm_flood))
+        if hwm_flood > hwm_plain + FLOOD_HWM_KIB:
+            r.fail("consoled's VmHWM went from %d KiB after the plain cat to %d KiB after the"
+                   " flood, more than %d KiB" % (hwm_plain, hwm_flood, FLOOD_HWM_KIB))
+        # the band gone: the cat's last lines and the prompt, exact
+
+        def complete(s):
+            rows = [l.rstrip() for l in s.lines]
+            k = len(rows) - 1
+            return s.lines[-1].startswith("$ ") and rows[:k] == lines[-k:]
+        r.wait_text(self.font, complete, "after the band went the screen does not show the"
+                    " file's last lines and the prompt", timeout=TIME + 10)
+        self.vm.send_text("echo kflood-alive\n")
+        r.wait_output(self.font, "echo kflood-alive", "kflood-alive",
+                      "after the flood a typed echo was not answered")
         r.stop_consoled()

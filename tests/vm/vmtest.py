@@ -201,8 +201,9 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   console log level, gone after its time with the screen as
                   before), the view key, (bochs) nothing drawn while tty2 is
                   shown and the band on return, and (cirrus) blanking: a
-                  message does not wake the screen, an oops does: see
-                  kmsgtest.py.
+                  message does not wake the screen, an oops does; a real
+                  kernel message (drop_caches); a burst of 20000 messages
+                  during a cat of 20000 lines: see kmsgtest.py.
   deferred-*      (bochs, virtio, qxl: DRM fbdev emulation with deferred
                   I/O) no pixel lost at line ends under flushes that fall
                   inside frames, and text shown promptly after it is
@@ -2459,8 +2460,13 @@ def main():
     bad = os.path.join(os.path.dirname(blitcheck), "bad-abi-plugin.so")
     if os.path.exists(bad):
         elves["/usr/lib/bad-abi-plugin.so"] = os.path.normpath(bad)
+    extra = {}
+    if args.card in kmsgtest.CARDS and any(c == "kmsg-flood" for c in checks):
+        files, more = kmsgtest.guest_files(args.consoled)  # the lines, kmsgflood
+        extra.update(files)
+        elves.update(more)
     with vmlib.VM(args.card, consoled=os.path.abspath(args.consoled), append=append.strip(),
-                  out_dir=out_dir, extra_elves=elves,
+                  out_dir=out_dir, extra_elves=elves, initramfs_extra=extra,
                   boot_timeout=400 if firmware else 180) as vm:
         print("# %s booted in %.1fs, fb0 %s" % (args.card, vm.boot_seconds, vm.fb_info), flush=True)
         r = Runner(vm, args.card, out_dir)

@@ -11,12 +11,15 @@
 #include "cluster.h"
 #include "stream.h"
 #include "keys.h"
+#include "tsmpeek.h"
 #include "../color/pixel.h"
 #include "../util/log.h"
 #include "../util/util.h"
 
 #define STREAM_SEQ_MAX 128 /* a CSI's parameter and intermediate bytes; longer: dropped */
 #define STREAM_OSC_MAX 64  /* what is kept of an OSC to see whether it is a query */
+/* a DCS longer than this is no query consoled answers (it is dropped) */
+#define STREAM_DCS_QUERY_MAX STREAM_OSC_MAX
 #define STREAM_OUT_SIZE 4096
 #define TSM_ARG_MAX 16	      /* libtsm's CSI_ARG_MAX: it reads no parameter beyond */
 #define SGR_CHUNK TSM_ARG_MAX /* SGR is written again in pieces libtsm reads whole */
@@ -65,6 +68,7 @@ struct stream {
 	enum parse_state state;
 	bool string_esc; /* ESC ended a string: '\' after it is ST */
 	bool osc;	 /* the string is an OSC (kept in osc[] to answer queries) */
+	bool dcs;	 /* a DCS, kept in osc[] too: XTGETTCAP and DECRQSS are answered */
 
 	/* a UTF-8 sequence cut by the end of a read */
 	uint8_t pending[4];
@@ -97,6 +101,7 @@ struct stream {
 	bool keys_kpam, keys_lnm; /* the key encoder's (STREAM_MODE_KEYS_*) */
 	unsigned mouse;		  /* STREAM_MOUSE_* */
 	bool sync;		  /* DECSET 2026, synchronized output */
+	unsigned cell_w, cell_h;  /* a cell's pixels (CSI 14 t, 16 t; 0: unknown) */
 
 	/* char_width() of code points below WIDTH_CACHE_END, 2 bits each: 0
 	 * not looked up yet, else the width + 1 (NULL until needed) */
@@ -1153,6 +1158,33 @@ static int stream_mode(struct stream *s, bool dec, int mode)
 	}
 }
 
+/* XTWINOPS reports: the text area in characters (18) and in pixels (14),
+ * a cell in pixels (16); the screen, as in xterm, for 19 and 15 (consoled
+ * has no window around its text area). Without a cell size (unknown), no
+ * pixel report. */
+static void stream_winops(struct stream *s, const struct csi *c)
+{
+	unsigned cols = tsm_screen_get_width(s->cfg.screen);
+	unsigned rows = tsm_screen_get_height(s->cfg.screen);
+
+	switch (c->n ? c->v[0] : 0) {
+	case 18:
+	case 19:
+		stream_reply(s, "\033[%d;%u;%ut", c->v[0] - 10, rows, cols);
+		break;
+	case 14:
+	case 15:
+		if (s->cell_w && s->cell_h)
+			stream_reply(s, "\033[%d;%u;%ut", c->v[0] - 10, rows * s->cell_h,
+				     cols * s->cell_w);
+		break;
+	case 16:
+		if (s->cell_w && s->cell_h)
+			stream_reply(s, "\033[6;%u;%ut", s->cell_h, s->cell_w);
+		break;
+	}
+}
+
 /* DECSC: libtsm saves its cursor, so what came before must have reached it. */
 static void stream_save(struct stream *s)
 {
@@ -1270,6 +1302,9 @@ static void stream_csi(struct stream *s, uint8_t final)
 	if (c.marker) {
 		if (c.marker == '>' && final == 'c')
 			stream_emit_csi(s, final);
+		/* XTVERSION */
+		if (c.marker == '>' && final == 'q' && (c.n == 0 || c.v[0] == 0))
+			stream_reply(s, "\033P>|consoled %s\033\\", CONSOLED_VERSION);
 		return;
 	}
 	switch (final) {
@@ -1328,6 +1363,9 @@ static void stream_csi(struct stream *s, uint8_t final)
 			stream_emit(s, "\033[H", 3);
 		return;
 	}
+	case 't': /* XTWINOPS: the reports of sizes; nothing else */
+		stream_winops(s, &c);
+		return;
 	default:
 		/* what libtsm does as xterm does; not p (libtsm takes a bare
 		 * CSI p for DECSCL), t, q, ... (libtsm ignores them anyway) */
@@ -1527,6 +1565,7 @@ static void stream_enter_string(struct stream *s, bool osc)
 {
 	stream_enter(s, STATE_STRING);
 	s->osc = osc;
+	s->dcs = false;
 	osc52_forget(s); /* (nothing left: every way out of a string forgot it) */
 	s->osc_long = false;
 	s->osc52_bad = false;
@@ -1589,13 +1628,134 @@ static void stream_esc(struct stream *s, uint8_t final)
 	stream_emit_byte(s, final);
 }
 
+/* ---- DCS queries ---------------------------------------------------------- */
+
+/* The capabilities XTGETTCAP answers: those of the terminfo entry the
+ * session gets (stream_config's term_name; xterm-256color by default) that
+ * programs ask for. */
+static const char *stream_tcap(struct stream *s, const char *name, char *buf, size_t size)
+{
+	if (!strcmp(name, "TN") || !strcmp(name, "name"))
+		return s->cfg.term_name ? s->cfg.term_name : "xterm-256color";
+	if (!strcmp(name, "Co") || !strcmp(name, "colors")) {
+		snprintf(buf, size, "%d", 256);
+		return buf;
+	}
+	if (!strcmp(name, "RGB"))
+		return "8/8/8";
+	return NULL;
+}
+
+/* XTGETTCAP: DCS + q Pt ST, Pt names in hex separated by ';': each is
+ * answered DCS 1 + r name=value ST (in hex) or DCS 0 + r name ST. */
+static void stream_xtgettcap(struct stream *s, const char *p, const char *end)
+{
+	while (p < end) {
+		const char *semi = memchr(p, ';', (size_t)(end - p));
+		const char *e = semi ? semi : end;
+		char name[32], vbuf[32], hex[2 * 64 + 1];
+		size_t n = 0, len = (size_t)(e - p);
+		const char *value = NULL;
+		bool ok = len % 2 == 0 && len / 2 < sizeof(name) && len > 0;
+
+		for (size_t i = 0; ok && i < len; i += 2) {
+			int hi = hex_value(p[i]), lo = hex_value(p[i + 1]);
+
+			ok = hi >= 0 && lo >= 0 && (hi || lo);
+			name[n++] = (char)(hi << 4 | lo);
+		}
+		name[n] = '\0';
+		if (ok)
+			value = stream_tcap(s, name, vbuf, sizeof(vbuf));
+		if (value && strlen(value) < 64) {
+			for (size_t i = 0; value[i]; i++)
+				snprintf(hex + 2 * i, 3, "%02X", (unsigned char)value[i]);
+			stream_reply(s, "\033P1+r%.*s=%s\033\\", (int)MIN(len, 64u), p, hex);
+		} else
+			stream_reply(s, "\033P0+r%.*s\033\\", (int)MIN(len, 64u), p);
+		p = semi ? semi + 1 : end;
+	}
+}
+
+/* SGR parameters for colour code/rgb (fg: 30, 90, 38; bg: 40, 100, 48). */
+static int sgr_colour_params(char *buf, size_t size, int8_t code, uint8_t r, uint8_t g, uint8_t b,
+			     bool fg)
+{
+	if (code >= 0 && code < 8)
+		return snprintf(buf, size, ";%d", (fg ? 30 : 40) + code);
+	if (code >= 8 && code < 16)
+		return snprintf(buf, size, ";%d", (fg ? 90 : 100) + code - 8);
+	if (code < 0)
+		return snprintf(buf, size, ";%d;2;%u;%u;%u", fg ? 38 : 48, r, g, b);
+	return 0; /* the default colour */
+}
+
+/* DECRQSS: DCS $ q Pt ST for SGR (m), DECSTBM (r) and DECSCUSR (SP q):
+ * DCS 1 $ r value Pt ST, or DCS 0 $ r ST for anything else. */
+static void stream_decrqss(struct stream *s, const char *p, size_t len)
+{
+	char v[128];
+	size_t n = 0;
+
+	if (len == 1 && p[0] == 'm') {
+		const struct tsm_screen_attr *a = &s->attr;
+		static const struct {
+			unsigned bit;
+			int param;
+		} extra[] = {{CLUSTER_DIM, 2}, {SGR_CONCEAL, 8}, {CLUSTER_STRIKE, 9}};
+
+		n = (size_t)snprintf(v, sizeof(v), "0%s%s%s%s%s", a->bold ? ";1" : "",
+				     a->italic ? ";3" : "", a->underline ? ";4" : "",
+				     a->blink ? ";5" : "", a->inverse ? ";7" : "");
+		for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
+			if (s->extra & extra[i].bit)
+				n += (size_t)snprintf(v + n, sizeof(v) - n, ";%d", extra[i].param);
+		n += (size_t)sgr_colour_params(v + n, sizeof(v) - n, a->fccode, a->fr, a->fg, a->fb,
+					       true);
+		n += (size_t)sgr_colour_params(v + n, sizeof(v) - n, a->bccode, a->br, a->bg, a->bb,
+					       false);
+		stream_reply(s, "\033P1$r%sm\033\\", v);
+		return;
+	}
+	if (len == 1 && p[0] == 'r') {
+		const struct tsmpeek_screen *ts = tsmpeek(s->cfg.screen);
+
+		stream_flush(s);
+		if (ts) {
+			stream_reply(s, "\033P1$r%u;%ur\033\\", ts->margin_top + 1,
+				     ts->margin_bottom + 1);
+			return;
+		}
+	}
+	if (len == 2 && p[0] == ' ' && p[1] == 'q') {
+		/* consoled's cursor: a steady block */
+		stream_reply(s, "\033P1$r2 q\033\\");
+		return;
+	}
+	stream_reply(s, "\033P0$r\033\\");
+}
+
+/* A DCS that ended with ST: the queries are answered, the rest dropped
+ * (libtsm shows no DCS). */
+static void stream_dcs(struct stream *s)
+{
+	const char *p = s->osc_buf, *end = s->osc_buf + s->osc_len;
+
+	if (s->osc_len >= 2 && p[0] == '+' && p[1] == 'q')
+		stream_xtgettcap(s, p + 2, end);
+	else if (s->osc_len >= 2 && p[0] == '$' && p[1] == 'q')
+		stream_decrqss(s, p + 2, s->osc_len - 2);
+}
+
 /* The end of a string; with `terminated` by BEL or ST an OSC is answered. */
 static void stream_string_end(struct stream *s, bool terminated, bool bel)
 {
 	if (terminated && s->osc)
 		stream_osc(s, bel);
+	if (terminated && s->dcs && !s->osc_long)
+		stream_dcs(s);
 	osc52_forget(s);
-	s->osc = false;
+	s->osc = s->dcs = false;
 	s->state = STATE_GROUND;
 }
 
@@ -1638,6 +1798,7 @@ static void stream_step(struct stream *s, uint32_t cp)
 		case 0x9e:
 		case 0x9f:
 			stream_enter_string(s, false);
+			s->dcs = cp == 0x90;
 			return;
 		case 0x9c:
 			return;
@@ -1694,6 +1855,7 @@ static void stream_step(struct stream *s, uint32_t cp)
 			case '^':
 			case '_':
 				stream_enter_string(s, false);
+				s->dcs = cp == 'P';
 				return;
 			}
 		}
@@ -1729,6 +1891,14 @@ static void stream_step(struct stream *s, uint32_t cp)
 	case STATE_STRING:
 		if (cp == 0x07 && s->osc) {
 			stream_string_end(s, true, true);
+			return;
+		}
+		if (s->dcs && cp >= 0x20) {
+			/* a query is short: a longer DCS is none (osc_long) */
+			if (cp < 0x80 && s->osc_len < STREAM_DCS_QUERY_MAX)
+				s->osc_buf[s->osc_len++] = (char)cp;
+			else
+				s->osc_long = true;
 			return;
 		}
 		if (!s->osc || cp < 0x20)
@@ -2305,6 +2475,12 @@ uint64_t stream_bytes_out(const struct stream *s)
 bool stream_synchronized(const struct stream *s)
 {
 	return s->sync;
+}
+
+void stream_set_cell_size(struct stream *s, unsigned width, unsigned height)
+{
+	s->cell_w = width;
+	s->cell_h = height;
 }
 
 unsigned stream_mouse_modes(const struct stream *s)

@@ -36,6 +36,13 @@
  *  - OSC 10, 11 and 4 queries get the palette's colours in xterm's
  *    rgb:RRRR/GGGG/BBBB form, with the query's terminator (BEL or ST).
  *  - OSC 52 goes to stream_config's osc52, when set.
+ *  - Queries answered as xterm does: XTVERSION (CSI > q: DCS > | consoled
+ *    VERSION ST), XTWINOPS' size reports (CSI 18 t, 19 t: characters; 14 t,
+ *    15 t: pixels of the text area; 16 t: a cell's pixels), XTGETTCAP (DCS
+ *    + q names in hex ST: TN/name, Co/colors, RGB of the terminfo entry;
+ *    others 0 + r) and DECRQSS (DCS $ q m, r, SP q ST: the SGR pen,
+ *    DECSTBM's margins, the cursor's shape; others 0 $ r). A DCS of more
+ *    than 64 bytes is no query.
  *  - Dropped: strings (OSC, DCS, SOS, PM, APC: libtsm shows none), CSI with
  *    a private marker libtsm would misread as another sequence (CSI > 4;2 m
  *    as SGR, CSI ? r as DECSTBM, ...), CSI with intermediates other than
@@ -99,6 +106,9 @@ struct stream_config {
 	 * if any. Only a BEL libtsm executes counts: not the one that ends an
 	 * OSC string, nor one inside DCS, SOS, PM or APC. */
 	void (*bell)(unsigned count, void *userdata);
+	/* The terminfo entry the session's TERM names, for XTGETTCAP's TN;
+	 * NULL: xterm-256color. The caller keeps it. */
+	const char *term_name;
 	void *userdata;
 };
 
@@ -251,6 +261,10 @@ uint64_t stream_bytes_out(const struct stream *s);
  * answers it. The stage only follows it (and hands the sequence on, which
  * libtsm ignores); term.c holds frames while it is set. */
 bool stream_synchronized(const struct stream *s);
+
+/* A cell's size in pixels, for the pixel reports of XTWINOPS (CSI 14 t,
+ * 16 t); 0: unknown (no report). */
+void stream_set_cell_size(struct stream *s, unsigned width, unsigned height);
 
 /* The mouse modes now (STREAM_MOUSE_*): at most one tracking and one
  * encoding bit. */

@@ -681,8 +681,12 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	    .reply = term_queue_write,
 	    .osc52 = term_stream_osc52,
 	    .bell = term_stream_bell,
+	    .term_name = t->cfg.term,
 	    .userdata = t,
 	});
+	if (cfg->cols && cfg->rows)
+		stream_set_cell_size(t->stream, cfg->width_px / cfg->cols,
+				     cfg->height_px / cfg->rows);
 	/* text straight onto the screen only in the colours libtsm has */
 	if (!palette_ok)
 		stream_set_direct(t->stream, false);
@@ -719,6 +723,8 @@ int term_resize(struct term *t, unsigned cols, unsigned rows, unsigned width_px,
 	t->cfg.rows = rows;
 	t->cfg.width_px = width_px;
 	t->cfg.height_px = height_px;
+	if (cols && rows)
+		stream_set_cell_size(t->stream, width_px / cols, height_px / rows);
 	/* The kernel sends SIGWINCH to the session's foreground group. */
 	if (t->master >= 0 && ioctl(t->master, TIOCSWINSZ, &ws) < 0)
 		log_warning_errno(errno, "Failed to set the pty's window size: %m");

@@ -162,6 +162,56 @@ static void test_decrqm(void)
 	fake_term_fini(&f);
 }
 
+/* ---- queries: XTVERSION, XTWINOPS, XTGETTCAP, DECRQSS -------------------- */
+
+static void test_queries(void)
+{
+	struct fake_term f;
+	char longq[200];
+
+	fake_term_init(&f, 20, 6);
+	fake_feed(&f, "\033[>q\033[>0q\033[>1q");
+	CHECK(strcmp(f.replies, "\033P>|consoled " CONSOLED_VERSION "\033\\"
+				"\033P>|consoled " CONSOLED_VERSION "\033\\") == 0);
+	/* sizes: characters always, pixels once a cell's size is known */
+	fake_clear_replies(&f);
+	fake_feed(&f, "\033[18t\033[14t\033[16t\033[8;1;1t");
+	CHECK(strcmp(f.replies, "\033[8;6;20t") == 0);
+	stream_set_cell_size(f.stream, 8, 16);
+	fake_clear_replies(&f);
+	fake_feed(&f, "\033[14t\033[16t\033[19t");
+	CHECK(strcmp(f.replies, "\033[4;96;160t\033[6;16;8t\033[9;6;20t") == 0);
+	/* XTGETTCAP: TN, Co, an unknown name, a malformed one */
+	fake_clear_replies(&f);
+	fake_feed(&f, "\033P+q544E\033\\\033P+q436F;7A7A;4\033\\");
+	CHECK(strcmp(f.replies, "\033P1+r544E=787465726D2D323536636F6C6F72\033\\"
+				"\033P1+r436F=323536\033\\\033P0+r7A7A\033\\\033P0+r4\033\\") == 0);
+	/* C1 DCS and ST */
+	fake_clear_replies(&f);
+	fake_feed(&f, "\xc2\x90+q524742\xc2\x9c");
+	CHECK(strcmp(f.replies, "\033P1+r524742=382F382F38\033\\") == 0);
+	/* DECRQSS: the pen, the margins, the cursor, anything else */
+	fake_clear_replies(&f);
+	fake_feed(&f, "\033[1;2;31;48;2;1;2;3m\033P$qm\033\\\033[0m\033P$qm\033\\");
+	CHECK(strcmp(f.replies, "\033P1$r0;1;2;31;48;2;1;2;3m\033\\\033P1$r0m\033\\") == 0);
+	fake_clear_replies(&f);
+	fake_feed(&f, "\033[2;4r\033P$qr\033\\\033[r\033P$q q\033\\\033P$qx\033\\");
+	CHECK(strcmp(f.replies, "\033P1$r2;4r\033\\\033P1$r2 q\033\\\033P0$r\033\\") == 0);
+	/* not answered: a DCS too long to be a query, one cut by CAN, one
+	 * cut by ESC and another sequence; and none of it is text */
+	memset(longq, '4', sizeof(longq));
+	memcpy(longq, "\033P+q", 4);
+	memcpy(longq + sizeof(longq) - 3, "\033\\", 3);
+	fake_clear_replies(&f);
+	fake_feed(&f, "\033[H\033[2J");
+	fake_feed(&f, longq);
+	fake_feed(&f, "\033P+q544E\x18\033P$qm\033[1m");
+	CHECK_EQ_U(f.n_replies, 0);
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "") == 0);
+	fake_term_fini(&f);
+}
+
 /* ---- OSC colour queries --------------------------------------------------- */
 
 static void test_osc(void)
@@ -1467,6 +1517,7 @@ int main(void)
 	RUN(test_rep);
 	RUN(test_rep_limit);
 	RUN(test_decrqm);
+	RUN(test_queries);
 	RUN(test_osc);
 	RUN(test_osc52_wiped);
 	RUN(test_dropped);

@@ -134,7 +134,8 @@ static bool recent(const struct pstore_scan *scan, int64_t mtime)
 	/* the archive: copied at this boot; pstore: made before it, lately */
 	if (scan->archive)
 		return mtime >= scan->boot_time;
-	return mtime <= scan->boot_time && mtime >= scan->boot_time - PSTORE_RECENT_SEC;
+	return mtime <= scan->boot_time + PSTORE_CLOCK_SLACK_SEC &&
+	       mtime >= scan->boot_time - PSTORE_RECENT_SEC;
 }
 
 /* Names as the kernel and systemd-pstore make them: no byte a terminal

@@ -32,10 +32,12 @@
  * - In /sys/fs/pstore a record stays until someone deletes it (nothing
  *   here deletes anything), so without systemd-pstore the same record is
  *   there at every boot. A record counts when its time (the file's mtime,
- *   the time of the dump) is before this boot's start and at most
- *   PSTORE_RECENT_SEC before it: a panic followed by a reset within that
- *   time is announced, a crash from days ago is not announced at every
- *   boot.
+ *   the time of the dump) is before this boot's start (give or take
+ *   PSTORE_CLOCK_SLACK_SEC) and at most PSTORE_RECENT_SEC before it: a
+ *   panic followed by a reset within that time is announced, a crash
+ *   from days ago is not announced at every boot. Within that time every
+ *   boot announces it again, unless something (systemd-pstore) took it
+ *   away.
  * - In the archive a file counts when it was made during this boot (its
  *   mtime at or after this boot's start): systemd-pstore found it in
  *   pstore at this boot, so it came from the boot before.
@@ -66,6 +68,10 @@
 /* How long before this boot a record in /sys/fs/pstore may have been made
  * to count as the last boot's: 12 hours (a machine that froze overnight). */
 #define PSTORE_RECENT_SEC (12 * 3600)
+/* A record in /sys/fs/pstore may look this much younger than this boot:
+ * the clock starts from the RTC's whole seconds, and a fast reset after a
+ * panic starts the next boot within the second. */
+#define PSTORE_CLOCK_SLACK_SEC 10
 /* Parts of one dump are written within this many seconds of each other
  * (efi-pstore's ids were seen to cross a second). */
 #define PSTORE_PART_SLACK_SEC 5

@@ -246,6 +246,9 @@ static void test_old_ignored(void)
 	/* the edge: exactly PSTORE_RECENT_SEC counts */
 	puts_at("pstore/dmesg-ramoops-0", panic_text, BOOT - PSTORE_RECENT_SEC);
 	CHECK_EQ_U(find(false, &c), 1);
+	/* and the clock's slack: a reset within the second */
+	puts_at("pstore/dmesg-ramoops-0", panic_text, BOOT + PSTORE_CLOCK_SLACK_SEC);
+	CHECK_EQ_U(find(false, &c), 1);
 	/* no directories at all */
 	CHECK_EQ_U(pstore_find(&(struct pstore_paths){"/nonexistent/pstore", NULL}, BOOT, true, &c),
 		   0);

@@ -538,7 +538,8 @@ static int seat_kmsg_fd(const struct options *o)
 #define SEAT_PSTORE_LINES_MAX 2000
 
 /* The last boot's crash (pstore.h), read once, bounded, into lines for the
- * view; none is logged and nothing shown. */
+ * view, and logged; without one nothing. Its lines keep the last boot's
+ * times. */
 static void seat_read_pstore(struct seat *seat)
 {
 	struct pstore_crash c;
@@ -565,6 +566,8 @@ static void seat_read_pstore(struct seat *seat)
 		char *nl = strchr(s, '\n');
 		struct overlay_msg m = {OVERLAY_UNTIMED, 6, s};
 
+		if (!nl)
+			break; /* none: pstore.c ends every part with one */
 		*nl = '\0';
 		if (line >= first && *s) {
 			/* "<PRIO>[ sec.usec] text" as the dump gives it */

@@ -266,8 +266,7 @@ static void test_garbage(void)
 	    "Panic#1 Part1 \nx\n", /* trailing blank */
 	    "panic#1 Part1\nx\n",  /* case */
 	    "Panic#12345678901 Part1\nx\n",
-	    "\x7f"
-	    "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0",
+	    "\177ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0", /* a binary */
 	};
 	char *big;
 	size_t big_len = PSTORE_FILE_MAX * 2;

@@ -17,6 +17,7 @@
 #include "terminal/vcs.h"
 #include "util/crash.h"
 #include "util/log.h"
+#include "util/pstore.h"
 #include "util/util.h"
 
 void seat_exit(struct seat *seat, int status)
@@ -263,28 +264,33 @@ static void seat_band_show(struct seat *seat)
 	}
 }
 
-/* Every stored line, oldest first (n of them, into *ret: free() it); the
- * view's place moved to the store's indices of now. */
+/* The last boot's crash's lines (pstore_n), then every stored line, oldest
+ * first (n in all, into *ret: free() it); the view's place moved to the
+ * store's indices of now. */
 static struct overlay_msg *seat_view_msgs(struct seat *seat, size_t *ret_n)
 {
 	const struct kmsg_store *st = kmsg_store(seat->kmsg);
 	uint64_t dropped = kmsg_store_dropped(st);
-	size_t n = kmsg_store_count(st);
+	size_t k = seat->pstore_n, n = k + kmsg_store_count(st);
 	struct overlay_msg *msgs = xcalloc(n ? n : 1, sizeof(*msgs));
 
-	for (size_t i = 0; i < n; i++) {
-		const struct kmsg_line *l = kmsg_store_get(st, i);
+	/* the last boot's crash first: it came before */
+	for (size_t i = 0; i < k; i++)
+		msgs[i] = seat->pstore_msgs[i];
+	for (size_t i = k; i < n; i++) {
+		const struct kmsg_line *l = kmsg_store_get(st, i - k);
 
 		msgs[i] = (struct overlay_msg){l->usec, l->level, l->text};
 	}
-	if (!seat->view_pos.end) {
-		uint64_t at = seat->view_base + seat->view_pos.msg;
+	/* the crash's k lines never go; this boot's follow the store */
+	if (!seat->view_pos.end && seat->view_pos.msg >= k) {
+		uint64_t at = seat->view_base + (seat->view_pos.msg - k);
 
-		/* the line on top dropped from the store: the oldest now */
+		/* the line on top dropped from the store: this boot's oldest now */
 		if (at < dropped)
-			seat->view_pos = (struct overlay_view_pos){false, 0, 0};
+			seat->view_pos = (struct overlay_view_pos){false, k, 0};
 		else
-			seat->view_pos.msg = (size_t)(at - dropped);
+			seat->view_pos.msg = k + (size_t)(at - dropped);
 	}
 	seat->view_base = dropped;
 	*ret_n = n;
@@ -527,6 +533,54 @@ static int seat_kmsg_fd(const struct options *o)
 	return fd;
 }
 
+/* The most lines of the last boot's crash the view shows: its newest
+ * (a 10 KiB dump, pstore's default, is about 150). */
+#define SEAT_PSTORE_LINES_MAX 2000
+
+/* The last boot's crash (pstore.h), read once, bounded, into lines for the
+ * view, and logged; without one nothing. Its lines keep the last boot's
+ * times. */
+static void seat_read_pstore(struct seat *seat)
+{
+	struct pstore_crash c;
+	size_t n = 0, first = 0, k = 0;
+	char *s;
+
+	if (pstore_find(&pstore_system_paths, pstore_boot_time(), true, &c) <= 0)
+		return;
+	log_info("The last boot's %s is in %s (%u part%s, %zu bytes): shown in the kernel "
+		 "messages' view",
+		 pstore_reason_name(c.reason), c.where, c.parts, c.parts == 1 ? "" : "s", c.len);
+	for (size_t i = 0; i < c.len; i++)
+		n += c.text[i] == '\n';
+	if (n > SEAT_PSTORE_LINES_MAX)
+		first = n - SEAT_PSTORE_LINES_MAX;
+	seat->pstore_msgs =
+	    xcalloc(MIN(n, (size_t)SEAT_PSTORE_LINES_MAX) + 2, sizeof(struct overlay_msg));
+	seat->pstore_heading = xmalloc(sizeof(c.where) + 64);
+	snprintf(seat->pstore_heading, sizeof(c.where) + 64, "--- the last boot's %s (%s) ---",
+		 pstore_reason_name(c.reason), c.where);
+	seat->pstore_msgs[k++] = (struct overlay_msg){OVERLAY_UNTIMED, 6, seat->pstore_heading};
+	s = c.text;
+	for (size_t line = 0; line < n; line++) {
+		char *nl = strchr(s, '\n');
+		struct overlay_msg m = {OVERLAY_UNTIMED, 6, s};
+
+		if (!nl)
+			break; /* none: pstore.c ends every part with one */
+		*nl = '\0';
+		if (line >= first && *s) {
+			/* "<PRIO>[ sec.usec] text" as the dump gives it */
+			pstore_parse_line(s, &m.level, &m.usec, &m.text);
+			seat->pstore_msgs[k++] = m;
+		}
+		s = nl + 1;
+	}
+	seat->pstore_msgs[k++] = (struct overlay_msg){OVERLAY_UNTIMED, 6, "--- this boot ---"};
+	seat->pstore_n = k;
+	seat->pstore_text = c.text; /* the lines point into it */
+}
+
 int seat_start_kmsg(struct seat *seat)
 {
 	const struct options *o = seat->opts;
@@ -556,6 +610,7 @@ int seat_start_kmsg(struct seat *seat)
 		r = sd_event_source_set_enabled(seat->band_timer, SD_EVENT_OFF);
 	if (r < 0)
 		return log_error_errno(r, "Failed to watch /dev/kmsg: %m");
+	seat_read_pstore(seat);
 	return 0;
 }
 
@@ -861,6 +916,9 @@ void seat_free(struct seat *seat)
 	while (seat->band_n)
 		seat_band_drop_oldest(seat);
 	kmsg_free(seat->kmsg);
+	free(seat->pstore_msgs);
+	free(seat->pstore_text);
+	free(seat->pstore_heading);
 	free(seat->screens);
 	free(seat->terminals);
 	free(seat);

@@ -56,7 +56,8 @@ struct seat {
 	int kmsg_threshold; /* the kernel's console log level last read */
 	/* The view of all kernel messages (Ctrl+Logo+K): open, its place
 	 * (view_pos.msg counts from view_base, the store's kmsg_store_dropped()
-	 * when it was laid out: lines the store drops do not move it), and a
+	 * when it was laid out, after the last boot's crash's pstore_n lines:
+	 * lines the store drops do not move it), and a
 	 * search: the text being typed after `/` (view_typing) or the last one
 	 * (n finds it again), and whether that found nothing. */
 	bool view_open;
@@ -64,6 +65,12 @@ struct seat {
 	uint64_t view_base;
 	bool view_typing, view_not_found;
 	char view_find[64];
+	/* The last boot's crash from pstore (pstore.h), read once at start:
+	 * its lines for the view, before this boot's (a heading first, a
+	 * closing line last), and the text they point into. */
+	struct overlay_msg *pstore_msgs;
+	size_t pstore_n;
+	char *pstore_text, *pstore_heading;
 };
 
 struct seat *seat_new(const struct options *opts, int *exit_status);

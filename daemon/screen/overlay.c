@@ -152,8 +152,10 @@ static void reserve(struct overlay *o, unsigned cols, unsigned rows, unsigned n)
 static void put_msg(struct writer *w, const struct overlay_msg *m, struct tsm_screen_attr time,
 		    struct tsm_screen_attr text)
 {
-	char prefix[32];
-	unsigned len = (unsigned)overlay_format_time(m->usec, prefix, sizeof(prefix));
+	char prefix[32] = "";
+	unsigned len = m->usec == OVERLAY_UNTIMED
+			   ? 0
+			   : (unsigned)overlay_format_time(m->usec, prefix, sizeof(prefix));
 
 	/* wrapped rows go on under the text, when that leaves it room */
 	w->indent = w->o->cols >= 2 * len ? len : 0;

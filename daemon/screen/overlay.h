@@ -50,9 +50,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A message's usec for a line with no time: one of consoled's own (a
+ * heading), shown from the first column. */
+#define OVERLAY_UNTIMED UINT64_MAX
+
 /* One kernel message as read from /dev/kmsg (unescaped). */
 struct overlay_msg {
-	uint64_t usec;	  /* since boot, as its TS_USEC */
+	uint64_t usec;	  /* since boot, as its TS_USEC; OVERLAY_UNTIMED: none */
 	unsigned level;	  /* 0 (KERN_EMERG) .. 7 (KERN_DEBUG) */
 	const char *text; /* UTF-8, NUL-terminated, no newline */
 };

@@ -12,6 +12,7 @@
 #include "getty.h"
 #include "issue.h"
 #include "../util/log.h"
+#include "../util/pstore.h"
 #include "../util/util.h"
 
 bool getty_is_default_login(char *const *argv)
@@ -106,8 +107,28 @@ static void getty_write(const char *s, size_t n)
 	}
 }
 
-/* agetty's prompt: a new line, the issue text, the host name up to its
- * first dot. */
+/* The last boot's crash, if pstore kept one (pstore.h), in one line under
+ * the issue text: the kernel's console drew nothing of it while consoled
+ * had the VT, and the view (Ctrl+Logo+K) shows its text. Only the files'
+ * first lines are read. */
+static void getty_crash_line(void)
+{
+	struct pstore_crash c;
+	char line[640];
+	int n;
+
+	if (pstore_find(&pstore_system_paths, pstore_boot_time(), false, &c) <= 0)
+		return;
+	n = snprintf(line, sizeof(line), "%s (%s); Ctrl+Logo+K shows it.\n\n",
+		     c.reason == PSTORE_PANIC ? "The last boot ended in a kernel panic"
+					      : "The last boot had a kernel oops",
+		     c.where);
+	if (n > 0)
+		getty_write(line, MIN((size_t)n, sizeof(line) - 1));
+}
+
+/* agetty's prompt: a new line, the issue text, the last boot's crash, the
+ * host name up to its first dot. */
 static void getty_prompt(unsigned vt, const char *autologin)
 {
 	struct issue_info info;
@@ -120,6 +141,7 @@ static void getty_prompt(unsigned vt, const char *autologin)
 	getty_write("\r\n", 2);
 	getty_write(text, len);
 	free(text);
+	getty_crash_line();
 	if (gethostname(host, sizeof(host) - 1) < 0)
 		host[0] = '\0';
 	dot = strchr(host, '.');

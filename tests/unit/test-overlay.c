@@ -338,6 +338,26 @@ static void test_view(void)
 	overlay_fini(&o);
 }
 
+/* A line with no time (the last boot's crash's heading): from the first
+ * column, wrapped there too, beside timed ones. */
+static void test_view_untimed(void)
+{
+	const struct overlay_msg v[] = {
+	    {OVERLAY_UNTIMED, 6, "--- the last boot's panic (pstore dmesg-ramoops-0) ---"},
+	    {20500000, 0, "Kernel panic"},
+	};
+	struct overlay o;
+	struct overlay_view_pos pos = {true, 0, 0};
+
+	overlay_init(&o);
+	overlay_view(&o, 40, 5, v, 2, &pos, NULL, NULL);
+	CHECK_EQ_U(o.view_count, 2);
+	CHECK_ROW(&o, 1, "--- the last boot's panic (pstore dmesg-");
+	CHECK_ROW(&o, 2, "ramoops-0) ---");
+	CHECK_ROW(&o, 3, "[   20.500000] Kernel panic");
+	overlay_fini(&o);
+}
+
 int main(void)
 {
 	RUN(test_time);
@@ -346,5 +366,6 @@ int main(void)
 	RUN(test_band_flood);
 	RUN(test_text);
 	RUN(test_view);
+	RUN(test_view_untimed);
 	return TESTS_RESULT();
 }

@@ -61,6 +61,9 @@ LATER_MODULES = {
     "late": ["cirrusfb"],
     # drm-no-blitter: the DRM driver of the same card, once cirrusfb is gone
     "late-drm": ["cirrus"],
+    # the pstore check (pstoretest.py): ramoops in memory the kernel leaves
+    # alone (vmlib.CARD_APPEND's memmap=)
+    "pstore": ["ramoops"],
 }
 # evdev for consoled's keyboards; xhci + usbhid so tests can plug a USB
 # keyboard in and out (QMP device_add usb-kbd) to check the hotplug monitor

@@ -100,7 +100,9 @@ CARD_FIRMWARE = {"efi": (OVMF_CODE, OVMF_VARS)}
 
 # Kernel command line per card: vga=0x314 has the boot code set VESA mode
 # 0x114 (800x600, 16 bpp) for vesafb, which Debian's kernel has built in.
-CARD_APPEND = {"vesa": "vga=0x314"}
+# bochs: 1 MiB at 256 MiB kept from the kernel, for ramoops (the pstore
+# check, pstoretest.py: a panic's log survives the guest's reset there).
+CARD_APPEND = {"vesa": "vga=0x314", "bochs": "memmap=1M$0x10000000"}
 
 # Kernel command line: printk only to the serial port (never over fbcon's
 # picture on tty1), no console blanking, reboot-less panic so QEMU exits.
@@ -403,6 +405,25 @@ class VM:
         self.serial.write("stty -echo; PS1=''; PS2=''\n")
         self.run("true", timeout=60)
         self.boot_seconds = time.monotonic() - t0
+
+    def reboot(self, trigger, timeout=None):
+        """Run `trigger` in the serial shell, which resets the guest (a panic:
+        the command line's panic=-1 reboots at once), and wait for the guest's
+        shell again. -no-reboot makes QEMU quit at a reset; for this one QEMU
+        resets the guest instead (QMP set-action), in the same process, so
+        RAM keeps what the kernel left there (ramoops). Returns the seconds
+        from the trigger to the shell."""
+        t0 = time.monotonic()
+        self.qmp.cmd("set-action", reboot="reset")
+        try:
+            self.serial.write(trigger + "\n")
+            match = self.serial.expect(READY_RE, timeout or self.boot_timeout)
+            self.fb_info = match.group(2).decode()
+            self.serial.write("stty -echo; PS1=''; PS2=''\n")
+            self.run("true", timeout=60)
+        finally:
+            self.qmp.cmd("set-action", reboot="shutdown")
+        return time.monotonic() - t0
 
     def _qemu_log_tail(self):
         try:

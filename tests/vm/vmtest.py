@@ -204,6 +204,11 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   message does not wake the screen, an oops does; a real
                   kernel message (drop_caches); a burst of 20000 messages
                   during a cat of 20000 lines: see kmsgtest.py.
+  pstore          (bochs, the boot's last check: it reboots the guest) a
+                  panic kept by ramoops across a reset in the same QEMU
+                  process: consoled's login screen says the last boot ended
+                  in a panic, and the view shows the panic's log before this
+                  boot's messages: see pstoretest.py.
   deferred-*      (bochs, virtio, qxl: DRM fbdev emulation with deferred
                   I/O) no pixel lost at line ends under flushes that fall
                   inside frames, and text shown promptly after it is
@@ -231,6 +236,7 @@ import monotest  # noqa: E402
 import mousetest  # noqa: E402
 import palettetest  # noqa: E402
 import pointertest  # noqa: E402
+import pstoretest  # noqa: E402
 import rotatetest  # noqa: E402
 import selecttest  # noqa: E402
 import screen  # noqa: E402
@@ -2417,6 +2423,9 @@ def main():
             checks += rotatetest.CHECKS
         if args.card in deferredtest.CARDS:
             checks += deferredtest.CHECKS[args.card]
+        # last: it reboots the guest
+        if args.card in pstoretest.CARDS:
+            checks += pstoretest.CHECKS[args.card]
     if args.only:
         checks = [c for c in args.only.split(",") if c]
 
@@ -2537,6 +2546,9 @@ def main():
         if args.card in belltest.CARDS:
             bc = belltest.BellChecks(r, load_font, KEYBOARD_FONT)
             simple.update({n: bc.guarded(f) for n, f in bc.checks.items()})
+        if args.card in pstoretest.CARDS:
+            simple.update(pstoretest.PstoreChecks(r, load_font, KEYBOARD_FONT, CONSOLED_LOG,
+                                                  CONSOLED_STATUS).checks)
         if args.card in rotatetest.CARDS:
             simple.update(rotatetest.RotateChecks(r, oracle_text, load_font,
                                                   scroll_modes(args.card, plugins)).checks)

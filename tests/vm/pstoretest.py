@@ -108,9 +108,11 @@ class PstoreChecks:
                 seen[i] = seen[i] or bool(pattern.search(text))
             if CLOSING in text:
                 break
-            first = s.lines[1]
+            # (the whole text: rows of the record may repeat, such as the
+            # wrapped rows of a flood of equal messages)
+            first = s.text()
             self.vm.send_keys(["shift", "pgdn"])
-            r.wait_text(self.font, lambda s, f=first: self.view_open(s) and s.lines[1] != f,
+            r.wait_text(self.font, lambda s, f=first: self.view_open(s) and s.text() != f,
                         "Shift+PageDown did not move the view", timeout=10)
             # the whole page: bochs' deferred I/O may show a part of it first
             s = screen.read_screen(r.stable_grab(), self.psf)

@@ -311,12 +311,10 @@ static const char *seat_view_note(struct seat *seat, char *buf, size_t size)
 	return buf;
 }
 
-/* The view on every screen from the seat's place; the front screen's
- * clamped place is the seat's. */
-static void seat_view_show(struct seat *seat)
+/* The view of msgs[0..n) (seat_view_msgs()) on every screen from the
+ * seat's place; the front screen's clamped place is the seat's. */
+static void seat_view_lay_out(struct seat *seat, const struct overlay_msg *msgs, size_t n)
 {
-	size_t n;
-	struct overlay_msg *msgs = seat_view_msgs(seat, &n);
 	char buf[160];
 	const char *note = seat_view_note(seat, buf, sizeof(buf));
 
@@ -328,6 +326,14 @@ static void seat_view_show(struct seat *seat)
 		if (s == seat_screen(seat))
 			seat->view_pos = pos;
 	}
+}
+
+static void seat_view_show(struct seat *seat)
+{
+	size_t n;
+	struct overlay_msg *msgs = seat_view_msgs(seat, &n);
+
+	seat_view_lay_out(seat, msgs, n);
 	free(msgs);
 }
 
@@ -355,8 +361,8 @@ static void seat_view_move(struct seat *seat, char act)
 		    !overlay_view_find(msgs, n, seat->view_find, &seat->view_pos);
 		break;
 	}
+	seat_view_lay_out(seat, msgs, n);
 	free(msgs);
-	seat_view_show(seat);
 }
 
 /* What covers the session now: the view, the band, or nothing. */
@@ -728,7 +734,8 @@ static void seat_view_key(struct seat *seat, uint32_t keysym, uint32_t unicode)
 			seat->view_find[len] = '\0';
 			break;
 		default:
-			if (unicode < 0x20 || unicode == 0x7f || unicode == TSM_VTE_INVALID ||
+			/* (TSM_VTE_INVALID, no character, is above U+10FFFF) */
+			if (unicode < 0x20 || unicode == 0x7f ||
 			    (unicode >= 0x80 && unicode <= 0x9f) || unicode > 0x10ffff)
 				return;
 			buf[utf8_put(unicode, buf)] = '\0';

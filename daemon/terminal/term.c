@@ -240,6 +240,15 @@ static void term_follow_sync(struct term *t)
 	sd_event_source_set_enabled(t->sync_timer, SD_EVENT_ONESHOT);
 }
 
+/* The stream stage's cell size (XTWINOPS' pixel reports), from the grid
+ * and its pixels in t->cfg. */
+static void term_stream_cell_size(struct term *t)
+{
+	if (t->cfg.cols && t->cfg.rows)
+		stream_set_cell_size(t->stream, t->cfg.width_px / t->cfg.cols,
+				     t->cfg.height_px / t->cfg.rows);
+}
+
 bool term_frame_held(struct term *t)
 {
 	if (t->sync_on && now_usec() < t->sync_since + TERM_SYNC_TIMEOUT_USEC)
@@ -684,9 +693,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	    .term_name = t->cfg.term,
 	    .userdata = t,
 	});
-	if (cfg->cols && cfg->rows)
-		stream_set_cell_size(t->stream, cfg->width_px / cfg->cols,
-				     cfg->height_px / cfg->rows);
+	term_stream_cell_size(t);
 	/* text straight onto the screen only in the colours libtsm has */
 	if (!palette_ok)
 		stream_set_direct(t->stream, false);
@@ -723,8 +730,7 @@ int term_resize(struct term *t, unsigned cols, unsigned rows, unsigned width_px,
 	t->cfg.rows = rows;
 	t->cfg.width_px = width_px;
 	t->cfg.height_px = height_px;
-	if (cols && rows)
-		stream_set_cell_size(t->stream, width_px / cols, height_px / rows);
+	term_stream_cell_size(t);
 	/* The kernel sends SIGWINCH to the session's foreground group. */
 	if (t->master >= 0 && ioctl(t->master, TIOCSWINSZ, &ws) < 0)
 		log_warning_errno(errno, "Failed to set the pty's window size: %m");

@@ -136,6 +136,23 @@ def tree_key(release=RELEASE, packages=PACKAGES):
     return h.hexdigest()[:16]
 
 
+def finish_tree(root, dest, stamp_text):
+    """Puts a made tree in place: without apt's downloads and indexes (dead
+    weight in every image), stamped `.complete`, renamed to dest unless a
+    racing run was first."""
+    for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
+        for name in os.listdir(os.path.join(root, junk)):
+            path = os.path.join(root, junk, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                os.unlink(path)
+    with open(os.path.join(root, ".complete"), "w") as stamp:
+        stamp.write(stamp_text + "\n")
+    if not os.path.exists(os.path.join(dest, ".complete")):
+        # A leftover without a stamp is from an interrupted run.
+        shutil.rmtree(dest, ignore_errors=True)
+        os.rename(root, dest)
+
+
 def cached_tree(release=RELEASE, packages=PACKAGES, log=None):
     """Path of the cached debootstrap tree, made on first use.
 
@@ -158,18 +175,7 @@ def cached_tree(release=RELEASE, packages=PACKAGES, log=None):
         root = os.path.join(work, "root")
         run_host(["debootstrap", "--variant=minbase", "--include=" + ",".join(packages),
                   release, root, mirror], timeout=3600)
-        # Downloaded packages and indexes are dead weight in every image.
-        for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
-            for name in os.listdir(os.path.join(root, junk)):
-                path = os.path.join(root, junk, name)
-                if os.path.isfile(path) and not os.path.islink(path):
-                    os.unlink(path)
-        with open(os.path.join(root, ".complete"), "w") as stamp:
-            stamp.write("%s %s %.0fs\n" % (release, mirror, time.monotonic() - t0))
-        if not os.path.exists(os.path.join(dest, ".complete")):
-            # A leftover without a stamp is from an interrupted run.
-            shutil.rmtree(dest, ignore_errors=True)
-            os.rename(root, dest)
+        finish_tree(root, dest, "%s %s %.0fs" % (release, mirror, time.monotonic() - t0))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if log:
@@ -202,17 +208,8 @@ def cached_layer(base, packages=EXTRA_PACKAGES, log=None):
             run_host(["chroot", root, "apt-get", "update", "-q"], timeout=1800, env=env)
             run_host(["chroot", root, "apt-get", "install", "-q", "-y", "--no-install-recommends"]
                      + list(packages), timeout=1800, env=env)
-            run_host(["chroot", root, "apt-get", "clean"], env=env)
             os.unlink(resolv)
-            for name in os.listdir(os.path.join(root, "var/lib/apt/lists")):
-                path = os.path.join(root, "var/lib/apt/lists", name)
-                if os.path.isfile(path) and not os.path.islink(path):
-                    os.unlink(path)
-            with open(os.path.join(root, ".complete"), "w") as stamp:
-                stamp.write("%s %.0fs\n" % (" ".join(packages), time.monotonic() - t0))
-            if not os.path.exists(os.path.join(dest, ".complete")):
-                shutil.rmtree(dest, ignore_errors=True)
-                os.rename(root, dest)
+            finish_tree(root, dest, "%s %.0fs" % (" ".join(packages), time.monotonic() - t0))
         finally:
             shutil.rmtree(work, ignore_errors=True)
         if log:

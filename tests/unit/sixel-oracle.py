@@ -11,81 +11,12 @@
 import os
 import random
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
-import zlib
 
-
-def png_write(path, w, h, rgb):
-    raw = b"".join(b"\0" + bytes(rgb[y * w * 3:(y + 1) * w * 3]) for y in range(h))
-
-    def chunk(t, d):
-        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
-    with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-                + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
-
-
-def png_read(path):
-    """8-bit PNG, colour types 0, 2, 3, 4, 6, not interlaced: (w, h, [(r, g, b, a)])."""
-    data = open(path, "rb").read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
-    i, idat, plte, trns = 8, b"", None, None
-    while i < len(data):
-        n, t = struct.unpack(">I4s", data[i:i + 8])
-        body = data[i + 8:i + 8 + n]
-        if t == b"IHDR":
-            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
-        elif t == b"PLTE":
-            plte = body
-        elif t == b"tRNS":
-            trns = body
-        elif t == b"IDAT":
-            idat += body
-        i += 12 + n
-    assert depth == 8 and interlace == 0, "%s: depth %d interlace %d" % (path, depth, interlace)
-    bpp = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[ctype]
-    raw = zlib.decompress(idat)
-    stride = w * bpp
-    prev = bytearray(stride)
-    out = []
-    pos = 0
-    for _ in range(h):
-        f = raw[pos]
-        line = bytearray(raw[pos + 1:pos + 1 + stride])
-        pos += 1 + stride
-        for x in range(stride):
-            a = line[x - bpp] if x >= bpp else 0
-            b = prev[x]
-            c = prev[x - bpp] if x >= bpp else 0
-            if f == 1:
-                line[x] = (line[x] + a) & 255
-            elif f == 2:
-                line[x] = (line[x] + b) & 255
-            elif f == 3:
-                line[x] = (line[x] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        for x in range(w):
-            px = line[x * bpp:(x + 1) * bpp]
-            if ctype == 0:
-                out.append((px[0], px[0], px[0], 255))
-            elif ctype == 2:
-                out.append((px[0], px[1], px[2], 255))
-            elif ctype == 3:
-                k = px[0]
-                alpha = trns[k] if trns and k < len(trns) else 255
-                out.append((plte[3 * k], plte[3 * k + 1], plte[3 * k + 2], alpha))
-            elif ctype == 4:
-                out.append((px[0], px[0], px[0], px[1]))
-            else:
-                out.append(tuple(px))
-        prev = line
-    return w, h, out
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vm"))
+from screen import Image, read_png, save_png  # noqa: E402  (PNG in and out, zlib only)
 
 
 def pam_read(data):
@@ -137,14 +68,16 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, w, h, px in images():
             png = os.path.join(tmp, name + ".png")
-            png_write(png, w, h, px)
+            save_png(Image(w, h, bytes(px)), png)
             for enc, cmd in encoders:
                 six = os.path.join(tmp, "%s-%s.six" % (name, enc))
                 with open(six, "wb") as f:
                     subprocess.run(cmd + [png], stdout=f, check=True)
                 out = os.path.join(tmp, "%s-%s.png" % (name, enc))
                 subprocess.run([tools["sixel2png"], "-i", six, "-o", out], check=True)
-                lw, lh, lpx = png_read(out)
+                theirs = read_png(out)  # 8-bit RGB, as sixel2png writes it
+                lw, lh = theirs.width, theirs.height
+                lpx = [theirs.pixel(i % lw, i // lw) for i in range(lw * lh)]
                 with open(six, "rb") as f:
                     r = subprocess.run([dump], stdin=f, stdout=subprocess.PIPE, check=True)
                 ow, oh, opx = pam_read(r.stdout)

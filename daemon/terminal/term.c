@@ -813,11 +813,18 @@ struct tsm_screen *term_screen(struct term *t)
 }
 
 void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned mods,
-		     uint32_t unicode)
+		     uint32_t unicode, const struct keys_event *ev)
 {
-	char seq[KEYS_MAX];
-	/* the modes the stream stage followed in what libtsm got */
-	size_t n = keys_encode(keysym, mods, stream_key_modes(t->stream), seq);
+	char seq[KEYS_KITTY_MAX];
+	int k = keys_kitty_encode(keysym, unicode, mods, ev, stream_kitty_flags(t->stream), seq);
+	size_t n;
+
+	if (k == 0)
+		return; /* a release nobody asked for */
+	if (k > 0)
+		n = (size_t)k;
+	else /* the modes the stream stage followed in what libtsm got */
+		n = keys_encode(keysym, mods, stream_key_modes(t->stream), seq);
 
 	/* keys.c sends what libtsm would get wrong (keys.h) */
 	if (n > 0)

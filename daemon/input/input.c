@@ -525,7 +525,8 @@ static bool input_code_is_button(unsigned code)
  * (EVIOCGKEY), after events from it were lost or while the VT was away. A
  * key no longer down is released in the xkb state and stops repeating; a
  * key down now that the state did not have is pressed in it. Both silently:
- * no character is sent, a key held down only counts as a modifier. The
+ * no character is sent, a key held down only counts as a modifier (but a
+ * key whose press went to the key callback gets its release there). The
  * ioctl also flushes the device's queued key events (kernel 3.12 on): they
  * are in the state it returns. */
 static enum xkb_state_component input_device_sync_keys(struct input_device *d)
@@ -553,6 +554,10 @@ static enum xkb_state_component input_device_sync_keys(struct input_device *d)
 						now ? XKB_KEY_DOWN : XKB_KEY_UP);
 		if (!now && k + EVDEV_OFFSET == in->repeat_key)
 			input_stop_repeat(in);
+		/* a session that saw the press (kitty protocol, flag 2)
+		 * gets the release it missed */
+		if (!now)
+			input_release_key(in, k + EVDEV_OFFSET);
 	}
 	return changed;
 }

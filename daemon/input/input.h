@@ -17,7 +17,8 @@
  * (EVIOCGKEY): a key the state has down and the device has up is released
  * in the state, one down on the device and not in the state is pressed in
  * it; silently both ways (no character: a held key only counts as a
- * modifier), and key repeat stops when its key is up. That happens
+ * modifier; a key whose press the key callback got gets its release), and
+ * key repeat stops when its key is up. That happens
  *  - after SYN_DROPPED: the kernel's queue for consoled overflowed (consoled
  *    was stopped or starved) and events were lost, a release among them
  *    maybe. As the evdev protocol says, the events up to the next SYN_REPORT

@@ -198,6 +198,10 @@ int keys_kitty_encode(uint32_t keysym, uint32_t text, unsigned mods, const struc
 		}
 	}
 
+	/* the locks are not reported for text keys but under 8, so that
+	 * legacy programs can use them */
+	if (k.kind == KITTY_TEXT && !all)
+		m &= ~KITTY_LOCKS;
 	if (k.kind == KITTY_TEXT && (flags & STREAM_KITTY_ALTERNATE_KEYS)) {
 		if (m & KITTY_SHIFT) {
 			shifted = xkb_keysym_to_utf32(keysym);

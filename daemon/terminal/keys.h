@@ -67,7 +67,8 @@ size_t keys_encode(uint32_t keysym, unsigned mods, unsigned modes, char out[stat
  * 57399.., media keys 57428.., the modifier keys 57441..; F3 is CSI 13 ~
  * as kitty sends it, CSI R being a cursor position report); mods is 1 +
  * shift 1, alt 2, ctrl 4, super (Logo) 8, caps_lock 64, num_lock 128
- * (hyper 16 and meta 32 are never set: xkbcommon's Linux keymaps have
+ * (the locks only for keys that type no text, or all keys under flag 8;
+ * hyper 16 and meta 32 are never set: xkbcommon's Linux keymaps have
  * neither apart from Alt and Logo); event 1 press (left out), 2 repeat,
  * 3 release. What stays legacy, as the specification and kitty have it:
  * without flag 8, keys that type text with no modifier but Shift (and the

@@ -46,7 +46,7 @@ static void check_key(int line, unsigned flags, uint32_t keysym, uint32_t text, 
 
 #define KEY(flags, sym, text, mods, type, want)                                                    \
 	check_key(__LINE__, flags, sym, text, mods, type, 0, 0, want)
-#define KEY_ALT(flags, sym, text, mods, unshifted, base, want)                                     \
+#define KEY_ALT(flags, sym, text, mods, unshifted, base, want)                                   \
 	check_key(__LINE__, flags, sym, text, mods, KEYS_PRESS, unshifted, base, want)
 
 #define SHIFT TSM_SHIFT_MASK
@@ -112,8 +112,12 @@ static void test_disambiguate(void)
 	KEY(1, XKB_KEY_i, 'i', CTRL, U, "");
 	/* modifier keys only under 8 */
 	KEY(1, XKB_KEY_Shift_L, NUM, SHIFT, P, NULL);
-	/* Caps Lock does not turn text into a key event */
+	/* Caps Lock does not turn text into a key event; the locks are not
+	 * reported for text keys */
 	KEY(1, XKB_KEY_A, 'A', TSM_LOCK_MASK, P, NULL);
+	KEY(1, XKB_KEY_i, 'i', CTRL | TSM_LOCK_MASK | KEYS_NUM_LOCK_MASK, P, "\033[105;5u");
+	KEY(3, XKB_KEY_a, 'a', KEYS_NUM_LOCK_MASK, U, "\033[97;1:3u");
+	KEY(1, XKB_KEY_F5, NUM, TSM_LOCK_MASK, P, "\033[15;65~");
 }
 
 /* 2, event types: repeats and releases as :2 and :3. */
@@ -171,6 +175,7 @@ static void test_all_keys(void)
 	KEY(8, XKB_KEY_BackSpace, 0x7f, 0, P, "\033[127u");
 	KEY(8, XKB_KEY_Escape, 0x1b, 0, P, "\033[27u");
 	KEY(8, XKB_KEY_a, 'a', 0, U, "");
+	KEY(8, XKB_KEY_A, 'A', TSM_LOCK_MASK, P, "\033[97;65u");
 	KEY(10, XKB_KEY_a, 'a', 0, U, "\033[97;1:3u");
 	KEY(10, XKB_KEY_a, 'a', 0, R, "\033[97;1:2u");
 	/* modifier keys, with the state after the event */

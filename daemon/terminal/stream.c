@@ -2257,6 +2257,8 @@ void stream_get_state(struct stream *s, struct stream_state *ret)
 	};
 	memcpy(ret->g, s->g, sizeof(ret->g));
 	memcpy(ret->rep, s->last, s->last_len * sizeof(uint32_t));
+	memcpy(ret->kitty, s->kitty, sizeof(ret->kitty));
+	memcpy(ret->kitty_n, s->kitty_n, sizeof(ret->kitty_n));
 }
 
 static bool pen_valid(const struct stream_pen *p)
@@ -2294,6 +2296,13 @@ static bool state_valid(const struct stream_state *st)
 		if (st->rep[i] > 0x10ffff || (st->rep[i] >= 0xd800 && st->rep[i] <= 0xdfff) ||
 		    (i == 0 && !is_graphic(st->rep[i])))
 			return false;
+	for (size_t i = 0; i < 2; i++) {
+		if (st->kitty_n[i] > STREAM_KITTY_DEPTH)
+			return false;
+		for (size_t j = 0; j < st->kitty_n[i]; j++)
+			if (st->kitty[i][j] & ~STREAM_KITTY_ALL)
+				return false;
+	}
 	return true;
 }
 
@@ -2529,6 +2538,9 @@ int stream_set_state(struct stream *s, const struct stream_state *st)
 	s->keys_lnm = st->modes & STREAM_MODE_KEYS_LNM;
 	/* libtsm 4.0.2 keeps no mouse mode: nothing to feed it */
 	s->mouse = st->mouse;
+	/* nor the kitty protocol's stacks */
+	memcpy(s->kitty, st->kitty, sizeof(s->kitty));
+	memcpy(s->kitty_n, st->kitty_n, sizeof(s->kitty_n));
 	memcpy(s->last, st->rep, st->rep_len * sizeof(uint32_t));
 	s->last_len = st->rep_len;
 	return 0;

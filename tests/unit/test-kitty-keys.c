@@ -46,7 +46,7 @@ static void check_key(int line, unsigned flags, uint32_t keysym, uint32_t text, 
 
 #define KEY(flags, sym, text, mods, type, want)                                                    \
 	check_key(__LINE__, flags, sym, text, mods, type, 0, 0, want)
-#define KEY_ALT(flags, sym, text, mods, unshifted, base, want)                                   \
+#define KEY_ALT(flags, sym, text, mods, unshifted, base, want)                                     \
 	check_key(__LINE__, flags, sym, text, mods, KEYS_PRESS, unshifted, base, want)
 
 #define SHIFT TSM_SHIFT_MASK

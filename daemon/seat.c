@@ -781,13 +781,6 @@ static void seat_view_key(struct seat *seat, uint32_t keysym, uint32_t unicode)
 	}
 }
 
-static bool seat_key_is_modifier(uint32_t keysym)
-{
-	return (keysym >= XKB_KEY_Shift_L && keysym <= XKB_KEY_Hyper_R) ||
-	       (keysym >= XKB_KEY_ISO_Lock && keysym <= XKB_KEY_ISO_Last_Group_Lock) ||
-	       keysym == XKB_KEY_Mode_switch || keysym == XKB_KEY_Num_Lock;
-}
-
 static void seat_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t unicode,
 			const struct keys_event *ev, void *userdata)
 {
@@ -797,7 +790,7 @@ static void seat_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t
 
 	/* typing hides the pointer; a modifier alone does not (Shift+click,
 	 * Ctrl+Plus) */
-	if (!seat_key_is_modifier(keysym) && !release)
+	if (!keys_is_modifier(keysym) && !release)
 		screen_hide_pointer(seat_screen(seat));
 	/* not one key for the shell after a compositor took the VT */
 	vt_poll(seat->vt);

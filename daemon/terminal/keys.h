@@ -101,6 +101,11 @@ struct keys_event {
 int keys_kitty_encode(uint32_t keysym, uint32_t text, unsigned mods, const struct keys_event *ev,
 		      unsigned flags, char out[static KEYS_KITTY_MAX]);
 
+/* Whether keysym is a modifier or lock key (Shift, Ctrl, Alt, Logo, the
+ * ISO level and group keys, Num Lock): typing one does not hide the
+ * pointer nor bring the view back from the scrollback. */
+bool keys_is_modifier(uint32_t keysym);
+
 /* A follower of the session's output that keeps the modes: the reference
  * the stream stage's own view (stream_key_modes(), which the daemon reads)
  * is checked against in the unit tests, fed what libtsm gets. */

@@ -830,8 +830,11 @@ void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned m
 	if (n > 0)
 		term_write_cb(t->vte, seq, n, t);
 	if (n > 0 || tsm_vte_handle_keyboard(t->vte, keysym, ascii, mods, unicode)) {
-		/* Typing brings the view back from the scrollback, as in xterm. */
-		tsm_screen_sb_reset(t->screen);
+		/* Typing brings the view back from the scrollback, as in xterm;
+		 * a modifier or a release (kitty protocol) does not, or Shift+
+		 * PageUp could not page back under flags 8 or 2 */
+		if (!keys_is_modifier(keysym) && !(ev && ev->type == KEYS_RELEASE))
+			tsm_screen_sb_reset(t->screen);
 		if (t->cb.damage)
 			t->cb.damage(t->userdata);
 	}

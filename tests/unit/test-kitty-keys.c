@@ -200,6 +200,18 @@ static void test_all_keys(void)
 	KEY_ALT(31, XKB_KEY_A, 'A', SHIFT, XKB_KEY_a, XKB_KEY_a, "\033[97:65;2;65u");
 }
 
+/* The keys whose press or release (under flags 8) must not bring the view
+ * back from the scrollback. */
+static void test_modifier_keys(void)
+{
+	CHECK(keys_is_modifier(XKB_KEY_Shift_L) && keys_is_modifier(XKB_KEY_Control_R) &&
+	      keys_is_modifier(XKB_KEY_Alt_L) && keys_is_modifier(XKB_KEY_Super_L) &&
+	      keys_is_modifier(XKB_KEY_Caps_Lock) && keys_is_modifier(XKB_KEY_Num_Lock) &&
+	      keys_is_modifier(XKB_KEY_ISO_Level3_Shift));
+	CHECK(!keys_is_modifier(XKB_KEY_a) && !keys_is_modifier(XKB_KEY_Prior) &&
+	      !keys_is_modifier(XKB_KEY_Escape) && !keys_is_modifier(XKB_KEY_KP_Enter));
+}
+
 /* A fake terminal's stream; what it answers is in f->replies. */
 static void query(struct fake_term *f, const char *want)
 {
@@ -331,6 +343,7 @@ int main(void)
 	RUN(test_event_types);
 	RUN(test_alternate_keys);
 	RUN(test_all_keys);
+	RUN(test_modifier_keys);
 	RUN(test_stack);
 	RUN(test_not_for_libtsm);
 	return TESTS_RESULT();

@@ -103,6 +103,11 @@ struct stream {
 	bool sync;		  /* DECSET 2026, synchronized output */
 	unsigned cell_w, cell_h;  /* a cell's pixels (CSI 14 t, 16 t; 0: unknown) */
 
+	/* the kitty keyboard protocol's flag stacks: [0] the main screen's,
+	 * [1] the alternate screen's (stream_kitty_flags()) */
+	uint8_t kitty[2][STREAM_KITTY_DEPTH];
+	uint8_t kitty_n[2];
+
 	/* char_width() of code points below WIDTH_CACHE_END, 2 bits each: 0
 	 * not looked up yet, else the width + 1 (NULL until needed) */
 	uint8_t *widths;
@@ -158,8 +163,10 @@ static void stream_mirror_reset(struct stream *s, bool soft)
 	s->ckm = s->lnm = s->kpam = s->keys_kpam = false;
 	s->mouse = 0;
 	s->sync = false;
-	if (!soft)
+	if (!soft) {
 		s->keys_lnm = false;
+		s->kitty_n[0] = s->kitty_n[1] = 0;
+	}
 }
 
 /* libtsm's palette for p: its 16 colours, then its default foreground and
@@ -1241,6 +1248,64 @@ static void stream_ansi_mode(struct stream *s, const struct csi *c, uint8_t fina
 		stream_emit_byte(s, final);
 }
 
+/* The stack of the screen shown now (0 main, 1 alternate). */
+static unsigned stream_kitty_screen(struct stream *s)
+{
+	stream_flush(s);
+	return tsm_screen_get_flags(s->cfg.screen) & TSM_SCREEN_ALTERNATE ? 1 : 0;
+}
+
+/* The kitty keyboard protocol (stream.h): CSI ? u, CSI > flags u,
+ * CSI < n u, CSI = flags ; mode u. None of them reaches libtsm, which
+ * would take CSI u for SCORC whatever the marker. */
+static void stream_kitty(struct stream *s, const struct csi *c)
+{
+	unsigned scr = stream_kitty_screen(s);
+	uint8_t *stack = s->kitty[scr], *n = &s->kitty_n[scr];
+	int arg = c->n ? c->v[0] : -1;
+	unsigned flags = (unsigned)MAX(arg, 0) & STREAM_KITTY_ALL;
+
+	switch (c->marker) {
+	case '?':
+		stream_reply(s, "\033[?%uu", stream_kitty_flags(s));
+		break;
+	case '>':
+		if (*n == STREAM_KITTY_DEPTH) {
+			/* full: the oldest entry goes */
+			memmove(stack, stack + 1, STREAM_KITTY_DEPTH - 1);
+			(*n)--;
+		}
+		stack[(*n)++] = (uint8_t)flags;
+		break;
+	case '<': {
+		unsigned count = arg > 0 ? (unsigned)arg : 1;
+
+		*n = count >= *n ? 0 : (uint8_t)(*n - count);
+		break;
+	}
+	case '=': {
+		int mode = c->n > 1 && c->v[1] >= 0 ? c->v[1] : 1;
+		unsigned now = *n ? stack[*n - 1] : 0;
+
+		if (mode == 1)
+			now = flags;
+		else if (mode == 2)
+			now |= flags;
+		else if (mode == 3)
+			now &= ~flags;
+		else
+			break;
+		/* an empty stack gets the entry the flags are set in */
+		if (!*n)
+			*n = 1;
+		stack[*n - 1] = (uint8_t)now;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
 static void stream_csi(struct stream *s, uint8_t final)
 {
 	struct csi c;
@@ -1266,6 +1331,10 @@ static void stream_csi(struct stream *s, uint8_t final)
 			stream_mirror_reset(s, true);
 			stream_emit(s, "\033[!p", 4);
 		}
+		return;
+	}
+	if (final == 'u' && c.marker) {
+		stream_kitty(s, &c);
 		return;
 	}
 	if (c.marker == '?') {
@@ -2188,6 +2257,8 @@ void stream_get_state(struct stream *s, struct stream_state *ret)
 	};
 	memcpy(ret->g, s->g, sizeof(ret->g));
 	memcpy(ret->rep, s->last, s->last_len * sizeof(uint32_t));
+	memcpy(ret->kitty, s->kitty, sizeof(ret->kitty));
+	memcpy(ret->kitty_n, s->kitty_n, sizeof(ret->kitty_n));
 }
 
 static bool pen_valid(const struct stream_pen *p)
@@ -2225,6 +2296,13 @@ static bool state_valid(const struct stream_state *st)
 		if (st->rep[i] > 0x10ffff || (st->rep[i] >= 0xd800 && st->rep[i] <= 0xdfff) ||
 		    (i == 0 && !is_graphic(st->rep[i])))
 			return false;
+	for (size_t i = 0; i < 2; i++) {
+		if (st->kitty_n[i] > STREAM_KITTY_DEPTH)
+			return false;
+		for (size_t j = 0; j < st->kitty_n[i]; j++)
+			if (st->kitty[i][j] & ~STREAM_KITTY_ALL)
+				return false;
+	}
 	return true;
 }
 
@@ -2460,6 +2538,9 @@ int stream_set_state(struct stream *s, const struct stream_state *st)
 	s->keys_lnm = st->modes & STREAM_MODE_KEYS_LNM;
 	/* libtsm 4.0.2 keeps no mouse mode: nothing to feed it */
 	s->mouse = st->mouse;
+	/* nor the kitty protocol's stacks */
+	memcpy(s->kitty, st->kitty, sizeof(s->kitty));
+	memcpy(s->kitty_n, st->kitty_n, sizeof(s->kitty_n));
 	memcpy(s->last, st->rep, st->rep_len * sizeof(uint32_t));
 	s->last_len = st->rep_len;
 	return 0;
@@ -2497,6 +2578,13 @@ unsigned stream_key_modes(const struct stream *s)
 {
 	return (s->ckm ? KEYS_MODE_CURSOR_APP : 0) | (s->keys_kpam ? KEYS_MODE_KEYPAD_APP : 0) |
 	       (s->keys_lnm ? KEYS_MODE_NEWLINE : 0);
+}
+
+unsigned stream_kitty_flags(struct stream *s)
+{
+	unsigned scr = stream_kitty_screen(s);
+
+	return s->kitty_n[scr] ? s->kitty[scr][s->kitty_n[scr] - 1] : 0;
 }
 
 bool stream_cursor_keys_app(const struct stream *s)

@@ -205,6 +205,29 @@ struct stream_pen {
 	unsigned extra; /* what this stage adds: CLUSTER_DIM, CLUSTER_STRIKE, STREAM_PEN_CONCEAL */
 };
 
+/* The kitty keyboard protocol's progressive enhancement flags
+ * (https://sw.kovidgoyal.net/kitty/keyboard-protocol/): the program
+ * pushes them (CSI > flags u), pops them (CSI < n u, n default 1; popping
+ * more than the stack holds empties it, which means flags 0), changes
+ * those on top (CSI = flags ; mode u: mode 1 sets them, 2 adds the bits,
+ * 3 clears the bits; on an empty stack the change becomes its only entry)
+ * and asks for them (CSI ? u, answered CSI ? flags u). The main and the
+ * alternate screen have a stack each, STREAM_KITTY_DEPTH deep: a push
+ * onto a full one drops its oldest entry. Bits beyond STREAM_KITTY_ALL
+ * are dropped. RIS and a new session (stream_reset()) empty both stacks;
+ * DECSTR leaves them. None of these sequences reaches libtsm; session
+ * restore keeps them (stream_state). */
+#define STREAM_KITTY_DISAMBIGUATE (1u << 0)
+#define STREAM_KITTY_EVENT_TYPES (1u << 1)
+#define STREAM_KITTY_ALTERNATE_KEYS (1u << 2)
+#define STREAM_KITTY_ALL_KEYS (1u << 3)
+#define STREAM_KITTY_TEXT (1u << 4)
+#define STREAM_KITTY_ALL 0x1fu
+#define STREAM_KITTY_DEPTH 16
+/* The flags on top of the stack of the screen shown now (0: legacy keys);
+ * what came before reaches libtsm first. */
+unsigned stream_kitty_flags(struct stream *s);
+
 #define STREAM_REP_MAX 8 /* CLUSTER_MAX_LEN */
 
 struct stream_state {
@@ -232,6 +255,11 @@ struct stream_state {
 	uint32_t rep[STREAM_REP_MAX];
 	uint8_t rep_len;
 	unsigned mouse; /* STREAM_MOUSE_* (snapshot.c keeps it in a record of its own) */
+	/* The kitty keyboard protocol's stacks, [0] the main screen's and [1]
+	 * the alternate screen's: kitty_n entries each, flags up to
+	 * STREAM_KITTY_ALL (snapshot.c keeps them in a record of their own). */
+	uint8_t kitty[2][STREAM_KITTY_DEPTH];
+	uint8_t kitty_n[2];
 };
 
 /* The state now (every byte fed so far has reached libtsm; a UTF-8 sequence

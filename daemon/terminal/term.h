@@ -117,11 +117,17 @@ int term_pidfd(struct term *t);
 /* What the stand-ins for combining sequences on the screen mean. */
 const struct cluster_table *term_clusters(struct term *t);
 
-/* A key press (or repeat): keysym and unicode from xkbcommon, TSM_*_MASK mods
- * and KEYS_NUM_LOCK_MASK. keys_encode() (keys.h) sends what libtsm would send
- * wrong, in the modes followed in the session's output; libtsm the rest. */
+/* A key event: keysym and unicode from xkbcommon, TSM_*_MASK mods and
+ * KEYS_NUM_LOCK_MASK, ev its type and alternate keys (keys.h; NULL: a press
+ * with none known). Under the kitty keyboard protocol's flags the session
+ * set (stream_kitty_flags()) keys_kitty_encode() sends it; what that leaves
+ * to the legacy encoding, keys_encode() (keys.h) sends what libtsm would
+ * send wrong, in the modes followed in the session's output, libtsm the
+ * rest. Releases are sent only under flag 2 (event types) and dropped
+ * otherwise; repeats are presses without it. */
+struct keys_event;
 void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned mods,
-		     uint32_t unicode);
+		     uint32_t unicode, const struct keys_event *ev);
 
 /* Where OSC 52 from the session goes: what follows "52;" (stream.h);
  * NULL: dropped. */

@@ -243,6 +243,7 @@ import screen  # noqa: E402
 import terminfocaps  # noqa: E402
 import terminfokeys  # noqa: E402
 import vcstest  # noqa: E402
+import kittytest  # noqa: E402
 import vmlib  # noqa: E402
 
 FONT_DIR = "/usr/share/consolefonts"
@@ -2415,6 +2416,8 @@ def main():
             checks += palettetest.CHECKS
         if args.card in vcstest.CARDS:
             checks += vcstest.CHECKS
+        if args.card in kittytest.CARDS:
+            checks += kittytest.CHECKS
         if args.card in kmsgtest.CARDS:
             checks += kmsgtest.CHECKS[args.card]
         if args.card in belltest.CARDS:
@@ -2537,6 +2540,8 @@ def main():
             simple.update(palettetest.PaletteChecks(r, load_font, KEYBOARD_FONT).checks)
         if args.card in vcstest.CARDS:
             simple.update(vcstest.VcsChecks(r, KEYBOARD_FONT).checks)
+        if args.card in kittytest.CARDS:
+            simple.update(kittytest.KittyChecks(r, KEYBOARD_FONT).checks)
         if args.card in kmsgtest.CARDS:
             simple.update(kmsgtest.KmsgChecks(r, load_font, KEYBOARD_FONT).checks)
         if args.card in deferredtest.CARDS:

@@ -1072,10 +1072,12 @@ static void test_cursor_shapes(void)
 		}
 		/* the off phase of a blinking cursor: the cell without it, and
 		 * still the cursor the timer is for */
-		render_set_cursor(f.render, STREAM_CURSOR_BAR, false);
-		render_frame(f.render, f.screen);
-		CHECK(render_cursor_visible(f.render));
-		CHECK(shows_cursor(&f, before, 1, 1, 1, STREAM_CURSOR_BAR, 0, 0, fg, bg));
+		for (unsigned i = 0; i < 3; i++) {
+			render_set_cursor(f.render, all_shapes[i], false);
+			render_frame(f.render, f.screen);
+			CHECK(render_cursor_visible(f.render));
+			CHECK(shows_cursor(&f, before, 1, 1, 0, STREAM_CURSOR_BAR, 0, 0, fg, bg));
+		}
 		/* moved: the old cell as it was, the new one with the bar */
 		render_set_cursor(f.render, STREAM_CURSOR_BAR, true);
 		feed(&f, "\033[2;3H");

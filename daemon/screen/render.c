@@ -122,7 +122,10 @@ struct render {
 	struct render_stats stats;
 	struct scroll_counters counters[_SCROLL_MODE_MAX];
 
-	int pointer_col, pointer_row; /* col < 0: no pointer */
+	int pointer_col, pointer_row;  /* col < 0: no pointer */
+	bool flash;		       /* the visual bell: every cell inverted */
+	const struct overlay *overlay; /* rows over the session's; NULL: none */
+
 	/* The cursor: its shape, a blinking cursor's off phase, this frame's
 	 * cursor cell in cur (SIZE_MAX: none) and whether it shows there
 	 * (render_cursor_visible()). */
@@ -130,8 +133,6 @@ struct render {
 	bool cursor_off;
 	size_t cursor_cell;
 	bool cursor_visible;
-	bool flash;		       /* the visual bell: every cell inverted */
-	const struct overlay *overlay; /* rows over the session's; NULL: none */
 };
 
 /* Frees what depends on the cell size. */

@@ -984,6 +984,7 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 		    .truecolor = !s->fb->format.indexed,
 		    .palette = s->palette,
 		    .autologin = o->autologin,
+		    .cursor = {o->cursor_shape, o->cursor_blink},
 		},
 	    .restore =
 		{

@@ -101,6 +101,7 @@ struct stream {
 	bool keys_kpam, keys_lnm; /* the key encoder's (STREAM_MODE_KEYS_*) */
 	unsigned mouse;		  /* STREAM_MOUSE_* */
 	bool sync;		  /* DECSET 2026, synchronized output */
+	uint8_t decscusr;	  /* the cursor's DECSCUSR Ps, 1-6; 0: the default */
 	unsigned cell_w, cell_h;  /* a cell's pixels (CSI 14 t, 16 t; 0: unknown) */
 
 	/* the kitty keyboard protocol's flag stacks: [0] the main screen's,
@@ -163,6 +164,8 @@ static void stream_mirror_reset(struct stream *s, bool soft)
 	s->ckm = s->lnm = s->kpam = s->keys_kpam = false;
 	s->mouse = 0;
 	s->sync = false;
+	/* xterm's ReallyReset(), for RIS and DECSTR alike */
+	s->decscusr = 0;
 	if (!soft) {
 		s->keys_lnm = false;
 		s->kitty_n[0] = s->kitty_n[1] = 0;
@@ -1145,8 +1148,10 @@ static int stream_mode(struct stream *s, bool dec, int mode)
 		return flags & TSM_SCREEN_REL_ORIGIN ? 1 : 2;
 	case 7: /* DECAWM */
 		return flags & TSM_SCREEN_AUTO_WRAP ? 1 : 2;
-	case 12: /* a blinking cursor: consoled's never blinks */
-		return 4;
+	case 12: /* a blinking cursor (stream.h: set by DECSCUSR, not here) */
+		if (!s->cfg.cursor.blink)
+			return 4;
+		return stream_cursor(s).blink ? 1 : 2;
 	case 25: /* DECTCEM */
 		return flags & TSM_SCREEN_HIDE_CURSOR ? 2 : 1;
 	case 47:
@@ -1306,6 +1311,15 @@ static void stream_kitty(struct stream *s, const struct csi *c)
 	}
 }
 
+/* DECSCUSR: CSI Ps SP q, the cursor's shape (stream.h); libtsm ignores it. */
+static void stream_decscusr(struct stream *s, const struct csi *c)
+{
+	int ps = c->n ? nonneg(c->v[0]) : 0;
+
+	if (ps <= 6)
+		s->decscusr = (uint8_t)ps;
+}
+
 static void stream_csi(struct stream *s, uint8_t final)
 {
 	struct csi c;
@@ -1316,6 +1330,10 @@ static void stream_csi(struct stream *s, uint8_t final)
 	if (c.colon && !(final == 'm' && !c.marker && !c.n_inter))
 		return;
 	if (c.n_inter) {
+		if (c.n_inter == 1 && c.inter[0] == ' ' && final == 'q' && !c.marker) {
+			stream_decscusr(s, &c);
+			return;
+		}
 		if (c.n_inter != 1 || final != 'p')
 			return;
 		if (c.inter[0] == '$' && (!c.marker || c.marker == '?')) {
@@ -1797,8 +1815,10 @@ static void stream_decrqss(struct stream *s, const char *p, size_t len)
 		}
 	}
 	if (len == 2 && p[0] == ' ' && p[1] == 'q') {
-		/* consoled's cursor: a steady block */
-		stream_reply(s, "\033P1$r2 q\033\\");
+		/* the cursor as it is drawn: DECSCUSR's 1-6 */
+		struct stream_cursor cur = stream_cursor(s);
+
+		stream_reply(s, "\033P1$r%d q\033\\", 1 + 2 * (int)cur.shape + !cur.blink);
 		return;
 	}
 	stream_reply(s, "\033P0$r\033\\");
@@ -2556,6 +2576,17 @@ uint64_t stream_bytes_out(const struct stream *s)
 bool stream_synchronized(const struct stream *s)
 {
 	return s->sync;
+}
+
+struct stream_cursor stream_cursor(const struct stream *s)
+{
+	struct stream_cursor c = s->cfg.cursor;
+
+	if (s->decscusr) {
+		c.shape = (enum stream_cursor_shape)((s->decscusr - 1) / 2);
+		c.blink = c.blink && s->decscusr % 2 == 1;
+	}
+	return c;
 }
 
 void stream_set_cell_size(struct stream *s, unsigned width, unsigned height)

@@ -691,6 +691,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	    .osc52 = term_stream_osc52,
 	    .bell = term_stream_bell,
 	    .term_name = t->cfg.term,
+	    .cursor = cfg->cursor,
 	    .userdata = t,
 	});
 	term_stream_cell_size(t);

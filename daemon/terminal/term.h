@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "stream.h"
 #include "../session/session.h"
 
 struct term;
@@ -71,6 +72,8 @@ struct term_config {
 	const struct term_adopt *adopt;
 	/* autologin= (getty.h) for a session consoled forks; NULL = none. */
 	const char *autologin;
+	/* cursor-shape=, cursor-blink= (stream.h, stream_config's cursor) */
+	struct stream_cursor cursor;
 };
 
 int term_new(sd_event *event, const struct term_config *cfg, const struct term_callbacks *cb,

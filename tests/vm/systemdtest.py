@@ -102,6 +102,8 @@ next one runs):
                frame, tee and corners in their cells, grey on blue; Enter.
   queries      The terminal's answers to what programs ask (DA1, XTVERSION,
                XTWINOPS, XTGETTCAP, DECRQSS, DECRQM): see termchecks.py.
+  vim-cursor   vim's insert mode shows a bar cursor (DECSCUSR from the
+               usual vimrc lines), Esc a block: see termchecks.py.
   config       A drop-in sets palette=xterm and has a bad line: after a
                restart the journal has the error (priority err) with
                file:line, consoled runs, and the prompt is drawn in xterm's

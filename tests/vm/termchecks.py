@@ -9,12 +9,20 @@ among its program checks (they share the test user's login on tty1):
             DECRQM 2026. Each answer must be xterm's form with consoled's
             values: its version, the grid the screen shows, the cell of the
             font (8x16), TERM's name.
+  vim-cursor
+            vim with the usual vimrc lines for a bar in insert mode
+            (t_SI = CSI 6 SP q, t_EI = CSI 2 SP q): after i the cursor's
+            cell shows the glyph under it as text is drawn, with its first
+            pixel column (an 8-wide font: 1 column) in the foreground
+            colour; after Esc the cell is a block again (its colours
+            swapped); :q.
 """
 
 import binascii
 import re
+import time
 
-CHECKS = ["queries"]
+CHECKS = ["queries", "vim-cursor"]
 
 # Each query: a name, what is written (printf %b), the answer's final byte.
 QUERIES = [
@@ -93,6 +101,56 @@ def check_queries(r):
     print("# %d queries answered as expected" % len(got))
     r.vm.send_text("clear\n")
     r.prog_wait(lambda s: s.lines[0].startswith(sd.SHELL_PROMPT), "no prompt after clear")
+
+
+def _cell(img, col, row, cw=8, ch=16):
+    return [[img.pixel(col * cw + x, row * ch + y) for x in range(cw)] for y in range(ch)]
+
+
+def _cursor_look(img, col, row):
+    """What the cursor draws on cell col,row (an 8x16 cell, grey on black
+    text): "bar" (the first column all the foreground, the rest mostly
+    black), "block" (mostly the foreground: the colours swapped) or
+    None."""
+    cell = _cell(img, col, row)
+    fg = cell[0][0]
+    lit = sum(1 for line in cell for p in line if p == fg)
+    if all(line[0] == fg for line in cell) and fg != (0, 0, 0) and lit < 64:
+        return "bar"
+    if fg != (0, 0, 0) and lit > 64:
+        return "block"
+    return None
+
+
+def check_vim_cursor(r):
+    sd = _sd()
+    r.prog_shell("C.UTF-8")
+    home = "/home/%s" % sd.USER
+    r.sh("printf '%%s\\n' 'let &t_SI = \"\\e[6 q\"' 'let &t_EI = \"\\e[2 q\"' > %s/.vimrc"
+         " && printf 'hello cursor\\n' > /tmp/cursor.txt && chown %s: %s/.vimrc /tmp/cursor.txt"
+         % (home, sd.USER, home))
+    before, row, width = r.prog_start("vim /tmp/cursor.txt")
+    r.prog_wait(lambda s: s.lines[0].rstrip() == "hello cursor" and "cursor.txt" in s.lines[-1],
+                "vim did not open the file")
+    looks = []
+    for key, want in (("i", "bar"), ("esc", "block")):
+        r.vm.send_keys([key])
+        deadline = time.monotonic() + 10
+        while True:
+            img = r.vm.grab()
+            look = _cursor_look(img, 0, 0)
+            if look == want or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        looks.append(look)
+        if look != want:
+            path = r.vm.save_png(img, "systemd-vim-cursor.png")
+            r.fail("after %s in vim the cursor on 'h' is %s, not a %s (picture: %s)"
+                   % (key, look, want, path))
+    r.sh("rm -f %s/.vimrc" % home)
+    r.vm.send_text(":q\n")
+    r.prog_back(before, row, width, "vim's :q")
+    print("# vim's cursor: %s in insert mode, %s after Esc" % tuple(looks))
 
 
 def install(runner_cls, sd_module):

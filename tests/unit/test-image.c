@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "../../daemon/terminal/image.h"
+#include "../../daemon/terminal/snapshot.h"
 #include "../../daemon/terminal/tsmpeek.h"
 #include "test-stream-fake.h"
 
@@ -481,6 +482,40 @@ static void test_queries(void)
 	fake_term_fini(&f);
 }
 
+/* Session restore keeps no image: the restored cells hold their tile code
+ * points, which draw as the placeholder (the store says false), and the new
+ * store never hands out one of them. */
+static void test_restore(void)
+{
+	struct fake_term a, b;
+	struct image_store *sa = fake_images(&a, 20, 6, 1 << 20);
+	struct image_store *sb = fake_images(&b, 20, 6, 1 << 20);
+	struct snapshot *snap;
+	uint32_t held, out[CW * CH];
+
+	place_at(&a, "x", 16, 3);
+	held = a.cells[0][1].ch;
+	CHECK(image_is_tile(held) && image_tile_pixels(sa, held, CW, CH, out));
+	CHECK(snapshot_new(100, &snap) == 0);
+	CHECK(snapshot_update(snap, a.screen, a.stream, a.table) == 0);
+	CHECK(snapshot_restore(snapshot_fd(snap), b.screen, b.vte, b.stream, b.table, NULL, NULL) ==
+	      0);
+	fake_term_read(&b);
+	CHECK(b.cells[0][0].ch == 'x');
+	CHECK_EQ_U(b.cells[0][1].ch, held);
+	CHECK_EQ_U(b.cells[1][2].ch, held + 3);
+	CHECK(!image_tile_pixels(sb, held, CW, CH, out));
+	CHECK(!image_tile_pixels(sb, held + 3, CW, CH, out));
+	place_at(&b, "\033[4;1H", 16, 3);
+	CHECK(image_is_tile(b.cells[3][0].ch) && b.cells[3][0].ch > held + 3);
+	CHECK(image_tile_pixels(sb, b.cells[3][0].ch, CW, CH, out));
+	snapshot_free(snap);
+	fake_term_fini(&a);
+	fake_term_fini(&b);
+	image_store_free(sa);
+	image_store_free(sb);
+}
+
 int main(void)
 {
 	RUN(test_store_pixels);
@@ -491,5 +526,6 @@ int main(void)
 	RUN(test_scroll_erase);
 	RUN(test_stream_budget);
 	RUN(test_queries);
+	RUN(test_restore);
 	return TESTS_RESULT();
 }

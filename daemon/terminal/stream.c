@@ -2784,6 +2784,11 @@ uint64_t stream_bytes_out(const struct stream *s)
 	return s->bytes_out;
 }
 
+bool stream_in_sixel(const struct stream *s)
+{
+	return s->sixel != NULL;
+}
+
 bool stream_synchronized(const struct stream *s)
 {
 	return s->sync;

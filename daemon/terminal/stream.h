@@ -153,6 +153,13 @@ void stream_reset(struct stream *s);
  * stand-in table. */
 void stream_wipe(struct stream *s);
 
+/* Whether sixel data is being decoded (a DCS q not ended yet): each of its
+ * bytes may paint a band of the image (a repeat to the right edge after a
+ * graphics carriage return paints width x 6 pixels for 7 bytes), about 14 ms
+ * per 8 KiB at 1920 pixels wide, 8 times the cost of text; the caller reads
+ * less at a time meanwhile (term.c). */
+bool stream_in_sixel(const struct stream *s);
+
 /* The bytes of strings (OSC, DCS, ...) the stage holds in memory now: what
  * it collected of one not ended yet (the first 64 bytes of any OSC, all of
  * an OSC 52); 0 once it ended, was cut (ESC but ST's, CAN, SUB, a C1

@@ -395,7 +395,9 @@ static void test_stream_budget(void)
 	/* while it is decoded, before its end, the oldest goes already */
 	fake_feed_n(&f, buf, strlen(buf) - 2);
 	CHECK(!image_tile_pixels(st, a, CW, CH, out));
+	CHECK(stream_in_sixel(f.stream)); /* term.c reads less meanwhile */
 	fake_feed(&f, "\033\\");
+	CHECK(!stream_in_sixel(f.stream));
 	fake_term_read(&f);
 	b = f.cells[0][0].ch;
 	CHECK(image_is_tile(b) && b != a && f.cells[5][19].ch == b + 6 * 20 - 1);

@@ -82,6 +82,7 @@ enum key_type {
 	KEY_BELL,	/* int, enum bell_mode */
 	KEY_FB_FLUSH,	/* int, enum fb_flush */
 	KEY_KMSG_LEVEL, /* int: kernel (KMSG_LEVEL_KERNEL), off (0) or 0..KMSG_LEVEL_MAX */
+	KEY_CURSOR,	/* enum stream_cursor_shape */
 };
 
 /* Every setting, once: its name on the command line and in the files, where
@@ -159,6 +160,8 @@ static const struct key {
      "expected kernel, off or a level from 0 to 8"},
     {"kernel-messages-time", KEY_UINT, FIELD(kmsg_time_sec), 1, KMSG_TIME_MAX, NULL},
     {"kernel-messages-lines", KEY_UINT, FIELD(kmsg_lines), 1, KMSG_BAND_LINES_MAX, NULL},
+    {"cursor-shape", KEY_CURSOR, FIELD(cursor_shape), 0, 0, "expected block, underline or bar"},
+    {"cursor-blink", KEY_BOOL, FIELD(cursor_blink), 0, 0, NULL},
 #undef FIELD
 };
 
@@ -242,6 +245,10 @@ void options_help(FILE *f)
 	      "                          (default: 5)\n"
 	      "      --kernel-messages-lines=N  lines they take at the bottom, 1 to 10\n"
 	      "                          (default: 3)\n"
+	      "      --cursor-shape=block|underline|bar  the cursor's shape, which programs\n"
+	      "                          may change (default: block)\n"
+	      "      --cursor-blink=yes|no  whether it blinks; no also keeps the shapes\n"
+	      "                          programs ask to blink steady (default: no)\n"
 	      "      --verbose           debug messages\n"
 	      "      --autologin=USER[@ttyN]  log USER in without a password, as\n"
 	      "                          agetty --autologin (default login only)\n"
@@ -289,6 +296,18 @@ int palette_kind_from_string(const char *s)
 	    [PALETTE_TANGO] = "tango",
 	    [PALETTE_SOLARIZED] = "solarized",
 	    [PALETTE_SOLARIZED_LIGHT] = "solarized-light",
+	};
+
+	return string_table_lookup(names, ELEMENTSOF(names), s);
+}
+
+/* cursor-shape=: enum stream_cursor_shape, or -EINVAL. */
+static int cursor_shape_from_string(const char *s)
+{
+	static const char *const names[] = {
+	    [STREAM_CURSOR_BLOCK] = "block",
+	    [STREAM_CURSOR_UNDERLINE] = "underline",
+	    [STREAM_CURSOR_BAR] = "bar",
 	};
 
 	return string_table_lookup(names, ELEMENTSOF(names), s);
@@ -504,6 +523,12 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 			*(int *)field = (int)u;
 		else
 			goto invalid;
+		return 0;
+	case KEY_CURSOR:
+		m = cursor_shape_from_string(value);
+		if (m < 0)
+			goto invalid;
+		*(enum stream_cursor_shape *)field = (enum stream_cursor_shape)m;
 		return 0;
 	}
 

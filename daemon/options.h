@@ -29,6 +29,7 @@
 
 #include "color/palette.h"
 #include "devices/kmsg.h"
+#include "terminal/stream.h"
 
 /* The colour keys, as palette.h numbers them. */
 #define OPTIONS_COLOR_FOREGROUND PALETTE_KEY_FG
@@ -90,6 +91,9 @@ struct options {
 	int kmsg_level;
 	unsigned kmsg_time_sec; /* how long a kernel message stays in the band */
 	unsigned kmsg_lines;	/* the band's height, 1..KMSG_BAND_LINES_MAX */
+	/* the cursor's default shape and whether it blinks (stream.h) */
+	enum stream_cursor_shape cursor_shape;
+	bool cursor_blink;
 };
 
 #define OPTIONS_MOUSE_SPEED_MIN 0.1

@@ -12,6 +12,7 @@
 
 #include "screen/rotate.h"
 #include "session/session.h"
+#include "terminal/keys.h"
 #include "terminal/selection.h"
 #include "terminal/share.h"
 #include "terminal/vcs.h"
@@ -780,22 +781,16 @@ static void seat_view_key(struct seat *seat, uint32_t keysym, uint32_t unicode)
 	}
 }
 
-static bool seat_key_is_modifier(uint32_t keysym)
-{
-	return (keysym >= XKB_KEY_Shift_L && keysym <= XKB_KEY_Hyper_R) ||
-	       (keysym >= XKB_KEY_ISO_Lock && keysym <= XKB_KEY_ISO_Last_Group_Lock) ||
-	       keysym == XKB_KEY_Mode_switch || keysym == XKB_KEY_Num_Lock;
-}
-
 static void seat_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t unicode,
-			void *userdata)
+			const struct keys_event *ev, void *userdata)
 {
 	struct seat *seat = userdata;
 	struct terminal *t = seat->front;
+	bool release = ev && ev->type == KEYS_RELEASE;
 
 	/* typing hides the pointer; a modifier alone does not (Shift+click,
 	 * Ctrl+Plus) */
-	if (!seat_key_is_modifier(keysym))
+	if (!keys_is_modifier(keysym) && !release)
 		screen_hide_pointer(seat_screen(seat));
 	/* not one key for the shell after a compositor took the VT */
 	vt_poll(seat->vt);
@@ -804,7 +799,8 @@ static void seat_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t
 	/* the view of kernel messages: its key and Escape close it, no
 	 * other key reaches the session while it is open */
 	if (seat->view_open) {
-		seat_view_key(seat, keysym, unicode);
+		if (!release)
+			seat_view_key(seat, keysym, unicode);
 		return;
 	}
 	/* Shift+Insert pastes (xterm) */
@@ -812,10 +808,12 @@ static void seat_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t
 	    (mods & (TSM_SHIFT_MASK | TSM_CONTROL_MASK | TSM_ALT_MASK | TSM_LOGO_MASK)) ==
 		TSM_SHIFT_MASK &&
 	    t->selection) {
-		terminal_paste(t);
+		if (!release)
+			terminal_paste(t);
 		return;
 	}
-	term_handle_key(t->term, keysym, ascii, mods, unicode);
+	/* the session's flags decide whether a release or repeat is sent */
+	term_handle_key(t->term, keysym, ascii, mods, unicode, ev);
 }
 
 static void seat_on_switch_vt(unsigned target, void *userdata)
@@ -987,6 +985,7 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 		    .truecolor = !s->fb->format.indexed,
 		    .palette = s->palette,
 		    .autologin = o->autologin,
+		    .cursor = {o->cursor_shape, o->cursor_blink},
 		},
 	    .restore =
 		{

@@ -92,7 +92,7 @@ def check_architecture(doc=os.path.join(TOP, "docs", "ARCHITECTURE.md")):
     cited = re.findall(r"`([^`\n]+)`", text)
     for block in re.findall(r"```\n(.*?)```", text, re.S):
         cited += re.findall(r"\b([a-z_][a-z0-9_]*\(\))", block)
-        cited += re.findall(r"\b([a-z_]+\.[ch])\b", block)
+        cited += re.findall(r"\b([a-z_][a-z0-9_-]*\.[ch])\b", block)
     problems = []
     for name in sorted(set(cited)):
         what = None

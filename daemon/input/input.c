@@ -98,6 +98,12 @@ struct input {
 	struct xkb_context *ctx;
 	struct xkb_keymap *keymap;
 	struct xkb_state *state;
+	/* the US layout, for the kitty protocol's base layout key: the keymap
+	 * when its first layout is it, else one of its own (NULL: none) */
+	struct xkb_keymap *us_keymap;
+	/* the keys (xkb keycodes) whose last press went to the key callback:
+	 * their releases go there too */
+	unsigned long sent[(KEY_MAX + EVDEV_OFFSET) / BITS_PER_LONG + 1];
 	struct compose *compose; /* compose.h: dead keys and the Compose key */
 
 	sd_event_source *repeat_source;
@@ -323,15 +329,51 @@ static void input_send_text(struct input *in, const char *text, uint32_t keysym,
 		p += len;
 		if (keysym == XKB_KEY_NoSymbol)
 			keysym = xkb_utf32_to_keysym(cp);
-		in->cb.key(keysym, cp < 128 ? cp : TSM_VTE_INVALID, mods, cp, in->userdata);
+		in->cb.key(keysym, cp < 128 ? cp : TSM_VTE_INVALID, mods, cp, NULL, in->userdata);
 		keysym = XKB_KEY_NoSymbol;
 	}
 }
 
+/* What the kitty keyboard protocol needs of key beyond its keysym. */
+static struct keys_event input_key_event(struct input *in, uint32_t key, enum keys_event_type type)
+{
+	struct keys_event ev = {.type = type};
+	const xkb_keysym_t *syms;
+	xkb_layout_index_t layout = xkb_state_key_get_layout(in->state, key);
+
+	if (layout != XKB_LAYOUT_INVALID &&
+	    xkb_keymap_key_get_syms_by_level(in->keymap, key, layout, 0, &syms) == 1)
+		ev.unshifted = syms[0];
+	if (in->us_keymap && xkb_keymap_key_get_syms_by_level(in->us_keymap, key, 0, 0, &syms) == 1)
+		ev.base = syms[0];
+	return ev;
+}
+
+/* A release of a key whose press the key callback got, with the state
+ * after it (a modifier key's release no longer has its modifier). */
+static void input_release_key(struct input *in, uint32_t key)
+{
+	xkb_keysym_t sym;
+	struct keys_event ev;
+	uint32_t unicode;
+
+	if (key >= BITS_PER_LONG * ELEMENTSOF(in->sent) || !TEST_BIT(key, in->sent))
+		return;
+	CLEAR_BIT(key, in->sent);
+	sym = xkb_state_key_get_one_sym(in->state, key);
+	if (sym == XKB_KEY_NoSymbol || !in->cb.key)
+		return;
+	ev = input_key_event(in, key, KEYS_RELEASE);
+	unicode = xkb_keysym_to_utf32(sym);
+	in->cb.key(sym, sym < 128 ? sym : TSM_VTE_INVALID, input_mods(in),
+		   unicode ? unicode : TSM_VTE_INVALID, &ev, in->userdata);
+}
+
 /* Acts on one key press (or repeat) of xkb keycode `key`. Returns whether the
  * key may repeat: not when it went into a Compose sequence. */
-static bool input_dispatch_key(struct input *in, uint32_t key)
+static bool input_dispatch_key(struct input *in, uint32_t key, enum keys_event_type type)
 {
+	struct keys_event ev;
 	xkb_keysym_t sym = xkb_state_key_get_one_sym(in->state, key);
 	unsigned mods = input_mods(in);
 	char text[COMPOSE_TEXT_MAX];
@@ -386,8 +428,12 @@ static bool input_dispatch_key(struct input *in, uint32_t key)
 	if (unicode == 0)
 		unicode = TSM_VTE_INVALID;
 	ascii = sym < 128 ? sym : TSM_VTE_INVALID;
-	if (in->cb.key)
-		in->cb.key(sym, ascii, mods, unicode, in->userdata);
+	ev = input_key_event(in, key, type);
+	if (in->cb.key) {
+		if (key < BITS_PER_LONG * ELEMENTSOF(in->sent))
+			SET_BIT(key, in->sent);
+		in->cb.key(sym, ascii, mods, unicode, &ev, in->userdata);
+	}
 	return true;
 }
 
@@ -398,7 +444,7 @@ static int input_on_repeat(sd_event_source *s, uint64_t usec, void *userdata)
 	(void)usec;
 	if (!in->repeat_key || !in->active)
 		return 0;
-	input_dispatch_key(in, in->repeat_key);
+	input_dispatch_key(in, in->repeat_key, KEYS_REPEAT);
 	sd_event_source_set_time_relative(s, USEC_PER_SEC / in->cfg.repeat_rate_hz);
 	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 	return 0;
@@ -458,9 +504,11 @@ static void input_handle_key(struct input_device *d, unsigned code, int value)
 	if (changed & XKB_STATE_LEDS)
 		input_write_leds(in);
 
-	if (value == 0)
+	if (value == 0) {
+		input_release_key(in, key);
 		return;
-	if (input_dispatch_key(in, key))
+	}
+	if (input_dispatch_key(in, key, KEYS_PRESS))
 		input_start_repeat(in, key);
 	else if (in->repeat_key)
 		input_stop_repeat(in); /* a key held before does not type into a sequence */
@@ -477,7 +525,8 @@ static bool input_code_is_button(unsigned code)
  * (EVIOCGKEY), after events from it were lost or while the VT was away. A
  * key no longer down is released in the xkb state and stops repeating; a
  * key down now that the state did not have is pressed in it. Both silently:
- * no character is sent, a key held down only counts as a modifier. The
+ * no character is sent, a key held down only counts as a modifier (but a
+ * key whose press went to the key callback gets its release there). The
  * ioctl also flushes the device's queued key events (kernel 3.12 on): they
  * are in the state it returns. */
 static enum xkb_state_component input_device_sync_keys(struct input_device *d)
@@ -505,6 +554,10 @@ static enum xkb_state_component input_device_sync_keys(struct input_device *d)
 						now ? XKB_KEY_DOWN : XKB_KEY_UP);
 		if (!now && k + EVDEV_OFFSET == in->repeat_key)
 			input_stop_repeat(in);
+		/* a session that saw the press (kitty protocol, flag 2)
+		 * gets the release it missed */
+		if (!now)
+			input_release_key(in, k + EVDEV_OFFSET);
 	}
 	return changed;
 }
@@ -1106,6 +1159,23 @@ static int input_setup_udev(struct input *in)
 	return 0;
 }
 
+/* The kitty protocol's base layout key is the key's in the US layout: the
+ * keymap's first layout when it is that, else a keymap of its own (without
+ * it, no base layout key is reported). */
+static void input_setup_us_keymap(struct input *in)
+{
+	static const struct xkb_rule_names us = {.layout = "us"};
+	const char *first = xkb_keymap_layout_get_name(in->keymap, 0);
+
+	if (first && strcmp(first, "English (US)") == 0) {
+		in->us_keymap = xkb_keymap_ref(in->keymap);
+		return;
+	}
+	in->us_keymap = xkb_keymap_new_from_names(in->ctx, &us, XKB_KEYMAP_COMPILE_NO_FLAGS);
+	if (!in->us_keymap)
+		log_debug("No US keymap: no base layout keys for the kitty keyboard protocol");
+}
+
 static int input_setup_keymap(struct input *in)
 {
 	struct xkb_rule_names names = {
@@ -1132,6 +1202,7 @@ static int input_setup_keymap(struct input *in)
 	in->state = xkb_state_new(in->keymap);
 	if (!in->state)
 		return log_error_errno(ENOMEM, "Failed to create the keyboard state: %m");
+	input_setup_us_keymap(in);
 	in->compose = compose_new(in->ctx, in->cfg.compose_file, &compose_system_files);
 	return 0;
 }
@@ -1215,6 +1286,7 @@ void input_free(struct input *in)
 	udev_unref(in->udev);
 	compose_free(in->compose);
 	xkb_state_unref(in->state);
+	xkb_keymap_unref(in->us_keymap);
 	xkb_keymap_unref(in->keymap);
 	xkb_context_unref(in->ctx);
 	sd_event_unref(in->event);

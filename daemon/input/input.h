@@ -17,7 +17,8 @@
  * (EVIOCGKEY): a key the state has down and the device has up is released
  * in the state, one down on the device and not in the state is pressed in
  * it; silently both ways (no character: a held key only counts as a
- * modifier), and key repeat stops when its key is up. That happens
+ * modifier; a key whose press the key callback got gets its release), and
+ * key repeat stops when its key is up. That happens
  *  - after SYN_DROPPED: the kernel's queue for consoled overflowed (consoled
  *    was stopped or starved) and events were lost, a release among them
  *    maybe. As the evdev protocol says, the events up to the next SYN_REPORT
@@ -60,6 +61,7 @@
 #include <systemd/sd-event.h>
 
 struct input;
+struct keys_event;
 
 struct input_config {
 	const char *model, *layout, *variant, *options; /* NULL = xkb defaults */
@@ -90,9 +92,14 @@ struct input_pointer_event {
 
 struct input_callbacks {
 	/* keysym/ascii/unicode as tsm_vte_handle_keyboard() takes them, mods TSM_*_MASK
-	 * and KEYS_NUM_LOCK_MASK (keys.h) */
+	 * and KEYS_NUM_LOCK_MASK (keys.h); ev (keys.h) the event's type (press,
+	 * the software repeat, release), the key's unshifted keysym and its
+	 * keysym in the US layout, or NULL for the characters of a Compose
+	 * result (presses). A release comes only for a key whose press came
+	 * here (not consoled's own keys, nor one that went into a Compose
+	 * sequence), with the modifiers after it. */
 	void (*key)(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t unicode,
-		    void *userdata);
+		    const struct keys_event *ev, void *userdata);
 	void (*switch_vt)(unsigned vt, void *userdata);
 	void (*scroll_page)(int dir, void *userdata);
 	/* Ctrl+Plus (1), Ctrl+Minus (-1), Ctrl+0 (0: the configured size);

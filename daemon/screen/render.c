@@ -13,6 +13,7 @@
 #include "scroll.h"
 #include "../devices/backend.h"
 #include "../terminal/cluster.h"
+#include "../terminal/tsmpeek.h"
 #include "../util/log.h"
 #include "../util/util.h"
 
@@ -42,6 +43,10 @@
  * its last rows. */
 #define CELL_MONO_BOLD (1u << 10)
 #define CELL_MONO_UNDERLINE (1u << 11)
+/* The cursor drawn over the cell (render_set_cursor()); a block is the
+ * cell's colours swapped, as libtsm gives it. */
+#define CELL_CURSOR_UNDERLINE (1u << 12)
+#define CELL_CURSOR_BAR (1u << 13)
 
 struct glyph_slot {
 	bool used;
@@ -120,6 +125,14 @@ struct render {
 	int pointer_col, pointer_row;  /* col < 0: no pointer */
 	bool flash;		       /* the visual bell: every cell inverted */
 	const struct overlay *overlay; /* rows over the session's; NULL: none */
+
+	/* The cursor: its shape, a blinking cursor's off phase, this frame's
+	 * cursor cell in cur (SIZE_MAX: none) and whether it shows there
+	 * (render_cursor_visible()). */
+	enum stream_cursor_shape cursor_shape;
+	bool cursor_off;
+	size_t cursor_cell;
+	bool cursor_visible;
 };
 
 /* Frees what depends on the cell size. */
@@ -395,6 +408,40 @@ static void render_snapshot_flash(struct render *r)
 	}
 }
 
+void render_set_cursor(struct render *r, enum stream_cursor_shape shape, bool on)
+{
+	r->cursor_shape = shape;
+	r->cursor_off = !on;
+}
+
+bool render_cursor_visible(const struct render *r)
+{
+	return r->cursor_visible;
+}
+
+/* The cell tsm_screen_draw() shows the cursor on, as it finds it: the
+ * cursor's (a pending wrap's x at the width: the last column), on its
+ * line's row of the view (moved down by the scrollback lines shown above
+ * the screen's), unless hidden. Without tsmpeek's view (tsmpeek.h) the
+ * scrollback's offset is unknown: then none, and libtsm's block stays as
+ * it draws it. */
+static void render_find_cursor(struct render *r, struct tsm_screen *screen)
+{
+	unsigned w = tsm_screen_get_width(screen), h = tsm_screen_get_height(screen);
+	unsigned x = tsm_screen_get_cursor_x(screen);
+	uint64_t y = tsm_screen_get_cursor_y(screen);
+
+	r->cursor_cell = SIZE_MAX;
+	r->cursor_visible = false;
+	if ((tsm_screen_get_flags(screen) & TSM_SCREEN_HIDE_CURSOR) || w == 0 || h == 0 ||
+	    !tsmpeek_check(screen))
+		return;
+	x = MIN(x, w - 1);
+	y = MIN(y, (uint64_t)h - 1) + tsmpeek_view_offset(tsmpeek(screen));
+	if (x < r->cols && y < r->rows)
+		r->cursor_cell = (size_t)y * r->cols + x;
+}
+
 void render_set_overlay(struct render *r, const struct overlay *o)
 {
 	r->overlay = o;
@@ -419,6 +466,10 @@ static void render_snapshot_overlay(struct render *r)
 			render_snapshot_cell(NULL, 0, &row[x].ch, 1, row[x].width, x, o->top + i,
 					     &row[x].attr, 0, r);
 	}
+	/* a cursor under the overlay is not seen (and needs no blinking) */
+	if (r->cursor_cell != SIZE_MAX && r->cursor_cell / r->cols >= o->top &&
+	    r->cursor_cell / r->cols < (size_t)o->top + o->n && r->cursor_cell % r->cols < cols)
+		r->cursor_visible = false;
 }
 
 /* The rows a frame may move with an overlay over the screen: the session's
@@ -533,16 +584,35 @@ void render_resolve_colors(const struct pixel_format *pf, const struct palette *
 	*ret_bg = colour_pixel(pf, palette, bg);
 }
 
+/* The cursor's cell as libtsm gives it (reverse video: the block): kept
+ * for the block, else (another shape, a blinking cursor's off phase) the
+ * reverse video taken back in *buf; *ret_bits gets the shape's cell bit. */
+static const struct tsm_screen_attr *render_cursor_attr(struct render *r,
+							const struct tsm_screen_attr *attr,
+							struct tsm_screen_attr *buf,
+							unsigned *ret_bits)
+{
+	r->cursor_visible = true;
+	if (!r->cursor_off && r->cursor_shape == STREAM_CURSOR_BLOCK)
+		return attr;
+	*buf = *attr;
+	buf->inverse = !buf->inverse;
+	if (!r->cursor_off)
+		*ret_bits = r->cursor_shape == STREAM_CURSOR_UNDERLINE ? CELL_CURSOR_UNDERLINE
+								       : CELL_CURSOR_BAR;
+	return buf;
+}
+
 static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch, size_t len,
 				unsigned width, unsigned posx, unsigned posy,
 				const struct tsm_screen_attr *attr, tsm_age_t age, void *data)
 {
 	struct render *r = data;
-	unsigned flags = 0;
+	unsigned flags = 0, cursor = 0;
+	struct tsm_screen_attr cursor_attr;
 	struct cell *c;
 	size_t n;
 
-	(void)con;
 	(void)id;
 	(void)age;
 	if (posx >= r->cols || posy >= r->rows)
@@ -550,12 +620,15 @@ static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint3
 	c = &r->cur[(size_t)posy * r->cols + posx];
 
 	/* The second cell of a wide cluster (libtsm gives it width 0) shows
-	 * the right half of the cell before it. */
+	 * the right half of the cell before it (a cursor there: its underline,
+	 * the bar is left of the first half). */
 	if (width == 0 && posx > 0 && (c[-1].attr & CELL_WIDE)) {
 		*c = c[-1];
-		c->attr = (c->attr & ~CELL_WIDE) | CELL_RIGHT;
+		c->attr = (c->attr & ~(CELL_WIDE | CELL_CURSOR_BAR)) | CELL_RIGHT;
 		return 0;
 	}
+	if (con && (size_t)(c - r->cur) == r->cursor_cell)
+		attr = render_cursor_attr(r, attr, &cursor_attr, &cursor);
 	c->glyph = len > 0 ? ch[0] : ' ';
 	c->attr = 0;
 	/* a stand-in may carry attributes libtsm does not keep */
@@ -574,6 +647,7 @@ static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint3
 	if (!r->scalable && r->fb->format.mono)
 		c->attr |= (attr->bold || attr->italic ? CELL_MONO_BOLD : 0) |
 			   (attr->underline ? CELL_MONO_UNDERLINE : 0);
+	c->attr |= cursor;
 	render_resolve_colors(&r->fb->format, r->palette, attr, flags & CLUSTER_DIM, !r->scalable,
 			      &c->fg, &c->bg);
 	return 0;
@@ -588,15 +662,42 @@ static uint32_t glyph_hash(const struct cell *c)
 	return (h ^ (h >> 15)) % GLYPH_CACHE_SLOTS;
 }
 
+/* The lines fbcon underlines at the bottom of a cell, text at depth 1
+ * (update_attr()) and the underline cursor (bit_cursor(), CUR_UNDERLINE)
+ * alike: the last one, the last two from a height of 10. */
+static unsigned render_underline_lines(const struct render *r)
+{
+	return r->cell_h < 10 ? 1 : 2;
+}
+
+/* The cursor's underline or bar over a cell's pixels (render_set_cursor()),
+ * in its foreground colour. */
+static void render_cursor_pixels(const struct render *r, const struct cell *c, uint8_t *px)
+{
+	unsigned bpp = r->fb->format.bytes_per_pixel;
+	unsigned bar = MAX(r->cell_w / 8, 1u);
+
+	if (c->attr & CELL_CURSOR_UNDERLINE)
+		for (unsigned y = r->cell_h - render_underline_lines(r); y < r->cell_h; y++)
+			for (unsigned x = 0; x < r->cell_w; x++)
+				pixel_store(px + (size_t)y * r->cell_bytes + (size_t)x * bpp, bpp,
+					    c->fg);
+	if (c->attr & CELL_CURSOR_BAR)
+		for (unsigned y = 0; y < r->cell_h; y++)
+			for (unsigned x = 0; x < bar; x++)
+				pixel_store(px + (size_t)y * r->cell_bytes + (size_t)x * bpp, bpp,
+					    c->fg);
+}
+
 /* fbcon's update_attr() at depth 1 for the pixel x of glyph line y (`line`
- * of the glyph's coverage, from its first cell): the last line (fonts
- * shorter than 10) or two are set for underline; bold sets a pixel whose
+ * of the glyph's coverage, from its first cell): the last lines
+ * (render_underline_lines()) are set for underline; bold sets a pixel whose
  * left neighbour is set within the same byte of the font's bitmap (c |= c
  * >> 1 per byte). */
 static bool render_mono_attr(const struct render *r, uint32_t attr, const uint8_t *line, unsigned x,
 			     unsigned y)
 {
-	unsigned ul = r->cell_h < 10 ? 1 : 2;
+	unsigned ul = render_underline_lines(r);
 
 	if ((attr & CELL_MONO_UNDERLINE) && y + ul >= r->cell_h)
 		return true;
@@ -646,6 +747,7 @@ static const uint8_t *render_glyph(struct render *r, const struct cell *c)
 			pixel_store(dst + (size_t)x * bpp, bpp, pixel_blend(pf, c->fg, c->bg, v));
 		}
 	}
+	render_cursor_pixels(r, c, px);
 	slot->used = true;
 	slot->key = *c;
 	return px;
@@ -902,7 +1004,9 @@ static void render_moved(struct render *r, struct frame_plan *p, const struct mo
 static bool cell_blank(const struct render *r, const struct cell *c, uint32_t bg)
 {
 	return c->glyph == ' ' && r->space_blank &&
-	       !(c->attr & (FONT_STYLE_UNDERLINE | FONT_STYLE_STRIKE)) && c->bg == bg;
+	       !(c->attr & (FONT_STYLE_UNDERLINE | FONT_STYLE_STRIKE | CELL_CURSOR_UNDERLINE |
+			    CELL_CURSOR_BAR)) &&
+	       c->bg == bg;
 }
 
 static void render_run_or_fill(struct render *r, unsigned row, const struct damage_run *run,
@@ -1070,6 +1174,7 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 	struct scroll_counters *c;
 	struct cell *tmp;
 
+	render_find_cursor(r, screen);
 	tsm_screen_draw(screen, render_snapshot_cell, r);
 	if (r->overlay)
 		render_snapshot_overlay(r);

@@ -36,6 +36,15 @@
  * does: bold and italic smear it one pixel to the right, underline fills
  * its last lines. Every mode then draws one byte a pixel into the RAM copy
  * of shadow mode and packs the changed rows on flush.
+ *
+ * The cursor is the cell libtsm's tsm_screen_draw() shows it on (its line:
+ * the scrollback view moves it down with its line, DECTCEM hides it), in a
+ * shape (render_set_cursor()): a block is libtsm's own look, the cell in
+ * reverse video; an underline and a bar are drawn over the cell in its
+ * foreground colour, on the cell as it shows without a cursor. The shape
+ * is part of the cell (struct cell's attr), so moving or changing it is
+ * damage like any text, with every scroll strategy and in the logical
+ * screen at every rotation.
  */
 #include <libtsm.h>
 #include <stdbool.h>
@@ -44,6 +53,7 @@
 #include "damage.h"
 #include "rotate.h"
 #include "scroll.h"
+#include "../terminal/stream.h"
 #include "../devices/fbdev.h"
 #include "../../fonts/fontset.h"
 
@@ -124,6 +134,24 @@ void render_set_pointer(struct render *r, int col, int row);
  * strategy, and the frame after the flash is the one before it. The
  * margins outside the grid keep the background. */
 void render_set_flash(struct render *r, bool on);
+
+/* The cursor's shape from the next frame on (stream.h: DECSCUSR), and
+ * whether it shows (false: a blinking cursor's off phase, the cell as
+ * without a cursor). A block is libtsm's reverse video; an underline is
+ * fbcon's underline cursor (bitblit.c bit_cursor(), CUR_UNDERLINE): the
+ * cell's last line, its last two from a height of 10; a bar is the cell's
+ * left columns, cell width / 8 of them and at least one (1 for the 8 pixel
+ * wide console fonts, 2 for 16: a PSF font zoomed twice draws its strokes
+ * twice as wide too). Both in the cell's foreground colour, over what the
+ * cell shows: its character stays readable, as under fbcon's cursor. A
+ * wide character's cursor underlines both halves and puts the bar left of
+ * the first. Until the first call: a steady block. */
+void render_set_cursor(struct render *r, enum stream_cursor_shape shape, bool on);
+
+/* Whether the last frame had the cursor on the grid: not hidden (DECTCEM),
+ * its line in the view, no overlay row over it. A blinking cursor needs
+ * its timer only then. */
+bool render_cursor_visible(const struct render *r);
 
 /* Rows drawn over the session's (overlay.h: the kernel messages' band or
  * view; NULL: none), which the caller keeps and lays out for this grid

@@ -22,6 +22,13 @@
 /* The pointer hides this long after the last pointer event (and at any key). */
 #define POINTER_HIDE_USEC (3 * USEC_PER_SEC)
 
+/* A blinking cursor: xterm's cursorOnTime and cursorOffTime (600 and 300
+ * ms), the times programs that ask for one (DECSCUSR) are made with; shown
+ * twice as long as hidden, it is seen more than not and found at a glance,
+ * with 2.2 frames a second (fbcon's 200 ms each way would be 5). */
+#define CURSOR_ON_USEC (600 * USEC_PER_MSEC)
+#define CURSOR_OFF_USEC (300 * USEC_PER_MSEC)
+
 static int screen_follow_mode(struct screen *s, const struct fb_var_screeninfo *cur);
 
 static void screen_fail(struct screen *s)
@@ -32,6 +39,39 @@ static void screen_fail(struct screen *s)
 void screen_schedule_frame(struct screen *s)
 {
 	frame_schedule(&s->frame, s->terminal ? s->terminal->term : NULL);
+}
+
+/* After a drawn frame: a blinking cursor it showed keeps (or gets) its
+ * timer; anything else stops it, and the next blinking cursor starts shown.
+ * Frames that draw nothing (another VT, blanked, a held frame) leave it to
+ * run out once: it then schedules a frame that is not drawn either. */
+static void screen_blink_follow(struct screen *s, bool blinking)
+{
+	int on = SD_EVENT_OFF;
+
+	if (!s->blink_source)
+		return; /* (not started) */
+	sd_event_source_get_enabled(s->blink_source, &on);
+	if (!blinking) {
+		sd_event_source_set_enabled(s->blink_source, SD_EVENT_OFF);
+		s->cursor_off = false;
+	} else if (on == SD_EVENT_OFF) {
+		sd_event_source_set_time(s->blink_source,
+					 now_usec() +
+					     (s->cursor_off ? CURSOR_OFF_USEC : CURSOR_ON_USEC));
+		sd_event_source_set_enabled(s->blink_source, SD_EVENT_ONESHOT);
+	}
+}
+
+static int screen_on_blink(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct screen *s = userdata;
+
+	(void)src;
+	(void)usec;
+	s->cursor_off = !s->cursor_off;
+	screen_schedule_frame(s);
+	return 0;
 }
 
 static int screen_on_frame(sd_event_source *src, uint64_t usec, void *userdata)
@@ -89,7 +129,11 @@ static int screen_on_frame(sd_event_source *src, uint64_t usec, void *userdata)
 	 * end of its gap, another when it was set for */
 	bool flood = frame_flood(&s->frame);
 	uint64_t due = flood ? s->frame.gap_from_usec + s->frame.frame_gap_usec : usec;
+	struct stream_cursor cursor = stream_cursor(term_stream(t->term));
+
+	render_set_cursor(s->render, cursor.shape, !(cursor.blink && s->cursor_off));
 	bool again = render_frame(s->render, term_screen(t->term));
+	screen_blink_follow(s, cursor.blink && render_cursor_visible(s->render));
 	/* A frame that drew nothing (each key calls for one: typing brings
 	 * the view back from the scrollback) starts no frame interval, so the
 	 * key's echo right after it is drawn at once, not 16 ms later */
@@ -285,6 +329,8 @@ void screen_release(struct screen *s)
 		backend_sync(s->backend);
 	/* not shown at a stale place when the VT comes back */
 	screen_hide_pointer(s);
+	/* no blinking for another VT's console */
+	screen_blink_follow(s, false);
 	/* the next VT's console shows, not a blanked screen */
 	blank_set_active(s->blank, false);
 	if (s->fb && (s->blanked_by_driver || s->unblank_pending))
@@ -368,6 +414,7 @@ static void screen_on_blank(void *userdata)
 	if (!vt_is_active(s->vt) || !s->fb)
 		return; /* (no framebuffer: the next one's acquire starts again) */
 	s->unblank_pending = false;
+	screen_blink_follow(s, false);
 	if (s->scroller)
 		render_wipe_vram(s->render); /* the blitter idle first */
 	r = fbdev_blank(s->fb, true);
@@ -382,6 +429,18 @@ static void screen_on_blank(void *userdata)
  * as on the kernel's console. */
 void screen_activity(struct screen *s)
 {
+	int on = SD_EVENT_OFF;
+
+	/* a blinking cursor shows at once, for a whole on phase */
+	if (s->blink_source)
+		sd_event_source_get_enabled(s->blink_source, &on);
+	if (on != SD_EVENT_OFF) {
+		sd_event_source_set_time(s->blink_source, now_usec() + CURSOR_ON_USEC);
+		if (s->cursor_off) {
+			s->cursor_off = false;
+			screen_schedule_frame(s);
+		}
+	}
 	if (!blank_poke(s->blank))
 		return;
 	log_info("Input: waking the screen");
@@ -684,6 +743,11 @@ int screen_start(struct screen *s, sd_event *event, unsigned blank_sec)
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the pointer timer: %m");
 	sd_event_source_set_enabled(s->pointer_source, SD_EVENT_OFF);
+	r = sd_event_add_time(event, &s->blink_source, CLOCK_MONOTONIC, 0, USEC_PER_MSEC,
+			      screen_on_blink, s);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the cursor's blink timer: %m");
+	sd_event_source_set_enabled(s->blink_source, SD_EVENT_OFF);
 	return blank_new(event, blank_sec, screen_on_blank, s, &s->blank);
 }
 
@@ -740,6 +804,7 @@ void screen_free(struct screen *s)
 	fontset_free(s->fonts);
 	frame_fini(&s->frame);
 	sd_event_source_unref(s->pointer_source);
+	sd_event_source_unref(s->blink_source);
 	blank_free(s->blank);
 	overlay_fini(&s->overlay);
 	free(s);

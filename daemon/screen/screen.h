@@ -6,6 +6,12 @@
  * program, blanking, the pointer's sprite and the frames (frame.h). It
  * shows one terminal (terminal.h), whose cells it draws.
  *
+ * A blinking cursor blinks here: CURSOR_ON_USEC shown, CURSOR_OFF_USEC not,
+ * with a timer that runs only while a frame has just shown such a cursor
+ * (its VT in front, not blanked, the cursor not hidden, in the view): an
+ * idle screen with a steady cursor has no timer at all. Input shows the
+ * cursor at once and starts its on phase again.
+ *
  * A screen knows no keyboard or pointer device: what the input side must
  * know of a new layout, a screen's acquire and a fatal error go to the seat
  * (seat.h) through its callbacks.
@@ -79,6 +85,11 @@ struct screen {
 	int pointer_x, pointer_y;
 	bool pointer_shown;
 	sd_event_source *pointer_source;
+	/* A blinking cursor (stream.h, render_set_cursor()): its timer, on
+	 * only while the last frame showed such a cursor, and whether it is in
+	 * its off phase. */
+	sd_event_source *blink_source;
+	bool cursor_off;
 	/* The kernel messages' band or view over the session's cells
 	 * (overlay.h; n 0: none), laid out by screen_show_band() and
 	 * screen_show_view() for the grid of the moment. */

@@ -187,6 +187,13 @@ size_t keys_encode(uint32_t keysym, unsigned mods, unsigned modes, char out[stat
 	return 0;
 }
 
+bool keys_is_modifier(uint32_t keysym)
+{
+	return (keysym >= XKB_KEY_Shift_L && keysym <= XKB_KEY_Hyper_R) ||
+	       (keysym >= XKB_KEY_ISO_Lock && keysym <= XKB_KEY_ISO_Last_Group_Lock) ||
+	       keysym == XKB_KEY_Mode_switch || keysym == XKB_KEY_Num_Lock;
+}
+
 /* The follower of the session's output: a small VT500 parser (Paul
  * Williams's, as libtsm's) that acts on the few sequences above and passes
  * over the rest. ESC starts a new sequence anywhere, CAN and SUB end one, so

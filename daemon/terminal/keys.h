@@ -54,6 +54,58 @@
  * count, or 0 for a key it leaves to tsm_vte_handle_keyboard(). */
 size_t keys_encode(uint32_t keysym, unsigned mods, unsigned modes, char out[static KEYS_MAX]);
 
+/* The kitty keyboard protocol (https://sw.kovidgoyal.net/kitty/keyboard-protocol/):
+ * what a key event sends under the progressive enhancement flags a program
+ * set (stream_kitty_flags(), STREAM_KITTY_*: 1 disambiguate, 2 event types,
+ * 4 alternate keys, 8 all keys as escape codes, 16 associated text).
+ *
+ *   CSI code[:shifted[:base]] [; mods[:event]] [; text] u
+ *   CSI [1 ; mods[:event]] A..D H F P Q S, CSI n [; mods[:event]] ~
+ *
+ * code is the key's unshifted code point or the specification's number
+ * (Escape 27, Enter 13, Tab 9, Backspace 127, F13..F35 57376.., the keypad
+ * 57399.., media keys 57428.., the modifier keys 57441..; F3 is CSI 13 ~
+ * as kitty sends it, CSI R being a cursor position report); mods is 1 +
+ * shift 1, alt 2, ctrl 4, super (Logo) 8, caps_lock 64, num_lock 128
+ * (the locks only for keys that type no text, or all keys under flag 8;
+ * hyper 16 and meta 32 are never set: xkbcommon's Linux keymaps have
+ * neither apart from Alt and Logo); event 1 press (left out), 2 repeat,
+ * 3 release. What stays legacy, as the specification and kitty have it:
+ * without flag 8, keys that type text with no modifier but Shift (and the
+ * locks) send their text; Enter, Tab and Backspace without modifiers send
+ * CR, HT and DEL, and none of them sends a release; without flag 1 every
+ * press (and a repeat without flag 2) is sent as before the protocol. The
+ * modifier and lock keys themselves are reported only under flag 8. */
+enum keys_event_type {
+	KEYS_PRESS = 1,
+	KEYS_REPEAT = 2,
+	KEYS_RELEASE = 3,
+};
+
+/* What input knows of a key event beyond its keysym (all optional). */
+struct keys_event {
+	enum keys_event_type type;
+	uint32_t unshifted; /* the key's keysym at its first shift level, 0: unknown */
+	uint32_t base;	    /* the key's keysym in the US PC-101 layout, 0: unknown */
+};
+
+/* The longest sequence keys_kitty_encode() writes: a code with two alternate
+ * keys, modifiers and event, and a character of text (7 + 3 * 8 + 10). */
+#define KEYS_KITTY_MAX 48
+
+/* The bytes of a key event (keysym, text the Unicode character it types or
+ * 0, mods TSM_*_MASK and KEYS_NUM_LOCK_MASK) under kitty flags; returns
+ * their count (0: nothing is sent, e.g. a release the flags do not ask
+ * for), or -1 for a key sent as without the protocol (keys_encode(), then
+ * libtsm). Flags 0 gives -1 for presses and repeats and 0 for releases. */
+int keys_kitty_encode(uint32_t keysym, uint32_t text, unsigned mods, const struct keys_event *ev,
+		      unsigned flags, char out[static KEYS_KITTY_MAX]);
+
+/* Whether keysym is a modifier or lock key (Shift, Ctrl, Alt, Logo, the
+ * ISO level and group keys, Num Lock): typing one does not hide the
+ * pointer nor bring the view back from the scrollback. */
+bool keys_is_modifier(uint32_t keysym);
+
 /* A follower of the session's output that keeps the modes: the reference
  * the stream stage's own view (stream_key_modes(), which the daemon reads)
  * is checked against in the unit tests, fed what libtsm gets. */

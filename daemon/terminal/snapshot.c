@@ -40,6 +40,11 @@
  *                  Optional, added after version 2 without a new version: a
  *                  snapshot without it (an older consoled's) restores with
  *                  every mouse mode off, and an older consoled skips it.
+ *     KITTY (10)   the kitty keyboard protocol's stacks (stream_state.kitty):
+ *                  u8 entries of the main screen's, u8 of the alternate
+ *                  screen's, u16 zero, then 16 u8 flags of each (those past
+ *                  the entries zero). Optional, as MOUSE: without it, flags
+ *                  0 on both screens.
  * The valid header (magic, version, length, CRC) with the highest generation
  * is the snapshot; if what it points to is broken, the other one is tried.
  *
@@ -128,13 +133,15 @@ enum {
 	TAG_SB = 7,
 	TAG_ROWS = 8,
 	TAG_MOUSE = 9,
-	TAG_MAX_KNOWN = 9,
+	TAG_KITTY = 10,
+	TAG_MAX_KNOWN = 10,
 };
 
-/* The records every snapshot has (MOUSE may be missing). */
+/* The records every snapshot has (MOUSE and KITTY may be missing). */
 #define TAGS_REQUIRED 0x1feu
 
 #define STREAM_REC_SIZE 112u
+#define KITTY_REC_SIZE (4u + 2u * STREAM_KITTY_DEPTH)
 
 void (*snapshot_test_commit_hook)(int fd, unsigned phase, void *userdata);
 void *snapshot_test_commit_userdata;
@@ -494,6 +501,11 @@ static size_t header_build(uint8_t *buf, uint64_t gen, const struct hdr_state *h
 	p = rec_begin(buf, &off, TAG_MOUSE, 8);
 	put_u32(p, h->stream.mouse);
 
+	p = rec_begin(buf, &off, TAG_KITTY, KITTY_REC_SIZE);
+	p[0] = h->stream.kitty_n[0];
+	p[1] = h->stream.kitty_n[1];
+	memcpy(p + 4, h->stream.kitty, sizeof(h->stream.kitty));
+
 	put_u32(buf + 12, (uint32_t)off);
 	put_u32(buf + 24, crc_skip(buf, off, 24));
 	return off;
@@ -800,6 +812,8 @@ static bool hdr_state_eq(const struct hdr_state *a, const struct hdr_state *b)
 	return a->lay.cols == b->lay.cols && a->lay.rows == b->lay.rows &&
 	       a->lay.sb_cap == b->lay.sb_cap && a->lay.cl_cap == b->lay.cl_cap &&
 	       a->lay.region_off == b->lay.region_off && a->stream.mouse == b->stream.mouse &&
+	       memcmp(a->stream.kitty_n, b->stream.kitty_n, sizeof(a->stream.kitty_n)) == 0 &&
+	       memcmp(a->stream.kitty, b->stream.kitty, sizeof(a->stream.kitty)) == 0 &&
 	       a->cursor_x == b->cursor_x && a->cursor_y == b->cursor_y && a->flags == b->flags &&
 	       a->margin_top == b->margin_top && a->margin_bottom == b->margin_bottom &&
 	       attr_eq(&a->def_attr, &b->def_attr) &&
@@ -1157,6 +1171,7 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 	const uint8_t *tabs = NULL;
 	unsigned tabs_len = 0;
 	uint32_t mouse = 0;
+	const uint8_t *kitty = NULL;
 
 	*h = (struct hdr_state){0};
 	while (off < len) {
@@ -1232,6 +1247,13 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 				return false;
 			mouse = get_u32(p);
 			break;
+		case TAG_KITTY:
+			/* the flags are checked with the rest of the stream
+			 * state (stream_set_state()) */
+			if (rlen != KITTY_REC_SIZE || p[2] || p[3])
+				return false;
+			kitty = p;
+			break;
 		case TAG_SB:
 			if (rlen != 32 || get_u32(p + 20) != 0)
 				return false;
@@ -1245,6 +1267,11 @@ static bool parse_records(const uint8_t *hdr, size_t len, struct hdr_state *h, u
 		return false;
 	/* TAG_STREAM's get_stream() cleared it */
 	h->stream.mouse = mouse;
+	if (kitty) {
+		h->stream.kitty_n[0] = kitty[0];
+		h->stream.kitty_n[1] = kitty[1];
+		memcpy(h->stream.kitty, kitty + 4, sizeof(h->stream.kitty));
+	}
 	/* with the grid known */
 	if (tabs_len != (h->lay.cols + 7) / 8)
 		return false;

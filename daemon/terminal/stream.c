@@ -105,6 +105,7 @@ struct stream {
 	bool keys_kpam, keys_lnm; /* the key encoder's (STREAM_MODE_KEYS_*) */
 	unsigned mouse;		  /* STREAM_MOUSE_* */
 	bool sync;		  /* DECSET 2026, synchronized output */
+	uint8_t decscusr;	  /* the cursor's DECSCUSR Ps, 1-6; 0: the default */
 	unsigned cell_w, cell_h;  /* a cell's pixels (CSI 14 t, 16 t; 0: unknown) */
 
 	/* Sixel (DCS Ps q ... ST, with cfg.images): the string is sixel data
@@ -117,6 +118,11 @@ struct stream {
 	struct sixel_decoder *sixel;
 	bool sixel_sdm, sixel_private, sixel_right;
 	struct sixel_palette *sixel_shared;
+
+	/* the kitty keyboard protocol's flag stacks: [0] the main screen's,
+	 * [1] the alternate screen's (stream_kitty_flags()) */
+	uint8_t kitty[2][STREAM_KITTY_DEPTH];
+	uint8_t kitty_n[2];
 
 	/* char_width() of code points below WIDTH_CACHE_END, 2 bits each: 0
 	 * not looked up yet, else the width + 1 (NULL until needed) */
@@ -173,8 +179,11 @@ static void stream_mirror_reset(struct stream *s, bool soft)
 	s->ckm = s->lnm = s->kpam = s->keys_kpam = false;
 	s->mouse = 0;
 	s->sync = false;
+	/* xterm's ReallyReset(), for RIS and DECSTR alike */
+	s->decscusr = 0;
 	if (!soft) {
 		s->keys_lnm = false;
+		s->kitty_n[0] = s->kitty_n[1] = 0;
 		/* xterm's RIS; its soft reset (DECSTR) leaves them */
 		s->sixel_sdm = s->sixel_right = false;
 		s->sixel_private = true;
@@ -1169,8 +1178,10 @@ static int stream_mode(struct stream *s, bool dec, int mode)
 		return flags & TSM_SCREEN_REL_ORIGIN ? 1 : 2;
 	case 7: /* DECAWM */
 		return flags & TSM_SCREEN_AUTO_WRAP ? 1 : 2;
-	case 12: /* a blinking cursor: consoled's never blinks */
-		return 4;
+	case 12: /* a blinking cursor (stream.h: set by DECSCUSR, not here) */
+		if (!s->cfg.cursor.blink)
+			return 4;
+		return stream_cursor(s).blink ? 1 : 2;
 	case 25: /* DECTCEM */
 		return flags & TSM_SCREEN_HIDE_CURSOR ? 2 : 1;
 	case 47:
@@ -1331,6 +1342,73 @@ static void stream_ansi_mode(struct stream *s, const struct csi *c, uint8_t fina
 		stream_emit_byte(s, final);
 }
 
+/* The stack of the screen shown now (0 main, 1 alternate). */
+static unsigned stream_kitty_screen(struct stream *s)
+{
+	stream_flush(s);
+	return tsm_screen_get_flags(s->cfg.screen) & TSM_SCREEN_ALTERNATE ? 1 : 0;
+}
+
+/* The kitty keyboard protocol (stream.h): CSI ? u, CSI > flags u,
+ * CSI < n u, CSI = flags ; mode u. None of them reaches libtsm, which
+ * would take CSI u for SCORC whatever the marker. */
+static void stream_kitty(struct stream *s, const struct csi *c)
+{
+	unsigned scr = stream_kitty_screen(s);
+	uint8_t *stack = s->kitty[scr], *n = &s->kitty_n[scr];
+	int arg = c->n ? c->v[0] : -1;
+	unsigned flags = (unsigned)MAX(arg, 0) & STREAM_KITTY_ALL;
+
+	switch (c->marker) {
+	case '?':
+		stream_reply(s, "\033[?%uu", stream_kitty_flags(s));
+		break;
+	case '>':
+		if (*n == STREAM_KITTY_DEPTH) {
+			/* full: the oldest entry goes */
+			memmove(stack, stack + 1, STREAM_KITTY_DEPTH - 1);
+			(*n)--;
+		}
+		stack[(*n)++] = (uint8_t)flags;
+		break;
+	case '<': {
+		unsigned count = arg > 0 ? (unsigned)arg : 1;
+
+		*n = count >= *n ? 0 : (uint8_t)(*n - count);
+		break;
+	}
+	case '=': {
+		int mode = c->n > 1 && c->v[1] >= 0 ? c->v[1] : 1;
+		unsigned now = *n ? stack[*n - 1] : 0;
+
+		if (mode == 1)
+			now = flags;
+		else if (mode == 2)
+			now |= flags;
+		else if (mode == 3)
+			now &= ~flags;
+		else
+			break;
+		/* an empty stack gets the entry the flags are set in */
+		if (!*n)
+			*n = 1;
+		stack[*n - 1] = (uint8_t)now;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* DECSCUSR: CSI Ps SP q, the cursor's shape (stream.h); libtsm ignores it. */
+static void stream_decscusr(struct stream *s, const struct csi *c)
+{
+	int ps = c->n ? nonneg(c->v[0]) : 0;
+
+	if (ps <= 6)
+		s->decscusr = (uint8_t)ps;
+}
+
 static void stream_csi(struct stream *s, uint8_t final)
 {
 	struct csi c;
@@ -1341,6 +1419,10 @@ static void stream_csi(struct stream *s, uint8_t final)
 	if (c.colon && !(final == 'm' && !c.marker && !c.n_inter))
 		return;
 	if (c.n_inter) {
+		if (c.n_inter == 1 && c.inter[0] == ' ' && final == 'q' && !c.marker) {
+			stream_decscusr(s, &c);
+			return;
+		}
 		if (c.n_inter != 1 || final != 'p')
 			return;
 		if (c.inter[0] == '$' && (!c.marker || c.marker == '?')) {
@@ -1356,6 +1438,10 @@ static void stream_csi(struct stream *s, uint8_t final)
 			stream_mirror_reset(s, true);
 			stream_emit(s, "\033[!p", 4);
 		}
+		return;
+	}
+	if (final == 'u' && c.marker) {
+		stream_kitty(s, &c);
 		return;
 	}
 	if (c.marker == '?') {
@@ -1835,8 +1921,10 @@ static void stream_decrqss(struct stream *s, const char *p, size_t len)
 		}
 	}
 	if (len == 2 && p[0] == ' ' && p[1] == 'q') {
-		/* consoled's cursor: a steady block */
-		stream_reply(s, "\033P1$r2 q\033\\");
+		/* the cursor as it is drawn: DECSCUSR's 1-6 */
+		struct stream_cursor cur = stream_cursor(s);
+
+		stream_reply(s, "\033P1$r%d q\033\\", 1 + 2 * (int)cur.shape + !cur.blink);
 		return;
 	}
 	stream_reply(s, "\033P0$r\033\\");
@@ -2504,6 +2592,8 @@ void stream_get_state(struct stream *s, struct stream_state *ret)
 	};
 	memcpy(ret->g, s->g, sizeof(ret->g));
 	memcpy(ret->rep, s->last, s->last_len * sizeof(uint32_t));
+	memcpy(ret->kitty, s->kitty, sizeof(ret->kitty));
+	memcpy(ret->kitty_n, s->kitty_n, sizeof(ret->kitty_n));
 }
 
 static bool pen_valid(const struct stream_pen *p)
@@ -2541,6 +2631,13 @@ static bool state_valid(const struct stream_state *st)
 		if (st->rep[i] > 0x10ffff || (st->rep[i] >= 0xd800 && st->rep[i] <= 0xdfff) ||
 		    (i == 0 && !is_graphic(st->rep[i])))
 			return false;
+	for (size_t i = 0; i < 2; i++) {
+		if (st->kitty_n[i] > STREAM_KITTY_DEPTH)
+			return false;
+		for (size_t j = 0; j < st->kitty_n[i]; j++)
+			if (st->kitty[i][j] & ~STREAM_KITTY_ALL)
+				return false;
+	}
 	return true;
 }
 
@@ -2776,6 +2873,9 @@ int stream_set_state(struct stream *s, const struct stream_state *st)
 	s->keys_lnm = st->modes & STREAM_MODE_KEYS_LNM;
 	/* libtsm 4.0.2 keeps no mouse mode: nothing to feed it */
 	s->mouse = st->mouse;
+	/* nor the kitty protocol's stacks */
+	memcpy(s->kitty, st->kitty, sizeof(s->kitty));
+	memcpy(s->kitty_n, st->kitty_n, sizeof(s->kitty_n));
 	memcpy(s->last, st->rep, st->rep_len * sizeof(uint32_t));
 	s->last_len = st->rep_len;
 	return 0;
@@ -2798,6 +2898,17 @@ bool stream_synchronized(const struct stream *s)
 	return s->sync;
 }
 
+struct stream_cursor stream_cursor(const struct stream *s)
+{
+	struct stream_cursor c = s->cfg.cursor;
+
+	if (s->decscusr) {
+		c.shape = (enum stream_cursor_shape)((s->decscusr - 1) / 2);
+		c.blink = c.blink && s->decscusr % 2 == 1;
+	}
+	return c;
+}
+
 void stream_set_cell_size(struct stream *s, unsigned width, unsigned height)
 {
 	s->cell_w = width;
@@ -2818,6 +2929,13 @@ unsigned stream_key_modes(const struct stream *s)
 {
 	return (s->ckm ? KEYS_MODE_CURSOR_APP : 0) | (s->keys_kpam ? KEYS_MODE_KEYPAD_APP : 0) |
 	       (s->keys_lnm ? KEYS_MODE_NEWLINE : 0);
+}
+
+unsigned stream_kitty_flags(struct stream *s)
+{
+	unsigned scr = stream_kitty_screen(s);
+
+	return s->kitty_n[scr] ? s->kitty[scr][s->kitty_n[scr] - 1] : 0;
 }
 
 bool stream_cursor_keys_app(const struct stream *s)

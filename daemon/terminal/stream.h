@@ -56,10 +56,12 @@
  *    others 0 + r) and DECRQSS (DCS $ q m, r, SP q ST: the SGR pen,
  *    DECSTBM's margins, the cursor's shape; others 0 $ r). A DCS of more
  *    than 64 bytes is no query.
+ *  - The cursor's shape (DECSCUSR, CSI Ps SP q), which libtsm ignores, is
+ *    followed here (stream_cursor()) and not handed on.
  *  - Dropped: strings (OSC, DCS, SOS, PM, APC: libtsm shows none), CSI with
  *    a private marker libtsm would misread as another sequence (CSI > 4;2 m
  *    as SGR, CSI ? r as DECSTBM, ...), CSI with intermediates other than
- *    DECSTR, DECSCL and DECRQM, SRM (local echo would let keys bypass this
+ *    DECSTR, DECSCL, DECRQM and DECSCUSR, SRM (local echo would let keys bypass this
  *    stage), ESC sequences with intermediates libtsm does not collect
  *    (ESC # 8 would be DECRC), and malformed CSI (libtsm ignores them too).
  *
@@ -92,6 +94,18 @@
 
 struct cluster_table;
 struct palette;
+
+/* The cursor's shapes (DECSCUSR: 1-2 block, 3-4 underline, 5-6 bar). */
+enum stream_cursor_shape {
+	STREAM_CURSOR_BLOCK,
+	STREAM_CURSOR_UNDERLINE,
+	STREAM_CURSOR_BAR,
+};
+
+struct stream_cursor {
+	enum stream_cursor_shape shape;
+	bool blink;
+};
 
 struct stream_config {
 	struct tsm_vte *vte;	   /* what the stage feeds */
@@ -126,6 +140,11 @@ struct stream_config {
 	/* The terminfo entry the session's TERM names, for XTGETTCAP's TN;
 	 * NULL: xterm-256color. The caller keeps it. */
 	const char *term_name;
+	/* The cursor of a new terminal (cursor-shape=, cursor-blink=), which
+	 * DECSCUSR 0, RIS and DECSTR go back to; zero: a steady block. With
+	 * blink false no cursor blinks: a program's blinking shape (DECSCUSR 1,
+	 * 3, 5) is its steady one. */
+	struct stream_cursor cursor;
 	void *userdata;
 };
 
@@ -229,6 +248,29 @@ struct stream_pen {
 	unsigned extra; /* what this stage adds: CLUSTER_DIM, CLUSTER_STRIKE, STREAM_PEN_CONCEAL */
 };
 
+/* The kitty keyboard protocol's progressive enhancement flags
+ * (https://sw.kovidgoyal.net/kitty/keyboard-protocol/): the program
+ * pushes them (CSI > flags u), pops them (CSI < n u, n default 1; popping
+ * more than the stack holds empties it, which means flags 0), changes
+ * those on top (CSI = flags ; mode u: mode 1 sets them, 2 adds the bits,
+ * 3 clears the bits; on an empty stack the change becomes its only entry)
+ * and asks for them (CSI ? u, answered CSI ? flags u). The main and the
+ * alternate screen have a stack each, STREAM_KITTY_DEPTH deep: a push
+ * onto a full one drops its oldest entry. Bits beyond STREAM_KITTY_ALL
+ * are dropped. RIS and a new session (stream_reset()) empty both stacks;
+ * DECSTR leaves them. None of these sequences reaches libtsm; session
+ * restore keeps them (stream_state). */
+#define STREAM_KITTY_DISAMBIGUATE (1u << 0)
+#define STREAM_KITTY_EVENT_TYPES (1u << 1)
+#define STREAM_KITTY_ALTERNATE_KEYS (1u << 2)
+#define STREAM_KITTY_ALL_KEYS (1u << 3)
+#define STREAM_KITTY_TEXT (1u << 4)
+#define STREAM_KITTY_ALL 0x1fu
+#define STREAM_KITTY_DEPTH 16
+/* The flags on top of the stack of the screen shown now (0: legacy keys);
+ * what came before reaches libtsm first. */
+unsigned stream_kitty_flags(struct stream *s);
+
 #define STREAM_REP_MAX 8 /* CLUSTER_MAX_LEN */
 
 struct stream_state {
@@ -256,6 +298,11 @@ struct stream_state {
 	uint32_t rep[STREAM_REP_MAX];
 	uint8_t rep_len;
 	unsigned mouse; /* STREAM_MOUSE_* (snapshot.c keeps it in a record of its own) */
+	/* The kitty keyboard protocol's stacks, [0] the main screen's and [1]
+	 * the alternate screen's: kitty_n entries each, flags up to
+	 * STREAM_KITTY_ALL (snapshot.c keeps them in a record of their own). */
+	uint8_t kitty[2][STREAM_KITTY_DEPTH];
+	uint8_t kitty_n[2];
 };
 
 /* The state now (every byte fed so far has reached libtsm; a UTF-8 sequence
@@ -285,6 +332,22 @@ uint64_t stream_bytes_out(const struct stream *s);
  * answers it. The stage only follows it (and hands the sequence on, which
  * libtsm ignores); term.c holds frames while it is set. */
 bool stream_synchronized(const struct stream *s);
+
+/* The cursor as it is drawn: the shape the session set with DECSCUSR (CSI
+ * Ps SP q: 1 blinking block, 2 steady block, 3 blinking underline, 4 steady
+ * underline, 5 blinking bar, 6 steady bar, as xterm), or stream_config's
+ * for 0, no parameter, and after RIS, DECSTR (and DECSCL, a soft reset
+ * here) and stream_reset() (a new session); Ps above 6 changes nothing, as
+ * in xterm. blink only if stream_config's cursor blinks. DECRQSS (DCS $ q
+ * SP q ST) answers it; DECRQM 12 (the blinking cursor) answers whether it
+ * blinks (1 or 2), or 4 (permanently reset) when stream_config's cursor
+ * does not blink. DECSET/DECRST 12 are not followed (libtsm ignores them
+ * too): xterm-256color's cnorm sends CSI ? 12 l, which would stop the
+ * blinking a user asked for at the end of every curses program (xterm XORs
+ * it with its cursorBlink resource for that reason). Session restore does
+ * not keep the shape: a restored session has stream_config's until its
+ * program sets one again. */
+struct stream_cursor stream_cursor(const struct stream *s);
 
 /* A cell's size in pixels, for the pixel reports of XTWINOPS (CSI 14 t,
  * 16 t); 0: unknown (no report). */

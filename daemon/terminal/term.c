@@ -701,6 +701,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	    .osc52 = term_stream_osc52,
 	    .bell = term_stream_bell,
 	    .term_name = t->cfg.term,
+	    .cursor = cfg->cursor,
 	    .userdata = t,
 	});
 	term_stream_cell_size(t);
@@ -829,18 +830,28 @@ struct tsm_screen *term_screen(struct term *t)
 }
 
 void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned mods,
-		     uint32_t unicode)
+		     uint32_t unicode, const struct keys_event *ev)
 {
-	char seq[KEYS_MAX];
-	/* the modes the stream stage followed in what libtsm got */
-	size_t n = keys_encode(keysym, mods, stream_key_modes(t->stream), seq);
+	char seq[KEYS_KITTY_MAX];
+	int k = keys_kitty_encode(keysym, unicode, mods, ev, stream_kitty_flags(t->stream), seq);
+	size_t n;
+
+	if (k == 0)
+		return; /* a release nobody asked for */
+	if (k > 0)
+		n = (size_t)k;
+	else /* the modes the stream stage followed in what libtsm got */
+		n = keys_encode(keysym, mods, stream_key_modes(t->stream), seq);
 
 	/* keys.c sends what libtsm would get wrong (keys.h) */
 	if (n > 0)
 		term_write_cb(t->vte, seq, n, t);
 	if (n > 0 || tsm_vte_handle_keyboard(t->vte, keysym, ascii, mods, unicode)) {
-		/* Typing brings the view back from the scrollback, as in xterm. */
-		tsm_screen_sb_reset(t->screen);
+		/* Typing brings the view back from the scrollback, as in xterm;
+		 * a modifier or a release (kitty protocol) does not, or Shift+
+		 * PageUp could not page back under flags 8 or 2 */
+		if (!keys_is_modifier(keysym) && !(ev && ev->type == KEYS_RELEASE))
+			tsm_screen_sb_reset(t->screen);
 		if (t->cb.damage)
 			t->cb.damage(t->userdata);
 	}

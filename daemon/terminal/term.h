@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "stream.h"
 #include "../session/session.h"
 
 struct term;
@@ -72,6 +73,8 @@ struct term_config {
 	const struct term_adopt *adopt;
 	/* autologin= (getty.h) for a session consoled forks; NULL = none. */
 	const char *autologin;
+	/* cursor-shape=, cursor-blink= (stream.h, stream_config's cursor) */
+	struct stream_cursor cursor;
 };
 
 int term_new(sd_event *event, const struct term_config *cfg, const struct term_callbacks *cb,
@@ -121,11 +124,17 @@ const struct cluster_table *term_clusters(struct term *t);
  * images (image-memory=0). Outlives the session: term_restart() wipes it. */
 const struct image_store *term_images(struct term *t);
 
-/* A key press (or repeat): keysym and unicode from xkbcommon, TSM_*_MASK mods
- * and KEYS_NUM_LOCK_MASK. keys_encode() (keys.h) sends what libtsm would send
- * wrong, in the modes followed in the session's output; libtsm the rest. */
+/* A key event: keysym and unicode from xkbcommon, TSM_*_MASK mods and
+ * KEYS_NUM_LOCK_MASK, ev its type and alternate keys (keys.h; NULL: a press
+ * with none known). Under the kitty keyboard protocol's flags the session
+ * set (stream_kitty_flags()) keys_kitty_encode() sends it; what that leaves
+ * to the legacy encoding, keys_encode() (keys.h) sends what libtsm would
+ * send wrong, in the modes followed in the session's output, libtsm the
+ * rest. Releases are sent only under flag 2 (event types) and dropped
+ * otherwise; repeats are presses without it. */
+struct keys_event;
 void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned mods,
-		     uint32_t unicode);
+		     uint32_t unicode, const struct keys_event *ev);
 
 /* Where OSC 52 from the session goes: what follows "52;" (stream.h);
  * NULL: dropped. */

@@ -83,3 +83,12 @@ static inline const struct tsmpeek_screen *tsmpeek(struct tsm_screen *screen)
 {
 	return (const struct tsmpeek_screen *)(const void *)screen;
 }
+
+/* The scrollback lines the view shows above the screen's first row (0 when
+ * it is not scrolled back): tsm_screen_draw() draws the screen's row y at
+ * y plus this. The scrollback's lines are numbered in order (sb_id), from
+ * sb_pos to sb_last. */
+static inline uint64_t tsmpeek_view_offset(const struct tsmpeek_screen *p)
+{
+	return p->sb_pos ? p->sb_last_id - p->sb_pos->sb_id + 1 : 0;
+}

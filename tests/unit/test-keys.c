@@ -97,20 +97,6 @@ static size_t terminal_key(struct terminal *t, uint32_t keysym, unsigned mods)
 	return t->out_len;
 }
 
-static void print_bytes(FILE *f, const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == 0x1b)
-			fputs("\\E", f);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\%03o", c);
-		else
-			fputc(c, f);
-	}
-}
-
 static bool terminal_sends(struct terminal *t, uint32_t keysym, unsigned mods, const char *want,
 			   size_t want_len, const char *what)
 {

@@ -752,6 +752,44 @@ static void test_bell(void)
 	unlink(conf);
 }
 
+/* cursor-shape= and cursor-blink=: a steady block by default; a bad shape
+ * on the command line is a usage error, in a file a warning. */
+static void test_cursor(void)
+{
+	static const char text[] = "cursor-shape=underline\ncursor-shape=beam\ncursor-blink=yes\n";
+	char conf[] = "/tmp/test-options-XXXXXX";
+	char config_arg[64], log[4096];
+	struct options o;
+
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	CHECK(o.cursor_shape == STREAM_CURSOR_BLOCK && !o.cursor_blink);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--cursor-shape=bar", "--cursor-blink", NULL}) == 0);
+	CHECK(o.cursor_shape == STREAM_CURSOR_BAR && o.cursor_blink);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--cursor-shape=underline", "--cursor-blink=no",
+					      NULL}) == 0);
+	CHECK(o.cursor_shape == STREAM_CURSOR_UNDERLINE && !o.cursor_blink);
+	options_fini(&o);
+	CHECK(parse_logged(&o, (const char *const[]){"--cursor-shape=Block", NULL}, log,
+			   sizeof(log)) == -EINVAL);
+	CHECK(strstr(log, "consoled: --cursor-shape: invalid value 'Block': expected block, "
+			  "underline or bar\n") != NULL);
+	CHECK(parse(&o, (const char *const[]){"--cursor-shape", NULL}) == -EINVAL);
+
+	if (!write_config(conf, text, config_arg, sizeof(config_arg)))
+		return;
+	CHECK(parse_logged(&o, (const char *const[]){config_arg, NULL}, log, sizeof(log)) == 0);
+	CHECK(strstr(log, ":2: cursor-shape: invalid value 'beam': expected block, underline or "
+			  "bar, ignoring.") != NULL);
+	CHECK(o.cursor_shape == STREAM_CURSOR_UNDERLINE && o.cursor_blink);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){config_arg, "--cursor-shape=block", NULL}) == 0);
+	CHECK(o.cursor_shape == STREAM_CURSOR_BLOCK && o.cursor_blink);
+	options_fini(&o);
+	unlink(conf);
+}
+
 /* kernel-messages=: kernel, off or a level; its time and lines, bounded;
  * a bad line in a file is skipped, the good ones apply. */
 static void test_kernel_messages(void)
@@ -1088,6 +1126,7 @@ int main(void)
 	RUN(test_pointer_math);
 	RUN(test_word_chars);
 	RUN(test_bell);
+	RUN(test_cursor);
 	RUN(test_kernel_messages);
 	RUN(test_abbreviations);
 	RUN(test_no_value);

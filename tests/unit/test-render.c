@@ -54,7 +54,7 @@ static void fake_set_mode(struct fake *f, unsigned bpp, unsigned xres, unsigned 
 	f->fb.var.xres = f->fb.var.xres_virtual = xres;
 	f->fb.var.yres = f->fb.var.yres_virtual = yres;
 	f->fb.var.bits_per_pixel = bpp;
-	if (bpp == 32) {
+	if (bpp == 32 || bpp == 24) {
 		f->fb.var.red = (struct fb_bitfield){16, 8, 0};
 		f->fb.var.green = (struct fb_bitfield){8, 8, 0};
 		f->fb.var.blue = (struct fb_bitfield){0, 8, 0};
@@ -71,23 +71,28 @@ static void fake_set_mode(struct fake *f, unsigned bpp, unsigned xres, unsigned 
 	memset(f->fb.map, 0x5a, f->fb.map_size);
 }
 
-static void fake_init(struct fake *f, unsigned bpp, unsigned xres, unsigned yres, unsigned pad)
+/* A terminal and its renderer on a framebuffer in RAM, drawing with the
+ * PSF font psf (through a file: what --font-file does). */
+static void fake_init_font(struct fake *f, unsigned bpp, unsigned xres, unsigned yres, unsigned pad,
+			   const uint8_t *psf, size_t psf_size)
 {
+	unsigned w, h;
+
 	memset(f, 0, sizeof(*f));
 	fake_set_mode(f, bpp, xres, yres, pad);
 	palette_init(&f->palette, PALETTE_LINUX, NULL);
 	CHECK(font_load_builtin(&f->font) == 0);
-	/* The built-in font through a file: what --font-file does. */
 	strcpy(f->font_path, "/tmp/test-render-XXXXXX");
 	int fd = mkstemp(f->font_path);
 	CHECK(fd >= 0);
-	CHECK(write(fd, font_builtin_psf, font_builtin_psf_size) == (ssize_t)font_builtin_psf_size);
+	CHECK(write(fd, psf, psf_size) == (ssize_t)psf_size);
 	close(fd);
 	CHECK(fontset_new(&(struct fontset_config){.file = f->font_path, .mono = bpp <= 8},
 			  &f->fonts) == 0);
-	CHECK(fontset_cell_width(f->fonts) == 8 && fontset_cell_height(f->fonts) == 16);
+	w = fontset_cell_width(f->fonts);
+	h = fontset_cell_height(f->fonts);
 	CHECK(tsm_screen_new(&f->screen, NULL, NULL) == 0);
-	CHECK(tsm_screen_resize(f->screen, xres / 8, yres / 16) == 0);
+	CHECK(tsm_screen_resize(f->screen, xres / w, yres / h) == 0);
 	CHECK(tsm_vte_new(&f->vte, f->screen, vte_write, NULL, NULL, NULL) == 0);
 	CHECK(render_new(&f->fb, f->fonts, &f->palette, &f->render) == 0);
 	f->table = cluster_table_new();
@@ -96,11 +101,19 @@ static void fake_init(struct fake *f, unsigned bpp, unsigned xres, unsigned yres
 	render_set_clusters(f->render, f->table);
 }
 
+/* ... with the built-in font (Lat15-Fixed16, 8x16), as cell_shows() reads it. */
+static void fake_init(struct fake *f, unsigned bpp, unsigned xres, unsigned yres, unsigned pad)
+{
+	fake_init_font(f, bpp, xres, yres, pad, font_builtin_psf, font_builtin_psf_size);
+	CHECK(fontset_cell_width(f->fonts) == 8 && fontset_cell_height(f->fonts) == 16);
+}
+
 static void fake_fini(struct fake *f)
 {
 	render_free(f->render);
 	stream_free(f->stream);
 	tsm_vte_unref(f->vte);
+	tsm_screen_clear_sb(f->screen); /* libtsm leaks the scrollback otherwise */
 	tsm_screen_unref(f->screen);
 	cluster_table_free(f->table);
 	fontset_free(f->fonts);
@@ -129,6 +142,8 @@ static uint32_t pixel_at(struct fake *f, unsigned x, unsigned y)
 		return p[0];
 	case 2:
 		return *(uint16_t *)p;
+	case 3:
+		return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
 	default:
 		return *(uint32_t *)p;
 	}
@@ -962,6 +977,234 @@ static void test_overlay_band(void)
 			}
 }
 
+/* ---- the cursor's shapes ---------------------------------------------------- */
+
+/* Every pixel of the screen, as pixel_at() reads it. */
+static uint32_t *screen_pixels(struct fake *f)
+{
+	uint32_t *p = calloc((size_t)f->fb.var.xres * f->fb.var.yres, sizeof(uint32_t));
+
+	CHECK(p != NULL);
+
+	for (unsigned y = 0; y < f->fb.var.yres; y++)
+		for (unsigned x = 0; x < f->fb.var.xres; x++)
+			p[(size_t)y * f->fb.var.xres + x] = pixel_at(f, x, y);
+	return p;
+}
+
+/* The default colours' pixel values. */
+static void default_pixels(struct fake *f, uint32_t *ret_fg, uint32_t *ret_bg)
+{
+	struct tsm_screen_attr a = {.fccode = TSM_COLOR_FOREGROUND, .bccode = TSM_COLOR_BACKGROUND};
+
+	render_resolve_colors(&f->fb.format, &f->palette, &a, false, true, ret_fg, ret_bg);
+}
+
+/* Whether the screen is `before` (the same screen without a cursor) with
+ * the cursor drawn on cells [cx, cx + cells) of row cy: a block swaps the
+ * cells' two colours fg and bg, an underline sets their last `ul` lines, a
+ * bar the first cell's first `bar` columns, to fg; every other pixel as it
+ * was. */
+static int shows_cursor(struct fake *f, const uint32_t *before, unsigned cx, unsigned cy,
+			unsigned cells, enum stream_cursor_shape shape, unsigned ul, unsigned bar,
+			uint32_t fg, uint32_t bg)
+{
+	unsigned w = fontset_cell_width(f->fonts), h = fontset_cell_height(f->fonts);
+
+	for (unsigned y = 0; y < f->fb.var.yres; y++)
+		for (unsigned x = 0; x < f->fb.var.xres; x++) {
+			uint32_t want = before[(size_t)y * f->fb.var.xres + x];
+
+			if (x >= cx * w && x < (cx + cells) * w && y >= cy * h &&
+			    y < (cy + 1) * h) {
+				unsigned ix = x - cx * w, iy = y - cy * h;
+
+				if (shape == STREAM_CURSOR_BLOCK)
+					want = want == fg ? bg : fg;
+				else if (shape == STREAM_CURSOR_UNDERLINE && iy >= h - ul)
+					want = fg;
+				else if (shape == STREAM_CURSOR_BAR && ix < bar)
+					want = fg;
+			}
+			if (pixel_at(f, x, y) != want) {
+				fprintf(stderr,
+					"%u bpp, shape %d on cell %u,%u: pixel %u,%u is %#x, "
+					"expected %#x\n",
+					f->fb.format.bits_per_pixel, shape, cx, cy, x, y,
+					pixel_at(f, x, y), want);
+				return 0;
+			}
+		}
+	return 1;
+}
+
+static const enum stream_cursor_shape all_shapes[] = {STREAM_CURSOR_UNDERLINE, STREAM_CURSOR_BAR,
+						      STREAM_CURSOR_BLOCK};
+
+/* Each shape at every depth on the cursor's cell, over a character: drawn
+ * as damage of that one cell; a blinking cursor's off phase and a hidden
+ * cursor leave the cell as without one. */
+static void test_cursor_shapes(void)
+{
+	static const unsigned depths[] = {1, 8, 16, 24, 32};
+
+	for (unsigned d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
+		struct fake f;
+		uint32_t fg, bg, *before;
+		uint64_t drawn;
+
+		fake_init(&f, depths[d], 164, 100, 12); /* 20x6 cells */
+		default_pixels(&f, &fg, &bg);
+		feed(&f, "\033[?25l\033[2;1HaXb\033[2;2H");
+		render_frame(f.render, f.screen);
+		CHECK(!render_cursor_visible(f.render));
+		before = screen_pixels(&f);
+		feed(&f, "\033[?25h");
+		for (unsigned i = 0; i < 3; i++) {
+			render_set_cursor(f.render, all_shapes[i], true);
+			drawn = render_get_stats(f.render)->cells_drawn;
+			render_frame(f.render, f.screen);
+			CHECK_EQ_U(render_get_stats(f.render)->cells_drawn - drawn, 1);
+			CHECK(render_cursor_visible(f.render));
+			/* fbcon's underline: the last two lines of a 16-line cell;
+			 * the bar: 8 / 8 columns */
+			CHECK(shows_cursor(&f, before, 1, 1, 1, all_shapes[i], 2, 1, fg, bg));
+		}
+		/* the off phase of a blinking cursor: the cell without it, and
+		 * still the cursor the timer is for */
+		for (unsigned i = 0; i < 3; i++) {
+			render_set_cursor(f.render, all_shapes[i], false);
+			render_frame(f.render, f.screen);
+			CHECK(render_cursor_visible(f.render));
+			CHECK(shows_cursor(&f, before, 1, 1, 0, STREAM_CURSOR_BAR, 0, 0, fg, bg));
+		}
+		/* moved: the old cell as it was, the new one with the bar */
+		render_set_cursor(f.render, STREAM_CURSOR_BAR, true);
+		feed(&f, "\033[2;3H");
+		drawn = render_get_stats(f.render)->cells_drawn;
+		render_frame(f.render, f.screen);
+		CHECK_EQ_U(render_get_stats(f.render)->cells_drawn - drawn, 1);
+		CHECK(shows_cursor(&f, before, 2, 1, 1, STREAM_CURSOR_BAR, 2, 1, fg, bg));
+		/* hidden (DECTCEM) */
+		feed(&f, "\033[?25l");
+		render_frame(f.render, f.screen);
+		CHECK(!render_cursor_visible(f.render));
+		CHECK(shows_cursor(&f, before, 2, 1, 1, STREAM_CURSOR_BAR, 0, 0, fg, bg));
+		free(before);
+		fake_fini(&f);
+	}
+}
+
+/* A cell of 16x8 (a PSF2 font made here): the underline is one line (a
+ * cell shorter than 10), the bar two columns. */
+static void test_cursor_cell_size(void)
+{
+	uint8_t psf[32 + 256 * 16] = {0};
+	static const uint32_t hdr[8] = {0x864ab572u, 0, 32, 0, 256, 16, 8, 16};
+	struct fake f;
+	uint32_t fg, bg, *before;
+
+	for (unsigned i = 0; i < 8; i++)
+		for (unsigned b = 0; b < 4; b++)
+			psf[i * 4 + b] = (uint8_t)(hdr[i] >> (8 * b));
+	for (unsigned g = 0; g < 256; g++)
+		for (unsigned y = 0; y < 16; y++)
+			psf[32 + g * 16 + y] = (uint8_t)(g * 7 + y * 13);
+	fake_init_font(&f, 32, 170, 50, 0, psf, sizeof(psf));
+	CHECK(fontset_cell_width(f.fonts) == 16 && fontset_cell_height(f.fonts) == 8);
+	default_pixels(&f, &fg, &bg);
+	feed(&f, "\033[?25l\033[3;2HQRS\033[3;3H");
+	render_frame(f.render, f.screen);
+	before = screen_pixels(&f);
+	feed(&f, "\033[?25h");
+	for (unsigned i = 0; i < 3; i++) {
+		render_set_cursor(f.render, all_shapes[i], true);
+		render_frame(f.render, f.screen);
+		CHECK(shows_cursor(&f, before, 2, 2, 1, all_shapes[i], 1, 2, fg, bg));
+	}
+	free(before);
+	fake_fini(&f);
+}
+
+/* The cursor on its line in the scrollback view (libtsm's place for it),
+ * none when its line is out of the view; on a wide character the underline
+ * spans both halves, the bar is left of the first. */
+static void test_cursor_view_and_wide(void)
+{
+	struct fake f;
+	uint32_t fg, bg, *before;
+
+	fake_init(&f, 32, 160, 96, 0); /* 20x6 */
+	tsm_screen_set_max_sb(f.screen, 100);
+	default_pixels(&f, &fg, &bg);
+	feed(&f, "\033[?25l");
+	for (unsigned i = 0; i < 10; i++)
+		feed(&f, i % 2 ? "odd line\r\n" : "even line\r\n");
+	feed(&f, "\033[3;2H");
+	tsm_screen_sb_up(f.screen, 2);
+	render_frame(f.render, f.screen);
+	before = screen_pixels(&f);
+	feed(&f, "\033[?25h");
+	render_set_cursor(f.render, STREAM_CURSOR_UNDERLINE, true);
+	render_frame(f.render, f.screen);
+	CHECK(render_cursor_visible(f.render));
+	CHECK(shows_cursor(&f, before, 1, 4, 1, STREAM_CURSOR_UNDERLINE, 2, 1, fg, bg));
+	free(before);
+	/* its line below the view: no cursor */
+	tsm_screen_sb_up(f.screen, 3);
+	feed(&f, "\033[?25l");
+	render_frame(f.render, f.screen);
+	before = screen_pixels(&f);
+	feed(&f, "\033[?25h");
+	render_frame(f.render, f.screen);
+	CHECK(!render_cursor_visible(f.render));
+	CHECK(shows_cursor(&f, before, 0, 0, 0, STREAM_CURSOR_UNDERLINE, 0, 0, fg, bg));
+	free(before);
+	tsm_screen_sb_reset(f.screen);
+
+	/* a wide character */
+	feed(&f, "\033[?25l\033[H\033[2J\033[2;3H\xe4\xb8\xad\033[2;3H");
+	render_frame(f.render, f.screen);
+	before = screen_pixels(&f);
+	feed(&f, "\033[?25h");
+	render_set_cursor(f.render, STREAM_CURSOR_UNDERLINE, true);
+	render_frame(f.render, f.screen);
+	CHECK(shows_cursor(&f, before, 2, 1, 2, STREAM_CURSOR_UNDERLINE, 2, 1, fg, bg));
+	render_set_cursor(f.render, STREAM_CURSOR_BAR, true);
+	render_frame(f.render, f.screen);
+	CHECK(shows_cursor(&f, before, 2, 1, 2, STREAM_CURSOR_BAR, 2, 1, fg, bg));
+	free(before);
+	fake_fini(&f);
+}
+
+/* Every shape at every rotation: the upright picture turned. */
+static void test_cursor_rotation(void)
+{
+	const unsigned lw = 330, lh = 170;
+
+	for (int rot = 1; rot < _ROTATE_MAX; rot++)
+		for (unsigned i = 0; i < 3; i++) {
+			struct fake a, b;
+			bool side = rotate_sideways(rot);
+
+			fake_init(&a, 32, lw, lh, 8);
+			fake_init(&b, 32, side ? lh : lw, side ? lw : lh, 4);
+			render_set_rotation(b.render, rot);
+			CHECK(render_relayout(b.render) == 0);
+			CHECK(tsm_screen_resize(b.screen, render_cols(b.render),
+						render_rows(b.render)) == 0);
+			feed(&a, "\033[3;5Hcursor\033[3;7H");
+			feed(&b, "\033[3;5Hcursor\033[3;7H");
+			render_set_cursor(a.render, all_shapes[i], true);
+			render_set_cursor(b.render, all_shapes[i], true);
+			render_frame(a.render, a.screen);
+			render_frame(b.render, b.screen);
+			CHECK(turned_equals(&a, &b, rot));
+			fake_fini(&a);
+			fake_fini(&b);
+		}
+}
+
 int main(void)
 {
 	RUN(test_colors_8bpp);
@@ -977,5 +1220,9 @@ int main(void)
 	RUN(test_resolve_scalable);
 	RUN(test_palette_pixels);
 	RUN(test_overlay_band);
+	RUN(test_cursor_shapes);
+	RUN(test_cursor_cell_size);
+	RUN(test_cursor_view_and_wide);
+	RUN(test_cursor_rotation);
 	return TESTS_RESULT();
 }

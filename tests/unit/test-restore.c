@@ -329,9 +329,9 @@ static void test_adopt(void)
 	CHECK(n_fds == 1);
 
 	/* keys reach the session, its answer is shown, its end is seen */
-	term_handle_key(t, XKB_KEY_o, 'o', 0, 'o');
-	term_handle_key(t, XKB_KEY_k, 'k', 0, 'k');
-	term_handle_key(t, XKB_KEY_Return, '\r', 0, '\r');
+	term_handle_key(t, XKB_KEY_o, 'o', 0, 'o', NULL);
+	term_handle_key(t, XKB_KEY_k, 'k', 0, 'k', NULL);
+	term_handle_key(t, XKB_KEY_Return, '\r', 0, '\r', NULL);
 	for (int i = 0; i < 500 && !ev.exited; i++)
 		sd_event_run(event, 10 * 1000);
 	CHECK(ev.exited == 1 && ev.status == -1);
@@ -361,7 +361,7 @@ static void test_adopt(void)
 		CHECK(!ev.damaged);
 		for (unsigned y = 0; y < 30; y++)
 			CHECK(!strstr(row(t, y), "late-output"));
-		term_handle_key(t, XKB_KEY_x, 'x', 0, 'x');
+		term_handle_key(t, XKB_KEY_x, 'x', 0, 'x', NULL);
 		term_send(t, "\033[<0;1;1M", 10);
 		for (uint64_t end = now_usec() + 400 * 1000; now_usec() < end;)
 			sd_event_run(event, 10 * 1000);

@@ -501,7 +501,10 @@ static void test_random(void)
  * round trip. */
 static void test_cases(void)
 {
-	static const char cont[] = "Z\033[?1049lback\r\nmore\033[5;1Hy\xe4\xb8\xad\tq\033[b\0338!";
+	/* (the kitty keyboard flags asked on either screen: their answers
+	 * are compared) */
+	static const char cont[] = "Z\033[?u\033[?1049l\033[?uback\r\nmore\033[5;1Hy\xe4\xb8\xad"
+				   "\tq\033[b\0338!\033[<u\033[?u";
 	struct term a;
 	struct snapshot *s;
 	const struct tsmpeek_screen *p;
@@ -517,7 +520,9 @@ static void test_cases(void)
 		feeds(&a, line);
 	}
 	CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
+	feeds(&a, "\033[>1u\033[>3u");
 	feeds(&a, "\033[?1049h\033[44mvim\033[2;4r\033[?1h\033=\033[3;1Hin region\033[?25l");
+	feeds(&a, "\033[>31u");
 	CHECK(p->flags & TSM_SCREEN_ALTERNATE);
 	CHECK(p->sb_count > 0 && p->margin_top == 1 && p->margin_bottom == 3);
 	check_round_trip(&a, s, cont, sizeof(cont) - 1, "alternate screen");

@@ -52,6 +52,20 @@ static inline void fake_vte_write(struct tsm_vte *vte, const char *u8, size_t le
 	fake_reply(u8, len, data);
 }
 
+/* The stage made again, with what cfg adds (an osc52 callback, a cursor)
+ * to the fake's own vte, screen, table, palette and replies. */
+static inline void fake_term_restream(struct fake_term *f, struct stream_config cfg)
+{
+	cfg.vte = f->vte;
+	cfg.screen = f->screen;
+	cfg.table = f->table;
+	cfg.palette = &f->palette;
+	cfg.reply = fake_reply;
+	cfg.userdata = f;
+	stream_free(f->stream);
+	f->stream = stream_new(&cfg);
+}
+
 static inline void fake_term_init(struct fake_term *f, unsigned cols, unsigned rows)
 {
 	memset(f, 0, sizeof(*f));
@@ -66,12 +80,7 @@ static inline void fake_term_init(struct fake_term *f, unsigned cols, unsigned r
 	palette_init(&f->palette, PALETTE_LINUX, NULL);
 	CHECK(stream_vte_set_palette(f->vte, &f->palette) == 0);
 	f->table = cluster_table_new();
-	f->stream = stream_new(&(struct stream_config){.vte = f->vte,
-						       .screen = f->screen,
-						       .table = f->table,
-						       .palette = &f->palette,
-						       .reply = fake_reply,
-						       .userdata = f});
+	fake_term_restream(f, (struct stream_config){0});
 }
 
 static inline void fake_term_fini(struct fake_term *f)

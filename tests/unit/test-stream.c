@@ -212,6 +212,113 @@ static void test_queries(void)
 	fake_term_fini(&f);
 }
 
+/* ---- the cursor's shape: DECSCUSR, DECRQSS, DECRQM 12 ---------------------- */
+
+/* DECRQSS SP q's answer now, and DECRQM 12's. */
+static void cursor_answers(struct fake_term *f, const char *want_ps, const char *want_12)
+{
+	char want[64];
+
+	fake_clear_replies(f);
+	fake_feed(f, "\033P$q q\033\\\033[?12$p");
+	snprintf(want, sizeof(want), "\033P1$r%s q\033\\\033[?12;%s$y", want_ps, want_12);
+	if (strcmp(f->replies, want) != 0)
+		fprintf(stderr, "answers %s, expected %s\n", f->replies + 1, want + 1);
+	CHECK(strcmp(f->replies, want) == 0);
+}
+
+static void fake_cursor_config(struct fake_term *f, enum stream_cursor_shape shape, bool blink)
+{
+	fake_term_restream(f, (struct stream_config){.cursor = {shape, blink}});
+}
+
+static void test_cursor_shape(void)
+{
+	static const struct {
+		const char *seq;
+		enum stream_cursor_shape shape;
+		bool blink;
+		const char *ps; /* DECRQSS's answer */
+	} cases[] = {
+	    {"\033[1 q", STREAM_CURSOR_BLOCK, true, "1"},
+	    {"\033[2 q", STREAM_CURSOR_BLOCK, false, "2"},
+	    {"\033[3 q", STREAM_CURSOR_UNDERLINE, true, "3"},
+	    {"\033[4 q", STREAM_CURSOR_UNDERLINE, false, "4"},
+	    {"\033[5 q", STREAM_CURSOR_BAR, true, "5"},
+	    {"\033[6 q", STREAM_CURSOR_BAR, false, "6"},
+	    /* 0 and none: the default (here a blinking bar); above 6: no change */
+	    {"\033[4 q\033[0 q", STREAM_CURSOR_BAR, true, "5"},
+	    {"\033[4 q\033[ q", STREAM_CURSOR_BAR, true, "5"},
+	    {"\033[4 q\033[7 q\033[99 q", STREAM_CURSOR_UNDERLINE, false, "4"},
+	    /* the first parameter; cut by reads anywhere (below) */
+	    {"\033[3;6 q", STREAM_CURSOR_UNDERLINE, true, "3"},
+	    /* RIS, DECSTR and DECSCL go back to the default, as xterm's
+	     * ReallyReset(); DECSC/DECRC and the alternate screen keep it */
+	    {"\033[2 q\033c", STREAM_CURSOR_BAR, true, "5"},
+	    {"\033[2 q\033[!p", STREAM_CURSOR_BAR, true, "5"},
+	    {"\033[2 q\033[62\"p", STREAM_CURSOR_BAR, true, "5"},
+	    {"\033[4 q\0337\033[1 q\0338", STREAM_CURSOR_BLOCK, true, "1"},
+	    {"\033[4 q\033[?1049h", STREAM_CURSOR_UNDERLINE, false, "4"},
+	    /* not DECSCUSR: a marker, another intermediate, a colon */
+	    {"\033[4 q\033[?2 q\033[2!q\033[2:1 q", STREAM_CURSOR_UNDERLINE, false, "4"},
+	};
+	struct fake_term f;
+	struct stream_cursor c;
+
+	/* by default a steady block, whatever a program asks, never blinking:
+	 * today's answers */
+	fake_term_init(&f, 20, 6);
+	c = stream_cursor(f.stream);
+	CHECK(c.shape == STREAM_CURSOR_BLOCK && !c.blink);
+	cursor_answers(&f, "2", "4");
+	fake_feed(&f, "\033[5 q");
+	c = stream_cursor(f.stream);
+	CHECK(c.shape == STREAM_CURSOR_BAR && !c.blink);
+	cursor_answers(&f, "6", "4");
+	fake_feed(&f, "\033[3 q");
+	cursor_answers(&f, "4", "4");
+
+	/* cursor-shape=bar, cursor-blink=yes */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = strlen(cases[i].seq);
+
+		for (size_t cut = 0; cut <= len; cut += len / 3 + 1) {
+			fake_cursor_config(&f, STREAM_CURSOR_BAR, true);
+			fake_feed_n(&f, cases[i].seq, cut);
+			fake_feed_n(&f, cases[i].seq + cut, len - cut);
+			c = stream_cursor(f.stream);
+			if (c.shape != cases[i].shape || c.blink != cases[i].blink)
+				fprintf(stderr, "case %zu cut at %zu: shape %d blink %d\n", i, cut,
+					c.shape, c.blink);
+			CHECK(c.shape == cases[i].shape && c.blink == cases[i].blink);
+			cursor_answers(&f, cases[i].ps, cases[i].blink ? "1" : "2");
+		}
+	}
+	/* a new session starts with the default */
+	fake_feed(&f, "\033[4 q");
+	stream_reset(f.stream);
+	cursor_answers(&f, "5", "1");
+	fake_feed(&f, "\033[2 q");
+	stream_wipe(f.stream);
+	cursor_answers(&f, "5", "1");
+	/* libtsm saw none of it: nothing on the screen */
+	fake_term_read(&f);
+	CHECK(strcmp(fake_row(&f, 0), "") == 0);
+
+	/* cursor-shape=underline, cursor-blink=no: programs' blinking shapes
+	 * are steady */
+	fake_cursor_config(&f, STREAM_CURSOR_UNDERLINE, false);
+	cursor_answers(&f, "4", "4");
+	fake_feed(&f, "\033[1 q");
+	cursor_answers(&f, "2", "4");
+	fake_feed(&f, "\033[5 q");
+	c = stream_cursor(f.stream);
+	CHECK(c.shape == STREAM_CURSOR_BAR && !c.blink);
+	fake_feed(&f, "\033[ q");
+	cursor_answers(&f, "4", "4");
+	fake_term_fini(&f);
+}
+
 /* ---- OSC colour queries --------------------------------------------------- */
 
 static void test_osc(void)
@@ -294,14 +401,7 @@ static void count_osc52(const char *args, size_t len, void *userdata)
 static void osc52_term_init(struct fake_term *f)
 {
 	fake_term_init(f, 20, 6);
-	stream_free(f->stream);
-	f->stream = stream_new(&(struct stream_config){.vte = f->vte,
-						       .screen = f->screen,
-						       .table = f->table,
-						       .palette = &f->palette,
-						       .reply = fake_reply,
-						       .osc52 = count_osc52,
-						       .userdata = f});
+	fake_term_restream(f, (struct stream_config){.osc52 = count_osc52});
 	osc52_calls = 0;
 }
 
@@ -1518,6 +1618,7 @@ int main(void)
 	RUN(test_rep_limit);
 	RUN(test_decrqm);
 	RUN(test_queries);
+	RUN(test_cursor_shape);
 	RUN(test_osc);
 	RUN(test_osc52_wiped);
 	RUN(test_dropped);

@@ -38,4 +38,19 @@ static int tests_failed;
 		test();                                                                            \
 	} while (0)
 
+/* Bytes as terminfo writes them: \E for ESC, octal for other controls. */
+static inline void print_bytes(FILE *f, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == 0x1b)
+			fputs("\\E", f);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(f, "\\%03o", c);
+		else
+			fputc(c, f);
+	}
+}
+
 #define TESTS_RESULT() (tests_failed ? EXIT_FAILURE : EXIT_SUCCESS)

@@ -65,6 +65,11 @@ PACKAGES = [
 ]
 # Bump when the cached tree must be made differently for the same PACKAGES.
 RECIPE = 1
+# Installed with the guest's apt on top of the cached debootstrap tree, as a
+# layer cached on its own: adding a program here costs a minute once, not a
+# new debootstrap (ten minutes). The image programs of the sixel checks:
+# img2sixel (libsixel-bin) and chafa.
+EXTRA_PACKAGES = ["libsixel-bin", "chafa"]
 
 # Modules the initramfs loads to mount the root file system (dependencies
 # are added); crc32c_generic is ext4's soft dependency (its checksums).
@@ -131,6 +136,23 @@ def tree_key(release=RELEASE, packages=PACKAGES):
     return h.hexdigest()[:16]
 
 
+def finish_tree(root, dest, stamp_text):
+    """Puts a made tree in place: without apt's downloads and indexes (dead
+    weight in every image), stamped `.complete`, renamed to dest unless a
+    racing run was first."""
+    for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
+        for name in os.listdir(os.path.join(root, junk)):
+            path = os.path.join(root, junk, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                os.unlink(path)
+    with open(os.path.join(root, ".complete"), "w") as stamp:
+        stamp.write(stamp_text + "\n")
+    if not os.path.exists(os.path.join(dest, ".complete")):
+        # A leftover without a stamp is from an interrupted run.
+        shutil.rmtree(dest, ignore_errors=True)
+        os.rename(root, dest)
+
+
 def cached_tree(release=RELEASE, packages=PACKAGES, log=None):
     """Path of the cached debootstrap tree, made on first use.
 
@@ -153,26 +175,51 @@ def cached_tree(release=RELEASE, packages=PACKAGES, log=None):
         root = os.path.join(work, "root")
         run_host(["debootstrap", "--variant=minbase", "--include=" + ",".join(packages),
                   release, root, mirror], timeout=3600)
-        # Downloaded packages and indexes are dead weight in every image.
-        for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
-            for name in os.listdir(os.path.join(root, junk)):
-                path = os.path.join(root, junk, name)
-                if os.path.isfile(path) and not os.path.islink(path):
-                    os.unlink(path)
-        with open(os.path.join(root, ".complete"), "w") as stamp:
-            stamp.write("%s %s %.0fs\n" % (release, mirror, time.monotonic() - t0))
-        if not os.path.exists(os.path.join(dest, ".complete")):
-            # A leftover without a stamp is from an interrupted run.
-            shutil.rmtree(dest, ignore_errors=True)
-            os.rename(root, dest)
+        finish_tree(root, dest, "%s %s %.0fs" % (release, mirror, time.monotonic() - t0))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    # Other keys for this release are older package lists: dead weight.
-    for old in os.listdir(cdir):
-        if old.startswith(release + "-") and old != os.path.basename(dest):
-            shutil.rmtree(os.path.join(cdir, old), ignore_errors=True)
     if log:
         log("debootstrap took %.0fs" % (time.monotonic() - t0))
+    return dest
+
+
+def cached_layer(base, packages=EXTRA_PACKAGES, log=None):
+    """Path of `base` with `packages` installed by its own apt (no
+    Recommends), made on first use next to it as <base>+<key>, and renamed
+    into place complete, as cached_tree() does. Older trees and layers of
+    the same release are removed."""
+    key = hashlib.sha256(" ".join(sorted(packages)).encode()).hexdigest()[:8]
+    dest = "%s+%s" % (base, key)
+    cdir = os.path.dirname(base)
+    if not os.path.exists(os.path.join(dest, ".complete")):
+        if log:
+            log("installing %s on the cached tree (once; cached in %s)" % (" ".join(packages), dest))
+        t0 = time.monotonic()
+        work = tempfile.mkdtemp(dir=cdir, prefix=".layer-")
+        try:
+            root = os.path.join(work, "root")
+            run_host(["cp", "-a", "--reflink=auto", base, root])
+            os.unlink(os.path.join(root, ".complete"))
+            resolv = os.path.join(root, "etc/resolv.conf")
+            if os.path.lexists(resolv):
+                os.unlink(resolv)
+            shutil.copy2("/etc/resolv.conf", resolv)
+            env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+            run_host(["chroot", root, "apt-get", "update", "-q"], timeout=1800, env=env)
+            run_host(["chroot", root, "apt-get", "install", "-q", "-y", "--no-install-recommends"]
+                     + list(packages), timeout=1800, env=env)
+            os.unlink(resolv)
+            finish_tree(root, dest, "%s %.0fs" % (" ".join(packages), time.monotonic() - t0))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        if log:
+            log("the layer took %.0fs" % (time.monotonic() - t0))
+    # Other keys for this release are older package lists: dead weight.
+    release = os.path.basename(base).split("-")[0]
+    for old in os.listdir(cdir):
+        path = os.path.join(cdir, old)
+        if old.startswith(release + "-") and path not in (base, dest):
+            shutil.rmtree(path, ignore_errors=True)
     return dest
 
 
@@ -217,7 +264,7 @@ def prepare(workdir, kernel, modules, card="cirrus", hostname="consoled-test", l
     """
     if os.geteuid() != 0:
         raise RuntimeError("the Debian guest is made as root (debootstrap, chroot, file owners)")
-    tree = cached_tree(log=log)
+    tree = cached_layer(cached_tree(log=log), log=log)
     root = os.path.join(workdir, "root")
     run_host(["cp", "-a", tree, root])
     os.unlink(os.path.join(root, ".complete"))
@@ -293,4 +340,5 @@ class DebianVM(vmlib.VM):
 
 
 if __name__ == "__main__":
-    print(cached_tree(log=lambda m: print(m, flush=True)))
+    print(cached_layer(cached_tree(log=lambda m: print(m, flush=True)),
+                       log=lambda m: print(m, flush=True)))

@@ -100,6 +100,8 @@ next one runs):
                the edge; q.  nano: the title bar reverse to both edges, text
                typed, ^G's help, ^X, no save.  dialog: a 7x40 msgbox's
                frame, tee and corners in their cells, grey on blue; Enter.
+  queries      The terminal's answers to what programs ask (DA1, XTVERSION,
+               XTWINOPS, XTGETTCAP, DECRQSS, DECRQM): see termchecks.py.
   config       A drop-in sets palette=xterm and has a bad line: after a
                restart the journal has the error (priority err) with
                file:line, consoled runs, and the prompt is drawn in xterm's
@@ -231,6 +233,7 @@ import logincheck  # noqa: E402
 import pkgcheck  # noqa: E402
 import rootfs  # noqa: E402
 import screen  # noqa: E402
+import termchecks  # noqa: E402
 import vmlib  # noqa: E402
 import vmtest  # noqa: E402
 
@@ -2081,7 +2084,7 @@ class Runner(vmtest.Runner):
 
 # The real programs, in one login of the test user.
 PROGRAM_CHECKS = ["vim", "less", "tmux", "mc", "htop", "nano", "dialog", "htop-c", "nano-c",
-                  "dialog-c"]
+                  "dialog-c"] + termchecks.CHECKS
 # Session restore: one login of the test user through the kinds
 # of restart, then its logout, a corrupt snapshot, and systemd giving up.
 RESTORE_CHECKS = ["restore-segv", "restore-kill", "restore-watchdog", "restore-restart",
@@ -2099,6 +2102,8 @@ CHECKS.insert(CHECKS.index("weston"), "vcs")
 # The login screen as getty's and autologin: before weston.
 logincheck.install(Runner, sys.modules[__name__])
 CHECKS[-1:-1] = logincheck.CHECKS
+# The terminal protocol checks (termchecks.py) among the program checks.
+termchecks.install(Runner, sys.modules[__name__])
 # The Debian package (pkgcheck.py): before weston, last of the
 # others (it takes the meson install away and puts it back).
 pkgcheck.install(Runner, sys.modules[__name__])

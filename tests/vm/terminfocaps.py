@@ -57,6 +57,8 @@ NOT_CHECKED = {
     "BE": "bracketed paste on (DECSET 2004): no picture; the paste-keys check",
     "BD": "bracketed paste off (DECRST 2004): no picture; the paste-keys check",
     "Ms": "OSC 52 sets the selection buffer: no picture; the paste-keys and share checks",
+    "Ss": "the cursor's shape (DECSCUSR): the caps check hides the cursor; cursor-shapes",
+    "Se": "the steady block (DECSCUSR 2): the caps check hides the cursor; cursor-shapes",
 }
 
 CANNOT = {
@@ -75,8 +77,6 @@ CANNOT = {
     "rmm": "no meta mode: Alt always sends ESC before the key (UTF-8)",
     "Cr": "the cursor colour is fixed (OSC 112 is dropped)",
     "Cs": "the cursor colour is fixed (OSC 12 is dropped)",
-    "Se": "the cursor shape is fixed (DECSCUSR is dropped)",
-    "Ss": "the cursor shape is fixed (DECSCUSR is dropped)",
 }
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"

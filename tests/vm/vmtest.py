@@ -193,6 +193,12 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
   bell-*          (bochs; bell-scroll also cirrus) the bell: the flash's
                   exact inversion and no trace of it, a BEL flood, a uinput
                   speaker: see belltest.py.
+  cursor-*        (cirrus, bochs) the cursor's shapes (DECSCUSR): the
+                  screen with the cursor hidden, its cell changed by each
+                  shape's rule (block swapped, underline's last two lines,
+                  a bar of width / 8 columns), pixel for pixel; blinking
+                  with --cursor-blink=yes, steady without: see
+                  cursortest.py.
   rotate-N        (cirrus, bochs) the oracle of fbcon's rotate_all=N (1, 2,
                   3) against consoled --rotate=N in every scroll mode the
                   rotation allows, after scrolling too: see rotatetest.py.
@@ -229,6 +235,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import belltest  # noqa: E402
+import cursortest  # noqa: E402
 import deferredtest  # noqa: E402
 import fonttest  # noqa: E402
 import kmsgtest  # noqa: E402
@@ -243,6 +250,7 @@ import screen  # noqa: E402
 import terminfocaps  # noqa: E402
 import terminfokeys  # noqa: E402
 import vcstest  # noqa: E402
+import kittytest  # noqa: E402
 import vmlib  # noqa: E402
 
 FONT_DIR = "/usr/share/consolefonts"
@@ -2413,8 +2421,12 @@ def main():
             checks += mousetest.CHECKS
         if args.card in palettetest.CARDS:
             checks += palettetest.CHECKS
+        if args.card in cursortest.CARDS:
+            checks += cursortest.CHECKS
         if args.card in vcstest.CARDS:
             checks += vcstest.CHECKS
+        if args.card in kittytest.CARDS:
+            checks += kittytest.CHECKS
         if args.card in kmsgtest.CARDS:
             checks += kmsgtest.CHECKS[args.card]
         if args.card in belltest.CARDS:
@@ -2535,8 +2547,12 @@ def main():
             simple.update({n: mc.guarded(f) for n, f in mc.checks.items()})
         if args.card in palettetest.CARDS:
             simple.update(palettetest.PaletteChecks(r, load_font, KEYBOARD_FONT).checks)
+        if args.card in cursortest.CARDS:
+            simple.update(cursortest.CursorChecks(r, load_font).checks)
         if args.card in vcstest.CARDS:
             simple.update(vcstest.VcsChecks(r, KEYBOARD_FONT).checks)
+        if args.card in kittytest.CARDS:
+            simple.update(kittytest.KittyChecks(r, KEYBOARD_FONT).checks)
         if args.card in kmsgtest.CARDS:
             simple.update(kmsgtest.KmsgChecks(r, load_font, KEYBOARD_FONT).checks)
         if args.card in deferredtest.CARDS:

@@ -82,7 +82,7 @@ void image_store_free(struct image_store *s)
 
 uint64_t image_store_generation(const struct image_store *s)
 {
-	return s->generation;
+	return s ? s->generation : 0;
 }
 
 size_t image_store_budget(const struct image_store *s)

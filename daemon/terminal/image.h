@@ -55,7 +55,8 @@ bool image_tile_pixels(const struct image_store *s, uint32_t cp, unsigned cell_w
 		       uint32_t *out);
 /* Changes whenever what some tile code point shows changes (an image
  * dropped, a code point handed out again, the store wiped): a renderer that
- * caches tiles forgets them and redraws tile cells. */
+ * caches tiles forgets them and redraws tile cells. Both take a NULL store
+ * (term_images() without images): no tile, generation 0. */
 uint64_t image_store_generation(const struct image_store *s);
 
 /* budget: the bytes all images' pixels may take (image-memory=). */

@@ -82,6 +82,7 @@ static void test_store_pixels(void)
 	CHECK_EQ_U(out[2 * CW * 2 + 2], 0xff000000 + 12 + 1);
 	CHECK(!image_tile_pixels(st, first + 4, CW, CH, out));
 	CHECK(!image_tile_pixels(st, 'a', CW, CH, out));
+	CHECK(!image_tile_pixels(NULL, first, CW, CH, out) && image_store_generation(NULL) == 0);
 	CHECK_EQ_U(image_store_memory(st), 12 * 20 * 4);
 	/* columns clipped at the right edge keep no pixels */
 	gen = image_store_generation(st);

@@ -10,6 +10,13 @@
 #include "../util/util.h"
 
 #define BITMAP_WORDS ((IMAGE_TILES + 63) / 64)
+/* A sweep that leaves fewer code points free than this ... */
+#define SWEEP_STARVED (IMAGE_TILES / 16)
+/* ... allows the next one only this much later: a sweep reads every cell of
+ * the scrollback (100000 lines of 240 columns: 24 million cells, tens of
+ * ms), and a flood of small images while cells hold nearly every code point
+ * would otherwise sweep once per image. Meanwhile images are not placed. */
+#define SWEEP_STARVED_USEC (100 * 1000)
 
 struct image {
 	uint64_t serial; /* placement order: the budget drops the lowest first */
@@ -33,6 +40,7 @@ struct image_store {
 	uint32_t next;	 /* where the next search for free code points starts */
 	bool need_sweep; /* wiped or new: cells may hold code points unknown here */
 	bool sweep_warned;
+	uint64_t sweep_after; /* no sweep before (now_usec()): the last one starved */
 };
 
 static size_t image_bytes(const struct image *im)
@@ -68,6 +76,7 @@ void image_store_wipe(struct image_store *s)
 	s->n_reserved = 0;
 	s->next = IMAGE_FIRST;
 	s->need_sweep = true;
+	s->sweep_after = 0;
 	s->generation++;
 }
 
@@ -244,6 +253,8 @@ static bool image_sweep(struct image_store *s, struct tsm_screen *screen)
 	for (size_t w = 0; w < BITMAP_WORDS; w++)
 		s->n_reserved += (size_t)__builtin_popcountll(held[w]);
 	s->need_sweep = false;
+	s->sweep_after =
+	    IMAGE_TILES - s->n_reserved < SWEEP_STARVED ? now_usec() + SWEEP_STARVED_USEC : 0;
 	/* a renderer may cache what freed code points showed */
 	s->generation++;
 	return true;
@@ -275,7 +286,7 @@ static uint32_t image_alloc(struct image_store *s, uint32_t n, struct tsm_screen
 	if (!s->reserved)
 		s->reserved = xcalloc(BITMAP_WORDS, sizeof(*s->reserved));
 	first = image_find_run(s, s->next, n);
-	if (!first && image_sweep(s, screen))
+	if (!first && now_usec() >= s->sweep_after && image_sweep(s, screen))
 		first = image_find_run(s, IMAGE_FIRST, n);
 	if (!first)
 		return 0;

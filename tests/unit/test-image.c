@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "../../daemon/terminal/image.h"
 #include "../../daemon/terminal/snapshot.h"
@@ -189,6 +190,34 @@ static void test_store_recycle(void)
 	CHECK(image_tile_pixels(st, held_main, 1, 1, out) && out[0] == 101);
 	CHECK_EQ_U(image_store_count(st), 1);
 	CHECK_EQ_U(image_store_reserved(st), 30000);
+	fake_term_fini(&f);
+	image_store_free(st);
+}
+
+/* When cells hold nearly every code point, a sweep that finds fewer than
+ * 1/16 free allows the next one only 100 ms later: a flood of small images
+ * cannot make every placement read the whole scrollback. */
+static void test_store_starved(void)
+{
+	struct fake_term f;
+	struct image_store *st = fake_images(&f, 20, 5, 64 << 20);
+	unsigned n = IMAGE_TILES - 10;
+	uint32_t a, b;
+
+	tsm_screen_resize(f.screen, 300, 250);
+	CHECK(image_store_add(st, pixels_of(n, 1, 0), n, 1, 1, 1, n, 1, f.screen, &a) == 0);
+	tsm_screen_move_to(f.screen, 0, 0);
+	for (unsigned k = 0; k < n; k++)
+		tsm_screen_write(f.screen, a + k, &(struct tsm_screen_attr){0});
+	CHECK(image_store_add(st, pixels_of(20, 1, 0), 20, 1, 1, 1, 20, 1, f.screen, &b) ==
+	      -ENOSPC);
+	/* every cell erased, but no sweep yet */
+	tsm_screen_erase_screen(f.screen, false);
+	CHECK(image_store_add(st, pixels_of(20, 1, 0), 20, 1, 1, 1, 20, 1, f.screen, &b) ==
+	      -ENOSPC);
+	usleep(110 * 1000);
+	CHECK(image_store_add(st, pixels_of(20, 1, 0), 20, 1, 1, 1, 20, 1, f.screen, &b) == 0);
+	CHECK_EQ_U(image_store_count(st), 1);
 	fake_term_fini(&f);
 	image_store_free(st);
 }
@@ -531,6 +560,7 @@ int main(void)
 	RUN(test_store_pixels);
 	RUN(test_store_budget);
 	RUN(test_store_recycle);
+	RUN(test_store_starved);
 	RUN(test_store_restored);
 	RUN(test_place);
 	RUN(test_scroll_erase);

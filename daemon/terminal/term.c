@@ -18,6 +18,7 @@
 #include "snapshot.h"
 #include "stream.h"
 #include "term.h"
+#include "image.h"
 #include "keys.h"
 #include "../color/palette.h"
 #include "../session/getty.h"
@@ -26,6 +27,10 @@
 #include "../util/util.h"
 
 #define TERM_READ_SIZE (64 * 1024)
+/* While sixel data is decoded (stream_in_sixel()): a read of the worst data
+ * (repeats to the right edge after graphics carriage returns, 1920 pixels
+ * wide) costs about 14 ms, not 110 ms, so keys wait no longer behind it. */
+#define TERM_SIXEL_READ_SIZE (8 * 1024)
 
 /* How long consoled-session may take to start the session (systemd starts
  * one helper per connection); below WatchdogSec=, since the loop waits. */
@@ -71,6 +76,7 @@ struct term {
 	 * stand-ins it hands out (cluster.h). */
 	struct stream *stream;
 	struct cluster_table *clusters;
+	struct image_store *images; /* sixel images (image.h), or NULL */
 	/* Bytes read from the pty since the start: frame pacing tells a
 	 * flood by them. */
 	uint64_t bytes_in;
@@ -266,7 +272,8 @@ static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	if (revents & EPOLLOUT)
 		term_flush(t);
 	if (revents & (EPOLLIN | EPOLLHUP)) {
-		ssize_t n = read(fd, buf, sizeof(buf));
+		ssize_t n =
+		    read(fd, buf, stream_in_sixel(t->stream) ? TERM_SIXEL_READ_SIZE : sizeof(buf));
 		if (n > 0) {
 			uint64_t start = now_usec(), out = stream_bytes_out(t->stream);
 
@@ -664,6 +671,8 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	t->cfg.adopt = NULL;
 	t->userdata = userdata;
 	t->clusters = cluster_table_new();
+	if (cfg->image_memory)
+		t->images = image_store_new(cfg->image_memory);
 	r = tsm_screen_new(&t->screen, term_tsm_log, NULL);
 	if (r < 0) {
 		log_error_errno(r, "Failed to create the terminal screen: %m");
@@ -686,6 +695,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	    .vte = t->vte,
 	    .screen = t->screen,
 	    .table = t->clusters,
+	    .images = t->images,
 	    .palette = cfg->palette,
 	    .reply = term_queue_write,
 	    .osc52 = term_stream_osc52,
@@ -763,6 +773,7 @@ void term_free(struct term *t)
 	tsm_screen_unref(t->screen);
 	stream_free(t->stream);
 	cluster_table_free(t->clusters);
+	image_store_free(t->images);
 	sd_event_unref(t->event);
 	free(t->out);
 	free(t);
@@ -806,6 +817,11 @@ struct stream *term_stream(struct term *t)
 const struct cluster_table *term_clusters(struct term *t)
 {
 	return t->clusters;
+}
+
+const struct image_store *term_images(struct term *t)
+{
+	return t->images;
 }
 
 struct tsm_screen *term_screen(struct term *t)

@@ -10,9 +10,10 @@ libclang-rt-14-dev libx11-data"
 # oracle, xkb data for libxkbcommon, console fonts, the tools that fetch
 # and unpack the Debian kernel and build the initramfs, and those that make
 # the systemd test's Debian root file system (debootstrap, mke2fs -d), and
-# the UEFI firmware of the efi guest (ovmf).
+# the UEFI firmware of the efi guest (ovmf); the sixel checks' encoders
+# and oracle (img2sixel and sixel2png from libsixel-bin, chafa).
 TESTBED="qemu-system-x86 busybox-static kbd xkb-data console-setup-linux python3 cpio
-zstd xz-utils apt dpkg debootstrap e2fsprogs ovmf fbset"
+zstd xz-utils apt dpkg debootstrap e2fsprogs ovmf fbset libsixel-bin chafa"
 # The Debian package (debian/), built and checked with lintian by the
 # systemd test's package check.
 PACKAGING="build-essential dpkg-dev debhelper lintian systemd udev"

@@ -27,7 +27,8 @@ void sixel_palette_init(struct sixel_palette *p);
 
 struct sixel_image {
 	unsigned width, height;
-	uint32_t *pixels; /* width * height, row-major; 0xAARRGGBB: AA 0xff opaque, 0x00 transparent */
+	uint32_t
+	    *pixels; /* width * height, row-major; 0xAARRGGBB: AA 0xff opaque, 0x00 transparent */
 };
 void sixel_image_free(struct sixel_image *img); /* frees pixels, zeroes the struct */
 
@@ -36,8 +37,7 @@ struct sixel_decoder;
  * `background`, 0x00RRGGBB). max_width, max_height: the most pixels kept; beyond them the
  * image is clipped (not an error). palette: the registers to use and change (shared registers,
  * DECSET 1070 reset) or NULL: private registers, initialised by sixel_palette_init(). Nothing is
- * allocated from raster attributes (" Pan;Pad;Ph;Pv): memory grows only as sixel data comes.
- * NULL: out of memory. */
+ * allocated from raster attributes (" Pan;Pad;Ph;Pv): memory grows only as sixel data comes. */
 struct sixel_decoder *sixel_decoder_new(unsigned p1, unsigned p2, uint32_t background,
 					unsigned max_width, unsigned max_height,
 					struct sixel_palette *palette);

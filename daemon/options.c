@@ -38,6 +38,7 @@ enum {
  * with the OOM killer.
  */
 #define SB_SIZE_MAX 100000
+#define IMAGE_MEMORY_MAX_MIB 4096
 
 /*
  * The wait for a framebuffer at start comes before READY=1 (fbwait.h), so it
@@ -115,6 +116,7 @@ static const struct key {
     {"xkb-repeat-delay", KEY_UINT, FIELD(repeat_delay_ms), 1, 10000, NULL},
     {"xkb-repeat-rate", KEY_UINT, FIELD(repeat_rate_hz), 0, 1000, NULL},
     {"sb-size", KEY_UINT, FIELD(sb_size), 0, SB_SIZE_MAX, NULL},
+    {"image-memory", KEY_UINT, FIELD(image_memory_mib), 0, IMAGE_MEMORY_MAX_MIB, NULL},
     {"scroll-mode", KEY_SCROLL_MODE, FIELD(scroll_mode), 0, 0,
      "expected auto, pan, wrap, copy, redraw or shadow"},
     {"rotate", KEY_ROTATE, FIELD(rotate), 0, 0, "expected 0, 1, 2, 3, 90, 180 or 270"},
@@ -205,6 +207,8 @@ void options_help(FILE *f)
 	      "      --xkb-repeat-delay=MS  key repeat delay (default: 250)\n"
 	      "      --xkb-repeat-rate=HZ   key repeat rate, 0 = off (default: 30)\n"
 	      "      --sb-size=LINES     scrollback lines, at most 100000 (default: 1000)\n"
+	      "      --image-memory=MIB  sixel images' pixels per session, at most 4096,\n"
+	      "                          0 = no images (default: 32)\n"
 	      "      --scroll-mode=auto|pan|wrap|copy|redraw|shadow\n"
 	      "                          how scrolls reach the screen (default: auto)\n"
 	      "      --rotate=0|1|2|3    turn the screen as fbcon numbers it: 1 = 90 degrees\n"
@@ -585,6 +589,7 @@ static void options_init(struct options *o, enum options_action action)
 	    .repeat_delay_ms = 250,
 	    .repeat_rate_hz = 30,
 	    .sb_size = 1000,
+	    .image_memory_mib = IMAGE_MEMORY_DEFAULT_MIB,
 	    .fb_wait = FB_WAIT_DEFAULT,
 	    .font_size = 12,
 	    .scroll_mode = SCROLL_MODE_AUTO,

@@ -42,6 +42,10 @@ enum options_action {
 	OPTIONS_LIST_BACKENDS,
 };
 
+/* image-memory=: what a session's sixel images may take by default, MiB:
+ * four images of 1920x1080 pixels. */
+#define IMAGE_MEMORY_DEFAULT_MIB 32
+
 struct options {
 	enum options_action action;
 	unsigned vt; /* 1..63; 0 = not given: pick a free VT */
@@ -61,8 +65,9 @@ struct options {
 	char *xkb_model, *xkb_layout, *xkb_variant, *xkb_options;
 	unsigned repeat_delay_ms;
 	unsigned repeat_rate_hz;
-	unsigned sb_size; /* scrollback lines */
-	int scroll_mode;  /* enum scroll_mode */
+	unsigned sb_size;	   /* scrollback lines */
+	unsigned image_memory_mib; /* sixel images' pixels per session, MiB; 0 = no images */
+	int scroll_mode;	   /* enum scroll_mode */
 	bool calibrate;
 	int rotate;    /* enum rotation (rotate.h) */
 	int fb_flush;  /* enum fb_flush (fbflush.h) */

@@ -982,6 +982,7 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 		    .term = o->term,
 		    .session_socket = o->session_socket,
 		    .sb_size = o->sb_size,
+		    .image_memory = (size_t)o->image_memory_mib << 20,
 		    .vt = vt_number(seat->vt),
 		    .truecolor = !s->fb->format.indexed,
 		    .palette = s->palette,

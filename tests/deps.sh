@@ -10,8 +10,8 @@ libclang-rt-14-dev libx11-data"
 # oracle, xkb data for libxkbcommon, console fonts, the tools that fetch
 # and unpack the Debian kernel and build the initramfs, and those that make
 # the systemd test's Debian root file system (debootstrap, mke2fs -d), and
-# the UEFI firmware of the efi guest (ovmf); the sixel checks' encoders
-# and oracle (img2sixel and sixel2png from libsixel-bin, chafa).
+# the UEFI firmware of the efi guest (ovmf); the sixel oracle's encoders
+# (img2sixel, chafa) and decoder (sixel2png).
 TESTBED="qemu-system-x86 busybox-static kbd xkb-data console-setup-linux python3 cpio
 zstd xz-utils apt dpkg debootstrap e2fsprogs ovmf fbset libsixel-bin chafa"
 # The Debian package (debian/), built and checked with lintian by the

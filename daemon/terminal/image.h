@@ -38,7 +38,8 @@
 #define IMAGE_LAST 0xffffdu
 #define IMAGE_TILES (IMAGE_LAST - IMAGE_FIRST + 1) /* 65534 */
 
-static inline bool image_is_tile(uint32_t cp) {
+static inline bool image_is_tile(uint32_t cp)
+{
 	return cp >= IMAGE_FIRST && cp <= IMAGE_LAST;
 }
 

@@ -385,11 +385,12 @@ static bool param_byte(struct sixel_decoder *d, unsigned char c)
 static size_t draw_run(struct sixel_decoder *d, const unsigned char *s, size_t len)
 {
 	size_t stride = d->cap_w, k, last = 0;
-	uint32_t *p = d->px + (size_t)d->row * stride + d->col, color = d->color;
+	uint32_t *p, color = d->color;
 	unsigned all = 0;
 
 	if (d->row + 6 > d->cap_h || d->col >= d->cap_w)
 		return 0;
+	p = d->px + (size_t)d->row * stride + d->col;
 	if (len > d->cap_w - d->col)
 		len = d->cap_w - d->col;
 	for (k = 0; k < len; k++, p++) {

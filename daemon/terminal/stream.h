@@ -106,6 +106,10 @@ struct stream_config {
 	 * if any. Only a BEL libtsm executes counts: not the one that ends an
 	 * OSC string, nor one inside DCS, SOS, PM or APC. */
 	void (*bell)(unsigned count, void *userdata);
+	/* Optional: where sixel images go (image.h; DCS q ... ST placed at the
+	 * cursor, DA1 reports 4, XTSMGRAPHICS answers); NULL: sixel data is
+	 * dropped as any other DCS. stream_wipe() wipes it. The caller keeps it. */
+	struct image_store *images;
 	/* The terminfo entry the session's TERM names, for XTGETTCAP's TN;
 	 * NULL: xterm-256color. The caller keeps it. */
 	const char *term_name;

@@ -18,6 +18,7 @@
 #include "snapshot.h"
 #include "stream.h"
 #include "term.h"
+#include "image.h"
 #include "keys.h"
 #include "../color/palette.h"
 #include "../session/getty.h"
@@ -71,6 +72,7 @@ struct term {
 	 * stand-ins it hands out (cluster.h). */
 	struct stream *stream;
 	struct cluster_table *clusters;
+	struct image_store *images; /* sixel images (image.h), or NULL */
 	/* Bytes read from the pty since the start: frame pacing tells a
 	 * flood by them. */
 	uint64_t bytes_in;
@@ -664,6 +666,8 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	t->cfg.adopt = NULL;
 	t->userdata = userdata;
 	t->clusters = cluster_table_new();
+	if (cfg->image_memory)
+		t->images = image_store_new(cfg->image_memory);
 	r = tsm_screen_new(&t->screen, term_tsm_log, NULL);
 	if (r < 0) {
 		log_error_errno(r, "Failed to create the terminal screen: %m");
@@ -686,6 +690,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 	    .vte = t->vte,
 	    .screen = t->screen,
 	    .table = t->clusters,
+	    .images = t->images,
 	    .palette = cfg->palette,
 	    .reply = term_queue_write,
 	    .osc52 = term_stream_osc52,
@@ -762,6 +767,7 @@ void term_free(struct term *t)
 	tsm_screen_unref(t->screen);
 	stream_free(t->stream);
 	cluster_table_free(t->clusters);
+	image_store_free(t->images);
 	sd_event_unref(t->event);
 	free(t->out);
 	free(t);
@@ -805,6 +811,11 @@ struct stream *term_stream(struct term *t)
 const struct cluster_table *term_clusters(struct term *t)
 {
 	return t->clusters;
+}
+
+const struct image_store *term_images(struct term *t)
+{
+	return t->images;
 }
 
 struct tsm_screen *term_screen(struct term *t)

@@ -60,8 +60,9 @@ struct term_config {
 	const char *term;
 	const char *session_socket; /* consoled-session's socket, or NULL: fork */
 	unsigned sb_size;
-	unsigned vt;	/* XDG_VTNR for the session; 0 = not set */
-	bool truecolor; /* COLORTERM=truecolor (15 bpp and deeper) */
+	size_t image_memory; /* bytes the session's sixel images may take; 0: no images */
+	unsigned vt;	     /* XDG_VTNR for the session; 0 = not set */
+	bool truecolor;	     /* COLORTERM=truecolor (15 bpp and deeper) */
 	/* The colours OSC 4, 10 and 11 queries report (the renderer's; the
 	 * caller keeps it); NULL: the Linux console's. */
 	const struct palette *palette;
@@ -116,6 +117,9 @@ int term_pidfd(struct term *t);
 
 /* What the stand-ins for combining sequences on the screen mean. */
 const struct cluster_table *term_clusters(struct term *t);
+/* The session's sixel images (image.h), for the renderer; NULL without
+ * images (image-memory=0). Outlives the session: term_restart() wipes it. */
+const struct image_store *term_images(struct term *t);
 
 /* A key press (or repeat): keysym and unicode from xkbcommon, TSM_*_MASK mods
  * and KEYS_NUM_LOCK_MASK. keys_encode() (keys.h) sends what libtsm would send

@@ -51,6 +51,7 @@ static void test_defaults(void)
 	CHECK_EQ_U(o.repeat_delay_ms, 250);
 	CHECK_EQ_U(o.repeat_rate_hz, 30);
 	CHECK_EQ_U(o.sb_size, 1000);
+	CHECK_EQ_U(o.image_memory_mib, 32);
 	CHECK_EQ_U(o.fb_wait, 10);
 	options_fini(&o);
 }
@@ -59,13 +60,26 @@ static void test_all_flags(void)
 {
 	struct options o;
 
-	CHECK(parse(&o, (const char *const[]){"--vt=tty3", "--switchvt", "--fbdev=/dev/fb1",
-					      "--term=linux", "--palette=xterm",
-					      "--font-file=/x.psf.gz", "--xkb-model=pc105",
-					      "--xkb-layout=de", "--xkb-variant=nodeadkeys",
-					      "--xkb-options=ctrl:nocaps", "--xkb-repeat-delay=500",
-					      "--xkb-repeat-rate=20", "--sb-size=0", "--verbose",
-					      "--login", "--", "/bin/sh", "-l", NULL}) == 0);
+	CHECK(parse(&o, (const char *const[]){"--vt=tty3",
+					      "--switchvt",
+					      "--fbdev=/dev/fb1",
+					      "--term=linux",
+					      "--palette=xterm",
+					      "--font-file=/x.psf.gz",
+					      "--xkb-model=pc105",
+					      "--xkb-layout=de",
+					      "--xkb-variant=nodeadkeys",
+					      "--xkb-options=ctrl:nocaps",
+					      "--xkb-repeat-delay=500",
+					      "--xkb-repeat-rate=20",
+					      "--sb-size=0",
+					      "--image-memory=0",
+					      "--verbose",
+					      "--login",
+					      "--",
+					      "/bin/sh",
+					      "-l",
+					      NULL}) == 0);
 	CHECK_EQ_U(o.vt, 3);
 	CHECK(o.switchvt);
 	CHECK(strcmp(o.fbdev, "/dev/fb1") == 0);
@@ -79,6 +93,7 @@ static void test_all_flags(void)
 	CHECK_EQ_U(o.repeat_delay_ms, 500);
 	CHECK_EQ_U(o.repeat_rate_hz, 20);
 	CHECK_EQ_U(o.sb_size, 0);
+	CHECK_EQ_U(o.image_memory_mib, 0);
 	CHECK(o.verbose);
 	CHECK(strcmp(o.login_argv[0], "/bin/sh") == 0);
 	CHECK(strcmp(o.login_argv[1], "-l") == 0);
@@ -178,6 +193,7 @@ static void test_errors(void)
 	    {"--sb-size=1e3", NULL},
 	    {"--sb-size=100001", NULL},
 	    {"--sb-size=4294967296", NULL},
+	    {"--image-memory=4097", NULL},
 	    {"--term=", NULL},
 	    {"--fbdev=", NULL},
 	    {"--login", NULL},

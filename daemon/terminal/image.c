@@ -53,7 +53,6 @@ struct image_store *image_store_new(size_t budget)
 static void image_drop(struct image_store *s, size_t i)
 {
 	s->memory -= image_bytes(&s->images[i]);
-	explicit_bzero(s->images[i].pixels, image_bytes(&s->images[i]));
 	free(s->images[i].pixels);
 	memmove(s->images + i, s->images + i + 1, (s->n - i - 1) * sizeof(*s->images));
 	s->n--;

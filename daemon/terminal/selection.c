@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "image.h"
 #include "selection.h"
 #include "term.h"
 #include "tsmpeek.h"
@@ -140,14 +141,15 @@ static bool line_wraps(struct selection *s, uint64_t n, const struct tsmpeek_lin
 	return c->ch != 0 || is_continuation(l, w - 1);
 }
 
-/* The code point a cell shows as the base (a stand-in's first), 0 empty. */
+/* The code point a cell shows as the base (a stand-in's first), 0 empty (an
+ * image's tile too). */
 static uint32_t base_of(struct selection *s, const struct tsmpeek_line *l, unsigned col)
 {
 	const struct tsmpeek_cell *c = get_cell(l, col);
 	const uint32_t *seq;
 	size_t len;
 
-	if (!c || is_continuation(l, col))
+	if (!c || is_continuation(l, col) || image_is_tile(c->ch))
 		return 0;
 	seq = cluster_lookup(s->target.clusters, c->ch, &len, NULL);
 	return seq ? seq[0] : c->ch;
@@ -368,6 +370,10 @@ static void selection_text(struct selection *s, struct text *t)
 			if (seq)
 				for (size_t i = 0; i < len; i++)
 					text_put_cp(t, seq[i]);
+			else if (image_is_tile(cell->ch))
+				/* nothing of an image: a space per cell (a line's
+				 * trailing ones go as any) */
+				text_put_cp(t, ' ');
 			else
 				text_put_cp(t, cell->ch ? cell->ch : ' ');
 		}

@@ -27,8 +27,8 @@ void sixel_palette_init(struct sixel_palette *p);
 
 struct sixel_image {
 	unsigned width, height;
-	uint32_t
-	    *pixels; /* width * height, row-major; 0xAARRGGBB: AA 0xff opaque, 0x00 transparent */
+	/* width * height, row-major; 0xAARRGGBB: AA 0xff opaque, 0x00 transparent */
+	uint32_t *pixels;
 };
 void sixel_image_free(struct sixel_image *img); /* frees pixels, zeroes the struct */
 

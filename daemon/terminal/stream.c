@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "image.h"
+#include "sixel.h"
 #include "stream.h"
 #include "keys.h"
 #include "tsmpeek.h"
@@ -21,6 +23,8 @@
 /* a DCS longer than this is no query consoled answers (it is dropped) */
 #define STREAM_DCS_QUERY_MAX STREAM_OSC_MAX
 #define STREAM_OUT_SIZE 4096
+/* what a sixel decoder holds beside its pixels, at most (its registers) */
+#define STREAM_SIXEL_STATE (2 * sizeof(struct sixel_palette))
 #define TSM_ARG_MAX 16	      /* libtsm's CSI_ARG_MAX: it reads no parameter beyond */
 #define SGR_CHUNK TSM_ARG_MAX /* SGR is written again in pieces libtsm reads whole */
 #define PARAM_MAX 32
@@ -103,6 +107,17 @@ struct stream {
 	bool sync;		  /* DECSET 2026, synchronized output */
 	unsigned cell_w, cell_h;  /* a cell's pixels (CSI 14 t, 16 t; 0: unknown) */
 
+	/* Sixel (DCS Ps q ... ST, with cfg.images): the string is sixel data
+	 * (sixel_on), decoded by `sixel` (NULL: dropped, no room or no cell
+	 * size); DECSET 80 (display mode: at the top left, no scrolling),
+	 * 1070 (private colour registers, set by default: reset, the shared
+	 * ones in sixel_shared, allocated when first used) and 8452 (the
+	 * cursor to the right of the image). */
+	bool sixel_on;
+	struct sixel_decoder *sixel;
+	bool sixel_sdm, sixel_private, sixel_right;
+	struct sixel_palette *sixel_shared;
+
 	/* char_width() of code points below WIDTH_CACHE_END, 2 bits each: 0
 	 * not looked up yet, else the width + 1 (NULL until needed) */
 	uint8_t *widths;
@@ -158,8 +173,14 @@ static void stream_mirror_reset(struct stream *s, bool soft)
 	s->ckm = s->lnm = s->kpam = s->keys_kpam = false;
 	s->mouse = 0;
 	s->sync = false;
-	if (!soft)
+	if (!soft) {
 		s->keys_lnm = false;
+		/* xterm's RIS; its soft reset (DECSTR) leaves them */
+		s->sixel_sdm = s->sixel_right = false;
+		s->sixel_private = true;
+		if (s->sixel_shared)
+			sixel_palette_init(s->sixel_shared);
+	}
 }
 
 /* libtsm's palette for p: its 16 colours, then its default foreground and
@@ -211,6 +232,7 @@ void stream_set_direct(struct stream *s, bool on)
 }
 
 static void osc52_forget(struct stream *s);
+static void stream_sixel_end(struct stream *s);
 
 void stream_free(struct stream *s)
 {
@@ -220,6 +242,8 @@ void stream_free(struct stream *s)
 	osc52_forget(s);
 	free(s->osc52);
 	free(s->widths);
+	sixel_decoder_free(s->sixel);
+	free(s->sixel_shared);
 	free(s);
 }
 
@@ -236,6 +260,9 @@ void stream_reset(struct stream *s)
 	s->out_len = 0;
 	osc52_forget(s);
 	s->osc52_bad = false;
+	sixel_decoder_free(s->sixel);
+	s->sixel = NULL;
+	s->sixel_on = false;
 	stream_mirror_reset(s, false);
 }
 
@@ -258,9 +285,12 @@ void stream_wipe(struct stream *s)
 	emit_mode(s, true, 1048, true);
 	stream_flush(s);
 	tsm_screen_selection_reset(screen);
-	/* no stand-in is left on either screen or in the scrollback */
+	/* no stand-in is left on either screen or in the scrollback, nor is
+	 * any image tile */
 	if (s->cfg.table)
 		cluster_table_reset(s->cfg.table);
+	if (s->cfg.images)
+		image_store_wipe(s->cfg.images);
 }
 
 unsigned stream_rep_limit(unsigned count, unsigned cols, unsigned rows)
@@ -529,13 +559,13 @@ static void stream_print_width(struct stream *s, const uint32_t *seq, size_t n, 
 		s->glt = -1;
 	} else if (gr_char)
 		as_is = s->g[s->gr] == CHARSET_UPPER;
-	if (width == 1 && as_is && (n > 1 || flags || base >= CLUSTER_FIRST)) {
+	if (width == 1 && as_is && (n > 1 || flags || base >= IMAGE_FIRST)) {
 		cp = cluster_intern(s->cfg.table, seq, n, flags);
 		if (cp) {
 			stream_emit_cp(s, cp);
 			return;
 		}
-		if (base >= CLUSTER_FIRST) {
+		if (base >= IMAGE_FIRST) {
 			stream_emit_cp(s, 0xfffd);
 			return;
 		}
@@ -671,7 +701,8 @@ static size_t stream_plain_run(struct stream *s, const uint8_t *p, size_t len, s
 			n = 3;
 		} else
 			n = utf8_next(p + i, len - i, &cp);
-		if (n == 0 || cp == 0xfffd || cp < 0xa0 || cp >= CLUSTER_FIRST)
+		/* (from the image tiles' area on: stand-ins, stream_text()) */
+		if (n == 0 || cp == 0xfffd || cp < 0xa0 || cp >= IMAGE_FIRST)
 			break;
 		if (stream_width(s, cp) == 0) {
 			if (after_char) {
@@ -1148,6 +1179,12 @@ static int stream_mode(struct stream *s, bool dec, int mode)
 		return flags & TSM_SCREEN_ALTERNATE ? 1 : 2;
 	case 2026: /* synchronized output */
 		return s->sync ? 1 : 2;
+	case 80: /* DECSDM, sixel display mode */
+		return s->sixel_sdm ? 1 : 2;
+	case 1070: /* private sixel colour registers */
+		return s->sixel_private ? 1 : 2;
+	case 8452: /* the cursor to the right of a sixel image */
+		return s->sixel_right ? 1 : 2;
 	default: {
 		unsigned bit = mouse_mode_bit(mode);
 
@@ -1183,6 +1220,57 @@ static void stream_winops(struct stream *s, const struct csi *c)
 			stream_reply(s, "\033[6;%u;%ut", s->cell_h, s->cell_w);
 		break;
 	}
+}
+
+/* The largest sixel image kept (the rest is clipped): the text area, as
+ * xterm's default, and no more rows than the image memory budget holds at
+ * that width. 0 x 0 without images or a known cell size. */
+static void stream_sixel_max(struct stream *s, unsigned *ret_w, unsigned *ret_h)
+{
+	unsigned w = tsm_screen_get_width(s->cfg.screen) * s->cell_w;
+	unsigned h = tsm_screen_get_height(s->cfg.screen) * s->cell_h;
+	size_t budget = s->cfg.images ? image_store_budget(s->cfg.images) : 0;
+
+	/* the decoder's own state (its registers) counts too */
+	budget = budget > STREAM_SIXEL_STATE ? budget - STREAM_SIXEL_STATE : 0;
+	if (!w || !h || !budget) {
+		*ret_w = *ret_h = 0;
+		return;
+	}
+	*ret_w = w;
+	*ret_h = (unsigned)MIN((size_t)h, budget / ((size_t)w * sizeof(uint32_t)));
+}
+
+/* XTSMGRAPHICS (CSI ? Pi ; Pa ; Pv S): Pi 1 the colour registers, 2 the
+ * sixel geometry; Pa 1 read, 2 reset, 3 set, 4 read the most. Neither can be
+ * changed here: a reset or set answers what stays in effect (xterm answers
+ * the value it set, at most its most). Answered CSI ? Pi ; Ps ; Pv S, Ps 0
+ * done, 1 Pi unknown, 2 Pa unknown, 3 failure. */
+static void stream_xtsmgraphics(struct stream *s, const struct csi *c)
+{
+	int pi = c->n > 0 ? c->v[0] : -1, pa = c->n > 1 ? c->v[1] : -1;
+	unsigned w, h;
+
+	if (!s->cfg.images || (pi != 1 && pi != 2)) {
+		stream_reply(s, "\033[?%d;1;0S", nonneg(pi));
+		return;
+	}
+	if (pa < 1 || pa > 4) {
+		stream_reply(s, "\033[?%d;2;0S", pi);
+		return;
+	}
+	if (pi == 1) {
+		/* a reset also gives the shared registers their defaults */
+		if (pa == 2 && s->sixel_shared)
+			sixel_palette_init(s->sixel_shared);
+		stream_reply(s, "\033[?1;0;%uS", (unsigned)SIXEL_REGISTERS);
+		return;
+	}
+	stream_sixel_max(s, &w, &h);
+	if (!w || !h)
+		stream_reply(s, "\033[?2;3;0S");
+	else
+		stream_reply(s, "\033[?2;0;%u;%uS", w, h);
 }
 
 /* DECSC: libtsm saves its cursor, so what came before must have reached it. */
@@ -1269,6 +1357,10 @@ static void stream_csi(struct stream *s, uint8_t final)
 		return;
 	}
 	if (c.marker == '?') {
+		if (final == 'S' && !c.n_inter) {
+			stream_xtsmgraphics(s, &c);
+			return;
+		}
 		if (!strchr("hlJKn", final))
 			return;
 		if (final == 'h' || final == 'l') {
@@ -1281,6 +1373,12 @@ static void stream_csi(struct stream *s, uint8_t final)
 					s->keys_kpam = final == 'h';
 				else if (c.v[i] == 2026)
 					s->sync = final == 'h';
+				else if (c.v[i] == 80)
+					s->sixel_sdm = final == 'h';
+				else if (c.v[i] == 1070)
+					s->sixel_private = final == 'h';
+				else if (c.v[i] == 8452)
+					s->sixel_right = final == 'h';
 				else if (c.v[i] == 1048 || c.v[i] == 1049)
 					/* libtsm saves the cursor only for its
 					 * first TSM_ARG_MAX parameters */
@@ -1365,6 +1463,12 @@ static void stream_csi(struct stream *s, uint8_t final)
 	}
 	case 't': /* XTWINOPS: the reports of sizes; nothing else */
 		stream_winops(s, &c);
+		return;
+	case 'c': /* DA1: libtsm's answer, with sixel (4) when images are kept */
+		if (s->cfg.images && (c.n == 0 || c.v[0] <= 0))
+			stream_reply(s, "\033[?60;1;4;6;9;15c");
+		else
+			stream_emit_csi(s, final);
 		return;
 	default:
 		/* what libtsm does as xterm does; not p (libtsm takes a bare
@@ -1460,6 +1564,7 @@ static void osc52_forget(struct stream *s)
  * is what it collected. */
 static void stream_string_cut(struct stream *s)
 {
+	stream_sixel_end(s);
 	if (s->state == STATE_STRING || s->string_esc)
 		osc52_forget(s);
 	s->string_esc = s->osc = false;
@@ -1735,6 +1840,184 @@ static void stream_decrqss(struct stream *s, const char *p, size_t len)
 	stream_reply(s, "\033P0$r\033\\");
 }
 
+/* ---- sixel ---------------------------------------------------------------- */
+
+static void stream_pen_rgb(const struct stream *s, struct tsm_screen_attr *a);
+
+/* Whether the DCS collected so far (its parameters) is the start of sixel
+ * data once a 'q' follows: digits and ';' only, no intermediate. */
+static bool stream_sixel_intro(const struct stream *s)
+{
+	if (!s->cfg.images || s->osc_long)
+		return false;
+	for (size_t i = 0; i < s->osc_len; i++)
+		if (!(s->osc_buf[i] == ';' || (s->osc_buf[i] >= '0' && s->osc_buf[i] <= '9')))
+			return false;
+	return true;
+}
+
+/* DCS P1 ; P2 ; P3 q: the sixel data that follows goes to a decoder, up to
+ * the largest image kept (stream_sixel_max()), with the private colour
+ * registers or the shared ones (DECSET 1070). P2 = 1 leaves the pixels never
+ * drawn transparent; else they get register 0, as on the VT340 and xterm. */
+static void stream_sixel_start(struct stream *s)
+{
+	unsigned p[3] = {0, 0, 0}, k = 0, w, h;
+	struct sixel_palette *pal = NULL, def;
+
+	for (size_t i = 0; i < s->osc_len && k < 3; i++) {
+		if (s->osc_buf[i] == ';')
+			k++;
+		else if (k < 3)
+			p[k] = MIN(p[k] * 10 + (unsigned)(s->osc_buf[i] - '0'), 65535u);
+	}
+	osc52_forget(s);
+	s->dcs = false;
+	s->sixel_on = true;
+	stream_sixel_max(s, &w, &h);
+	if (!w || !h)
+		return; /* no cell size known, or no memory for images: dropped */
+	if (!s->sixel_private) {
+		if (!s->sixel_shared) {
+			s->sixel_shared = xmalloc(sizeof(*s->sixel_shared));
+			sixel_palette_init(s->sixel_shared);
+		}
+		pal = s->sixel_shared;
+	} else
+		sixel_palette_init(&def);
+	s->sixel = sixel_decoder_new(p[0], p[1], (pal ? pal : &def)->rgb[0], w, h, pal);
+}
+
+/* Sixel data: decoded as it comes. What the decoder holds counts against the
+ * image memory budget with the images kept: older images are dropped for it,
+ * and an image that alone would take more than the budget is dropped. */
+static void stream_sixel_feed(struct stream *s, const uint8_t *b, size_t n)
+{
+	if (!s->sixel)
+		return;
+	sixel_decoder_feed(s->sixel, (const char *)b, n);
+	if (!image_store_make_room(s->cfg.images, sixel_decoder_memory(s->sixel))) {
+		log_debug("A sixel image is over the image memory budget (%zu bytes), dropped.",
+			  image_store_budget(s->cfg.images));
+		sixel_decoder_free(s->sixel);
+		s->sixel = NULL;
+	}
+}
+
+/* What libtsm writes tiles with: the pen's colours (a transparent pixel shows
+ * the cell's background), none of its other attributes but inverse. */
+static void stream_sixel_attr(struct stream *s, struct tsm_screen_attr *ret)
+{
+	struct tsm_screen_attr a;
+
+	if (s->cfg.palette) {
+		a = s->attr;
+		stream_pen_rgb(s, &a);
+	} else if (tsmpeek_check(s->cfg.screen))
+		/* libtsm's vte sets the screen's default attribute to its pen
+		 * at every SGR */
+		a = ((const struct tsmpeek_screen *)(void *)s->cfg.screen)->def_attr;
+	else
+		a = (struct tsm_screen_attr){.fccode = TSM_COLOR_FOREGROUND,
+					     .bccode = TSM_COLOR_BACKGROUND};
+	*ret = (struct tsm_screen_attr){
+	    .fccode = a.fccode,
+	    .bccode = a.bccode,
+	    .fr = a.fr,
+	    .fg = a.fg,
+	    .fb = a.fb,
+	    .br = a.br,
+	    .bg = a.bg,
+	    .bb = a.bb,
+	    .inverse = a.inverse,
+	};
+}
+
+/* Places an image as xterm does: its tile code points (image.h) written into
+ * libtsm's screen row by row from the cursor, clipped at the right edge; a
+ * row past the bottom margin scrolls the screen (IND). The cursor is left
+ * on the image's last row, at the column it started at, or with DECSET 8452
+ * right of the image (past the right edge: at the start of the next line).
+ * In sixel display mode (DECSET 80) the image is drawn from the top left
+ * corner, clipped at the bottom, and the cursor does not move. */
+static void stream_sixel_place(struct stream *s, struct sixel_image *img)
+{
+	struct tsm_screen *screen = s->cfg.screen;
+	unsigned sw = tsm_screen_get_width(screen), sh = tsm_screen_get_height(screen);
+	unsigned cols = (img->width + s->cell_w - 1) / s->cell_w;
+	unsigned rows = (img->height + s->cell_h - 1) / s->cell_h;
+	unsigned cx, cy, x0, vcols, vrows, flags, off;
+	struct tsm_screen_attr a;
+	uint32_t first;
+	int r;
+
+	stream_flush(s);
+	cx = tsm_screen_get_cursor_x(screen);
+	cy = tsm_screen_get_cursor_y(screen);
+	x0 = s->sixel_sdm ? 0 : MIN(cx, sw - 1);
+	vcols = MIN(cols, sw - x0);
+	vrows = s->sixel_sdm ? MIN(rows, sh) : rows;
+	r = image_store_add(s->cfg.images, img->pixels, img->width, img->height, s->cell_w,
+			    s->cell_h, vcols, vrows, screen, &first);
+	img->pixels = NULL; /* the store's, or freed */
+	if (r < 0) {
+		log_debug_errno(r, "Sixel image of %ux%u not placed: %m", img->width, img->height);
+		return;
+	}
+	stream_sixel_attr(s, &a);
+	/* tiles overwrite (no insert mode), and rows count from the screen's
+	 * top (no origin mode): both back as they were after */
+	flags = tsm_screen_get_flags(screen);
+	off = flags & (TSM_SCREEN_INSERT_MODE | TSM_SCREEN_REL_ORIGIN);
+	if (off)
+		tsm_screen_reset_flags(screen, off);
+	for (unsigned y = 0; y < vrows; y++) {
+		if (s->sixel_sdm)
+			tsm_screen_move_to(screen, 0, y);
+		else {
+			if (y > 0)
+				tsm_screen_move_down(screen, 1, true);
+			tsm_screen_move_line_home(screen);
+			tsm_screen_move_right(screen, x0);
+		}
+		for (unsigned x = 0; x < vcols; x++)
+			tsm_screen_write(screen, first + y * vcols + x, &a);
+	}
+	if (s->sixel_sdm)
+		tsm_screen_move_to(screen, cx, cy);
+	else if (s->sixel_right && x0 + cols > sw - 1) {
+		tsm_screen_move_down(screen, 1, true);
+		tsm_screen_move_line_home(screen);
+	} else {
+		tsm_screen_move_line_home(screen);
+		tsm_screen_move_right(screen, s->sixel_right ? x0 + cols : x0);
+	}
+	if (off)
+		tsm_screen_set_flags(screen, off);
+}
+
+/* The end of sixel data: by ST, or cut by CAN, SUB, ESC or a C1 control.
+ * Either way what was decoded is placed, as xterm, which draws sixels as
+ * they come, keeps what it drew. */
+static void stream_sixel_end(struct stream *s)
+{
+	struct sixel_decoder *d = s->sixel;
+	struct sixel_image img = {0};
+	int r;
+
+	if (!s->sixel_on)
+		return;
+	s->sixel_on = false;
+	s->sixel = NULL;
+	if (!d)
+		return;
+	r = sixel_decoder_finish(d, &img);
+	sixel_decoder_free(d);
+	if (r == 0)
+		stream_sixel_place(s, &img);
+	sixel_image_free(&img);
+}
+
 /* A DCS that ended with ST: the queries are answered, the rest dropped
  * (libtsm shows no DCS). */
 static void stream_dcs(struct stream *s)
@@ -1750,6 +2033,7 @@ static void stream_dcs(struct stream *s)
 /* The end of a string; with `terminated` by BEL or ST an OSC is answered. */
 static void stream_string_end(struct stream *s, bool terminated, bool bel)
 {
+	stream_sixel_end(s);
 	if (terminated && s->osc)
 		stream_osc(s, bel);
 	if (terminated && s->dcs && !s->osc_long)
@@ -1832,8 +2116,10 @@ static void stream_step(struct stream *s, uint32_t cp)
 		}
 		/* an ESC ended the string, and what follows is an ESC
 		 * sequence of its own: the string is dropped */
-		if (s->string_esc)
+		if (s->string_esc) {
+			stream_sixel_end(s);
 			osc52_forget(s);
+		}
 		s->string_esc = s->osc = false;
 		if (cp >= 0x20 && cp <= 0x2f) {
 			if (s->seq_len < STREAM_SEQ_MAX)
@@ -1889,8 +2175,19 @@ static void stream_step(struct stream *s, uint32_t cp)
 		s->seq_bad = true; /* libtsm ignores the sequence */
 		return;
 	case STATE_STRING:
+		if (s->sixel_on) {
+			uint8_t b = (uint8_t)cp;
+
+			if (cp < 0x80)
+				stream_sixel_feed(s, &b, 1);
+			return;
+		}
 		if (cp == 0x07 && s->osc) {
 			stream_string_end(s, true, true);
+			return;
+		}
+		if (s->dcs && cp == 'q' && stream_sixel_intro(s)) {
+			stream_sixel_start(s);
 			return;
 		}
 		if (s->dcs && cp >= 0x20) {
@@ -2073,6 +2370,21 @@ void stream_feed(struct stream *s, const char *in, size_t len)
 	while (i < len) {
 		uint32_t cp = p[i];
 		size_t n = 1;
+
+		/* sixel data, to the decoder in one piece up to what may end
+		 * it (CAN, SUB, ESC, a C1 control) */
+		if (s->sixel_on && s->state == STATE_STRING) {
+			size_t j = i;
+
+			while (j < len && p[j] < 0x80 && p[j] != 0x18 && p[j] != 0x1a &&
+			       p[j] != 0x1b)
+				j++;
+			if (j > i) {
+				stream_sixel_feed(s, p + i, j - i);
+				i = j;
+				continue;
+			}
+		}
 
 		/* ESC [ in the ground state: what stream_step() makes of the
 		 * two bytes, at once */
@@ -2470,6 +2782,11 @@ int stream_set_state(struct stream *s, const struct stream_state *st)
 uint64_t stream_bytes_out(const struct stream *s)
 {
 	return s->bytes_out;
+}
+
+bool stream_in_sixel(const struct stream *s)
+{
+	return s->sixel != NULL;
 }
 
 bool stream_synchronized(const struct stream *s)

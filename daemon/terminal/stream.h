@@ -13,10 +13,12 @@
  *
  *  - text: a base character and the combining marks that follow it in the
  *    same read, a character printed dim or crossed out (SGR 2, 9, which
- *    libtsm does not keep) and code points of the stand-in area become
- *    stand-ins (cluster.h); concealed text (SGR 8) becomes spaces of its
- *    width; malformed UTF-8 becomes U+FFFD (one per maximal subpart). A
- *    UTF-8 sequence cut by the end of a read waits for its rest.
+ *    libtsm does not keep) and code points of the stand-in area and of the
+ *    image tiles' area (U+F0000..U+FFFFD, image.h) become stand-ins
+ *    (cluster.h), so every tile code point libtsm holds is an image's;
+ *    concealed text (SGR 8) becomes spaces of its width; malformed UTF-8
+ *    becomes U+FFFD (one per maximal subpart). A UTF-8 sequence cut by the
+ *    end of a read waits for its rest.
  *  - REP (CSI n b) repeats the last graphic character here.
  *  - CNL/CPL (CSI E, F) become CR + CUD/CUU, HPA (CSI `) CHA, HPR (CSI a)
  *    CUF, SCOSC/SCORC (CSI s, u) DECSC/DECRC, DECSCL a soft reset (DECSTR:
@@ -36,6 +38,17 @@
  *  - OSC 10, 11 and 4 queries get the palette's colours in xterm's
  *    rgb:RRRR/GGGG/BBBB form, with the query's terminator (BEL or ST).
  *  - OSC 52 goes to stream_config's osc52, when set.
+ *  - Sixel (DCS P1 ; P2 ; P3 q ... ST, with stream_config's images): the
+ *    data goes to a decoder (sixel.h) as it comes, in one piece per read,
+ *    its memory counted against the image budget (older images dropped for
+ *    it); at the end (ST, or cut by CAN, SUB, ESC or a C1 control: what
+ *    was decoded is shown, as in xterm) the image's tile code points are
+ *    written into libtsm's screen from the cursor, as xterm places it
+ *    (DECSET 80 sixel display mode, 8452 the cursor to its right; 1070
+ *    private colour registers, set by default). DA1 then reports sixel (4),
+ *    XTSMGRAPHICS (CSI ? Pi ; Pa ; Pv S) the 1024 colour registers and the
+ *    largest image (the text area), DECRQM modes 80, 1070 and 8452. RIS
+ *    resets the three modes, DECSTR leaves them (as xterm's soft reset).
  *  - Queries answered as xterm does: XTVERSION (CSI > q: DCS > | consoled
  *    VERSION ST), XTWINOPS' size reports (CSI 18 t, 19 t: characters; 14 t,
  *    15 t: pixels of the text area; 16 t: a cell's pixels), XTGETTCAP (DCS
@@ -139,6 +152,13 @@ void stream_reset(struct stream *s);
  * stops, the pen, pending sequences and strings, libtsm's selection and the
  * stand-in table. */
 void stream_wipe(struct stream *s);
+
+/* Whether sixel data is being decoded (a DCS q not ended yet): each of its
+ * bytes may paint a band of the image (a repeat to the right edge after a
+ * graphics carriage return paints width x 6 pixels for 7 bytes), about 14 ms
+ * per 8 KiB at 1920 pixels wide, 8 times the cost of text; the caller reads
+ * less at a time meanwhile (term.c). */
+bool stream_in_sixel(const struct stream *s);
 
 /* The bytes of strings (OSC, DCS, ...) the stage holds in memory now: what
  * it collected of one not ended yet (the first 64 bytes of any OSC, all of

@@ -6,9 +6,10 @@
  * the built-in font plus a fallback path for characters it lacks). Every
  * terminal has the Linux console's palette, given to libtsm and to the stage
  * as term.c gives them, so the stage prints plain text on the screen itself
- * (stream_direct()). Nothing may crash; every stand-in on the screen must be
- * one the table handed out; and two more terminals fed the same bytes must
- * end alike:
+ * (stream_direct()), and an image store of 256 KiB (two images of the whole
+ * text area: sixel data placed, the budget dropping images). Nothing may
+ * crash; every stand-in on the screen must be one the table handed out; and
+ * two more terminals fed the same bytes must end alike:
  *  - one printing everything through libtsm's vte (stream_set_direct()
  *    off), in the same reads: every cell with its width, whole pen and age,
  *    in the view and through the scrollback, the cursor, the screen's flags
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "../../daemon/terminal/cluster.h"
+#include "../../daemon/terminal/image.h"
 #include "../../daemon/util/log.h"
 #include "../../daemon/screen/render.h"
 #include "../../daemon/terminal/stream.h"
@@ -39,6 +41,7 @@ struct term {
 	struct tsm_screen *screen;
 	struct tsm_vte *vte;
 	struct cluster_table *table;
+	struct image_store *images;
 	struct stream *stream;
 	char replies[REPLIES_MAX];
 	size_t n_replies;
@@ -93,6 +96,7 @@ static void term_init(struct term *t, unsigned cols, unsigned rows, const struct
 	t->n_replies = t->n_osc52s = 0;
 	t->dump_len = 0;
 	t->table = cluster_table_new();
+	t->images = image_store_new(256 * 1024);
 	if (tsm_screen_new(&t->screen, NULL, NULL) < 0 ||
 	    tsm_screen_resize(t->screen, cols, rows) < 0 ||
 	    tsm_vte_new(&t->vte, t->screen, vte_write, t, NULL, NULL) < 0 ||
@@ -102,11 +106,13 @@ static void term_init(struct term *t, unsigned cols, unsigned rows, const struct
 	t->stream = stream_new(&(struct stream_config){.vte = t->vte,
 						       .screen = t->screen,
 						       .table = t->table,
+						       .images = t->images,
 						       .palette = palette,
 						       .reply = term_reply,
 						       .osc52 = term_osc52,
 						       .userdata = t});
 	stream_set_direct(t->stream, direct);
+	stream_set_cell_size(t->stream, 8, 16);
 }
 
 static void term_fini(struct term *t)
@@ -116,6 +122,7 @@ static void term_fini(struct term *t)
 	tsm_screen_clear_sb(t->screen); /* libtsm leaks the scrollback otherwise */
 	tsm_screen_unref(t->screen);
 	cluster_table_free(t->table);
+	image_store_free(t->images);
 }
 
 static void dump_append(struct term *t, const char *str)

@@ -11,6 +11,8 @@
 #include <stdio.h>
 
 #include "../../daemon/terminal/image.h"
+#include "../../daemon/terminal/snapshot.h"
+#include "../../daemon/terminal/tsmpeek.h"
 #include "test-stream-fake.h"
 
 #define CW 8
@@ -221,11 +223,311 @@ static void test_store_restored(void)
 	fake_term_fini(&f);
 }
 
+/* Sixel data: `bands` bands of six rows, each `w` pixels of register 1 set
+ * to red, in a DCS with parameters `params`. */
+static const char *sixel(char *buf, size_t size, const char *params, unsigned w, unsigned bands)
+{
+	size_t n = (size_t)snprintf(buf, size, "\033P%sq#1;2;100;0;0#1", params);
+
+	for (unsigned b = 0; b < bands; b++)
+		n += (size_t)snprintf(buf + n, size - n, "%s!%u~", b ? "-" : "", w);
+	snprintf(buf + n, size - n, "\033\\");
+	return buf;
+}
+
+/* Feeds `before` (cursor moves, modes), then a sixel image of w x 6 * bands
+ * pixels, and reads the screen. */
+static void place_at(struct fake_term *f, const char *before, unsigned w, unsigned bands)
+{
+	char buf[512];
+
+	fake_feed(f, before);
+	fake_feed(f, sixel(buf, sizeof(buf), "", w, bands));
+	fake_term_read(f);
+}
+
+static unsigned cx(struct fake_term *f)
+{
+	return tsm_screen_get_cursor_x(f->screen);
+}
+
+static unsigned cy(struct fake_term *f)
+{
+	return tsm_screen_get_cursor_y(f->screen);
+}
+
+/* Placed at the cursor: consecutive tiles row by row; the cursor on the
+ * image's last row at the column it started (xterm), or with 8452 right of
+ * it, or past the right edge at the next line's start; clipped at the right
+ * edge; in sixel display mode (80) at the top left, the cursor kept. */
+static void test_place(void)
+{
+	struct fake_term f;
+	struct image_store *st = fake_images(&f, 20, 6, 1 << 20);
+	char buf[256];
+	uint32_t first, out[CW * CH];
+	unsigned sb;
+
+	/* 16 x 18 pixels: 2 x 2 cells */
+	place_at(&f, "ab", 16, 3);
+	first = f.cells[0][2].ch;
+	CHECK(image_is_tile(first));
+	CHECK_EQ_U(f.cells[0][3].ch, first + 1);
+	CHECK_EQ_U(f.cells[1][2].ch, first + 2);
+	CHECK_EQ_U(f.cells[1][3].ch, first + 3);
+	CHECK(f.cells[0][1].ch == 'b' && f.cells[0][4].ch == ' ' && f.cells[2][2].ch == ' ');
+	CHECK(cx(&f) == 2 && cy(&f) == 1);
+	CHECK(image_tile_pixels(st, first + 2, CW, CH, out));
+	CHECK_EQ_U(out[0], 0xffff0000); /* row 16: the third band */
+	CHECK_EQ_U(out[2 * CW], 0);	/* row 18: past the image */
+	/* P2 = 1: pixels never drawn stay transparent; else register 0 */
+	fake_feed(&f, "\033[H");
+	fake_feed(&f, "\033Pq#1;2;100;0;0#1!4@-!4@\033\\"); /* rows 0 and 6 */
+	fake_term_read(&f);
+	CHECK(image_tile_pixels(st, f.cells[0][0].ch, CW, CH, out));
+	CHECK(out[0] == 0xffff0000 && out[CW] == 0xff000000 && out[4] == 0);
+	fake_feed(&f, "\033[H\033P0;1;0q#1;2;100;0;0#1!4@-!4@\033\\");
+	fake_term_read(&f);
+	CHECK(image_tile_pixels(st, f.cells[0][0].ch, CW, CH, out));
+	CHECK(out[0] == 0xffff0000 && out[CW] == 0);
+
+	/* 8452: right of the image on its last row */
+	place_at(&f, "\033[2J\033[3;5H\033[?8452h", 16, 3);
+	CHECK(cx(&f) == 6 && cy(&f) == 3);
+	/* ... and past the right edge: the start of the next line */
+	place_at(&f, "\033[1;19H", 16, 3);
+	CHECK(cx(&f) == 0 && cy(&f) == 2);
+	fake_feed(&f, "\033[?8452l");
+	/* clipped at the right edge: one column of tiles */
+	place_at(&f, "\033[2J\033[1;20H", 16, 3);
+	first = f.cells[0][19].ch;
+	CHECK(image_is_tile(first));
+	CHECK_EQ_U(f.cells[1][19].ch, first + 1);
+	CHECK(f.cells[0][0].ch == ' ' && f.cells[1][0].ch == ' ');
+	CHECK(cx(&f) == 19 && cy(&f) == 1);
+
+	/* 80: at the top left, the cursor where it was, no scrolling */
+	place_at(&f, "\033[2J\033[4;6H\033[?80h", 16, 3);
+	CHECK(image_is_tile(f.cells[0][0].ch) && image_is_tile(f.cells[1][1].ch));
+	CHECK(cx(&f) == 5 && cy(&f) == 3);
+	/* taller than the screen: clipped at the bottom, nothing scrolled */
+	fake_feed(&f, "\033[2J\033[6;1H");
+	sb = ((const struct tsmpeek_screen *)(void *)f.screen)->sb_count;
+	fake_feed(&f, sixel(buf, sizeof(buf), "", 8, 20)); /* 120 rows: 6 cells kept */
+	fake_term_read(&f);
+	CHECK(image_is_tile(f.cells[0][0].ch) && image_is_tile(f.cells[5][0].ch));
+	CHECK(cx(&f) == 0 && cy(&f) == 5);
+	CHECK_EQ_U(((const struct tsmpeek_screen *)(void *)f.screen)->sb_count, sb);
+	fake_feed(&f, "\033[?80l");
+	/* origin mode and insert mode: tiles from the screen's top, written
+	 * over what is there; both modes back after */
+	place_at(&f, "\033[2J\033[3;5r\033[?6h\033[4h\033[Hxy\033[H", 8, 1);
+	CHECK(image_is_tile(f.cells[2][0].ch) && f.cells[2][1].ch == 'y');
+	CHECK(tsm_screen_get_flags(f.screen) & TSM_SCREEN_INSERT_MODE);
+	CHECK(tsm_screen_get_flags(f.screen) & TSM_SCREEN_REL_ORIGIN);
+	fake_term_fini(&f);
+	image_store_free(st);
+}
+
+/* An image runs past the bottom: the screen scrolls; it then goes into the
+ * scrollback with the text and comes back when scrolled to; text over part
+ * of it replaces that part; ED and EL erase it. */
+static void test_scroll_erase(void)
+{
+	struct fake_term f;
+	struct image_store *st = fake_images(&f, 20, 6, 1 << 20);
+	uint32_t first;
+
+	fake_feed(&f, "\033[6;1Htop");
+	place_at(&f, "\033[6;1H", 16, 3);
+	first = f.cells[4][0].ch;
+	CHECK(image_is_tile(first));
+	CHECK_EQ_U(f.cells[4][1].ch, first + 1);
+	CHECK_EQ_U(f.cells[5][0].ch, first + 2);
+	CHECK(cx(&f) == 0 && cy(&f) == 5);
+	/* ten lines more: into the scrollback, then scrolled back to */
+	fake_feed(&f, "\n\n\n\n\n\n\n\n\n\n");
+	fake_term_read(&f);
+	for (unsigned y = 0; y < 6; y++)
+		for (unsigned x = 0; x < 20; x++)
+			CHECK(!image_is_tile(f.cells[y][x].ch));
+	tsm_screen_sb_up(f.screen, 6);
+	fake_term_read(&f);
+	CHECK_EQ_U(f.cells[0][0].ch, first);
+	CHECK_EQ_U(f.cells[1][1].ch, first + 3);
+	CHECK(f.cells[2][0].ch == ' ');
+	tsm_screen_sb_reset(f.screen);
+	/* text over part of an image */
+	place_at(&f, "\033[2J\033[H", 24, 3); /* 3 x 2 cells */
+	fake_feed(&f, "\033[2;2HX");
+	fake_term_read(&f);
+	first = f.cells[0][0].ch;
+	CHECK(f.cells[1][1].ch == 'X' && f.cells[1][0].ch == first + 3 &&
+	      f.cells[1][2].ch == first + 5);
+	/* EL, then ED */
+	fake_feed(&f, "\033[1;2H\033[K");
+	fake_term_read(&f);
+	CHECK(f.cells[0][0].ch == first && f.cells[0][1].ch == ' ' && f.cells[0][2].ch == ' ');
+	fake_feed(&f, "\033[2J");
+	fake_term_read(&f);
+	CHECK(!image_is_tile(f.cells[0][0].ch) && !image_is_tile(f.cells[1][0].ch));
+	fake_term_fini(&f);
+	image_store_free(st);
+}
+
+/* The budget counts what is being decoded too: the oldest image goes for a
+ * new one; an image is clipped to the largest kept (the text area); a cut
+ * string (CAN) places what was decoded. */
+static void test_stream_budget(void)
+{
+	struct fake_term f;
+	size_t screen = 160 * 96 * 4;
+	struct image_store *st = fake_images(&f, 20, 6, screen + screen / 2 + 8192);
+	char buf[512];
+	uint32_t a, b, out[CW * CH];
+
+	fake_feed(&f, sixel(buf, sizeof(buf), "", 160, 16));
+	fake_term_read(&f);
+	a = f.cells[0][0].ch;
+	CHECK(image_is_tile(a) && image_is_tile(f.cells[5][19].ch));
+	fake_feed(&f, "\033[H");
+	sixel(buf, sizeof(buf), "", 300, 20); /* clipped to 160 x 96 */
+	/* while it is decoded, before its end, the oldest goes already */
+	fake_feed_n(&f, buf, strlen(buf) - 2);
+	CHECK(!image_tile_pixels(st, a, CW, CH, out));
+	CHECK(stream_in_sixel(f.stream)); /* term.c reads less meanwhile */
+	fake_feed(&f, "\033\\");
+	CHECK(!stream_in_sixel(f.stream));
+	fake_term_read(&f);
+	b = f.cells[0][0].ch;
+	CHECK(image_is_tile(b) && b != a && f.cells[5][19].ch == b + 6 * 20 - 1);
+	CHECK(!image_tile_pixels(st, a, CW, CH, out)); /* dropped: the placeholder */
+	CHECK(image_tile_pixels(st, b, CW, CH, out));
+	CHECK_EQ_U(image_store_count(st), 1);
+	CHECK_EQ_U(image_store_memory(st), screen);
+	/* CAN: what came so far is placed, and the text after it printed */
+	fake_feed(&f, "\033[5;1H\033[?8452h\033Pq#1;2;0;100;0#1!8~\030Z");
+	fake_term_read(&f);
+	CHECK(image_is_tile(f.cells[4][0].ch) && f.cells[4][1].ch == 'Z');
+	CHECK(image_store_memory(st) <= image_store_budget(st));
+	fake_term_fini(&f);
+	image_store_free(st);
+}
+
+static bool replied(struct fake_term *f, const char *want)
+{
+	bool ok = strcmp(f->replies, want) == 0;
+
+	if (!ok)
+		fprintf(stderr, "replied \"%s\", want \"%s\"\n",
+			f->replies + (f->replies[0] == 033), want + 1);
+	f->n_replies = 0;
+	f->replies[0] = '\0';
+	return ok;
+}
+
+/* DA1 reports sixel (4); XTSMGRAPHICS the registers and the largest image;
+ * DECRQM the modes 80, 1070, 8452, which RIS resets; programs' own code
+ * points of the tile area become stand-ins; a new session wipes every
+ * image. */
+static void test_queries(void)
+{
+	struct fake_term f;
+	struct image_store *st = fake_images(&f, 20, 6, 1 << 20);
+	char buf[256];
+	size_t len;
+	const uint32_t *seq;
+
+	static const struct {
+		const char *in, *out;
+	} answers[] = {
+	    {"\033[c", "\033[?60;1;4;6;9;15c"},
+	    {"\033[0c", "\033[?60;1;4;6;9;15c"},
+	    {"\033[?1;1S\033[?1;4S\033[?1;3;16S\033[?1;2S",
+	     "\033[?1;0;1024S\033[?1;0;1024S\033[?1;0;1024S\033[?1;0;1024S"},
+	    {"\033[?2;1S\033[?2;4S", "\033[?2;0;160;96S\033[?2;0;160;96S"},
+	    {"\033[?3;1S\033[?1;7S", "\033[?3;1;0S\033[?1;2;0S"},
+	    {"\033[?80$p\033[?1070$p\033[?8452$p", "\033[?80;2$y\033[?1070;1$y\033[?8452;2$y"},
+	    {"\033[?80;8452h\033[?1070l\033[?80$p\033[?1070$p\033[?8452$p",
+	     "\033[?80;1$y\033[?1070;2$y\033[?8452;1$y"},
+	    /* DECSTR leaves them, as xterm's soft reset; RIS resets them */
+	    {"\033[!p\033[?80$p", "\033[?80;1$y"},
+	    {"\033c\033[?80$p\033[?1070$p\033[?8452$p", "\033[?80;2$y\033[?1070;1$y\033[?8452;2$y"},
+	};
+
+	for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+		fake_feed(&f, answers[i].in);
+		CHECK(replied(&f, answers[i].out));
+	}
+	/* the program's U+F0000 and U+FFFFD: stand-ins, not tiles */
+	fake_feed(&f, "\xf3\xb0\x80\x80\xf3\xbf\xbf\xbd");
+	fake_term_read(&f);
+	seq = cluster_lookup(f.table, f.cells[0][0].ch, &len, NULL);
+	CHECK(seq && len == 1 && seq[0] == 0xf0000);
+	seq = cluster_lookup(f.table, f.cells[0][1].ch, &len, NULL);
+	CHECK(seq && len == 1 && seq[0] == 0xffffd);
+	/* a new session: no image left */
+	fake_feed(&f, sixel(buf, sizeof(buf), "", 16, 3));
+	CHECK_EQ_U(image_store_count(st), 1);
+	stream_wipe(f.stream);
+	CHECK_EQ_U(image_store_count(st), 0);
+	CHECK_EQ_U(image_store_memory(st), 0);
+	fake_term_fini(&f);
+	image_store_free(st);
+	/* without a store: libtsm's DA1, no sixel; sixel data dropped */
+	fake_term_init(&f, 20, 6);
+	fake_feed(&f, "\033[c");
+	CHECK(replied(&f, "\033[?60;1;6;9;15c"));
+	fake_feed(&f, sixel(buf, sizeof(buf), "", 16, 3));
+	fake_term_read(&f);
+	CHECK(f.cells[0][0].ch == ' ' && cx(&f) == 0 && cy(&f) == 0);
+	fake_term_fini(&f);
+}
+
+/* Session restore keeps no image: the restored cells hold their tile code
+ * points, which draw as the placeholder (the store says false), and the new
+ * store never hands out one of them. */
+static void test_restore(void)
+{
+	struct fake_term a, b;
+	struct image_store *sa = fake_images(&a, 20, 6, 1 << 20);
+	struct image_store *sb = fake_images(&b, 20, 6, 1 << 20);
+	struct snapshot *snap;
+	uint32_t held, out[CW * CH];
+
+	place_at(&a, "x", 16, 3);
+	held = a.cells[0][1].ch;
+	CHECK(image_is_tile(held) && image_tile_pixels(sa, held, CW, CH, out));
+	CHECK(snapshot_new(100, &snap) == 0);
+	CHECK(snapshot_update(snap, a.screen, a.stream, a.table) == 0);
+	CHECK(snapshot_restore(snapshot_fd(snap), b.screen, b.vte, b.stream, b.table, NULL, NULL) ==
+	      0);
+	fake_term_read(&b);
+	CHECK(b.cells[0][0].ch == 'x');
+	CHECK_EQ_U(b.cells[0][1].ch, held);
+	CHECK_EQ_U(b.cells[1][2].ch, held + 3);
+	CHECK(!image_tile_pixels(sb, held, CW, CH, out));
+	CHECK(!image_tile_pixels(sb, held + 3, CW, CH, out));
+	place_at(&b, "\033[4;1H", 16, 3);
+	CHECK(image_is_tile(b.cells[3][0].ch) && b.cells[3][0].ch > held + 3);
+	CHECK(image_tile_pixels(sb, b.cells[3][0].ch, CW, CH, out));
+	snapshot_free(snap);
+	fake_term_fini(&a);
+	fake_term_fini(&b);
+	image_store_free(sa);
+	image_store_free(sb);
+}
+
 int main(void)
 {
 	RUN(test_store_pixels);
 	RUN(test_store_budget);
 	RUN(test_store_recycle);
 	RUN(test_store_restored);
+	RUN(test_place);
+	RUN(test_scroll_erase);
+	RUN(test_stream_budget);
+	RUN(test_queries);
+	RUN(test_restore);
 	return TESTS_RESULT();
 }

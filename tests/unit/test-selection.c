@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 
+#include "../../daemon/terminal/image.h"
 #include "../../daemon/terminal/selection.h"
 #include "../../daemon/util/util.h"
 #include "test-stream-fake.h"
@@ -225,6 +226,29 @@ static void test_wide_and_clusters(void)
 	selection_end(t.s);
 	CHECK(strcmp(buffer(&t), "a\xe4\xb8\xad"
 				 "be\xcc\x81xn\xcc\x83\xcc\xa3") == 0);
+	sel_fini(&t);
+}
+
+/* Nothing of an image is copied: a space per tile cell, trimmed at a
+ * line's end as any; a tile ends a word. */
+static void test_image_tiles(void)
+{
+	struct sel_test t;
+	struct tsm_screen_attr a = {.fccode = TSM_COLOR_FOREGROUND, .bccode = TSM_COLOR_BACKGROUND};
+
+	sel_init(&t, 20, 5, NULL);
+	fake_feed(&t.f, "ab");
+	tsm_screen_write(t.f.screen, IMAGE_FIRST, &a);
+	tsm_screen_write(t.f.screen, IMAGE_FIRST + 1, &a);
+	fake_feed(&t.f, "cd\r\n");
+	tsm_screen_write(t.f.screen, IMAGE_FIRST + 2, &a);
+	select_cells(&t, 0, 0, 5, 0);
+	CHECK(strcmp(buffer(&t), "ab  cd") == 0);
+	select_cells(&t, 0, 1, 5, 1);
+	CHECK(strcmp(buffer(&t), "(none)") == 0); /* nothing to copy */
+	selection_start(t.s, 1, 0, 2, false);
+	selection_end(t.s);
+	CHECK(strcmp(buffer(&t), "ab") == 0);
 	sel_fini(&t);
 }
 
@@ -555,6 +579,7 @@ int main(void)
 	RUN(test_cells);
 	RUN(test_words_and_lines);
 	RUN(test_wide_and_clusters);
+	RUN(test_image_tiles);
 	RUN(test_wrap_and_blanks);
 	RUN(test_scrollback);
 	RUN(test_scrollback_word);

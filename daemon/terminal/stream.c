@@ -1224,11 +1224,13 @@ static void stream_winops(struct stream *s, const struct csi *c)
 
 /* The largest sixel image kept (the rest is clipped): the text area, as
  * xterm's default, and no more rows than the image memory budget holds at
- * that width. 0 x 0 without images or a known cell size. */
+ * that width, nor than fill IMAGE_TILES cells (a font of 6x12 on a 4K screen
+ * has 115200). 0 x 0 without images or a known cell size. */
 static void stream_sixel_max(struct stream *s, unsigned *ret_w, unsigned *ret_h)
 {
-	unsigned w = tsm_screen_get_width(s->cfg.screen) * s->cell_w;
-	unsigned h = tsm_screen_get_height(s->cfg.screen) * s->cell_h;
+	unsigned cols = tsm_screen_get_width(s->cfg.screen);
+	unsigned rows = MIN(tsm_screen_get_height(s->cfg.screen), IMAGE_TILES / MAX(cols, 1u));
+	unsigned w = cols * s->cell_w, h = rows * s->cell_h;
 	size_t budget = s->cfg.images ? image_store_budget(s->cfg.images) : 0;
 
 	/* the decoder's own state (its registers) counts too */
@@ -1944,13 +1946,15 @@ static void stream_sixel_place(struct stream *s, struct sixel_image *img)
 {
 	struct tsm_screen *screen = s->cfg.screen;
 	unsigned sw = tsm_screen_get_width(screen), sh = tsm_screen_get_height(screen);
-	unsigned cols = (img->width + s->cell_w - 1) / s->cell_w;
-	unsigned rows = (img->height + s->cell_h - 1) / s->cell_h;
-	unsigned cx, cy, x0, vcols, vrows, flags, off;
+	unsigned cols, rows, cx, cy, x0, vcols, vrows, flags, off;
 	struct tsm_screen_attr a;
 	uint32_t first;
 	int r;
 
+	if (!s->cell_w || !s->cell_h || !sw || !sh)
+		return; /* the cell size became unknown while it was decoded */
+	cols = (img->width + s->cell_w - 1) / s->cell_w;
+	rows = (img->height + s->cell_h - 1) / s->cell_h;
 	stream_flush(s);
 	cx = tsm_screen_get_cursor_x(screen);
 	cy = tsm_screen_get_cursor_y(screen);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "image.h"
 #include "vcs.h"
 #include "../util/log.h"
 #include "../util/util.h"
@@ -130,6 +131,9 @@ static int vcs_grid_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch
 		if (cl && n > 0)
 			cp = cl[0];
 	}
+	/* an image's tile: a blank (nothing a braille display could show) */
+	if (image_is_tile(cp))
+		cp = ' ';
 	c = &g->cells[(size_t)posy * g->cols + posx];
 	c->cp = cp;
 	c->width = MIN(width, 2u);

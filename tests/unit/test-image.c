@@ -459,6 +459,13 @@ static void test_queries(void)
 		fake_feed(&f, answers[i].in);
 		CHECK(replied(&f, answers[i].out));
 	}
+	/* no more rows than IMAGE_TILES cells hold: 65534 / 300 = 218 */
+	stream_set_cell_size(f.stream, 1, 1);
+	tsm_screen_resize(f.screen, 300, 300);
+	fake_feed(&f, "\033[?2;1S");
+	CHECK(replied(&f, "\033[?2;0;300;218S"));
+	tsm_screen_resize(f.screen, 20, 6);
+	stream_set_cell_size(f.stream, CW, CH);
 	/* the program's U+F0000 and U+FFFFD: stand-ins, not tiles */
 	fake_feed(&f, "\xf3\xb0\x80\x80\xf3\xbf\xbf\xbd");
 	fake_term_read(&f);

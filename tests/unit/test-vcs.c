@@ -12,6 +12,7 @@
 #include "../../daemon/util/util.h"
 #include "../../daemon/screen/overlay.h"
 #include "../../daemon/terminal/vcs.h"
+#include "../../daemon/terminal/image.h"
 #include "test-stream-fake.h"
 
 #define VT_MAX 40
@@ -381,6 +382,25 @@ static void test_cluster(void)
 	fake_term_fini(&f);
 }
 
+/* An image's tiles are mirrored as blanks. */
+static void test_image_tiles(void)
+{
+	struct fake_term f;
+	struct vcs_buf b = {};
+	struct vt_model m;
+	struct tsm_screen_attr a = {.fccode = TSM_COLOR_FOREGROUND, .bccode = TSM_COLOR_BACKGROUND};
+
+	fake_term_init(&f, 10, 2);
+	fake_feed(&f, "a");
+	tsm_screen_write(f.screen, IMAGE_FIRST, &a);
+	tsm_screen_write(f.screen, IMAGE_LAST, &a);
+	fake_feed(&f, "b");
+	mirror(&f, 10, 2, &m, &b);
+	CHECK_ROW(&m, 0, "a  b");
+	vcs_buf_fini(&b);
+	fake_term_fini(&f);
+}
+
 /* The view scrolled back is what is mirrored, as it is what is shown. */
 static void test_scrollback_view(void)
 {
@@ -453,6 +473,7 @@ int main(void)
 	RUN(test_safe_cp);
 	RUN(test_sizes);
 	RUN(test_cluster);
+	RUN(test_image_tiles);
 	RUN(test_scrollback_view);
 	RUN(test_overlay_rows);
 	return TESTS_RESULT();

@@ -116,6 +116,7 @@ static void seat_term_respawned(struct terminal *t, void *userdata)
 		/* the cluster table starts empty: stand-ins are handed out
 		 * again */
 		render_set_clusters(s->render, term_clusters(t->term));
+		render_set_images(s->render, term_images(t->term));
 		screen_wipe(s);
 	}
 }
@@ -1002,6 +1003,7 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 	if (r < 0)
 		return r;
 	render_set_clusters(s->render, term_clusters(t->term));
+	render_set_images(s->render, term_images(t->term));
 	s->terminal = t;
 	seat->front = t;
 	/* the band's and the view's rows in the mirror, as on the glass */

@@ -14,6 +14,7 @@
 #include "../devices/backend.h"
 #include "../terminal/cluster.h"
 #include "../terminal/tsmpeek.h"
+#include "../terminal/image.h"
 #include "../util/log.h"
 #include "../util/util.h"
 
@@ -47,6 +48,13 @@
  * cell's colours swapped, as libtsm gives it. */
 #define CELL_CURSOR_UNDERLINE (1u << 12)
 #define CELL_CURSOR_BAR (1u << 13)
+/* A tile of an image (image.h): its pixels come from the image store,
+ * converted to the framebuffer's format; transparent ones show bg. */
+#define CELL_TILE (1u << 14)
+
+/* 8 bpp: RGB colours already mapped to a colour map slot in this frame
+ * (direct-mapped; a sixel image has at most 1024 colours). */
+#define NEAREST_MEMO_SLOTS 1024u
 
 struct glyph_slot {
 	bool used;
@@ -80,7 +88,12 @@ struct render {
 	unsigned cell_bytes;	 /* bytes of one glyph line: cell_w * bytes per pixel */
 	bool scalable;		 /* FreeType: styles are drawn by the font */
 	bool space_blank;	 /* a space draws no pixel: blank runs can be filled */
-	const struct cluster_table *clusters; /* NULL: no stand-ins */
+	const struct cluster_table *clusters;	  /* NULL: no stand-ins */
+	const struct image_store *images;	  /* NULL: tiles draw as their background */
+	uint64_t images_generation;		  /* the store's when tiles were last cached */
+	uint32_t *tile;				  /* one tile's pixels, cell_w * cell_h */
+	uint32_t nearest_key[NEAREST_MEMO_SLOTS]; /* 8 bpp: 1 << 24 | RGB, 0 unused */
+	uint8_t nearest_slot[NEAREST_MEMO_SLOTS];
 
 	/* What is on the glass (prev) and what should be (cur). */
 	struct cell *prev, *cur;
@@ -149,6 +162,8 @@ static void render_free_grid(struct render *r)
 	free(r->glyph_pixels);
 	free(r->rowbuf);
 	free(r->rotbuf);
+	free(r->tile);
+	r->tile = NULL;
 	r->prev = r->cur = NULL;
 	r->prev_hash = r->cur_hash = NULL;
 	r->runs = NULL;
@@ -240,6 +255,7 @@ static int render_setup_grid(struct render *r)
 	block = (size_t)r->cell_bytes * h;
 	r->glyph_pixels = malloc(GLYPH_CACHE_SLOTS * block);
 	r->rowbuf = malloc((size_t)r->cols * r->cell_bytes * h);
+	r->tile = xcalloc((size_t)w * h, sizeof(uint32_t));
 	r->rotbuf =
 	    r->rotation != ROTATE_UPRIGHT ? malloc((size_t)r->cols * r->cell_bytes * h) : NULL;
 	if (!r->glyph_pixels || !r->rowbuf || (r->rotation != ROTATE_UPRIGHT && !r->rotbuf))
@@ -285,6 +301,28 @@ void render_set_clusters(struct render *r, const struct cluster_table *clusters)
 	if (r->slots)
 		memset(r->slots, 0, GLYPH_CACHE_SLOTS * sizeof(struct glyph_slot));
 	r->blocks_used = 0;
+}
+
+/* What the cache and the glass hold of tiles is stale (the store's
+ * generation changed): cached tiles are never served again, and every cell
+ * that showed one differs from every real cell, so the frame draws it. */
+static void render_forget_tiles(struct render *r)
+{
+	if (r->slots)
+		for (unsigned i = 0; i < GLYPH_CACHE_SLOTS; i++)
+			if (r->slots[i].used && (r->slots[i].key.attr & CELL_TILE))
+				r->slots[i].key.glyph = CELL_GLYPH_UNKNOWN;
+	if (r->prev)
+		for (size_t i = 0; i < (size_t)r->cols * r->rows; i++)
+			if (r->prev[i].attr & CELL_TILE)
+				r->prev[i].glyph = CELL_GLYPH_UNKNOWN;
+	r->images_generation = r->images ? image_store_generation(r->images) : 0;
+}
+
+void render_set_images(struct render *r, const struct image_store *images)
+{
+	r->images = images;
+	render_forget_tiles(r);
 }
 
 bool render_layout_stale(const struct render *r)
@@ -631,6 +669,13 @@ static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint3
 		attr = render_cursor_attr(r, attr, &cursor_attr, &cursor);
 	c->glyph = len > 0 ? ch[0] : ' ';
 	c->attr = 0;
+	/* an image's tile: its pixels over the cell's background, no style */
+	if (image_is_tile(c->glyph)) {
+		c->attr = CELL_TILE | cursor;
+		render_resolve_colors(&r->fb->format, r->palette, attr, false, !r->scalable, &c->fg,
+				      &c->bg);
+		return 0;
+	}
 	/* a stand-in may carry attributes libtsm does not keep */
 	if (r->clusters && c->glyph >= CLUSTER_FIRST)
 		cluster_lookup(r->clusters, c->glyph, &n, &flags);
@@ -704,6 +749,67 @@ static bool render_mono_attr(const struct render *r, uint32_t attr, const uint8_
 	return line[x] >= 128 || ((attr & CELL_MONO_BOLD) && x % 8 != 0 && line[x - 1] >= 128);
 }
 
+/* 8 bpp: the colour map slot of the palette entry nearest to rgb (as an
+ * rgb colour of text gets), remembered for the frame. */
+static uint32_t render_nearest(struct render *r, uint32_t rgb)
+{
+	uint32_t key = UINT32_C(1) << 24 | rgb, i = (rgb * 0x9e3779b1u) >> 22;
+
+	if (r->nearest_key[i] != key) {
+		struct rgb c = {(uint8_t)(rgb >> 16), (uint8_t)(rgb >> 8), (uint8_t)rgb};
+
+		r->nearest_key[i] = key;
+		r->nearest_slot[i] = (uint8_t)pixel_from_index(&r->fb->format, r->palette,
+							       palette_nearest(r->palette, c));
+	}
+	return r->nearest_slot[i];
+}
+
+/* The 4x4 Bayer matrix of the 1 bpp ordered dither. */
+static const uint8_t bayer4[4][4] = {{0, 8, 2, 10}, {12, 4, 14, 6}, {3, 11, 1, 9}, {15, 7, 13, 5}};
+
+/* One pixel of an image (0xAARRGGBB) at x, y of its cell as a pixel value:
+ * transparent ones show the cell's background; 8 bpp takes the nearest
+ * palette entry; 1 bpp lights (fbcon's foreground value) a pixel whose
+ * luma (BT.601: 299 R + 587 G + 114 B, / 1000) exceeds the ordered
+ * dither's threshold 16 * bayer + 8 at the pixel's place in its cell. */
+static uint32_t render_tile_pixel(struct render *r, uint32_t argb, uint32_t bg, unsigned x,
+				  unsigned y)
+{
+	const struct pixel_format *pf = &r->fb->format;
+	unsigned red = (argb >> 16) & 0xff, green = (argb >> 8) & 0xff, blue = argb & 0xff;
+
+	if ((argb >> 24) == 0)
+		return bg;
+	if (pf->mono) {
+		unsigned luma = (299 * red + 587 * green + 114 * blue) / 1000;
+
+		return luma > 16u * bayer4[y & 3][x & 3] + 8 ? pf->mono_fg : pf->mono_bg;
+	}
+	if (pf->indexed)
+		return render_nearest(r, argb & 0xffffff);
+	return pixel_pack_rgb(pf, (struct rgb){(uint8_t)red, (uint8_t)green, (uint8_t)blue});
+}
+
+/* A tile cell's pixels into px (cell_h lines of cell_bytes); a tile the
+ * store does not hold (or no store) is the placeholder: the background. */
+static void render_tile(struct render *r, const struct cell *c, uint8_t *px)
+{
+	unsigned bpp = r->fb->format.bytes_per_pixel;
+	bool known =
+	    r->images && image_tile_pixels(r->images, c->glyph, r->cell_w, r->cell_h, r->tile);
+
+	for (unsigned y = 0; y < r->cell_h; y++) {
+		uint8_t *dst = px + (size_t)y * r->cell_bytes;
+
+		for (unsigned x = 0; x < r->cell_w; x++)
+			pixel_store(
+			    dst + (size_t)x * bpp, bpp,
+			    known ? render_tile_pixel(r, r->tile[y * r->cell_w + x], c->bg, x, y)
+				  : c->bg);
+	}
+}
+
 /* Returns the cell's pixels: cell_h lines of cell_bytes, the font's coverage
  * blended from the cell's background to its foreground. */
 static const uint8_t *render_glyph(struct render *r, const struct cell *c)
@@ -724,6 +830,13 @@ static const uint8_t *render_glyph(struct render *r, const struct cell *c)
 	if (!slot->used)
 		slot->block = (uint16_t)r->blocks_used++;
 	px = r->glyph_pixels + slot->block * block;
+	slot->used = true;
+	slot->key = *c;
+	if (c->attr & CELL_TILE) {
+		render_tile(r, c, px);
+		render_cursor_pixels(r, c, px);
+		return px;
+	}
 
 	if (r->clusters && c->glyph >= CLUSTER_FIRST) {
 		const uint32_t *joined = cluster_lookup(r->clusters, c->glyph, &len, NULL);
@@ -748,8 +861,6 @@ static const uint8_t *render_glyph(struct render *r, const struct cell *c)
 		}
 	}
 	render_cursor_pixels(r, c, px);
-	slot->used = true;
-	slot->key = *c;
 	return px;
 }
 
@@ -1175,6 +1286,12 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 	struct cell *tmp;
 
 	render_find_cursor(r, screen);
+	/* what a tile code point shows changed: no cached tile is served */
+	if (r->images && image_store_generation(r->images) != r->images_generation)
+		render_forget_tiles(r);
+	/* the colour map may have changed since the last frame */
+	if (r->fb->format.indexed)
+		memset(r->nearest_key, 0, sizeof(r->nearest_key));
 	tsm_screen_draw(screen, render_snapshot_cell, r);
 	if (r->overlay)
 		render_snapshot_overlay(r);

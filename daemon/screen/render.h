@@ -59,6 +59,7 @@
 
 struct render;
 struct cluster_table;
+struct image_store;
 struct overlay;
 
 /* Totals over all strategies; the per-strategy figures are in
@@ -79,6 +80,13 @@ void render_free(struct render *r);
  * (the terminal's, which outlives the renderer's use of it) says. Call it
  * again after the table was reset: it forgets what it drew of stand-ins. */
 void render_set_clusters(struct render *r, const struct cluster_table *clusters);
+
+/* Cells holding an image's tile code point (image.h) show that tile, from
+ * `images` (the terminal's store, which outlives the renderer's use of it;
+ * NULL: every tile shows the placeholder, the cell's background). Tiles are
+ * cached like glyphs and forgotten, their cells drawn again, whenever the
+ * store's generation changes. */
+void render_set_images(struct render *r, const struct image_store *images);
 
 /* Whether the device's mode (resolution, line length, pixel format) or the
  * fontset's cell size differs from what the renderer's buffers were laid

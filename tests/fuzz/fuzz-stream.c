@@ -319,6 +319,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	term_init(&t->b, cols, rows, &t->palette, false);
 	term_init(&t->c, cols, rows, &t->palette, true);
 	render_set_clusters(t->render, t->a.table);
+	/* the images' tiles drawn too (a's store, as seat.c sets it) */
+	render_set_images(t->render, t->a.images);
 	while (i < size) {
 		size_t n = size - i < chunk ? size - i : chunk;
 
@@ -347,6 +349,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!terms_alike(&t->a, &t->c))
 		terms_differ("in reads and one by one", chunk, &t->a, &t->c);
 	render_set_clusters(t->render, NULL);
+	render_set_images(t->render, NULL);
 	term_fini(&t->a);
 	term_fini(&t->b);
 	term_fini(&t->c);

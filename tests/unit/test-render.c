@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../../daemon/terminal/cluster.h"
+#include "../../daemon/terminal/image.h"
 #include "../../daemon/devices/fbflush.h"
 #include "../../daemon/color/palette.h"
 #include "../../daemon/options.h"
@@ -1205,6 +1206,117 @@ static void test_cursor_rotation(void)
 		}
 }
 
+/* The tile test's picture, 16x16 (two cells): a colour per pixel, the
+ * pixels with x == y transparent. */
+static uint32_t tile_argb(unsigned x, unsigned y)
+{
+	if (x == y)
+		return 0;
+	return 0xff000000u | (x * 16u) << 16 | (y * 16u) << 8 | (x * 7u + y * 3u);
+}
+
+/* What a tile pixel must become at the fake's depth (render.c's mapping, as
+ * consoled(8) documents it): packed RGB; 8 bpp the nearest palette entry's
+ * slot; 1 bpp lit where luma exceeds the 4x4 Bayer threshold. */
+static uint32_t tile_want(struct fake *f, uint32_t argb, uint32_t bg, unsigned x, unsigned y)
+{
+	static const uint8_t bayer[4][4] = {
+	    {0, 8, 2, 10}, {12, 4, 14, 6}, {3, 11, 1, 9}, {15, 7, 13, 5}};
+	const struct pixel_format *pf = &f->fb.format;
+	struct rgb c = {(uint8_t)(argb >> 16), (uint8_t)(argb >> 8), (uint8_t)argb};
+
+	if ((argb >> 24) == 0)
+		return bg;
+	if (pf->mono)
+		return (299u * c.r + 587u * c.g + 114u * c.b) / 1000u >
+			       16u * bayer[y % 4][x % 4] + 8
+			   ? pf->mono_fg
+			   : pf->mono_bg;
+	if (pf->indexed)
+		return pixel_from_index(pf, &f->palette, palette_nearest(&f->palette, c));
+	return pixel_pack_rgb(pf, c);
+}
+
+/* Cell cx, cy shows tile column `col` of the picture over bg, or (col < 0)
+ * only bg: the placeholder. */
+static int tile_shows(struct fake *f, unsigned cx, unsigned cy, int col, uint32_t bg)
+{
+	for (unsigned y = 0; y < 16; y++)
+		for (unsigned x = 0; x < 8; x++) {
+			uint32_t want =
+			    col < 0 ? bg
+				    : tile_want(f, tile_argb((unsigned)col * 8 + x, y), bg, x, y);
+			uint32_t got = pixel_at(f, cx * 8 + x, cy * 16 + y);
+
+			if (got != want) {
+				fprintf(stderr, "%u bpp: tile cell %u,%u pixel %u,%u: %#x != %#x\n",
+					f->fb.format.bits_per_pixel, cx, cy, x, y, got, want);
+				return 0;
+			}
+		}
+	return 1;
+}
+
+/* Image tiles at every depth: each pixel converted to the framebuffer's
+ * format, transparent ones the cell's background (also a coloured one), the
+ * cells around untouched; once the store drops the image (its generation
+ * changes, libtsm's cells do not), the next frame draws the placeholder, not
+ * the cached tile. */
+static void test_tiles(void)
+{
+	static const unsigned depths[] = {32, 16, 8, 1};
+
+	for (size_t d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
+		struct tsm_screen_attr plain = {.fccode = TSM_COLOR_FOREGROUND,
+						.bccode = TSM_COLOR_BACKGROUND};
+		struct tsm_screen_attr blue = plain;
+		struct image_store *store = image_store_new(1u << 20);
+		uint32_t *px = malloc(16 * 16 * sizeof(uint32_t)), first;
+		uint32_t bg, bg_blue, fg;
+		struct fake f;
+
+		CHECK(px != NULL);
+		for (unsigned y = 0; y < 16; y++)
+			for (unsigned x = 0; x < 16; x++)
+				px[y * 16 + x] = tile_argb(x, y);
+		fake_init(&f, depths[d], 64, 48, 0); /* 8x3 cells */
+		tsm_screen_set_flags(f.screen, TSM_SCREEN_HIDE_CURSOR);
+		CHECK(image_store_add(store, px, 16, 16, 8, 16, 2, 1, f.screen, &first) == 0);
+		render_set_images(f.render, store);
+		blue.bccode = 4;
+		render_resolve_colors(&f.fb.format, &f.palette, &plain, false, true, &fg, &bg);
+		render_resolve_colors(&f.fb.format, &f.palette, &blue, false, true, &fg, &bg_blue);
+		/* row 0: the picture at cells 1-2; row 1: the same over blue */
+		tsm_screen_move_to(f.screen, 1, 0);
+		tsm_screen_write(f.screen, first, &plain);
+		tsm_screen_write(f.screen, first + 1, &plain);
+		tsm_screen_move_to(f.screen, 1, 1);
+		tsm_screen_write(f.screen, first, &blue);
+		tsm_screen_write(f.screen, first + 1, &blue);
+		feed(&f, "\033[3;1HA");
+		render_frame(f.render, f.screen);
+		CHECK(tile_shows(&f, 1, 0, 0, bg));
+		CHECK(tile_shows(&f, 2, 0, 1, bg));
+		CHECK(tile_shows(&f, 1, 1, 0, bg_blue));
+		CHECK(tile_shows(&f, 2, 1, 1, bg_blue));
+		CHECK(tile_shows(&f, 0, 0, -1, bg));
+		CHECK(tile_shows(&f, 3, 1, -1, bg));
+		CHECK(cell_shows(&f, 0, 2, 'A', fg, bg));
+
+		/* the image dropped: the same cells now draw the placeholder */
+		CHECK(image_store_make_room(store, 1u << 20));
+		CHECK_EQ_U(image_store_count(store), 0);
+		render_frame(f.render, f.screen);
+		CHECK(tile_shows(&f, 1, 0, -1, bg));
+		CHECK(tile_shows(&f, 2, 0, -1, bg));
+		CHECK(tile_shows(&f, 1, 1, -1, bg_blue));
+		CHECK(tile_shows(&f, 2, 1, -1, bg_blue));
+		CHECK(cell_shows(&f, 0, 2, 'A', fg, bg));
+		fake_fini(&f);
+		image_store_free(store);
+	}
+}
+
 int main(void)
 {
 	RUN(test_colors_8bpp);
@@ -1220,6 +1332,7 @@ int main(void)
 	RUN(test_resolve_scalable);
 	RUN(test_palette_pixels);
 	RUN(test_overlay_band);
+	RUN(test_tiles);
 	RUN(test_cursor_shapes);
 	RUN(test_cursor_cell_size);
 	RUN(test_cursor_view_and_wide);

@@ -221,6 +221,14 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   written: see deferredtest.py. The virtio (virtio-vga,
                   virtio_gpudrmfb) and qxl (qxldrmfb) boots run the oracle
                   with the three fonts and these checks only.
+  sixel*          (bochs; sixel also cirrus) sixel pictures made on the
+                  host, encoded by img2sixel and chafa and written to the
+                  session's terminal, equal pixel for pixel to libsixel's
+                  decoding (sixel2png; 8 bpp: the documented nearest-entry
+                  mapping), also after 100 lines and Shift+PageUp, under
+                  text, after a region scroll and a VT switch; turned
+                  (--rotate=1); a 50 MB stream with a live keyboard and a
+                  bounded VmHWM: see sixeltest.py.
 
 Pictures of failures (expected, actual, diff) go to --out.
 """
@@ -246,6 +254,7 @@ import pointertest  # noqa: E402
 import pstoretest  # noqa: E402
 import rotatetest  # noqa: E402
 import selecttest  # noqa: E402
+import sixeltest  # noqa: E402
 import screen  # noqa: E402
 import terminfocaps  # noqa: E402
 import terminfokeys  # noqa: E402
@@ -2435,6 +2444,8 @@ def main():
             checks += rotatetest.CHECKS
         if args.card in deferredtest.CARDS:
             checks += deferredtest.CHECKS[args.card]
+        if args.card in sixeltest.CARDS:
+            checks += sixeltest.CHECKS[args.card]
         # last: it reboots the guest
         if args.card in pstoretest.CARDS:
             checks += pstoretest.CHECKS[args.card]
@@ -2486,6 +2497,10 @@ def main():
         files, more = kmsgtest.guest_files(args.consoled)  # the lines, kmsgflood
         extra.update(files)
         elves.update(more)
+    pictures = None
+    if any(c.startswith("sixel") for c in checks):
+        pictures = sixeltest.Pictures(out_dir)  # the streams and libsixel's decoding
+        extra.update(pictures.guest_files())
     with vmlib.VM(args.card, consoled=os.path.abspath(args.consoled), append=append.strip(),
                   out_dir=out_dir, extra_elves=elves, initramfs_extra=extra,
                   boot_timeout=400 if firmware else 180) as vm:
@@ -2568,6 +2583,8 @@ def main():
         if args.card in rotatetest.CARDS:
             simple.update(rotatetest.RotateChecks(r, oracle_text, load_font,
                                                   scroll_modes(args.card, plugins)).checks)
+        if pictures:
+            simple.update(sixeltest.SixelChecks(r, pictures).checks)
         for name in checks:
             if name in simple:
                 r.check(name, simple[name])

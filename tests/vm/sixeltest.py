@@ -155,6 +155,21 @@ class Pictures:
         return {GUEST_DIR + "/" + n + ".six": d for n, d in self.streams.items()}
 
 
+def row_diff(got, want, y, first, keep=4):
+    """Pixels that differ between two RGB rows of line y; the first `keep`
+    of all rows are described in `first`."""
+    if got == want:
+        return 0
+    count = 0
+    for x in range(len(want) // 3):
+        if got[x * 3:x * 3 + 3] != want[x * 3:x * 3 + 3]:
+            count += 1
+            if len(first) < keep:
+                first.append("%d,%d: #%s, expected #%s" % (
+                    x, y, got[x * 3:x * 3 + 3].hex(), want[x * 3:x * 3 + 3].hex()))
+    return count
+
+
 def cube_palette():
     pal = list(screen.LINUX_PALETTE)
     for i in range(216):
@@ -254,14 +269,7 @@ class SixelChecks:
             else:
                 i = ((y0 + y) * img.width + x0) * 3
                 got = img.data[i:i + pic.width * 3]
-            if got == want:
-                continue
-            for x in range(pic.width):
-                if got[x * 3:x * 3 + 3] != want[x * 3:x * 3 + 3]:
-                    count += 1
-                    if len(first) < 4:
-                        first.append("%d,%d: #%s, expected #%s" % (
-                            x, y, got[x * 3:x * 3 + 3].hex(), want[x * 3:x * 3 + 3].hex()))
+            count += row_diff(got, want, y, first)
         return count, first
 
     def shown_at(self, img, row):

@@ -104,6 +104,9 @@ next one runs):
                XTWINOPS, XTGETTCAP, DECRQSS, DECRQM): see termchecks.py.
   vim-cursor   vim's insert mode shows a bar cursor (DECSCUSR from the
                usual vimrc lines), Esc a block: see termchecks.py.
+  images       img2sixel and chafa --format sixel show their pictures,
+               equal to libsixel's decoding of what they wrote: see
+               termchecks.py.
   config       A drop-in sets palette=xterm and has a bad line: after a
                restart the journal has the error (priority err) with
                file:line, consoled runs, and the prompt is drawn in xterm's

@@ -3,10 +3,10 @@ among its program checks (they share the test user's login on tty1):
 
   queries   The user's bash asks consoled what programs ask a terminal
             (a script in raw mode writes each query to /dev/tty and reads
-            the answer up to its final byte, with a 3 s timeout): DA1,
-            XTVERSION, XTWINOPS 18 t, 14 t and 16 t, XTGETTCAP TN, Co and
-            RGB, DECRQSS for SGR (after SGR 1;31), DECSTBM and DECSCUSR, and
-            DECRQM 2026. Each answer must be xterm's form with consoled's
+            the answer up to its final byte, with a 3 s timeout): DA1 (with
+            4, sixel, in its list), XTVERSION, XTWINOPS 18 t, 14 t and 16 t,
+            XTGETTCAP TN, Co and RGB, DECRQSS for SGR (after SGR 1;31),
+            DECSTBM and DECSCUSR, and DECRQM 2026. Each answer must be xterm's form with consoled's
             values: its version, the grid the screen shows, the cell of the
             font (8x16), TERM's name.
   vim-cursor
@@ -16,13 +16,27 @@ among its program checks (they share the test user's login on tty1):
             pixel column (an 8-wide font: 1 column) in the foreground
             colour; after Esc the cell is a block again (its colours
             swapped); :q.
+  images    img2sixel and chafa --format sixel, run by the user on weston's
+            pictures (its photo-like background scaled to 128 pixels wide,
+            a 256x256 icon as 6x5 of chafa's cells), show their image: the bytes each wrote (kept
+            with tee) are decoded on the host by libsixel's sixel2png, and
+            that picture must be on the glass at the top left (where
+            `clear` left the cursor) pixel for pixel, at 8 bpp through the
+            mapping consoled-terminal(7) IMAGES documents (sixeltest.Map8).
 """
 
+import base64
 import binascii
+import os
 import re
+import subprocess
+import tempfile
 import time
 
-CHECKS = ["queries", "vim-cursor"]
+import screen
+import sixeltest
+
+CHECKS = ["queries", "vim-cursor", "images"]
 
 # Each query: a name, what is written (printf %b), the answer's final byte.
 QUERIES = [
@@ -92,9 +106,10 @@ def check_queries(r):
     }
     bad = ["%s: got %r, expected %r" % (k, got.get(k), v) for k, v in want.items()
            if got.get(k) != v]
-    # DA1: a VT-class answer (CSI ? 6x ; features c).
-    if not re.fullmatch(r"\033\[\?6[0-9](;\d+)*c", got.get("da1", "")):
-        bad.append("da1: got %r, expected CSI ? 6x ; ... c" % got.get("da1"))
+    # DA1: a VT-class answer (CSI ? 6x ; features c) that lists 4, sixel.
+    if not re.fullmatch(r"\033\[\?6[0-9](;\d+)*c", got.get("da1", "")) or \
+            "4" not in got["da1"][3:-1].split(";")[1:]:
+        bad.append("da1: got %r, expected CSI ? 6x ; ... 4 ... c" % got.get("da1"))
     if bad:
         r.fail("the terminal's answers differ from xterm's form with consoled's values:\n  "
                + "\n  ".join(bad))
@@ -151,6 +166,65 @@ def check_vim_cursor(r):
     r.vm.send_text(":q\n")
     r.prog_back(before, row, width, "vim's :q")
     print("# vim's cursor: %s in insert mode, %s after Esc" % tuple(looks))
+
+
+def check_images(r):
+    r.prog_shell("C.UTF-8")
+    bpp = int(r.sh("cat /sys/class/graphics/fb0/bits_per_pixel").strip())
+    mapping = sixeltest.Map8() if bpp == 8 else None
+    # pictures every guest has (weston's, RGB without alpha): a photo-like
+    # background scaled by img2sixel, a 256x256 icon by chafa (small: the
+    # stream goes back to the host over the serial line)
+    programs = [
+        ("img2sixel", "img2sixel -w 128 /usr/share/weston/background.png"),
+        ("chafa", "chafa --format sixel --size 6x5 --stretch --animate off"
+         " /usr/share/weston/icon_ivi_clickdot.png"),
+    ]
+    for name, command in programs:
+        # the marker is computed by the shell: the typed line cannot match
+        r.vm.send_text("clear; %s | tee /tmp/%s.six; echo; echo %s-DONE-$((6*7))\n"
+                       % (command, name, name))
+        r.prog_wait(lambda s, n=name: any(l.rstrip() == n + "-DONE-42" for l in s.lines),
+                    "%s did not finish" % name, timeout=60)
+        size = r.sh("stat -c %%s /tmp/%s.six 2>/dev/null || echo 0" % name).strip()
+        print("# %s wrote %s bytes" % (name, size), flush=True)
+        # the serial line moves about 1 KB/s under TCG: small pictures
+        out, status = r.vm.run("base64 -w0 /tmp/%s.six" % name, timeout=90)
+        six = base64.b64decode(out.strip()) if status == 0 else b""
+        if len(six) < 100:
+            img = r.vm.grab()
+            r.fail("%s wrote %d bytes (picture: %s); the screen shows:\n%s"
+                   % (name, len(six), r.vm.save_png(img, "systemd-%s.png" % name),
+                      r.prog_screen(img).text()))
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "s.six"), "wb") as f:
+                f.write(six)
+            subprocess.run(["sixel2png", "-i", os.path.join(tmp, "s.six"), "-o",
+                            os.path.join(tmp, "s.png")], check=True, capture_output=True)
+            pic = screen.read_png(os.path.join(tmp, "s.png"))
+        # `clear` put the cursor at the top left: the picture starts there
+        deadline = time.monotonic() + 10
+        while True:
+            img = r.vm.grab()
+            bad, first = 0, []
+            for y in range(pic.height):
+                want = pic.data[y * pic.width * 3:(y + 1) * pic.width * 3]
+                if mapping:
+                    want = b"".join(bytes(mapping(tuple(want[i:i + 3])))
+                                    for i in range(0, len(want), 3))
+                i = y * img.width * 3
+                bad += sixeltest.row_diff(img.data[i:i + pic.width * 3], want, y, first, 3)
+            if not bad or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        path = r.vm.save_png(img, "systemd-%s.png" % name)
+        if bad:
+            r.fail("%s's %dx%d picture (%d bytes of sixel) is not on the glass at the top "
+                   "left at %d bpp: %d pixels differ (%s; picture: %s)"
+                   % (name, pic.width, pic.height, len(six), bpp, bad, "; ".join(first), path))
+        print("# %s: %dx%d from %d bytes of sixel, equal to sixel2png's at %d bpp (%s)"
+              % (name, pic.width, pic.height, len(six), bpp, path))
+    r.vm.send_text("clear\n")
 
 
 def install(runner_cls, sd_module):

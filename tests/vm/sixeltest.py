@@ -317,9 +317,9 @@ class SixelChecks:
         mapping = Map8() if bpp == 8 else None
         t0 = time.monotonic()
         self.show(pts)
-        self.wait_pictures("the pictures as drawn (%d bpp)" % bpp, mapping=mapping)
-        note("sixel: 3 pictures equal to libsixel's at %d bpp (%.1f s)"
-             % (bpp, time.monotonic() - t0))
+        img = self.wait_pictures("the pictures as drawn (%d bpp)" % bpp, mapping=mapping)
+        note("sixel: 3 pictures equal to libsixel's at %d bpp (%.1f s; picture: %s)"
+             % (bpp, time.monotonic() - t0, self.vm.save_png(img, "%s-sixel.png" % r.card)))
         if bpp == 8:
             r.stop_consoled()
             return

@@ -58,10 +58,16 @@ struct image_store *image_store_new(size_t budget)
 	return s;
 }
 
+/* Frees an image's pixels (its entry is the caller's to remove). */
+static void image_release(struct image_store *s, struct image *im)
+{
+	s->memory -= image_bytes(im);
+	free(im->pixels);
+}
+
 static void image_drop(struct image_store *s, size_t i)
 {
-	s->memory -= image_bytes(&s->images[i]);
-	free(s->images[i].pixels);
+	image_release(s, &s->images[i]);
 	memmove(s->images + i, s->images + i + 1, (s->n - i - 1) * sizeof(*s->images));
 	s->n--;
 	s->generation++;
@@ -114,19 +120,51 @@ size_t image_store_reserved(const struct image_store *s)
 	return s->n_reserved;
 }
 
+struct age {
+	uint64_t serial;
+	size_t bytes;
+};
+
+static int age_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct age *)a)->serial, y = ((const struct age *)b)->serial;
+
+	return x < y ? -1 : x > y;
+}
+
 bool image_store_make_room(struct image_store *s, size_t extra)
 {
+	struct age *ages;
+	uint64_t cut = 0;
+	size_t need, freed = 0, kept = 0;
+
 	if (extra > s->budget)
 		return false;
-	while (s->memory + extra > s->budget && s->n) {
-		size_t oldest = 0;
-
-		for (size_t i = 1; i < s->n; i++)
-			if (s->images[i].serial < s->images[oldest].serial)
-				oldest = i;
-		/* its code points stay reserved while cells hold them */
-		image_drop(s, oldest);
+	if (s->memory + extra <= s->budget || !s->n)
+		return s->memory + extra <= s->budget;
+	/* the oldest images that free enough, found once and dropped in one
+	 * pass (one at a time, many small images would cost n^2) */
+	need = s->memory + extra - s->budget;
+	ages = xmalloc(s->n * sizeof(*ages));
+	for (size_t i = 0; i < s->n; i++)
+		ages[i] = (struct age){s->images[i].serial, image_bytes(&s->images[i])};
+	qsort(ages, s->n, sizeof(*ages), age_cmp);
+	for (size_t k = 0; k < s->n && freed < need; k++) {
+		freed += ages[k].bytes;
+		cut = ages[k].serial;
 	}
+	free(ages);
+	/* their code points stay reserved while cells hold them */
+	for (size_t i = 0; i < s->n; i++) {
+		struct image *im = &s->images[i];
+
+		if (im->serial > cut)
+			s->images[kept++] = *im;
+		else
+			image_release(s, im);
+	}
+	s->n = kept;
+	s->generation++;
 	return s->memory + extra <= s->budget;
 }
 
@@ -238,15 +276,21 @@ static bool image_sweep(struct image_store *s, struct tsm_screen *screen)
 		s->sweep_warned = true;
 		return false;
 	}
-	for (size_t i = s->n; i-- > 0;) {
-		const struct image *im = &s->images[i];
+	/* in one pass: many images may go at once */
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		struct image *im = &s->images[i];
 		bool any = false;
 
 		for (uint32_t k = 0; k < (uint32_t)im->cols * im->rows && !any; k++)
 			any = bit_get(held, im->first + k);
-		if (!any)
-			image_drop(s, i);
+		if (any)
+			s->images[kept++] = *im;
+		else
+			image_release(s, im);
 	}
+	s->n = kept;
 	free(s->reserved);
 	s->reserved = held;
 	s->n_reserved = 0;
@@ -285,9 +329,18 @@ static uint32_t image_alloc(struct image_store *s, uint32_t n, struct tsm_screen
 		return 0;
 	if (!s->reserved)
 		s->reserved = xcalloc(BITMAP_WORDS, sizeof(*s->reserved));
+	/* from the last ones handed out on, then below them: everything handed
+	 * out since the last sweep is reserved */
 	first = image_find_run(s, s->next, n);
-	if (!first && now_usec() >= s->sweep_after && image_sweep(s, screen))
+	if (!first)
 		first = image_find_run(s, IMAGE_FIRST, n);
+	if (!first && now_usec() >= s->sweep_after && image_sweep(s, screen)) {
+		first = image_find_run(s, IMAGE_FIRST, n);
+		/* cells hold too much, or what is free is in pieces too short:
+		 * the next sweep waits too (each reads every line) */
+		if (!first)
+			s->sweep_after = now_usec() + SWEEP_STARVED_USEC;
+	}
 	if (!first)
 		return 0;
 	for (uint32_t k = 0; k < n; k++)

@@ -25,6 +25,8 @@
 #define STREAM_OUT_SIZE 4096
 /* what a sixel decoder holds beside its pixels, at most (its registers) */
 #define STREAM_SIXEL_STATE (2 * sizeof(struct sixel_palette))
+/* the most pixels of sixel images one stream_feed() places, in screens */
+#define STREAM_SIXEL_FEED_SCREENS 4u
 #define TSM_ARG_MAX 16	      /* libtsm's CSI_ARG_MAX: it reads no parameter beyond */
 #define SGR_CHUNK TSM_ARG_MAX /* SGR is written again in pieces libtsm reads whole */
 #define PARAM_MAX 32
@@ -118,6 +120,11 @@ struct stream {
 	struct sixel_decoder *sixel;
 	bool sixel_sdm, sixel_private, sixel_right;
 	struct sixel_palette *sixel_shared;
+	/* pixels of the images placed in this stream_feed() (at most
+	 * STREAM_SIXEL_FEED_SCREENS screens of them), and whether dropping
+	 * more was logged in this session */
+	uint64_t sixel_fed_px;
+	bool sixel_fed_warned;
 
 	/* the kitty keyboard protocol's flag stacks: [0] the main screen's,
 	 * [1] the alternate screen's (stream_kitty_flags()) */
@@ -272,6 +279,7 @@ void stream_reset(struct stream *s)
 	sixel_decoder_free(s->sixel);
 	s->sixel = NULL;
 	s->sixel_on = false;
+	s->sixel_fed_warned = false;
 	stream_mirror_reset(s, false);
 }
 
@@ -1967,6 +1975,17 @@ static void stream_sixel_start(struct stream *s)
 	stream_sixel_max(s, &w, &h);
 	if (!w || !h)
 		return; /* no cell size known, or no memory for images: dropped */
+	/* A few bytes can make a screenful of pixels (raster attributes,
+	 * repeats): what one read places is bounded, so that one read cannot
+	 * keep the daemon from its keys and other terminals for long. */
+	if (s->sixel_fed_px >= (uint64_t)STREAM_SIXEL_FEED_SCREENS * w * h) {
+		if (!s->sixel_fed_warned)
+			log_warning("A session wrote more than %u screens of sixel images in one "
+				    "read: the further ones in such a read are dropped.",
+				    STREAM_SIXEL_FEED_SCREENS);
+		s->sixel_fed_warned = true;
+		return;
+	}
 	if (!s->sixel_private) {
 		if (!s->sixel_shared) {
 			s->sixel_shared = xmalloc(sizeof(*s->sixel_shared));
@@ -2105,8 +2124,13 @@ static void stream_sixel_end(struct stream *s)
 		return;
 	r = sixel_decoder_finish(d, &img);
 	sixel_decoder_free(d);
-	if (r == 0)
+	if (r == 0) {
+		s->sixel_fed_px += (uint64_t)img.width * img.height;
 		stream_sixel_place(s, &img);
+	} else if (r == -ENOMEM)
+		log_warning_errno(r, "A sixel image was dropped: %m");
+	else
+		log_debug_errno(r, "A sixel image showed nothing: %m");
 	sixel_image_free(&img);
 }
 
@@ -2447,6 +2471,8 @@ void stream_feed(struct stream *s, const char *in, size_t len)
 {
 	const uint8_t *p = (const uint8_t *)in;
 	size_t i = 0;
+
+	s->sixel_fed_px = 0;
 
 	if (s->n_pending) {
 		if (s->n_pending + len > s->scratch_cap) {

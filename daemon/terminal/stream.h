@@ -176,7 +176,10 @@ void stream_wipe(struct stream *s);
  * bytes may paint a band of the image (a repeat to the right edge after a
  * graphics carriage return paints width x 6 pixels for 7 bytes), about 14 ms
  * per 8 KiB at 1920 pixels wide, 8 times the cost of text; the caller reads
- * less at a time meanwhile (term.c). */
+ * less at a time meanwhile (term.c). Images that end within one read are
+ * bounded apart: one stream_feed() places at most 4 screens of pixels (a
+ * few bytes of raster attributes or repeats make a screenful), the further
+ * ones are dropped (logged once a session). */
 bool stream_in_sixel(const struct stream *s);
 
 /* The bytes of strings (OSC, DCS, ...) the stage holds in memory now: what

@@ -222,6 +222,32 @@ static void test_store_starved(void)
 	image_store_free(st);
 }
 
+/* Free code points in pieces too short for an image (every other one held):
+ * the sweep that finds no run makes the next one wait too, so that each
+ * placement does not read every line again. */
+static void test_store_fragmented(void)
+{
+	struct fake_term f;
+	struct image_store *st = fake_images(&f, 20, 5, 64 << 20);
+	unsigned n = IMAGE_TILES;
+	uint64_t g;
+	uint32_t a, b;
+
+	tsm_screen_resize(f.screen, 300, 250);
+	CHECK(image_store_add(st, pixels_of(n, 1, 0), n, 1, 1, 1, n, 1, f.screen, &a) == 0);
+	tsm_screen_move_to(f.screen, 0, 0);
+	for (unsigned k = 0; k < n; k++)
+		tsm_screen_write(f.screen, k % 2 ? ' ' : a + k, &(struct tsm_screen_attr){0});
+	CHECK(image_store_add(st, pixels_of(2, 1, 0), 2, 1, 1, 1, 2, 1, f.screen, &b) == -ENOSPC);
+	g = image_store_generation(st);
+	CHECK(image_store_add(st, pixels_of(2, 1, 0), 2, 1, 1, 1, 2, 1, f.screen, &b) == -ENOSPC);
+	CHECK_EQ_U(image_store_generation(st), g); /* no second sweep */
+	/* a one-cell image fits a piece */
+	CHECK(image_store_add(st, pixels_of(1, 1, 0), 1, 1, 1, 1, 1, 1, f.screen, &b) == 0);
+	fake_term_fini(&f);
+	image_store_free(st);
+}
+
 /* A restored screen (or one a wiped store never saw) holds tile code points
  * the store knows nothing of: they draw as the placeholder, and the first
  * placement sweeps before it hands any out. */
@@ -444,6 +470,28 @@ static void test_stream_budget(void)
 	image_store_free(st);
 }
 
+/* What one read places is bounded: a few bytes of raster attributes make
+ * a screenful of pixels, and one read of six of them places four screens;
+ * the next read places again. */
+static void test_stream_per_read(void)
+{
+	struct fake_term f;
+	struct image_store *st = fake_images(&f, 20, 6, 64 << 20);
+	const char *screenful = "\033[H\033Pq\"1;1;160;96#1?\033\\";
+	char buf[512] = "";
+
+	for (int k = 0; k < 6; k++)
+		strcat(buf, screenful);
+	fake_feed(&f, buf);
+	CHECK_EQ_U(image_store_count(st), 4);
+	fake_feed(&f, screenful);
+	CHECK_EQ_U(image_store_count(st), 5);
+	fake_term_read(&f);
+	CHECK(image_is_tile(f.cells[0][0].ch) && image_is_tile(f.cells[5][19].ch));
+	fake_term_fini(&f);
+	image_store_free(st);
+}
+
 static bool replied(struct fake_term *f, const char *want)
 {
 	bool ok = strcmp(f->replies, want) == 0;
@@ -561,10 +609,12 @@ int main(void)
 	RUN(test_store_budget);
 	RUN(test_store_recycle);
 	RUN(test_store_starved);
+	RUN(test_store_fragmented);
 	RUN(test_store_restored);
 	RUN(test_place);
 	RUN(test_scroll_erase);
 	RUN(test_stream_budget);
+	RUN(test_stream_per_read);
 	RUN(test_queries);
 	RUN(test_restore);
 	return TESTS_RESULT();

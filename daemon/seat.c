@@ -804,13 +804,20 @@ static void seat_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t
 			seat_view_key(seat, keysym, unicode);
 		return;
 	}
-	/* Shift+Insert pastes (xterm) */
+	/* Shift+Insert pastes (xterm); its release is not sent either, even
+	 * when Shift went up first */
+	if (keysym == XKB_KEY_Insert && release && seat->insert_pasted) {
+		seat->insert_pasted = false;
+		return;
+	}
 	if (keysym == XKB_KEY_Insert &&
 	    (mods & (TSM_SHIFT_MASK | TSM_CONTROL_MASK | TSM_ALT_MASK | TSM_LOGO_MASK)) ==
 		TSM_SHIFT_MASK &&
 	    t->selection) {
-		if (!release)
+		if (!release) {
 			terminal_paste(t);
+			seat->insert_pasted = true;
+		}
 		return;
 	}
 	/* the session's flags decide whether a release or repeat is sent */

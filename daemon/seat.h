@@ -65,6 +65,8 @@ struct seat {
 	uint64_t view_base;
 	bool view_typing, view_not_found;
 	char view_find[64];
+	/* the Insert key down was taken for a paste: its release is not sent */
+	bool insert_pasted;
 	/* The last boot's crash from pstore (pstore.h), read once at start:
 	 * its lines for the view, before this boot's (a heading first, a
 	 * closing line last), and the text they point into. */

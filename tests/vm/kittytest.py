@@ -12,7 +12,9 @@ the cirrus guest.
               Alt+a, Ctrl+F5 send CSI 105;5u, HT, CSI 13;2u, CSI 27u,
               CSI 97;3u, CSI 15;5~. Pushed 3 (event types): a sends a and
               its release CSI 97;1:3u, Ctrl+I CSI 105;5u and CSI 105;5:3u,
-              Enter CR and no release (nor does any modifier key). Pushed
+              Enter CR and no release (nor does any modifier key);
+              Shift+Insert (a paste) with Shift let go before Insert
+              sends nothing, its release neither. Pushed
               11 (all keys as escape codes): Left Shift alone is
               CSI 57441;2u and CSI 57441;1:3u; a held 0.7 s (the repeat
               starts after 250 ms) sends CSI 97u, repeats CSI 97;1:2u and
@@ -111,6 +113,15 @@ class KittyChecks:
                     b"\x1b[?3ua\x1b[97;1:3u\x1b[105;5u\x1b[105;5:3u\r",
                     lambda: (self.tty_write("\\033[>3u\\033[?u"), combo(["a"]),
                              combo(["ctrl", "i"]), combo(["ret"])))
+
+        def paste_shift_first():
+            self.key_event("shift", True)
+            self.key_event("insert", True)
+            self.key_event("shift", False)
+            self.key_event("insert", False)
+            combo(["a"])
+        self.expect("flags 3: Shift+Insert (a paste of nothing), Shift up first, then a",
+                    b"a\x1b[97;1:3u", paste_shift_first)
         self.expect("flags 11 pushed: CSI ? u, Left Shift alone",
                     b"\x1b[?11u\x1b[57441;2u\x1b[57441;1:3u",
                     lambda: (self.tty_write("\\033[>11u\\033[?u"), combo(["shift"])))

@@ -150,7 +150,7 @@ def check_autologin(r):
         auto_line = "%s %s (automatic login)" % (s.PROMPT, user)
         r.wait_text(s.FONT, lambda d: any(l.rstrip() == auto_line for l in d.lines)
                     and any(l.startswith(shell_prompt) for l in d.lines),
-                    "no automatic login of %s" % user)
+                    "no automatic login of %s" % user, timeout=s.LOGIN_WAIT)
         s.log("logged in automatically after %.1fs" % (time.monotonic() - t0))
         sessions = r.sh("loginctl list-sessions --no-legend")
         if not re.search(r"\b%s\b.*\bseat0\b" % user, sessions):

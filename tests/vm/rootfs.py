@@ -43,6 +43,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import initramfs as initramfs_mod  # noqa: E402
+import turns  # noqa: E402
 import kernel as kernel_mod  # noqa: E402
 import vmlib  # noqa: E402
 
@@ -335,7 +336,8 @@ class DebianVM(vmlib.VM):
     def wait_booted(self, timeout=180):
         """Wait until systemd has finished starting up; return its state
         (running, or degraded when a unit failed)."""
-        out, _ = self.run("systemctl is-system-running --wait", timeout=timeout)
+        with turns.turn():  # a boot's: shared (turns.py)
+            out, _ = self.run("systemctl is-system-running --wait", timeout=timeout)
         return out.strip()
 
 

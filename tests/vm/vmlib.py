@@ -59,6 +59,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import initramfs as initramfs_mod  # noqa: E402
 import screen  # noqa: E402
+import turns  # noqa: E402
 
 # Up to the end of the line: a match on a buffer that ends inside the marker
 # would cut fb0's geometry short (the reader thread appends in chunks).
@@ -381,7 +382,12 @@ class VM:
                                    extra_elves=self.extra_elves)
 
     def start(self):
-        """Build the initramfs, start QEMU paused, attach, resume and wait for the shell."""
+        """Build the initramfs, start QEMU paused, attach, resume and wait for
+        the shell (a shared turn: a boot is not timed, turns.py)."""
+        with turns.turn():
+            self._start()
+
+    def _start(self):
         initrd = os.path.join(self.sockdir, "initramfs.cpio")
         kernel = self.build_initrd(initrd)
         cmd = self.qemu_command(kernel, initrd)

@@ -258,6 +258,7 @@ import sixeltest  # noqa: E402
 import screen  # noqa: E402
 import terminfocaps  # noqa: E402
 import terminfokeys  # noqa: E402
+import turns  # noqa: E402
 import vcstest  # noqa: E402
 import kittytest  # noqa: E402
 import vmlib  # noqa: E402
@@ -398,8 +399,29 @@ class Runner:
 
     # -- reporting --
 
+    # Checks whose verdict is a wall-clock bound: each runs while a guest
+    # beside it idles (turns.py). The names are the same on every card.
+    # Medians, counts and lateness in a window: frames, syn-dropped,
+    # osc52-flood, bell-flood, keys-kitty (a repeat in 0.7 s); a state
+    # caught on the host's clock before a timer ends it: sync-output (a 1 s
+    # hold), blank, pointer-* (the pointer hides after 3 s), cursor-blink,
+    # bell-flash, bell-scroll, kmsg-* (the band's 2 s), deferred-prompt
+    # (1 s), respawn-clean (the 10 s respawn pause), fb-wait-none (4-7 s);
+    # events kept in order by 0.1-0.4 s gaps: mouse-report, select-paste,
+    # paste-keys (a double click's 400 ms).
+    TIMED = {"frames", "syn-dropped", "osc52-flood", "bell-flood", "keys-kitty", "sync-output",
+             "blank", "pointer-oracle", "pointer-events", "pointer-zoom", "pointer-scroll",
+             "pointer-vt-away", "pointer-blank", "cursor-blink", "bell-flash", "bell-scroll",
+             "kmsg-band", "kmsg-view", "kmsg-blank", "kmsg-real", "kmsg-flood",
+             "deferred-prompt", "respawn-clean", "fb-wait-none", "mouse-report",
+             "select-paste", "paste-keys"}
+
     def check(self, name, fn):
         self.n += 1
+        with turns.turn(exclusive=name in self.TIMED):
+            self._check(name, fn)
+
+    def _check(self, name, fn):
         t0 = time.monotonic()
         try:
             fn()

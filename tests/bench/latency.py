@@ -22,6 +22,9 @@ G_KEYLAT = "/usr/bin/keylat"
 G_LAT_SH = "/bench/lat.sh"
 G_LAT_RUN = "/bench/lat-run.sh"
 G_DIR = "/tmp/lat"
+# consoled's wake-ups while idle are counted over this long, after the idle
+# echo (the session waits in cat, keylat for the next phase)
+IDLE_SECONDS = 60
 # the figures of consoled --verbose's line per echoed key (screen.c
 # screen_log_key()), in order
 KEY_STAGES = ["to pty", "echo read", "parse", "frame wait", "due", "cells", "detect", "draw",
@@ -126,6 +129,7 @@ def run_terminal(b, args, term, font, kmscon):
             # too slow under TCG)
             idle_keys = vm.check("sed -n 's/.*Key: //p' %s/term.log | tr -cs '0-9\\n-' ' '"
                                  % d, timeout=120)
+            idle_wakeups = count_wakeups(vm)
         vm.check("(yes >/dev/tty2 &) </dev/null >/dev/null 2>&1; touch %s/g2" % d)
         if not wait_file(vm, d + "/e2", status, int(60 + keys * per_key * 4)):
             raise RuntimeError("echo under flood did not finish")
@@ -164,9 +168,19 @@ def run_terminal(b, args, term, font, kmscon):
     mode = re.search(r"mode (\S+) (\d+) bpp", log)
     if term == "consoled":
         found["stages"] = key_stages(idle_keys)
+        found["idle_wakeups"] = idle_wakeups
     found["band"] = band.group(0) if band else None
     found["mode"] = mode.group(0) if mode else None
     return found
+
+
+def count_wakeups(vm):
+    """consoled's context switches (voluntary and not: each wake-up ends in
+    one) over IDLE_SECONDS of nothing to do, or None."""
+    cmd = ("p=$(pidof consoled); c() { awk '/ctxt_switches/ { n += $2 } END { print n }'"
+           " /proc/$p/status; }; a=$(c); sleep %d; echo $a $(c)" % IDLE_SECONDS)
+    f = vm.check(cmd, timeout=IDLE_SECONDS + 60).split()
+    return int(f[1]) - int(f[0]) if len(f) == 2 else None
 
 
 def key_stages(lines):
@@ -238,6 +252,10 @@ def format_card(card):
                    % (r["term"], r["idle"]["median_ms"], r["idle"]["p99_ms"],
                       r["flood"]["median_ms"], r["flood"]["p99_ms"], r["int"]["median_ms"],
                       r["int"]["p99_ms"]))
+    for r in lat["rows"]:
+        if r.get("idle_wakeups") is not None:
+            out.append("   %s idle: %d wake-ups in %d s (context switches of the process, after the"
+                       " idle echo)" % (r["term"], r["idle_wakeups"], IDLE_SECONDS))
     for r in lat["rows"]:
         st = r.get("stages")
         if st:

@@ -82,7 +82,9 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   cursor, nothing written and no key: over 10 s its context
                   switches (/proc/PID/status, voluntary and not) grow by at
                   most 1, so nothing wakes it periodically (no timer, poll or
-                  snapshot write); printed as wake-ups per minute.
+                  snapshot write); printed as wake-ups per minute. Then a
+                  key nobody echoes (stty -echo) after Shift+PageUp brings
+                  the view back from the scrollback.
   vt-switch       consoled on tty1, text on tty2: Ctrl+Alt+F2 shows tty2's
                   fbcon text unchanged; keys typed there reach tty2 and never
                   consoled's session; `chvt 1` shows consoled's screen exactly
@@ -1186,6 +1188,17 @@ exec sleep 100000
                       " periodic timer\n%s" % (woke, self.IDLE_SECONDS, self.consoled_log()))
         self.vm.send_text("echo still-here\n")
         self.wait_output(font, "echo still-here", "still-here", "typing after the idle time failed")
+        self.stop_consoled()
+        # A key calls for a frame only when it brings the view back from the
+        # scrollback: one that the session does not echo must still do that.
+        self.start_consoled(font, "/bin/sh -c 'seq 1 200; stty -echo; exec cat >/dev/null'")
+        bottom = lambda s: "200" in [l.rstrip() for l in s.lines]
+        self.wait_text(font, bottom, "the session's output is not on screen")
+        self.vm.send_keys(["shift", "pgup"])
+        self.wait_text(font, lambda s: not bottom(s), "Shift+PageUp did not page the view back")
+        self.vm.send_text("x")
+        self.wait_text(font, bottom, "a key that was not echoed did not bring the view back"
+                       " from the scrollback", timeout=5)
         self.stop_consoled()
 
     SCROLL_SCRIPT = "/tmp/scroll-text"

@@ -963,7 +963,8 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir, fbcon_line
                 print("# %s pty floor: cat %.3f s" % (card, r["cat_s"]), flush=True)
             except Exception as e:  # noqa: BLE001 -- a row, not a broken run
                 print("# %s pty floor: FAILED: %s" % (card, e), flush=True)
-                r = {"mode": "pty floor", "peer": True, "font": "-", "error": str(e)}
+                r = {"mode": "pty floor", "peer": True, "floor": True, "font": "-",
+                     "error": str(e)}
             result["modes"].append(r)
             if args.kmsg:
                 bench_kmsg(b, args, result)
@@ -1096,7 +1097,7 @@ def bench_rounds(b, args, result, peer_runs):
         rank.append(row)
     # the peers' table rows: their median (error rows when no run finished)
     for r in result["modes"]:
-        if r.get("peer"):
+        if r.get("peer") and not r.get("floor"):
             row = [x for x in rank if x["name"] == r["mode"]][0]
             if row.get("median") is not None:
                 r["cat_s"] = row["median"]

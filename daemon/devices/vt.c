@@ -6,6 +6,7 @@
 #include <linux/vt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
@@ -20,8 +21,15 @@
 #define VT_SIG_RELEASE (SIGRTMIN + 1)
 #define VT_SIG_ACQUIRE (SIGRTMIN + 2)
 
-/* How often the VT's mode is checked for another program's VT_SETMODE. */
+/* After something touched the VT (an open or close of /dev/ttyN, a VT
+ * switch) its mode is checked at once and again this long after, then once
+ * more VT_RECHECK_LAST_USEC after that: an opener sets its mode after the
+ * open that woke us. Without the watches (no inotify), the mode is polled
+ * every VT_POLL_USEC instead. */
+#define VT_RECHECK_USEC (50 * USEC_PER_MSEC)
+#define VT_RECHECK_LAST_USEC USEC_PER_SEC
 #define VT_POLL_USEC USEC_PER_SEC
+#define VT_ACTIVE_PATH "/sys/class/tty/tty0/active"
 
 struct vt {
 	int fd;
@@ -32,6 +40,13 @@ struct vt {
 	int saved_kbmode;
 	bool graphics_set, mode_set, kbmode_set;
 	sd_event_source *release_source, *acquire_source, *poll_source;
+	/* inotify on /dev/ttyN (opens and closes) and the kernel's VT switch
+	 * notification (POLLPRI on tty0's `active`): -1 when not watched,
+	 * then poll_source polls. */
+	int watch_fd, active_fd;
+	sd_event_source *watch_source, *active_source;
+	/* follow-up checks left after the last watch event */
+	unsigned rechecks_left;
 	struct vt_callbacks cb;
 	void *userdata;
 };
@@ -161,14 +176,14 @@ static void vt_take_back(struct vt *vt)
 	bool was_grabbed = vt->grabbed;
 
 	if (vt->active) {
-		/* taken and handed back within one poll: the screen was not
-		 * ours meanwhile */
+		/* taken and handed back between two checks: the screen was
+		 * not ours meanwhile */
 		vt->active = false;
 		if (vt->cb.release)
 			vt->cb.release(vt->userdata);
 	}
 	if (vt_take(vt) < 0) {
-		/* again at the next poll */
+		/* again at the next check (a watch event, a frame, a key) */
 		vt->grabbed = true;
 		crash_register_vt(-1, 0);
 		return;
@@ -212,11 +227,100 @@ void vt_poll(struct vt *vt)
 
 static int on_poll(sd_event_source *s, uint64_t usec, void *userdata)
 {
+	struct vt *vt = userdata;
+
 	(void)usec;
-	vt_poll(userdata);
-	sd_event_source_set_time_relative(s, VT_POLL_USEC);
-	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	vt_poll(vt);
+	if (vt->watch_fd < 0) {
+		sd_event_source_set_time_relative(s, VT_POLL_USEC);
+		sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	} else if (vt->rechecks_left > 0) {
+		vt->rechecks_left--;
+		sd_event_source_set_time_relative(s, VT_RECHECK_LAST_USEC);
+		sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	}
 	return 0;
+}
+
+/* Something touched the VT: its mode now, and twice more shortly. */
+static void vt_touched(struct vt *vt)
+{
+	vt_poll(vt);
+	vt->rechecks_left = 1;
+	sd_event_source_set_time_relative(vt->poll_source, VT_RECHECK_USEC);
+	sd_event_source_set_enabled(vt->poll_source, SD_EVENT_ONESHOT);
+}
+
+static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	(void)s;
+	(void)revents;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	vt_touched(userdata);
+	return 0;
+}
+
+static int on_active(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	char buf[16];
+
+	(void)s;
+	(void)revents;
+	/* sysfs re-arms POLLPRI once the attribute is read again */
+	if (lseek(fd, 0, SEEK_SET) == 0 && read(fd, buf, sizeof(buf)) < 0)
+		log_debug_errno(errno, "Failed to read " VT_ACTIVE_PATH ": %m");
+	vt_touched(userdata);
+	return 0;
+}
+
+static void vt_unwatch(struct vt *vt)
+{
+	vt->watch_source = sd_event_source_unref(vt->watch_source);
+	vt->active_source = sd_event_source_unref(vt->active_source);
+	if (vt->watch_fd >= 0)
+		close(vt->watch_fd);
+	if (vt->active_fd >= 0)
+		close(vt->active_fd);
+	vt->watch_fd = vt->active_fd = -1;
+}
+
+/* What may change the VT's mode behind consoled's back: a program opening
+ * /dev/ttyN (logind's TakeControl for a compositor opens it, then sets its
+ * mode), closing it (logind's restore closes its fd after VT_AUTO), and a
+ * VT switch (the kernel resets VT_PROCESS to VT_AUTO when the mode's owner
+ * is gone). Every frame and key asks too (vt_poll()), so nothing is polled
+ * while nobody touches the VT. Returns false if the watches cannot be set
+ * up (the caller polls then). */
+static bool vt_watch(sd_event *event, struct vt *vt, const char *path)
+{
+	char buf[16];
+	int r;
+
+	vt->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (vt->watch_fd < 0 ||
+	    inotify_add_watch(vt->watch_fd, path, IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE) <
+		0) {
+		log_warning_errno(errno, "Failed to watch %s, polling its mode every second: %m",
+				  path);
+		goto fail;
+	}
+	r = sd_event_add_io(event, &vt->watch_source, vt->watch_fd, EPOLLIN, on_watch, vt);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to watch %s, polling its mode every second: %m", path);
+		goto fail;
+	}
+	vt->active_fd = open(VT_ACTIVE_PATH, O_RDONLY | O_CLOEXEC);
+	if (vt->active_fd >= 0 && read(vt->active_fd, buf, sizeof(buf)) >= 0 &&
+	    sd_event_add_io(event, &vt->active_source, vt->active_fd, EPOLLPRI, on_active, vt) >= 0)
+		return true;
+	log_warning_errno(errno, "Failed to watch " VT_ACTIVE_PATH
+				 ", polling the VT's mode every second: %m");
+fail:
+	vt_unwatch(vt);
+	return false;
 }
 
 int vt_open(sd_event *event, unsigned num, bool activate, const struct vt_callbacks *cb,
@@ -239,6 +343,7 @@ int vt_open(sd_event *event, unsigned num, bool activate, const struct vt_callba
 	vt->num = num;
 	vt->cb = *cb;
 	vt->userdata = userdata;
+	vt->watch_fd = vt->active_fd = -1;
 	snprintf(path, sizeof(path), "/dev/tty%u", num);
 	vt->fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (vt->fd < 0) {
@@ -273,14 +378,18 @@ int vt_open(sd_event *event, unsigned num, bool activate, const struct vt_callba
 		goto fail;
 	}
 
-	/* Polled whether or not the VT is in front: a program may take it
-	 * while another VT is shown, and then the acquire signal goes to it. */
+	/* Watched whether or not the VT is in front: a program may take it
+	 * while another VT is shown, and then the acquire signal goes to it.
+	 * The follow-ups after a watch event are felt by nobody: the default
+	 * accuracy. */
 	r = sd_event_add_time_relative(event, &vt->poll_source, CLOCK_MONOTONIC, VT_POLL_USEC, 0,
 				       on_poll, vt);
 	if (r < 0) {
 		log_error_errno(r, "Failed to set up the VT poll timer: %m");
 		goto fail;
 	}
+	if (vt_watch(event, vt, path))
+		sd_event_source_set_enabled(vt->poll_source, SD_EVENT_OFF);
 
 	if (ioctl(vt->fd, VT_GETMODE, &mode) == 0 && vt_mode_is_foreign(&mode)) {
 		/* consoled restarted while a compositor runs in its session:
@@ -318,6 +427,7 @@ void vt_free(struct vt *vt)
 
 	if (!vt)
 		return;
+	vt_unwatch(vt);
 	/* Asked now, not at the last poll: a compositor may have taken the VT
 	 * within the last second. Its mode, graphics mode and keyboard stay;
 	 * its logind puts the text mode back when it is done. */

@@ -15,17 +15,18 @@
  * Another program may take the VT over while consoled has it: logind does for
  * a compositor started from consoled's login (TakeControl: VT_SETMODE
  * VT_PROCESS with its own signals, KD_GRAPHICS, K_OFF), and nothing tells
- * consoled. vt polls VT_GETMODE once a second (and vt_poll() asks at once,
- * before each frame and key): while the mode is VT_PROCESS with signals that
- * are not consoled's, the VT counts as released (the release callback runs
- * if it was active; no switch is acknowledged, the kernel asks the other
- * program now). When it is handed back (VT_AUTO, as logind's restore leaves
- * it, or consoled's own mode again) vt takes the VT again (VT_SETMODE,
- * KD_GRAPHICS, K_OFF, the keys the kernel keyboard queued meanwhile flushed)
- * and runs the acquire callback if the VT is in front; if it is not, the
- * acquire signal comes when the user switches to it. A consoled that exits
- * or starts while another program holds the VT leaves its mode alone, and
- * one that crashes does not restore it either.
+ * consoled. vt checks VT_GETMODE when something touches the VT (an open or
+ * close of /dev/ttyN, seen by inotify, and a VT switch, by POLLPRI on
+ * /sys/class/tty/tty0/active: at once, 50 ms and about a second later),
+ * and vt_poll() asks at once before each frame and key; nothing is polled
+ * while nobody touches the VT (without inotify: once a second): while the mode is VT_PROCESS with
+ * signals that are not consoled's, the VT counts as released (the release callback runs if it was
+ * active; no switch is acknowledged, the kernel asks the other program now). When it is handed back
+ * (VT_AUTO, as logind's restore leaves it, or consoled's own mode again) vt takes the VT again
+ * (VT_SETMODE, KD_GRAPHICS, K_OFF, the keys the kernel keyboard queued meanwhile flushed) and runs
+ * the acquire callback if the VT is in front; if it is not, the acquire signal comes when the user
+ * switches to it. A consoled that exits or starts while another program holds the VT leaves its
+ * mode alone, and one that crashes does not restore it either.
  */
 #include <stdbool.h>
 #include <systemd/sd-event.h>

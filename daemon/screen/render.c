@@ -95,6 +95,16 @@ struct render {
 	uint32_t nearest_key[NEAREST_MEMO_SLOTS]; /* 8 bpp: 1 << 24 | RGB, 0 unused */
 	uint8_t nearest_slot[NEAREST_MEMO_SLOTS];
 
+	/* The last attribute resolved in this frame's cell snapshot and its
+	 * pixel values: most cells share their neighbour's attribute, and
+	 * resolving was 60% of tsm_screen_draw()'s instructions (floor,
+	 * callgrind). Forgotten at every frame (the palette may change). */
+	struct {
+		bool valid, dim;
+		struct tsm_screen_attr attr;
+		uint32_t fg, bg;
+	} memo;
+
 	/* What is on the glass (prev) and what should be (cur). */
 	struct cell *prev, *cur;
 	bool prev_valid;
@@ -641,6 +651,29 @@ static const struct tsm_screen_attr *render_cursor_attr(struct render *r,
 	return buf;
 }
 
+static bool attr_equal(const struct tsm_screen_attr *a, const struct tsm_screen_attr *b)
+{
+	return a->fccode == b->fccode && a->bccode == b->bccode && a->fr == b->fr &&
+	       a->fg == b->fg && a->fb == b->fb && a->br == b->br && a->bg == b->bg &&
+	       a->bb == b->bb && a->bold == b->bold && a->italic == b->italic &&
+	       a->underline == b->underline && a->inverse == b->inverse && a->blink == b->blink;
+}
+
+/* render_resolve_colors() for the snapshot, through the frame's memo. */
+static void render_cell_colors(struct render *r, const struct tsm_screen_attr *attr, bool dim,
+			       struct cell *c)
+{
+	if (!r->memo.valid || r->memo.dim != dim || !attr_equal(&r->memo.attr, attr)) {
+		render_resolve_colors(&r->fb->format, r->palette, attr, dim, !r->scalable,
+				      &r->memo.fg, &r->memo.bg);
+		r->memo.valid = true;
+		r->memo.dim = dim;
+		r->memo.attr = *attr;
+	}
+	c->fg = r->memo.fg;
+	c->bg = r->memo.bg;
+}
+
 static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch, size_t len,
 				unsigned width, unsigned posx, unsigned posy,
 				const struct tsm_screen_attr *attr, tsm_age_t age, void *data)
@@ -672,8 +705,7 @@ static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint3
 	/* an image's tile: its pixels over the cell's background, no style */
 	if (image_is_tile(c->glyph)) {
 		c->attr = CELL_TILE | cursor;
-		render_resolve_colors(&r->fb->format, r->palette, attr, false, !r->scalable, &c->fg,
-				      &c->bg);
+		render_cell_colors(r, attr, false, c);
 		return 0;
 	}
 	/* a stand-in may carry attributes libtsm does not keep */
@@ -693,8 +725,7 @@ static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint3
 		c->attr |= (attr->bold || attr->italic ? CELL_MONO_BOLD : 0) |
 			   (attr->underline ? CELL_MONO_UNDERLINE : 0);
 	c->attr |= cursor;
-	render_resolve_colors(&r->fb->format, r->palette, attr, flags & CLUSTER_DIM, !r->scalable,
-			      &c->fg, &c->bg);
+	render_cell_colors(r, attr, flags & CLUSTER_DIM, c);
 	return 0;
 }
 
@@ -1292,11 +1323,13 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 	/* the colour map may have changed since the last frame */
 	if (r->fb->format.indexed)
 		memset(r->nearest_key, 0, sizeof(r->nearest_key));
+	r->memo.valid = false;
 	tsm_screen_draw(screen, render_snapshot_cell, r);
 	if (r->overlay)
 		render_snapshot_overlay(r);
 	render_snapshot_pointer(r);
 	render_snapshot_flash(r);
+	uint64_t cells_done = now_usec();
 
 	r->blitter = render_backend(r);
 	r->exposed_top = r->exposed_bottom = 0;
@@ -1321,11 +1354,20 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 		mode = p.mode;
 	}
 	c = &r->counters[mode];
+	uint64_t detect_done = now_usec();
 	if (!render_draw_cells(r, c))
 		render_backend_failed(r);
 	render_draw_margins(r, c);
+	uint64_t draw_done = now_usec();
 	if (r->shadow)
 		render_flush_shadow(r, c);
+	uint64_t end = now_usec();
+	r->stats.last = (struct render_frame_times){
+	    .cells_usec = cells_done - start,
+	    .detect_usec = detect_done - cells_done,
+	    .draw_usec = draw_done - detect_done,
+	    .flush_usec = end - draw_done,
+	};
 
 	tmp = r->prev;
 	r->prev = r->cur;
@@ -1335,9 +1377,9 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 	r->prev_valid = !r->redraw_next;
 	r->redraw_next = false;
 	c->frames++;
-	c->render_usec += now_usec() - start;
+	c->render_usec += end - start;
 	r->stats.frames++;
-	r->stats.render_usec += now_usec() - start;
+	r->stats.render_usec += end - start;
 	return !r->prev_valid || r->flush_failed;
 }
 

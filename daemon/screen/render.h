@@ -64,10 +64,19 @@ struct overlay;
 
 /* Totals over all strategies; the per-strategy figures are in
  * render_get_counters(). */
+/* Where the last frame's time went, in microseconds: libtsm's cells taken
+ * (tsm_screen_draw() and the overlays), what changed found and moved
+ * (damage, plan, moves), the cells drawn (with the margins), the RAM
+ * copy flushed (memcpy, packing or pwrite()). */
+struct render_frame_times {
+	uint64_t cells_usec, detect_usec, draw_usec, flush_usec;
+};
+
 struct render_stats {
 	uint64_t frames;
 	uint64_t cells_drawn;
 	uint64_t render_usec;
+	struct render_frame_times last;
 };
 
 /* The renderer draws with `fonts` (which the caller keeps) in its current

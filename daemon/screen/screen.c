@@ -74,6 +74,31 @@ static int screen_on_blink(sd_event_source *src, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* The key's echo is on the glass: where its time went (--verbose). The
+ * frame's wait runs from the parse to the frame's start; "due" is how long
+ * after the parse the frame timer was set to fire. */
+static void screen_log_key(struct screen *s, struct term *term, uint64_t due, uint64_t start)
+{
+	const struct term_key_trace *k = term_key_trace(term);
+	const struct render_frame_times *f = &render_get_stats(s->render)->last;
+
+	if (!k->pending || !k->parsed_usec || k->parsed_usec > start)
+		return;
+	term_key_trace_done(term);
+	log_debug("Key: %llu us to the pty, echo read %llu us later, parsed in %llu us; frame "
+		  "%llu us after the parse (due at %lld us): cells %llu, detect %llu, draw %llu, "
+		  "flush %llu us; %llu us from the key to the glass",
+		  (unsigned long long)(k->write_usec - k->key_usec),
+		  (unsigned long long)(k->read_usec - k->write_usec),
+		  (unsigned long long)(k->parsed_usec - k->read_usec),
+		  (unsigned long long)(start - k->parsed_usec),
+		  (long long)due - (long long)k->parsed_usec, (unsigned long long)f->cells_usec,
+		  (unsigned long long)f->detect_usec, (unsigned long long)f->draw_usec,
+		  (unsigned long long)f->flush_usec,
+		  (unsigned long long)(start + f->cells_usec + f->detect_usec + f->draw_usec +
+				       f->flush_usec - k->key_usec));
+}
+
 static int screen_on_frame(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct screen *s = userdata;
@@ -134,12 +159,15 @@ static int screen_on_frame(sd_event_source *src, uint64_t usec, void *userdata)
 	render_set_cursor(s->render, cursor.shape, !(cursor.blink && s->cursor_off));
 	bool again = render_frame(s->render, term_screen(t->term));
 	screen_blink_follow(s, cursor.blink && render_cursor_visible(s->render));
-	/* A frame that drew nothing (each key calls for one: typing brings
-	 * the view back from the scrollback) starts no frame interval, so the
-	 * key's echo right after it is drawn at once, not 16 ms later */
-	if (again || render_get_stats(s->render)->cells_drawn != drawn)
+	/* A frame that drew nothing (a key that brought the view back from
+	 * the scrollback to where it was drawn, a blink) starts no frame
+	 * interval, so a key's echo right after it is drawn at once, not
+	 * 16 ms later */
+	if (again || render_get_stats(s->render)->cells_drawn != drawn) {
 		frame_drawn(&s->frame, t->term, start, due, flood,
 			    render_get_stats(s->render)->cells_drawn - drawn);
+		screen_log_key(s, t->term, usec, start);
+	}
 	if (s->unblank_pending) {
 		/* the screen is drawn: the driver shows it again (the kernel
 		 * may use the VGA ports the blitter uses) */

@@ -18,6 +18,7 @@
 #include "snapshot.h"
 #include "stream.h"
 #include "term.h"
+#include "tsmpeek.h"
 #include "image.h"
 #include "keys.h"
 #include "../color/palette.h"
@@ -82,6 +83,7 @@ struct term {
 	uint64_t bytes_in;
 	uint64_t lines_in;   /* line feeds among them */
 	uint64_t parse_usec; /* time in stream_feed() (--stats) */
+	struct term_key_trace key;
 
 	/* Bytes for the pty that did not fit (the session is not reading). */
 	char *out;
@@ -272,6 +274,7 @@ static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	if (revents & EPOLLOUT)
 		term_flush(t);
 	if (revents & (EPOLLIN | EPOLLHUP)) {
+		uint64_t woke = t->key.pending && !t->key.read_usec ? now_usec() : 0;
 		ssize_t n =
 		    read(fd, buf, stream_in_sixel(t->stream) ? TERM_SIXEL_READ_SIZE : sizeof(buf));
 		if (n > 0) {
@@ -284,6 +287,10 @@ static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 			term_follow_sync(t);
 			t->bytes_in += stream_bytes_out(t->stream) - out;
 			t->parse_usec += now_usec() - start;
+			if (woke) {
+				t->key.read_usec = woke;
+				t->key.parsed_usec = now_usec();
+			}
 			if (t->cb.damage)
 				t->cb.damage(t->userdata);
 		} else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -824,6 +831,16 @@ const struct image_store *term_images(struct term *t)
 	return t->images;
 }
 
+const struct term_key_trace *term_key_trace(const struct term *t)
+{
+	return &t->key;
+}
+
+void term_key_trace_done(struct term *t)
+{
+	t->key.pending = false;
+}
+
 struct tsm_screen *term_screen(struct term *t)
 {
 	return t->screen;
@@ -833,6 +850,7 @@ void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned m
 		     uint32_t unicode, const struct keys_event *ev)
 {
 	char seq[KEYS_KITTY_MAX];
+	uint64_t start = now_usec();
 	int k = keys_kitty_encode(keysym, unicode, mods, ev, stream_kitty_flags(t->stream), seq);
 	size_t n;
 
@@ -847,13 +865,23 @@ void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned m
 	if (n > 0)
 		term_write_cb(t->vte, seq, n, t);
 	if (n > 0 || tsm_vte_handle_keyboard(t->vte, keysym, ascii, mods, unicode)) {
+		t->key = (struct term_key_trace){
+		    .key_usec = start, .write_usec = now_usec(), .pending = true};
 		/* Typing brings the view back from the scrollback, as in xterm;
 		 * a modifier or a release (kitty protocol) does not, or Shift+
-		 * PageUp could not page back under flags 8 or 2 */
-		if (!keys_is_modifier(keysym) && !(ev && ev->type == KEYS_RELEASE))
+		 * PageUp could not page back under flags 8 or 2. Only that
+		 * calls for a frame: the key's echo, if any, comes from the
+		 * session, and a frame before it (the whole grid taken from
+		 * libtsm for nothing, 2 ms at 160x50 under TCG) would delay
+		 * its read. Without tsmpeek's view, every key calls for one. */
+		if (!keys_is_modifier(keysym) && !(ev && ev->type == KEYS_RELEASE)) {
+			bool back = !tsmpeek_check(t->screen) ||
+				    tsmpeek_view_offset(tsmpeek(t->screen)) > 0;
+
 			tsm_screen_sb_reset(t->screen);
-		if (t->cb.damage)
-			t->cb.damage(t->userdata);
+			if (back && t->cb.damage)
+				t->cb.damage(t->userdata);
+		}
 	}
 }
 

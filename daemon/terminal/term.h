@@ -113,6 +113,21 @@ uint64_t term_lines_in(const struct term *t);
  * microseconds (--stats). */
 uint64_t term_parse_usec(const struct term *t);
 
+/* A key's way from consoled to the session and back (the line
+ * discipline's echo), in CLOCK_MONOTONIC microseconds: the screen adds the
+ * frame's part and logs it (--verbose, "Key:"). Only the last key is
+ * followed: one typed before the echo of the one before replaces it. */
+struct term_key_trace {
+	uint64_t key_usec;    /* term_handle_key() entered (the evdev read) */
+	uint64_t write_usec;  /* its bytes handed to the pty (write()) */
+	uint64_t read_usec;   /* the first read of the pty after it began */
+	uint64_t parsed_usec; /* that read parsed (libtsm's screen changed) */
+	bool pending;	      /* sent, its echo not yet drawn */
+};
+const struct term_key_trace *term_key_trace(const struct term *t);
+/* The frame that drew the echo was drawn: the trace waits for a key again. */
+void term_key_trace_done(struct term *t);
+
 /* The session's pty master and its leader's pidfd (-1 if none: a session
  * consoled forked, or a helper without pidfds), or -1 between sessions. */
 int term_master_fd(struct term *t);

@@ -141,6 +141,8 @@ G_ROT_LINES = "/bench/lines-rotated"  # the rotation rows' (--rotate-lines)
 G_FBCON_LINES = "/bench/lines-fbcon"  # fbcon's own run (--fbcon-lines)
 G_PEER_RC = "/tmp/peer.rc"
 G_KMSGFLOOD = "/usr/bin/kmsgflood"  # the kmsg row's writer (kmsgflood.c)
+G_PTYFLOOR = "/usr/bin/ptyfloor"  # the pty floor row's reader (ptyfloor.c)
+PTYFLOOR_SLEEP_US = 1000
 # --compare: another consoled binary (e.g. the one before a change), named
 # consoled too (the session and the harness find it by that name)
 G_COMPARE = "/opt/compare/consoled"
@@ -386,11 +388,7 @@ class CardBench:
             raise RunError("consoled %s after SIGTERM; log:\n%s"
                            % ("did not exit" if not status else "exited with status " + status,
                               tail))
-        results = {}
-        for line in vm.check("cat %s" % G_RESULT).splitlines():
-            f = line.split()
-            if f:
-                results[f[0]] = f[1:]
+        results = self.session_results()
         log = vm.check("grep -E 'stats:|^@@|Drew [0-9]+ frames' %s; true" % G_LOG, timeout=60)
         notes = vm.check("grep -iE 'warn|fall|ignor|quirk' %s | grep -v 'stats:' | head -n 5;"
                          " true" % G_LOG)
@@ -401,6 +399,15 @@ class CardBench:
             return self.vm.run("tail -n 20 %s" % G_LOG, timeout=20)[0]
         except Exception:  # noqa: BLE001 -- best effort
             return "(log unavailable)"
+
+    def session_results(self):
+        """session.sh's result file: its lines by their first word."""
+        results = {}
+        for line in self.vm.check("cat %s" % G_RESULT).splitlines():
+            f = line.split()
+            if f:
+                results[f[0]] = f[1:]
+        return results
 
     def phase_time(self, results, phase):
         f = results.get(phase)
@@ -564,11 +571,7 @@ class CardBench:
                                "close|read\\(|pread64|lseek|getdents|access' /tmp/peer.strace"
                                " | tail -n 60", timeout=60)[0]
             raise RunError("%s did not finish the session; its log:\n%s" % (label, tail))
-        results = {}
-        for line in vm.check("cat %s" % G_RESULT).splitlines():
-            f = line.split()
-            if f:
-                results[f[0]] = f[1:]
+        results = self.session_results()
         r = {"mode": label, "peer": True,
              "font": "unifont 8x16" if proc == "kmscon" else "dejavu %dx%d" % (self.font_w,
                                                                                 self.font_h)}
@@ -585,6 +588,21 @@ class CardBench:
                 r["notes"].append(
                     "the screen after its cat showed no text (%.2f%% of pixels off the"
                     " commonest colour): it may not draw on this card" % (100 * ink))
+        return r
+
+    def pty_floor(self):
+        """The pty floor row (README.md, The pty floor): session.sh's cat
+        through a pty that ptyfloor only drains (the DSR answered, 1 ms of
+        sleep after each read), on the card's grid."""
+        vm = self.vm
+        vm.check("rm -f %s %s.done %s" % (G_RESULT, G_RESULT, G_PEER_LOG))
+        out = vm.check("%s %d %d %d %s.done -- /bin/sh %s %s cat 0 0 %s %s" % (
+            G_PTYFLOOR, self.cols, self.rows, PTYFLOOR_SLEEP_US, G_RESULT, G_SESSION, G_LINES,
+            G_PEER_LOG, G_RESULT), timeout=int(self.timeout_for(self.args.lines)))
+        results = self.session_results()
+        r = {"mode": "pty floor", "peer": True, "floor": True, "font": "-"}
+        r["cat_s"], r["cat_reply"] = self.phase_time(results, "cat")
+        r["notes"] = [l.strip() for l in out.splitlines() if l.startswith("ptyfloor:")]
         return r
 
     def restore_fb_mode(self):
@@ -768,6 +786,12 @@ def format_card(card):
                                          for i, (x, w) in enumerate(zip(row, widths))))
         else:
             out.append("   %s  %s" % (row[0].ljust(widths[0]), row[1]))
+    floor = [r for r in card["modes"] if r.get("floor") and r.get("cat_s")]
+    if floor and auto_s:
+        out.append("   pty floor: consoled auto's cat %.3f s / the pty's own %.3f s (ptyfloor: a"
+                   " reader that only drains the master, answers DSR and sleeps %d us after each"
+                   " read) = %.2fx" % (auto_s, floor[0]["cat_s"], PTYFLOOR_SLEEP_US,
+                                       auto_s / floor[0]["cat_s"]))
     for r in card["modes"]:
         label = r["mode"] + (" ttf" if r.get("font", "").startswith("ttf") else "")
         if r.get("auto_choice") and r["mode"].startswith("auto"):
@@ -881,6 +905,7 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir, fbcon_line
             plugins["/usr/bin/strace"] = "/usr/bin/strace"
         if args.kmsg:
             plugins[G_KMSGFLOOD] = kmsgflood_path(args.consoled)
+        plugins[G_PTYFLOOR] = tool_path(args.consoled, "ptyfloor")
         lat_files, lat_elves = latency.guest_files(args, args.consoled)
         extra.update(lat_files)
         plugins.update(lat_elves)
@@ -933,6 +958,14 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir, fbcon_line
                                        % (vm.proc.returncode, vm.qemu_log)) from None
                     b.cleanup()
                 result["modes"].append(r)
+            try:
+                r = b.pty_floor()
+                print("# %s pty floor: cat %.3f s" % (card, r["cat_s"]), flush=True)
+            except Exception as e:  # noqa: BLE001 -- a row, not a broken run
+                print("# %s pty floor: FAILED: %s" % (card, e), flush=True)
+                r = {"mode": "pty floor", "peer": True, "floor": True, "font": "-",
+                     "error": str(e)}
+            result["modes"].append(r)
             if args.kmsg:
                 bench_kmsg(b, args, result)
             if card in ROTATE_CARDS:
@@ -1064,7 +1097,7 @@ def bench_rounds(b, args, result, peer_runs):
         rank.append(row)
     # the peers' table rows: their median (error rows when no run finished)
     for r in result["modes"]:
-        if r.get("peer"):
+        if r.get("peer") and not r.get("floor"):
             row = [x for x in rank if x["name"] == r["mode"]][0]
             if row.get("median") is not None:
                 r["cat_s"] = row["median"]
@@ -1122,6 +1155,16 @@ def format_rounds(card):
     if rounds.get("compare"):
         out.append("   consoled compare: %s" % rounds["compare"])
     return out
+
+
+def tool_path(consoled, name):
+    """A guest tool of tests/bench, built next to consoled."""
+    path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(consoled)), "..",
+                                         "tests", "bench", name))
+    if not os.path.exists(path):
+        raise SystemExit("bench: needs %s next to consoled (%s): build tests/bench/%s"
+                         % (name, path, name))
+    return path
 
 
 def kmsgflood_path(consoled):

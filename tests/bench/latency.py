@@ -22,6 +22,13 @@ G_KEYLAT = "/usr/bin/keylat"
 G_LAT_SH = "/bench/lat.sh"
 G_LAT_RUN = "/bench/lat-run.sh"
 G_DIR = "/tmp/lat"
+# consoled's wake-ups while idle are counted over this long, after the idle
+# echo (the session waits in cat, keylat for the next phase)
+IDLE_SECONDS = 60
+# the figures of consoled --verbose's line per echoed key (screen.c
+# screen_log_key()), in order
+KEY_STAGES = ["to pty", "echo read", "parse", "frame wait", "due", "cells", "detect", "draw",
+              "flush", "total"]
 RESULT_RE = re.compile(r"^(echo|int) n=(\d+) median_us=(\d+) p99_us=(\d+) max_us=(\d+)"
                        r" min_us=(\d+)$", re.M)
 
@@ -73,8 +80,9 @@ def start_command(b, term, ready, font, kmscon):
                 " chvt 1; setsid sh -c 'exec %s </dev/tty1 >/dev/tty1 2>&1'"
                 % (font, session))
     if term == "consoled":
+        # --verbose: a "Key:" line per echo, where its time went
         return ("CONSOLED_BACKEND_DIR=%s consoled --vt=1 --fbdev=/dev/fb0 --font-file=%s"
-                " --login -- %s >%s/term.log 2>&1"
+                " --verbose --login -- %s >%s/term.log 2>&1"
                 % (vmtest.GUEST_BACKEND_DIR, font, session, G_DIR))
     if term == "fbterm":
         return ("FONTCONFIG_FILE=%s setsid -c fbterm -n 'DejaVu Sans Mono' -s 13 --font-width=%d"
@@ -115,6 +123,13 @@ def run_terminal(b, args, term, font, kmscon):
     try:
         if not wait_file(vm, d + "/e1", status, int(330 + keys * per_key)):
             raise RuntimeError("idle echo did not finish")
+        if term == "consoled":
+            # the idle phase's Key: lines are those written so far; only
+            # their figures come over the serial line (the whole log is
+            # too slow under TCG)
+            idle_keys = vm.check("sed -n 's/.*Key: //p' %s/term.log | tr -cs '0-9\\n-' ' '"
+                                 % d, timeout=120)
+            idle_wakeups = count_wakeups(vm)
         vm.check("(yes >/dev/tty2 &) </dev/null >/dev/null 2>&1; touch %s/g2" % d)
         if not wait_file(vm, d + "/e2", status, int(60 + keys * per_key * 4)):
             raise RuntimeError("echo under flood did not finish")
@@ -151,9 +166,35 @@ def run_terminal(b, args, term, font, kmscon):
         raise RuntimeError("keylat printed no figures:\n%s" % log)
     band = re.search(r"echo band rows (\d+)-(\d+)", log)
     mode = re.search(r"mode (\S+) (\d+) bpp", log)
+    if term == "consoled":
+        found["stages"] = key_stages(idle_keys)
+        found["idle_wakeups"] = idle_wakeups
     found["band"] = band.group(0) if band else None
     found["mode"] = mode.group(0) if mode else None
     return found
+
+
+def count_wakeups(vm):
+    """consoled's context switches (voluntary and not: each wake-up ends in
+    one) over IDLE_SECONDS of nothing to do, or None."""
+    cmd = ("p=$(pidof consoled); c() { awk '/ctxt_switches/ { n += $2 } END { print n }'"
+           " /proc/$p/status; }; a=$(c); sleep %d; echo $a $(c)" % IDLE_SECONDS)
+    f = vm.check(cmd, timeout=IDLE_SECONDS + 60).split()
+    return int(f[1]) - int(f[0]) if len(f) == 2 else None
+
+
+def key_stages(lines):
+    """Medians (us) of each stage of consoled's idle echoes: the figures of its
+    Key: lines, one line each."""
+    rows = [[int(v) for v in l.split()] for l in lines.splitlines()]
+    rows = [r for r in rows if len(r) == len(KEY_STAGES)]
+    if not rows:
+        return None
+    out = {"n": len(rows)}
+    for i, name in enumerate(KEY_STAGES):
+        vals = sorted(r[i] for r in rows)
+        out[name] = vals[len(vals) // 2]
+    return out
 
 
 def run(b, args, result, font, kmscon):
@@ -211,6 +252,16 @@ def format_card(card):
                    % (r["term"], r["idle"]["median_ms"], r["idle"]["p99_ms"],
                       r["flood"]["median_ms"], r["flood"]["p99_ms"], r["int"]["median_ms"],
                       r["int"]["p99_ms"]))
+    for r in lat["rows"]:
+        if r.get("idle_wakeups") is not None:
+            out.append("   %s idle: %d wake-ups in %d s (context switches of the process, after the"
+                       " idle echo)" % (r["term"], r["idle_wakeups"], IDLE_SECONDS))
+    for r in lat["rows"]:
+        st = r.get("stages")
+        if st:
+            out.append("   %s idle echo, median us per stage over %d keys (--verbose Key: lines):"
+                       " %s" % (r["term"], st["n"],
+                                ", ".join("%s %d" % (k, st[k]) for k in KEY_STAGES)))
     for r in lat["rows"]:
         if r.get("mode") or r.get("band"):
             out.append("   %s: %s; %s" % (r["term"], r.get("mode"), r.get("band")))

@@ -78,6 +78,13 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   (output is coalesced), at most one per 100 ms of the cat
                   (flood pacing) and 4, each on time (median at most 50 ms
                   after it was due), and the final screen is right.
+  idle            (cirrus, bochs) consoled with a shell prompt and a steady
+                  cursor, nothing written and no key: over 10 s its context
+                  switches (/proc/PID/status, voluntary and not) grow by at
+                  most 1, so nothing wakes it periodically (no timer, poll or
+                  snapshot write); printed as wake-ups per minute. Then a
+                  key nobody echoes (stty -echo) after Shift+PageUp brings
+                  the view back from the scrollback.
   vt-switch       consoled on tty1, text on tty2: Ctrl+Alt+F2 shows tty2's
                   fbcon text unchanged; keys typed there reach tty2 and never
                   consoled's session; `chvt 1` shows consoled's screen exactly
@@ -1176,6 +1183,45 @@ exec sleep 100000
         if sorted(late)[len(late) // 2] > 50:
             self.fail("the flood's frames came %s ms after they were due: reading the pty"
                       " holds them back" % late)
+
+    IDLE_SECONDS = 10
+
+    def context_switches(self, pid):
+        out = self.sh("cat /proc/%s/status" % pid)
+        m = dict(re.findall(r"^(\w+_ctxt_switches):\s+(\d+)$", out, re.M))
+        if len(m) != 2:
+            self.fail("no context switch counts in /proc/%s/status:\n%s" % (pid, out))
+        return int(m["voluntary_ctxt_switches"]) + int(m["nonvoluntary_ctxt_switches"])
+
+    def check_idle(self):
+        font = KEYBOARD_FONT
+        self.start_shell(font)
+        # The prompt's frame, its snapshot update (32 ms after the output)
+        # and the VT watch's follow-ups (1 s after the start) are over.
+        time.sleep(2)
+        pid = self.consoled_pid()
+        before = self.context_switches(pid)
+        time.sleep(self.IDLE_SECONDS)
+        woke = self.context_switches(pid) - before
+        print("# idle consoled: %d wake-ups in %d s (%.0f a minute)"
+              % (woke, self.IDLE_SECONDS, woke * 60.0 / self.IDLE_SECONDS), flush=True)
+        if woke > 1:
+            self.fail("an idle consoled woke up %d times in %d s: something polls or runs a"
+                      " periodic timer\n%s" % (woke, self.IDLE_SECONDS, self.consoled_log()))
+        self.vm.send_text("echo still-here\n")
+        self.wait_output(font, "echo still-here", "still-here", "typing after the idle time failed")
+        self.stop_consoled()
+        # A key calls for a frame only when it brings the view back from the
+        # scrollback: one that the session does not echo must still do that.
+        self.start_consoled(font, "/bin/sh -c 'seq 1 200; stty -echo; exec cat >/dev/null'")
+        bottom = lambda s: "200" in [l.rstrip() for l in s.lines]
+        self.wait_text(font, bottom, "the session's output is not on screen")
+        self.vm.send_keys(["shift", "pgup"])
+        self.wait_text(font, lambda s: not bottom(s), "Shift+PageUp did not page the view back")
+        self.vm.send_text("x")
+        self.wait_text(font, bottom, "a key that was not echoed did not bring the view back"
+                       " from the scrollback", timeout=5)
+        self.stop_consoled()
 
     SCROLL_SCRIPT = "/tmp/scroll-text"
 
@@ -2453,7 +2499,7 @@ def main():
         if args.card == "bochs":
             checks += selecttest.PASTE_CHECKS + ["scroll-overalloc", "sync-output"]
         if args.card in ("bochs", "cirrus"):
-            checks += selecttest.SHOT_CHECKS
+            checks += selecttest.SHOT_CHECKS + ["idle"]
         if args.card in mousetest.CARDS:
             checks += mousetest.CHECKS
         if args.card in palettetest.CARDS:
@@ -2552,6 +2598,7 @@ def main():
             "ctrl-alt-del": r.check_ctrl_alt_del,
             "hotplug": r.check_hotplug,
             "frames": r.check_frames,
+            "idle": r.check_idle,
             "vt-switch": r.check_vt_switch,
             "sync-output": r.check_sync_output,
             "vt-grab": r.check_vt_grab,

@@ -26,7 +26,9 @@ strategies. QMP's screendump takes the device's id for fb1's picture.
                     <out>/cirrus-separate-fb0.png and -fb1.png
   screens-unbind    separate, focus on fb1: bochs-drm unbound from the
                     secondary-vga: consoled goes on, a line typed runs in
-                    fb0's session; bound again, fb1 shows its session again
+                    fb0's session; bound again, fb1 shows its session again.
+                    Then mirrored: fb1 unbound, fb0 draws a typed line; bound
+                    again, fb1 equals fb0's picture (palette colours)
   screens-rotate    mirror with --rotate=0,1: fb1 turned a quarter clockwise
                     (its dump turned back shows the text), fb0 upright
 """
@@ -283,6 +285,32 @@ class ScreensChecks:
                    "consoled did not take fb1 back after the rebind")
         self.wait2(lambda s: "on-fb1" in s.text(),
                    "fb1's session is not shown again after the rebind")
+        r.stop_consoled()
+        # mirrored: fb1 gone and back shows the one session as fb0 does
+        w1, h1 = self.load_second()
+        r.start_shell(font, "--fbdev=/dev/fb0,/dev/fb1")
+        r.sh("echo %s > /sys/bus/pci/drivers/bochs-drm/unbind" % pci)
+        try:
+            r.wait_log("/tmp/consoled.log", "No framebuffer to draw on",
+                       "consoled (mirror) did not notice fb1's removal")
+            r.vm.send_text("echo mirror-alone\n")
+            r.wait_text(font, lambda s: line_starting(s, "mirror-alone"),
+                        "fb0 (mirror) does not draw after fb1 went")
+        finally:
+            r.vm.run("echo %s > /sys/bus/pci/drivers/bochs-drm/bind" % pci)
+        r.wait_log("/tmp/consoled.log", "Took over /dev/fb1",
+                   "consoled (mirror) did not take fb1 back after the rebind")
+        deadline = time.monotonic() + 20
+        while True:
+            img0 = r.stable_grab()
+            want, img1 = self.widen(img0, w1, h1), self.grab2()
+            if img1.data == want.data:
+                break
+            if time.monotonic() > deadline:
+                diff = screen.compare(want, img1)
+                r.fail("fb1 back (mirror) is not fb0's picture: %d pixels differ in %r"
+                       % (diff.count, diff.bbox), want, img1)
+            time.sleep(0.3)
         r.stop_consoled()
 
     def check_rotate(self):

@@ -283,6 +283,18 @@ static void seat_screen_acquire(struct screen *s, void *userdata)
 	seat_acquire_screen(userdata, s);
 }
 
+/* A screen's framebuffer went: a mirror's grid is the other screens'
+ * (seat_fit_grids()), the pointer's area without it. */
+static void seat_screen_gone(struct screen *s, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	(void)s;
+	seat_fit_grids(seat);
+	seat_pointer_area(seat);
+	seat_mouse_geometry(seat);
+}
+
 static void seat_screen_failed(struct screen *s, void *userdata)
 {
 	(void)s;
@@ -292,6 +304,7 @@ static void seat_screen_failed(struct screen *s, void *userdata)
 static const struct screen_callbacks seat_screen_callbacks = {
     .laid_out = seat_screen_laid_out,
     .acquire = seat_screen_acquire,
+    .gone = seat_screen_gone,
     .failed = seat_screen_failed,
 };
 

@@ -676,6 +676,8 @@ static void screen_on_fb_gone(void *userdata)
 	crash_set_active(0);
 	sd_notifyf(0, "STATUS=Running on tty%u, no framebuffer (waiting for one)",
 		   vt_number(s->vt));
+	if (s->cb.gone)
+		s->cb.gone(s, s->userdata);
 }
 
 /* Its successor: the boot mode is the new device's, the font fits it, its

@@ -54,6 +54,9 @@ struct screen_callbacks {
 	/* A successor framebuffer while the VT is in front: acquired as
 	 * after a VT switch. */
 	void (*acquire)(struct screen *s, void *userdata);
+	/* Its framebuffer went (fbwatch.h): the other screens may lay out
+	 * again (a mirror's grid). May be NULL. */
+	void (*gone)(struct screen *s, void *userdata);
 	/* The screen cannot be used any more: consoled exits. */
 	void (*failed)(struct screen *s, void *userdata);
 };

@@ -30,11 +30,15 @@ strategies. QMP's screendump takes the device's id for fb1's picture.
                     Then mirrored: fb1 unbound, fb0 draws a typed line; bound
                     again, fb1 equals fb0's picture (palette colours)
   screens-rotate    mirror with --rotate=0,1: fb1 turned a quarter clockwise
-                    (its dump turned back shows the text), fb0 upright
+                    (its dump turned back shows the text), fb0 upright; then
+                    DejaVu Sans Mono with --font-size=12,36: the session's
+                    size is fb1's (the smaller grid), grows to fb0's while
+                    fb1 is unbound and is fb1's again once it is bound
 """
 import re
 import time
 
+import initramfs
 import screen
 
 CHECKS = ["screens-mirror", "screens-separate", "screens-unbind", "screens-rotate"]
@@ -327,3 +331,39 @@ class ScreensChecks:
                    "fb1 turned back does not show the echo (not turned a quarter clockwise?)",
                    turned=True)
         r.stop_consoled()
+        # a font size per screen: 12 points on fb0 (640x480), 36 on fb1
+        # (1280x800): fb1's grid is the smaller, the session's size; with
+        # fb1 gone the session gets fb0's, with fb1 back fb1's again
+        pci = r.sh("basename $(readlink %s/device)" % FB1).strip()
+        r.start_consoled(None, "/usr/bin/env PS1='$ ' /bin/sh",
+                         "--fbdev=/dev/fb0,/dev/fb1 --font-file=%s/DejaVuSansMono.ttf"
+                         " --font-size=12,36" % initramfs.TTF_DIR)
+        both = self.session_size()
+        r.sh("echo %s > /sys/bus/pci/drivers/bochs-drm/unbind" % pci)
+        try:
+            alone = self.session_size(lambda size: size != both)
+        finally:
+            r.vm.run("echo %s > /sys/bus/pci/drivers/bochs-drm/bind" % pci)
+        if not (alone[0] > both[0] and alone[1] > both[1]):
+            r.fail("the session's size with fb1 at 36 points is %r, with fb0 alone %r: "
+                   "not smaller" % (both, alone))
+        again = self.session_size(lambda size: size == both)
+        print("# session size: both %r, fb0 alone %r, fb1 back %r" % (both, alone, again))
+        r.stop_consoled()
+
+    def session_size(self, until=lambda size: True, timeout=20):
+        """The session's pty size (rows, cols) once until(size) holds."""
+        r = self.r
+        deadline = time.monotonic() + timeout
+        while True:
+            m = re.search(r"on (/dev/pts/\d+)", r.consoled_log())
+            if m:
+                out, status = r.vm.run("stty size < %s" % m.group(1))
+                if status == 0 and len(out.split()) == 2:
+                    size = tuple(int(v) for v in out.split())
+                    if until(size):
+                        return size
+            if time.monotonic() > deadline:
+                r.fail("the session's size did not come as expected: %r\n%s"
+                       % (out if m else None, r.consoled_log()))
+            time.sleep(0.3)

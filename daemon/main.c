@@ -3,9 +3,10 @@
  * consoled: options, start-up and exit order, the event loop, exit statuses.
  *
  * What runs is a seat (seat.h: its VT, keyboards and pointers, which
- * terminal is in front), its screen (screen/screen.h: one framebuffer and
- * its frames, screen/frame.h) and its terminal (terminal/terminal.h: one
- * session). Start-up touches the framebuffer before the VT, so an unusable
+ * terminal is in front), its screens (screen/screen.h: one framebuffer each
+ * and its frames, screen/frame.h; fbdev= lists them) and its terminals
+ * (terminal/terminal.h: one session each; one for all screens, or one per
+ * screen with screens=separate). Start-up touches the framebuffer before the VT, so an unusable
  * device is refused before anything changes on the console. Exit undoes
  * start-up in reverse, the framebuffer's mode and colour map before the VT's
  * text mode.
@@ -120,34 +121,28 @@ static int manager_on_sigusr1(sd_event_source *s, const struct signalfd_siginfo 
 	return 0;
 }
 
-static int manager_start(struct manager *m)
+/* Screen i of fbdev='s list (one screen without fbdev=): opened (waited
+ * for), its fonts and its renderer. */
+static int manager_open_screen(struct manager *m, unsigned i, struct screen **ret)
 {
-	static const int exit_signals[] = {SIGTERM, SIGINT, SIGHUP};
 	const struct options *o = &m->opts;
 	struct screen_config sc = {
-	    .fbdev = o->fbdev,
+	    .fbdev = o->n_fbdevs ? o->fbdevs[i] : NULL,
 	    .fb_wait = o->fb_wait,
 	    .font_file = o->font_file,
 	    .font_name = o->font_name,
-	    .font_size = o->font_size,
+	    .font_size = options_font_size(o, i),
 	    .font_dpi = o->font_dpi,
 	    .scroll_mode = o->scroll_mode,
 	    .calibrate = o->calibrate,
 	    .fb_flush = o->fb_flush,
 	    .backend = o->backend,
-	    .rotate = o->rotate,
+	    .rotate = options_rotate(o, i),
 	};
-	struct screen *s;
-	struct terminal *t;
-	sigset_t mask;
+	struct screen *s = seat_add_screen(m->seat, &sc, &m->palette);
 	int r;
 
-	if (palette_init(&m->palette, m->opts.palette, "/sys/module/vt/parameters"))
-		log_debug("Console colours from /sys/module/vt/parameters");
-	palette_set_colors(&m->palette, m->opts.colors, m->opts.colors_set);
-
-	m->seat = seat_new(&m->opts, &m->exit_status);
-	s = seat_add_screen(m->seat, &sc, &m->palette);
+	*ret = s;
 	/* The driver may come after us at boot: wait for it (bounded). */
 	r = screen_open(s);
 	if (r < 0) {
@@ -161,8 +156,34 @@ static int manager_start(struct manager *m)
 	if (r == -ERANGE)
 		/* the same font on the same screen next time: no restart */
 		m->exit_status = EXIT_FONT_TOO_LARGE;
-	if (r < 0)
-		return r;
+	return r;
+}
+
+static int manager_start(struct manager *m)
+{
+	static const int exit_signals[] = {SIGTERM, SIGINT, SIGHUP};
+	unsigned n_screens = m->opts.n_fbdevs ? m->opts.n_fbdevs : 1;
+	struct screen *screens[OPTIONS_SCREENS_MAX];
+	struct terminal *terms[OPTIONS_SCREENS_MAX];
+	sigset_t mask;
+	int r;
+
+	if (palette_init(&m->palette, m->opts.palette, "/sys/module/vt/parameters"))
+		log_debug("Console colours from /sys/module/vt/parameters");
+	palette_set_colors(&m->palette, m->opts.colors, m->opts.colors_set);
+
+	m->seat = seat_new(&m->opts, &m->exit_status);
+	/* every framebuffer before the VT is touched: one consoled cannot
+	 * draw on is refused with the console as it was */
+	for (unsigned i = 0; i < n_screens; i++) {
+		r = manager_open_screen(m, i, &screens[i]);
+		if (r < 0)
+			return r;
+	}
+	if (n_screens > 1)
+		log_info("%u screens, %s", n_screens,
+			 m->opts.screens == OPTIONS_SCREENS_SEPARATE ? "a terminal each"
+								     : "one terminal mirrored");
 
 	r = sd_event_default(&m->event);
 	if (r < 0)
@@ -195,16 +216,26 @@ static int manager_start(struct manager *m)
 	(void)crash_add_test_hooks(m->event);
 
 	/* the device watch, the frame and pointer timers, the idle timer */
-	r = screen_start(s, m->event,
-			 m->opts.blank_sec == OPTIONS_BLANK_KERNEL
-			     ? blank_kernel_timeout(BLANK_KERNEL_SETTING)
-			     : m->opts.blank_sec);
-	if (r < 0)
-		return r;
-	/* the snapshot and share timers, the bell */
-	r = seat_add_terminal(m->seat, m->event, &t);
-	if (r < 0)
-		return r;
+	for (unsigned i = 0; i < n_screens; i++) {
+		r = screen_start(screens[i], m->event,
+				 m->opts.blank_sec == OPTIONS_BLANK_KERNEL
+				     ? blank_kernel_timeout(BLANK_KERNEL_SETTING)
+				     : m->opts.blank_sec);
+		if (r < 0)
+			return r;
+	}
+	/* the snapshot and share timers, the bell: one terminal, or one per
+	 * screen (screens=separate) */
+	for (unsigned i = 0; i < n_screens; i++) {
+		if (i == 0 || m->opts.screens == OPTIONS_SCREENS_SEPARATE) {
+			r = seat_add_terminal(m->seat, m->event, &terms[i]);
+			if (r < 0)
+				return r;
+		} else {
+			terms[i] = terms[0];
+		}
+		seat_show_terminal(m->seat, screens[i], terms[i]);
+	}
 
 	r = seat_open_vt(m->seat, m->event);
 	if (r < 0) {
@@ -215,11 +246,15 @@ static int manager_start(struct manager *m)
 
 	/* A session that the last consoled left in systemd's fd store is
 	 * adopted; without one (or if its snapshot is bad) a new one starts. */
-	r = seat_start_terminal(m->seat, t, s);
-	if (r < 0) {
-		if (m->opts.session_socket)
-			m->exit_status = EXIT_NO_SESSION_HELPER;
-		return r;
+	for (unsigned i = 0; i < n_screens; i++) {
+		if (i > 0 && terms[i] == terms[0])
+			continue;
+		r = seat_start_terminal(m->seat, terms[i], screens[i]);
+		if (r < 0) {
+			if (m->opts.session_socket)
+				m->exit_status = EXIT_NO_SESSION_HELPER;
+			return r;
+		}
 	}
 	/* the mouse, the keyboards and pointers */
 	r = seat_start_input(m->seat);

@@ -83,6 +83,9 @@ enum key_type {
 	KEY_FB_FLUSH,	/* int, enum fb_flush */
 	KEY_KMSG_LEVEL, /* int: kernel (KMSG_LEVEL_KERNEL), off (0) or 0..KMSG_LEVEL_MAX */
 	KEY_CURSOR,	/* enum stream_cursor_shape */
+	KEY_FBDEV,	/* fbdev, fbdevs: paths separated by commas */
+	KEY_SCREENS,	/* int, enum options_screens */
+	KEY_FONT_SIZE,	/* font_size, font_sizes: points [min, max], separated by commas */
 };
 
 /* Every setting, once: its name on the command line and in the files, where
@@ -97,7 +100,9 @@ static const struct key {
 #define FIELD(f) offsetof(struct options, f)
     {"vt", KEY_VT, FIELD(vt), 0, 0, "expected N, ttyN or /dev/ttyN with N from 1 to 63"},
     {"switchvt", KEY_BOOL, FIELD(switchvt), 0, 0, NULL},
-    {"fbdev", KEY_PATH, FIELD(fbdev), 0, 0, "expected a device path"},
+    {"fbdev", KEY_FBDEV, FIELD(fbdev), 0, 0,
+     "expected device paths separated by commas (at most 4)"},
+    {"screens", KEY_SCREENS, FIELD(screens), 0, 0, "expected mirror or separate"},
     {"fb-wait", KEY_UINT, FIELD(fb_wait), 0, FB_WAIT_MAX, NULL},
     {"login", KEY_LOGIN, FIELD(login_argv), 0, 0, "expected a command"},
     {"term", KEY_NAME, FIELD(term), 0, 0, "expected a terminal name"},
@@ -108,7 +113,8 @@ static const struct key {
     {"blank", KEY_UINT, FIELD(blank_sec), 0, BLANK_MAX_SEC, NULL},
     {"font-file", KEY_STRING, FIELD(font_file), 0, 0, NULL},
     {"font-name", KEY_STRING, FIELD(font_name), 0, 0, NULL},
-    {"font-size", KEY_UINT, FIELD(font_size), 1, 500, NULL},
+    {"font-size", KEY_FONT_SIZE, FIELD(font_size), 1, 500,
+     "expected points from 1 to 500, one per screen separated by commas (at most 4)"},
     {"font-dpi", KEY_UINT, FIELD(font_dpi), 0, 2400, NULL},
     {"xkb-model", KEY_STRING, FIELD(xkb_model), 0, 0, NULL},
     {"xkb-layout", KEY_STRING, FIELD(xkb_layout), 0, 0, NULL},
@@ -120,7 +126,8 @@ static const struct key {
     {"image-memory", KEY_UINT, FIELD(image_memory_mib), 0, IMAGE_MEMORY_MAX_MIB, NULL},
     {"scroll-mode", KEY_SCROLL_MODE, FIELD(scroll_mode), 0, 0,
      "expected auto, pan, wrap, copy, redraw or shadow"},
-    {"rotate", KEY_ROTATE, FIELD(rotate), 0, 0, "expected 0, 1, 2, 3, 90, 180 or 270"},
+    {"rotate", KEY_ROTATE, FIELD(rotate), 0, 0,
+     "expected 0, 1, 2, 3, 90, 180 or 270, one per screen separated by commas (at most 4)"},
     {"fb-flush", KEY_FB_FLUSH, FIELD(fb_flush), 0, 0, "expected auto, map or write"},
     {"calibrate", KEY_BOOL, FIELD(calibrate), 0, 0, NULL},
     {"no-calibrate", KEY_NOT_BOOL, FIELD(calibrate), 0, 0, NULL},
@@ -183,7 +190,10 @@ void options_help(FILE *f)
 	      "      --config=FILE       settings file (default: /etc/consoled/consoled.conf,\n"
 	      "                          then its .d/*.conf; see consoled.conf(5))\n"
 	      "      --switchvt          switch to that VT at start\n"
-	      "      --fbdev=/dev/fbN    framebuffer (default: the first one found)\n"
+	      "      --fbdev=/dev/fbN[,/dev/fbM...]  framebuffers, a screen each, at most 4\n"
+	      "                          (default: the first one found)\n"
+	      "      --screens=mirror|separate  several framebuffers show the same terminal,\n"
+	      "                          or a terminal each (default: mirror)\n"
 	      "      --fb-wait=SECONDS   wait that long for it at start, 0 = not at all;\n"
 	      "                          less once udev's coldplug is done (default: 10)\n"
 	      "      --login -- CMD ...  session to run (default: /bin/login -p)\n"
@@ -200,7 +210,8 @@ void options_help(FILE *f)
 	      "                          (default: found by --font-name)\n"
 	      "      --font-name=PATTERN fontconfig pattern (default: monospace; without\n"
 	      "                          fonts: the built-in font)\n"
-	      "      --font-size=POINTS  size of TTF/OTF fonts (default: 12)\n"
+	      "      --font-size=POINTS[,POINTS...]  size of TTF/OTF fonts, per screen\n"
+	      "                          (default: 12)\n"
 	      "      --font-dpi=DPI      their resolution, 0 = from the screen's size, else\n"
 	      "                          96 (default: 0)\n"
 	      "      --xkb-model=M --xkb-layout=L --xkb-variant=V --xkb-options=O\n"
@@ -214,7 +225,8 @@ void options_help(FILE *f)
 	      "                          0 = no images (default: 32)\n"
 	      "      --scroll-mode=auto|pan|wrap|copy|redraw|shadow\n"
 	      "                          how scrolls reach the screen (default: auto)\n"
-	      "      --rotate=0|1|2|3    turn the screen as fbcon numbers it: 1 = 90 degrees\n"
+	      "      --rotate=0|1|2|3[,...]  turn the screen (a value per screen) as fbcon\n"
+	      "                          numbers it: 1 = 90 degrees\n"
 	      "                          clockwise, 2 = upside down, 3 = counter-clockwise;\n"
 	      "                          or 90, 180, 270 (default: 0; Ctrl+Logo+Right,\n"
 	      "                          Left and Up turn it at run time)\n"
@@ -468,10 +480,63 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 		*(int *)field = m;
 		return 0;
 	case KEY_ROTATE:
-		m = rotate_from_string(value);
-		if (m < 0)
+	case KEY_FONT_SIZE:
+	case KEY_FBDEV: {
+		/* one value per screen, separated by commas */
+		_cleanup_(freep) char *copy = xstrdup(value);
+		char *items[OPTIONS_SCREENS_MAX];
+		unsigned n = 0, nums[OPTIONS_SCREENS_MAX];
+		char *p = copy;
+
+		for (;;) {
+			char *comma = strchr(p, ',');
+
+			if (comma)
+				*comma = '\0';
+			if (n == OPTIONS_SCREENS_MAX || *p == '\0')
+				goto invalid;
+			items[n] = p;
+			if (k->type == KEY_ROTATE) {
+				m = rotate_from_string(p);
+				if (m < 0)
+					goto invalid;
+				nums[n] = (unsigned)m;
+			} else if (k->type == KEY_FONT_SIZE &&
+				   parse_uint(p, k->min, k->max, &nums[n]) < 0) {
+				goto invalid;
+			}
+			n++;
+			if (!comma)
+				break;
+			p = comma + 1;
+		}
+		if (k->type == KEY_FBDEV) {
+			for (unsigned i = 0; i < o->n_fbdevs; i++)
+				free(o->fbdevs[i]);
+			for (unsigned i = 0; i < n; i++)
+				o->fbdevs[i] = xstrdup(items[i]);
+			o->n_fbdevs = n;
+			o->fbdev = o->fbdevs[0];
+		} else if (k->type == KEY_ROTATE) {
+			for (unsigned i = 0; i < n; i++)
+				o->rotates[i] = (int)nums[i];
+			o->n_rotates = n;
+			o->rotate = o->rotates[0];
+		} else {
+			for (unsigned i = 0; i < n; i++)
+				o->font_sizes[i] = nums[i];
+			o->n_font_sizes = n;
+			o->font_size = o->font_sizes[0];
+		}
+		return 0;
+	}
+	case KEY_SCREENS:
+		if (strcmp(value, "mirror") == 0)
+			*(int *)field = OPTIONS_SCREENS_MIRROR;
+		else if (strcmp(value, "separate") == 0)
+			*(int *)field = OPTIONS_SCREENS_SEPARATE;
+		else
 			goto invalid;
-		*(int *)field = m;
 		return 0;
 	case KEY_LOGIN:
 		if (options_set_login_line(o, value) < 0)
@@ -633,7 +698,8 @@ static void options_init(struct options *o, enum options_action action)
 
 void options_fini(struct options *o)
 {
-	free(o->fbdev);
+	for (unsigned i = 0; i < o->n_fbdevs; i++)
+		free(o->fbdevs[i]);
 	free(o->term);
 	free(o->session_socket);
 	free(o->font_file);

@@ -43,6 +43,16 @@ enum options_action {
 	OPTIONS_LIST_BACKENDS,
 };
 
+/* fbdev= lists at most this many framebuffers, one screen each; rotate=
+ * and font-size= as many values (consoled.conf(5), SCREENS). */
+#define OPTIONS_SCREENS_MAX 4
+
+/* screens=: what several framebuffers show. */
+enum options_screens {
+	OPTIONS_SCREENS_MIRROR,	  /* the same terminal on each, the smallest one's grid */
+	OPTIONS_SCREENS_SEPARATE, /* a terminal and session each, one with the keyboard */
+};
+
 /* image-memory=: what a session's sixel images may take by default, MiB:
  * four images of 1920x1080 pixels. */
 #define IMAGE_MEMORY_DEFAULT_MIB 32
@@ -51,7 +61,12 @@ struct options {
 	enum options_action action;
 	unsigned vt; /* 1..63; 0 = not given: pick a free VT */
 	bool switchvt;
-	char *fbdev;	   /* NULL = first framebuffer found with libudev */
+	/* fbdev=: the framebuffers, one screen each (n_fbdevs; fbdev is the
+	 * first, NULL = the first framebuffer found with libudev) */
+	char *fbdev;
+	char *fbdevs[OPTIONS_SCREENS_MAX];
+	unsigned n_fbdevs;
+	int screens;	   /* enum options_screens */
 	unsigned fb_wait;  /* seconds to wait for the framebuffer at start (fbwait.h) */
 	char **login_argv; /* NULL-terminated; default /bin/login -p */
 	char *term;
@@ -61,8 +76,11 @@ struct options {
 	unsigned blank_sec; /* idle seconds before blanking, 0 = never; OPTIONS_BLANK_KERNEL */
 	char *font_file;    /* NULL = by font_name */
 	char *font_name;    /* fontconfig pattern; NULL = "monospace" */
-	unsigned font_size; /* points */
-	unsigned font_dpi;  /* 0 = from the framebuffer's physical size, else 96 */
+	unsigned font_size; /* points; the first screen's */
+	/* font-size= and rotate= per screen: n values, the last for the
+	 * screens after them */
+	unsigned font_sizes[OPTIONS_SCREENS_MAX], n_font_sizes;
+	unsigned font_dpi; /* 0 = from the framebuffer's physical size, else 96 */
 	char *xkb_model, *xkb_layout, *xkb_variant, *xkb_options;
 	unsigned repeat_delay_ms;
 	unsigned repeat_rate_hz;
@@ -70,7 +88,9 @@ struct options {
 	unsigned image_memory_mib; /* sixel images' pixels per session, MiB; 0 = no images */
 	int scroll_mode;	   /* enum scroll_mode */
 	bool calibrate;
-	int rotate;    /* enum rotation (rotate.h) */
+	int rotate; /* enum rotation (rotate.h); the first screen's */
+	int rotates[OPTIONS_SCREENS_MAX];
+	unsigned n_rotates;
 	int fb_flush;  /* enum fb_flush (fbflush.h) */
 	char *backend; /* NULL = auto, "none", or a plugin name */
 	bool stats;
@@ -151,6 +171,18 @@ void options_help(FILE *f);
  * "vt: invalid value 'x': expected ...", "unknown key 'x'". On failure *o is
  * unchanged. */
 int options_set(struct options *o, const char *key, const char *value, char *err, size_t err_size);
+
+/* Screen i's value of a per-screen list (the last one given for the
+ * screens after the list; def without any). */
+static inline unsigned options_font_size(const struct options *o, unsigned i)
+{
+	return o->n_font_sizes ? o->font_sizes[i < o->n_font_sizes ? i : o->n_font_sizes - 1]
+			       : o->font_size;
+}
+static inline int options_rotate(const struct options *o, unsigned i)
+{
+	return o->n_rotates ? o->rotates[i < o->n_rotates ? i : o->n_rotates - 1] : o->rotate;
+}
 
 /* Accepts "N", "ttyN" and "/dev/ttyN" with 1 <= N <= 63. */
 int options_parse_vt(const char *s, unsigned *ret);

@@ -6,6 +6,7 @@
 #include "seat.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
@@ -30,9 +31,101 @@ void seat_exit(struct seat *seat, int status)
 struct screen *seat_screen(struct seat *seat)
 {
 	for (unsigned i = 0; i < seat->n_screens; i++)
+		if (seat->screens[i]->terminal == seat->front && seat->screens[i]->fb)
+			return seat->screens[i];
+	for (unsigned i = 0; i < seat->n_screens; i++)
 		if (seat->screens[i]->terminal == seat->front)
 			return seat->screens[i];
 	return seat->n_screens ? seat->screens[0] : NULL;
+}
+
+/* screens=mirror: every screen showing a terminal draws the grid of the
+ * smallest of them (the fewest columns, the fewest rows), so the session's
+ * size fits each; a screen without a framebuffer counts for nothing. Each
+ * screen's uncapped grid (render_fit_grid()) decides, so a zoom out on the
+ * smallest screen lets the others grow again. Called after every layout;
+ * the layouts it makes call it back, and are not followed again. */
+static void seat_fit_grids(struct seat *seat)
+{
+	if (seat->fitting || seat->n_screens < 2)
+		return;
+	seat->fitting = true;
+	for (unsigned ti = 0; ti < seat->n_terminals; ti++) {
+		struct terminal *t = seat->terminals[ti];
+		unsigned cols = UINT_MAX, rows = UINT_MAX, n = 0;
+
+		for (unsigned i = 0; i < seat->n_screens; i++) {
+			struct screen *s = seat->screens[i];
+			unsigned c, r;
+
+			if (s->terminal != t || !s->fb || !s->render)
+				continue;
+			render_fit_grid(s->render, &c, &r);
+			cols = MIN(cols, c);
+			rows = MIN(rows, r);
+			n++;
+		}
+		for (unsigned i = 0; i < seat->n_screens; i++) {
+			struct screen *s = seat->screens[i];
+
+			if (s->terminal == t && s->fb)
+				screen_set_grid_max(s, n > 1 ? cols : 0, n > 1 ? rows : 0);
+		}
+	}
+	seat->fitting = false;
+}
+
+/* The pointer's area: the screen in front; with screens=separate every
+ * screen with a framebuffer side by side, in fbdev='s order (the pointer
+ * moves past one's right edge onto the next). */
+static void seat_pointer_area(struct seat *seat)
+{
+	unsigned w = 0, h = 0;
+
+	if (!seat->input)
+		return;
+	for (unsigned i = 0; i < seat->n_screens; i++) {
+		struct screen *s = seat->screens[i];
+
+		if (!s->fb ||
+		    (seat->opts->screens != OPTIONS_SCREENS_SEPARATE && s != seat_screen(seat)))
+			continue;
+		w += s->fb->var.xres;
+		h = MAX(h, s->fb->var.yres);
+	}
+	input_set_pointer_area(seat->input, w, h);
+}
+
+/* The screen under the pointer's area's x, and x made that screen's. */
+static struct screen *seat_pointer_screen(struct seat *seat, int *x)
+{
+	int left = 0;
+
+	if (seat->opts->screens != OPTIONS_SCREENS_SEPARATE)
+		return seat_screen(seat);
+	for (unsigned i = 0; i < seat->n_screens; i++) {
+		struct screen *s = seat->screens[i];
+
+		if (!s->fb)
+			continue;
+		if (*x < left + (int)s->fb->var.xres) {
+			*x -= left;
+			return s;
+		}
+		left += (int)s->fb->var.xres;
+	}
+	return seat_screen(seat);
+}
+
+/* The mouse dispatcher's grid: the screen in front's. */
+static void seat_mouse_geometry(struct seat *seat)
+{
+	struct screen *s = seat_screen(seat);
+
+	if (seat->mouse && s && s->fb && s->render)
+		mouse_set_geometry(seat->mouse, fontset_cell_width(s->fonts),
+				   fontset_cell_height(s->fonts), render_cols(s->render),
+				   render_rows(s->render));
 }
 
 /* ---- the terminals' callbacks (terminal.h) ---- */
@@ -151,17 +244,14 @@ static void seat_screen_laid_out(struct screen *s, void *userdata)
 {
 	struct seat *seat = userdata;
 
+	/* a mirror's screens: the smallest grid */
+	seat_fit_grids(seat);
 	/* the band or the view on the new grid */
 	if (seat->kmsg && (seat->band_n || seat->view_open))
 		seat_overlay_show(seat);
-	if (s != seat_screen(seat))
-		return;
-	if (seat->input)
-		input_set_pointer_area(seat->input, s->fb->var.xres, s->fb->var.yres);
-	if (seat->mouse)
-		mouse_set_geometry(seat->mouse, fontset_cell_width(s->fonts),
-				   fontset_cell_height(s->fonts), render_cols(s->render),
-				   render_rows(s->render));
+	seat_pointer_area(seat);
+	if (s == seat_screen(seat))
+		seat_mouse_geometry(seat);
 }
 
 static void seat_acquire_screen(struct seat *seat, struct screen *s)
@@ -193,6 +283,18 @@ static void seat_screen_acquire(struct screen *s, void *userdata)
 	seat_acquire_screen(userdata, s);
 }
 
+/* A screen's framebuffer went: a mirror's grid is the other screens'
+ * (seat_fit_grids()), the pointer's area without it. */
+static void seat_screen_gone(struct screen *s, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	(void)s;
+	seat_fit_grids(seat);
+	seat_pointer_area(seat);
+	seat_mouse_geometry(seat);
+}
+
 static void seat_screen_failed(struct screen *s, void *userdata)
 {
 	(void)s;
@@ -202,6 +304,7 @@ static void seat_screen_failed(struct screen *s, void *userdata)
 static const struct screen_callbacks seat_screen_callbacks = {
     .laid_out = seat_screen_laid_out,
     .acquire = seat_screen_acquire,
+    .gone = seat_screen_gone,
     .failed = seat_screen_failed,
 };
 
@@ -782,6 +885,67 @@ static void seat_view_key(struct seat *seat, uint32_t keysym, uint32_t unicode)
 	}
 }
 
+/* screens=separate: the keyboard (and the mouse dispatcher: reports,
+ * selection, wheel) goes to the terminal s shows; focus out (1004) to the
+ * one that had it, focus in to it. */
+static void seat_focus(struct seat *seat, struct screen *s)
+{
+	struct terminal *t = s->terminal;
+	int r;
+
+	if (!t || !t->term || t == seat->front)
+		return;
+	screen_hide_pointer(seat_screen(seat));
+	if (seat->mouse)
+		mouse_focus(seat->mouse, false);
+	mouse_free(seat->mouse);
+	seat->mouse = NULL;
+	seat->front = t;
+	seat->insert_pasted = false;
+	r = mouse_new(term_stream(t->term), &seat_mouse_callbacks, seat, &seat->mouse);
+	if (r < 0)
+		log_warning_errno(r, "Failed to set up the mouse for %s, ignoring: %m",
+				  s->fb ? s->fb->path : "the screen");
+	seat_mouse_geometry(seat);
+	if (seat->mouse)
+		mouse_focus(seat->mouse, true);
+	log_info("Keyboard focus on %s", s->fb ? s->fb->path : s->cfg.fbdev);
+}
+
+/* Ctrl+Alt+Logo+Right/Left (step 1, -1): the focus to the next or the
+ * previous screen with a framebuffer and a terminal (screens=separate). */
+static void seat_focus_step(struct seat *seat, int step)
+{
+	struct screen *cur = seat_screen(seat);
+	unsigned at = 0, n = seat->n_screens;
+
+	for (unsigned i = 0; i < n; i++)
+		if (seat->screens[i] == cur)
+			at = i;
+	for (unsigned k = 1; k < n; k++) {
+		struct screen *s = seat->screens[(at + n + (unsigned)step * k) % n];
+
+		if (s->fb && s->terminal && s->terminal != seat->front) {
+			seat_focus(seat, s);
+			return;
+		}
+	}
+}
+
+/* The focus keys: Ctrl+Alt+Logo+Right and Left (input.c takes Ctrl+Logo
+ * with arrows without Alt for rotation). */
+static int seat_focus_key(uint32_t keysym, unsigned mods)
+{
+	if ((mods & (TSM_CONTROL_MASK | TSM_ALT_MASK | TSM_LOGO_MASK | TSM_SHIFT_MASK)) !=
+	    (TSM_CONTROL_MASK | TSM_ALT_MASK | TSM_LOGO_MASK))
+		return 0;
+	if (keysym == XKB_KEY_Right || keysym == XKB_KEY_KP_Right)
+		return 1;
+	if (keysym == XKB_KEY_Left || keysym == XKB_KEY_KP_Left)
+		return -1;
+	return 0;
+}
+
 static void seat_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t unicode,
 			const struct keys_event *ev, void *userdata)
 {
@@ -795,8 +959,29 @@ static void seat_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t
 		screen_hide_pointer(seat_screen(seat));
 	/* not one key for the shell after a compositor took the VT */
 	vt_poll(seat->vt);
+	/* screens=separate: the screen in front went (fbwatch.h): the keys
+	 * go to a screen that is there */
+	if (seat->opts->screens == OPTIONS_SCREENS_SEPARATE && !seat_screen(seat)->fb) {
+		seat_focus_step(seat, 1);
+		t = seat->front;
+	}
 	if (!t->term || !vt_is_active(seat->vt))
 		return;
+	/* screens=separate: the focus keys move the keyboard, their
+	 * releases reach no session */
+	if (seat->opts->screens == OPTIONS_SCREENS_SEPARATE && seat->n_screens > 1 &&
+	    (keysym == XKB_KEY_Right || keysym == XKB_KEY_KP_Right || keysym == XKB_KEY_Left ||
+	     keysym == XKB_KEY_KP_Left)) {
+		if (release && seat->focus_key_down) {
+			seat->focus_key_down = false;
+			return;
+		}
+		if (!release && seat_focus_key(keysym, mods)) {
+			seat->focus_key_down = true;
+			seat_focus_step(seat, seat_focus_key(keysym, mods));
+			return;
+		}
+	}
 	/* the view of kernel messages: its key and Escape close it, no
 	 * other key reaches the session while it is open */
 	if (seat->view_open) {
@@ -877,14 +1062,32 @@ static void seat_on_activity(void *userdata)
 		screen_activity(seat->screens[i]);
 }
 
+/* input moves the pointer over the glass (a mouse moved right goes right,
+ * a tablet's corner is the glass's); the grid is turned: the event in s's
+ * logical pixels. */
+static struct input_pointer_event seat_pointer_turn(struct screen *s,
+						    const struct input_pointer_event *glass)
+{
+	struct input_pointer_event turned = *glass;
+	unsigned x, y;
+
+	if (s->fb && s->render && glass->x >= 0 && glass->y >= 0) {
+		rotate_point_to_logical(render_rotation(s->render), s->fb->var.xres,
+					s->fb->var.yres, (unsigned)glass->x, (unsigned)glass->y, &x,
+					&y);
+		turned.x = (int)x;
+		turned.y = (int)y;
+	}
+	return turned;
+}
+
 /* input's pointer callback: the pointer is shown, then the event goes on
  * (selection, paste, wheel, reports: the mouse dispatcher). */
-static void seat_on_pointer_event(const struct input_pointer_event *glass, void *userdata)
+static void seat_on_pointer_event(const struct input_pointer_event *area, void *userdata)
 {
 	struct seat *seat = userdata;
-	struct screen *s = seat_screen(seat);
-	struct input_pointer_event turned = *glass, *ev = &turned;
-	unsigned x, y;
+	struct input_pointer_event glass = *area, ev;
+	struct screen *s = seat_pointer_screen(seat, &glass.x);
 
 	/* as for keys: not one click, paste or report for the shell after a
 	 * compositor took the VT (input drops events only once we know) */
@@ -895,18 +1098,25 @@ static void seat_on_pointer_event(const struct input_pointer_event *glass, void 
 	 * wheel or report reaches it, as no key does */
 	if (seat->view_open)
 		return;
-	/* input moves the pointer over the glass (a mouse moved right goes
-	 * right, a tablet's corner is the glass's); the grid is turned */
-	if (s->fb && s->render && glass->x >= 0 && glass->y >= 0) {
-		rotate_point_to_logical(render_rotation(s->render), s->fb->var.xres,
-					s->fb->var.yres, (unsigned)glass->x, (unsigned)glass->y, &x,
-					&y);
-		turned.x = (int)x;
-		turned.y = (int)y;
+	if (s->fb && glass.y >= (int)s->fb->var.yres)
+		glass.y = (int)s->fb->var.yres - 1; /* below a lower screen's bottom */
+	/* screens=separate: over another screen the pointer shows there; a
+	 * click moves the keyboard there, and goes on to its terminal */
+	if (s != seat_screen(seat)) {
+		screen_hide_pointer(seat_screen(seat));
+		if (!(glass.kind == INPUT_POINTER_BUTTON && glass.pressed)) {
+			ev = seat_pointer_turn(s, &glass);
+			screen_show_pointer(s, ev.x, ev.y);
+			return;
+		}
+		seat_focus(seat, s);
+		if (s != seat_screen(seat))
+			return; /* (no terminal there) */
 	}
-	screen_show_pointer(s, ev->x, ev->y);
+	ev = seat_pointer_turn(s, &glass);
+	screen_show_pointer(s, ev.x, ev.y);
 	if (seat->mouse)
-		mouse_handle(seat->mouse, ev);
+		mouse_handle(seat->mouse, &ev);
 }
 
 /* ---- start-up ---- */
@@ -972,10 +1182,24 @@ int seat_open_vt(struct seat *seat, sd_event *event)
 	return r;
 }
 
+void seat_show_terminal(struct seat *seat, struct screen *s, struct terminal *t)
+{
+	(void)seat;
+	s->terminal = t;
+}
+
 int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 {
 	const struct options *o = seat->opts;
-	struct terminal_config c = {
+	/* the VT has one screen buffer, the fd store one set of names */
+	bool first = seat->n_terminals && t == seat->terminals[0];
+	struct terminal_config c;
+	int r;
+
+	s->terminal = t;
+	/* a mirror's grid before the session's size */
+	seat_fit_grids(seat);
+	c = (struct terminal_config){
 	    .term =
 		{
 		    .cols = render_cols(s->render),
@@ -997,22 +1221,25 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 		},
 	    .restore =
 		{
-		    .enabled = o->session_restore,
-		    .store = o->session_restore && o->session_socket && getenv("NOTIFY_SOCKET"),
+		    .enabled = o->session_restore && first,
+		    .store =
+			o->session_restore && first && o->session_socket && getenv("NOTIFY_SOCKET"),
 		    .sb_size = o->sb_size,
 		},
 	    .word_chars = o->word_chars,
-	    .vcs = o->vcs,
+	    .vcs = o->vcs && first,
 	};
-	int r;
 
 	r = terminal_start(t, &c);
 	if (r < 0)
 		return r;
-	render_set_clusters(s->render, term_clusters(t->term));
-	render_set_images(s->render, term_images(t->term));
-	s->terminal = t;
-	seat->front = t;
+	for (unsigned i = 0; i < seat->n_screens; i++)
+		if (seat->screens[i]->terminal == t && seat->screens[i]->render) {
+			render_set_clusters(seat->screens[i]->render, term_clusters(t->term));
+			render_set_images(seat->screens[i]->render, term_images(t->term));
+		}
+	if (!seat->front)
+		seat->front = t;
 	/* the band's and the view's rows in the mirror, as on the glass */
 	if (t->vcs)
 		vcs_set_rows(t->vcs, screen_vcs_row, s);

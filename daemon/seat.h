@@ -6,8 +6,19 @@
  * between them: keys and pointer events to the terminal in front, a VT
  * switch to every screen, a terminal's output to the screens that show it.
  *
- * Every seat has one VT, one screen and one terminal for now; the arrays
- * hold as many as a seat will have.
+ * A seat has one VT and one screen per framebuffer (fbdev=, up to
+ * OPTIONS_SCREENS_MAX). With screens=mirror one terminal is shown on every
+ * screen, each drawing it at its own resolution, depth, font and rotation;
+ * the grid is the smallest screen's (seat_fit_grids(): the larger screens'
+ * grids are capped, render_set_grid_max()). With screens=separate every
+ * screen shows a terminal of its own, with its own session; the keyboard
+ * goes to the terminal in front (`front`), which Ctrl+Alt+Logo+Right/Left
+ * or a click on another screen moves. The pointer moves over the screens
+ * side by side, in the order fbdev= lists them. Both follow the VT: every
+ * screen is drawn while it is in front, none while it is away. A screen
+ * whose framebuffer goes (fbwatch.h) draws nothing until one comes back at
+ * its path; its terminal and session live on, and a mirror's grid is then
+ * the other screens'.
  */
 #pragma once
 
@@ -36,6 +47,9 @@ struct seat {
 	struct terminal **terminals;
 	unsigned n_terminals;
 	struct terminal *front; /* the terminal keys and the pointer go to */
+	bool fitting;		/* seat_fit_grids() is laying screens out */
+	/* Ctrl+Alt+Logo+Right/Left moved the focus: its release is not sent */
+	bool focus_key_down;
 	/* Kernel messages (kmsg.h; NULL: kernel-messages=off, or /dev/kmsg
 	 * could not be opened): the reader, its fd's source and the deferred
 	 * read that follows a full batch (KMSG_READ_MAX records a wake). */
@@ -88,8 +102,14 @@ struct screen *seat_add_screen(struct seat *seat, const struct screen_config *cf
 int seat_add_terminal(struct seat *seat, sd_event *event, struct terminal **ret);
 /* The seat's VT (--vt, --switch), which every screen follows. */
 int seat_open_vt(struct seat *seat, sd_event *event);
-/* The terminal's session, sized for the screen s that shows it; t is then
- * the one in front. */
+/* s shows t (screens=mirror: several screens show one terminal), from
+ * seat_start_terminal() on. */
+void seat_show_terminal(struct seat *seat, struct screen *s, struct terminal *t);
+/* The terminal's session, sized for the screens that show it (the smallest
+ * grid among them; s is one of them); the first terminal started is the one
+ * in front. Only the first terminal has the VT's vcs mirror and session
+ * restore: the VT has one screen buffer and the fd store one set of
+ * names. */
 int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s);
 /* The keyboards and pointers, and the mouse dispatcher for the terminal in
  * front. */
@@ -99,7 +119,8 @@ int seat_start_input(struct seat *seat);
  * the band and the view. Without /dev/kmsg (logged) consoled goes on. */
 int seat_start_kmsg(struct seat *seat);
 
-/* The screen showing the terminal in front (where the pointer is). */
+/* The screen showing the terminal in front (one with a framebuffer, if
+ * any has), where the zoom and rotation keys act. */
 struct screen *seat_screen(struct seat *seat);
 /* The VT is ours (now, or at start when it is in front): every screen
  * draws again, input is on. */

@@ -360,7 +360,7 @@ void fbdev_free(struct fbdev *fb)
 {
 	if (!fb)
 		return;
-	crash_register_fb(-1, NULL, NULL);
+	crash_unregister_fb(fb->fd);
 	if (fb->map_base)
 		munmap(fb->map_base, fb->map_length);
 	if (fb->fd >= 0)

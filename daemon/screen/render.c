@@ -72,6 +72,7 @@ struct render_layout {
 	unsigned xres, yres, line_length;
 	enum rotation rotation;
 	unsigned cell_w, cell_h;
+	unsigned max_cols, max_rows; /* render_set_grid_max() */
 	struct pixel_format format;
 };
 
@@ -84,10 +85,11 @@ struct render {
 	enum rotation rotation;	   /* rotate.h: what is drawn is logical, turned on writing */
 	unsigned lw, lh;	   /* the logical screen in pixels */
 	unsigned cols, rows;
-	unsigned cell_w, cell_h; /* pixels */
-	unsigned cell_bytes;	 /* bytes of one glyph line: cell_w * bytes per pixel */
-	bool scalable;		 /* FreeType: styles are drawn by the font */
-	bool space_blank;	 /* a space draws no pixel: blank runs can be filled */
+	unsigned max_cols, max_rows; /* the grid's cap (render_set_grid_max()); 0: none */
+	unsigned cell_w, cell_h;     /* pixels */
+	unsigned cell_bytes;	     /* bytes of one glyph line: cell_w * bytes per pixel */
+	bool scalable;		     /* FreeType: styles are drawn by the font */
+	bool space_blank;	     /* a space draws no pixel: blank runs can be filled */
 	const struct cluster_table *clusters;	  /* NULL: no stand-ins */
 	const struct image_store *images;	  /* NULL: tiles draw as their background */
 	uint64_t images_generation;		  /* the store's when tiles were last cached */
@@ -192,6 +194,8 @@ static struct render_layout render_layout_of(const struct render *r)
 	    .rotation = r->rotation,
 	    .cell_w = fontset_cell_width(r->fonts),
 	    .cell_h = fontset_cell_height(r->fonts),
+	    .max_cols = r->max_cols,
+	    .max_rows = r->max_rows,
 	    .format = r->fb->format,
 	};
 }
@@ -202,6 +206,7 @@ static bool render_layout_equal(const struct render_layout *a, const struct rend
 
 	return a->xres == b->xres && a->yres == b->yres && a->line_length == b->line_length &&
 	       a->rotation == b->rotation && a->cell_w == b->cell_w && a->cell_h == b->cell_h &&
+	       a->max_cols == b->max_cols && a->max_rows == b->max_rows &&
 	       fa->bits_per_pixel == fb->bits_per_pixel &&
 	       fa->bytes_per_pixel == fb->bytes_per_pixel && fa->indexed == fb->indexed &&
 	       fa->mono == fb->mono && fa->lsb_first == fb->lsb_first &&
@@ -242,6 +247,10 @@ static int render_setup_grid(struct render *r)
 	r->lh = lh;
 	r->cols = lw / w;
 	r->rows = lh / h;
+	if (r->max_cols && r->max_cols < r->cols)
+		r->cols = r->max_cols;
+	if (r->max_rows && r->max_rows < r->rows)
+		r->rows = r->max_rows;
 	r->cell_bytes = w * fb->format.bytes_per_pixel;
 	r->scalable = fontset_scalable(r->fonts);
 	r->prev = xcalloc((size_t)r->cols * r->rows, sizeof(struct cell));
@@ -402,6 +411,21 @@ void render_free(struct render *r)
 	free(r->shadow);
 	free(r->line);
 	free(r);
+}
+
+void render_set_grid_max(struct render *r, unsigned cols, unsigned rows)
+{
+	r->max_cols = cols;
+	r->max_rows = rows;
+}
+
+void render_fit_grid(const struct render *r, unsigned *ret_cols, unsigned *ret_rows)
+{
+	unsigned lw, lh;
+
+	rotate_logical_size(r->rotation, r->fb->var.xres, r->fb->var.yres, &lw, &lh);
+	*ret_cols = lw / fontset_cell_width(r->fonts);
+	*ret_rows = lh / fontset_cell_height(r->fonts);
 }
 
 unsigned render_cols(const struct render *r)

@@ -126,6 +126,14 @@ void render_set_device(struct render *r, struct fbdev *fb, struct fontset *fonts
  * in shadow mode this sets up the RAM copy. Invalidates the screen. */
 int render_set_scroller(struct render *r, struct scroller *s);
 
+/* The grid at most cols x rows (0: no cap) from the next render_relayout()
+ * on: a screen mirroring a terminal on a smaller screen (screens=mirror)
+ * draws the same grid, its right and bottom margins wider. A cap makes
+ * render_layout_stale() until the relayout. */
+void render_set_grid_max(struct render *r, unsigned cols, unsigned rows);
+/* The grid the device and the cell would give without a cap. */
+void render_fit_grid(const struct render *r, unsigned *ret_cols, unsigned *ret_rows);
+
 unsigned render_cols(const struct render *r);
 unsigned render_rows(const struct render *r);
 

@@ -294,6 +294,33 @@ static int screen_relayout(struct screen *s)
 	return 0;
 }
 
+void screen_set_grid_max(struct screen *s, unsigned cols, unsigned rows)
+{
+	if (!s->render)
+		return;
+	render_set_grid_max(s->render, cols, rows);
+	if (!s->fb || !render_layout_stale(s->render))
+		return;
+	if (!s->scroller) {
+		/* before the first acquire: the grid alone, the scroller
+		 * comes with the acquire's layout */
+		if (render_relayout(s->render) < 0)
+			screen_fail(s);
+		return;
+	}
+	/* a relayout may set the device's mode: with another VT in front,
+	 * the acquire lays the screen out (render_layout_stale()) */
+	if (!vt_is_active(s->vt))
+		return;
+	if (screen_relayout(s) < 0) {
+		log_error("Cannot lay %s out for a grid of %ux%u, exiting", s->fb->path, cols,
+			  rows);
+		screen_fail(s);
+		return;
+	}
+	screen_redraw(s);
+}
+
 int screen_acquire(struct screen *s)
 {
 	int r;
@@ -677,6 +704,8 @@ static void screen_on_fb_gone(void *userdata)
 	crash_set_active(0);
 	sd_notifyf(0, "STATUS=Running on tty%u, no framebuffer (waiting for one)",
 		   vt_number(s->vt));
+	if (s->cb.gone)
+		s->cb.gone(s, s->userdata);
 }
 
 /* Its successor: the boot mode is the new device's, the font fits it, its

@@ -54,6 +54,9 @@ struct screen_callbacks {
 	/* A successor framebuffer while the VT is in front: acquired as
 	 * after a VT switch. */
 	void (*acquire)(struct screen *s, void *userdata);
+	/* Its framebuffer went (fbwatch.h): the other screens may lay out
+	 * again (a mirror's grid). May be NULL. */
+	void (*gone)(struct screen *s, void *userdata);
 	/* The screen cannot be used any more: consoled exits. */
 	void (*failed)(struct screen *s, void *userdata);
 };
@@ -122,6 +125,11 @@ void screen_schedule_frame(struct screen *s);
 /* The device side of a VT acquire: 0, -ENODEV (no framebuffer: the caller
  * lets fbwatch_lost() look for one), < 0 (exiting). */
 int screen_acquire(struct screen *s);
+/* Its grid at most cols x rows (0: as many as fit; render_set_grid_max()):
+ * laid out again now where that is allowed (before the first acquire: the
+ * grid alone; the VT in front: the whole layout, the terminal resized),
+ * else at the next acquire. */
+void screen_set_grid_max(struct screen *s, unsigned cols, unsigned rows);
 /* Drawn whole at the next frame. */
 void screen_redraw(struct screen *s);
 /* The VT was released: the blitter idle, the pointer hidden, the idle

@@ -14,25 +14,48 @@
 #include "log.h"
 
 static struct {
-	int fb_fd;
-	struct fb_var_screeninfo var;
-	struct fb_cmap cmap;
-	int have_cmap;
+	/* every framebuffer of the seat's screens (screens=mirror, separate) */
+	struct crash_fb {
+		int fd;
+		struct fb_var_screeninfo var;
+		struct fb_cmap cmap;
+		int have_cmap;
+	} fbs[CRASH_FBS_MAX];
 	int vt_fd;
 	int kbmode;
 	volatile int active;
 	volatile sig_atomic_t keep_display;
 	void *altstack;
-} crash_state = {.fb_fd = -1, .vt_fd = -1};
+} crash_state = {.fbs = {{.fd = -1}, {.fd = -1}, {.fd = -1}, {.fd = -1}}, .vt_fd = -1};
 
 void crash_register_fb(int fd, const struct fb_var_screeninfo *var, const struct fb_cmap *cmap)
 {
-	crash_state.fb_fd = fd;
+	struct crash_fb *f = NULL;
+
+	/* fd's slot if it has one, else a free one; with none free (more
+	 * screens than CRASH_FBS_MAX) the last is replaced */
+	for (unsigned i = 0; i < CRASH_FBS_MAX && !f; i++)
+		if (crash_state.fbs[i].fd == fd)
+			f = &crash_state.fbs[i];
+	for (unsigned i = 0; i < CRASH_FBS_MAX && !f; i++)
+		if (crash_state.fbs[i].fd < 0)
+			f = &crash_state.fbs[i];
+	if (!f)
+		f = &crash_state.fbs[CRASH_FBS_MAX - 1];
+	f->fd = -1; /* not used half written */
 	if (var)
-		crash_state.var = *var;
-	crash_state.have_cmap = cmap != NULL;
+		f->var = *var;
+	f->have_cmap = cmap != NULL;
 	if (cmap)
-		crash_state.cmap = *cmap; /* the data arrays live in struct fbdev */
+		f->cmap = *cmap; /* the data arrays live in struct fbdev */
+	f->fd = fd;
+}
+
+void crash_unregister_fb(int fd)
+{
+	for (unsigned i = 0; i < CRASH_FBS_MAX; i++)
+		if (crash_state.fbs[i].fd == fd)
+			crash_state.fbs[i].fd = -1;
 }
 
 void crash_set_active(int active)
@@ -69,17 +92,20 @@ static void crash_handler(int sig)
 	n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
 	(void)n;
 
-	if (crash_state.fb_fd >= 0 && crash_state.active) {
-		struct fb_var_screeninfo v = crash_state.var;
+	for (unsigned i = 0; i < CRASH_FBS_MAX && crash_state.active; i++) {
+		const struct crash_fb *f = &crash_state.fbs[i];
+		struct fb_var_screeninfo v = f->var;
 
+		if (f->fd < 0)
+			continue;
 		v.xoffset = 0;
 		v.yoffset = 0;
 		v.activate = FB_ACTIVATE_NOW | FB_ACTIVATE_FORCE;
 		/* a screen consoled blanked (FBIOBLANK) shows again */
-		ioctl(crash_state.fb_fd, FBIOBLANK, FB_BLANK_UNBLANK);
-		ioctl(crash_state.fb_fd, FBIOPUT_VSCREENINFO, &v);
-		if (crash_state.have_cmap)
-			ioctl(crash_state.fb_fd, FBIOPUTCMAP, &crash_state.cmap);
+		ioctl(f->fd, FBIOBLANK, FB_BLANK_UNBLANK);
+		ioctl(f->fd, FBIOPUT_VSCREENINFO, &v);
+		if (f->have_cmap)
+			ioctl(f->fd, FBIOPUTCMAP, &f->cmap);
 	}
 	if (crash_state.vt_fd >= 0) {
 		static const char clear[] = "\033[0m\033[?7h\033[?25h\033[H\033[2J";

@@ -26,7 +26,12 @@
 #include <stdbool.h>
 #include <systemd/sd-event.h>
 
+/* Each framebuffer in use (up to CRASH_FBS_MAX, one per screen) is
+ * registered by its fd, again when its saved mode changes, and
+ * unregistered when it is closed. */
+#define CRASH_FBS_MAX 4
 void crash_register_fb(int fd, const struct fb_var_screeninfo *var, const struct fb_cmap *cmap);
+void crash_unregister_fb(int fd);
 void crash_register_vt(int fd, int kbmode);
 /* The framebuffer mode is only put back while our VT is the visible one:
  * otherwise fbcon (or another VT's owner) is using the device. */

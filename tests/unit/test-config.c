@@ -135,7 +135,8 @@ static void test_every_key(void)
 	static const char *const settings[][2] = {
 	    {"vt", "tty5"},
 	    {"switchvt", NULL},
-	    {"fbdev", "/dev/fb2"},
+	    {"fbdev", "/dev/fb2,/dev/fb3"},
+	    {"screens", "separate"},
 	    {"fb-wait", "25"},
 	    {"term", "linux"},
 	    {"palette", "xterm"},
@@ -194,6 +195,9 @@ static void test_every_key(void)
 		CHECK_EQ_U(o->vt, 5);
 		CHECK(o->switchvt);
 		check_str(o->fbdev, "/dev/fb2");
+		CHECK_EQ_U(o->n_fbdevs, 2);
+		check_str(o->fbdevs[1], "/dev/fb3");
+		CHECK(o->screens == OPTIONS_SCREENS_SEPARATE);
 		CHECK_EQ_U(o->fb_wait, 25);
 		check_str(o->login_argv[0], "/bin/sh");
 		check_str(o->login_argv[1], "-l");

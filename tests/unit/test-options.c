@@ -271,6 +271,46 @@ static void test_rotate(void)
 	}
 }
 
+/* fbdev=, rotate= and font-size= take one value per screen, separated by
+ * commas, at most OPTIONS_SCREENS_MAX; screens= mirror or separate. */
+static void test_screens(void)
+{
+	struct options o;
+
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	CHECK(o.n_fbdevs == 0 && o.fbdev == NULL && o.screens == OPTIONS_SCREENS_MIRROR);
+	CHECK(options_rotate(&o, 1) == ROTATE_UPRIGHT && options_font_size(&o, 1) == 12);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--fbdev=/dev/fb0,/dev/fb1", "--screens=separate",
+					      "--rotate=0,90", "--font-size=10,20,30", NULL}) == 0);
+	CHECK(o.n_fbdevs == 2 && strcmp(o.fbdevs[0], "/dev/fb0") == 0 &&
+	      strcmp(o.fbdevs[1], "/dev/fb1") == 0 && o.fbdev == o.fbdevs[0]);
+	CHECK(o.screens == OPTIONS_SCREENS_SEPARATE);
+	CHECK(o.rotate == ROTATE_UPRIGHT && options_rotate(&o, 0) == ROTATE_UPRIGHT &&
+	      options_rotate(&o, 1) == ROTATE_CW && options_rotate(&o, 3) == ROTATE_CW);
+	CHECK(o.font_size == 10 && options_font_size(&o, 1) == 20 &&
+	      options_font_size(&o, 2) == 30 && options_font_size(&o, 3) == 30);
+	options_fini(&o);
+	/* the last one given wins whole */
+	CHECK(parse(&o, (const char *const[]){"--fbdev=/dev/fb0,/dev/fb1", "--fbdev=/dev/fb2",
+					      NULL}) == 0);
+	CHECK(o.n_fbdevs == 1 && strcmp(o.fbdev, "/dev/fb2") == 0);
+	options_fini(&o);
+	static const char *const bad[] = {
+	    "--fbdev=/dev/fb0,", "--fbdev=,/dev/fb0", "--fbdev=a,b,c,d,e",
+	    "--screens=clone",	 "--screens=",	      "--rotate=0,,1",
+	    "--rotate=0,45",	 "--font-size=12,0",  "--font-size=1,2,3,4,5",
+	    "--font-size=12,x",
+	};
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		int r = parse(&o, (const char *const[]){bad[i], NULL});
+
+		if (r != -EINVAL)
+			fprintf(stderr, "%s was taken\n", bad[i]);
+		CHECK(r == -EINVAL);
+	}
+}
+
 static void test_help_version(void)
 {
 	struct options o;
@@ -1115,6 +1155,7 @@ int main(void)
 	RUN(test_errors);
 	RUN(test_scroll_mode);
 	RUN(test_rotate);
+	RUN(test_screens);
 	RUN(test_help_version);
 	RUN(test_command_without_login_flag);
 	RUN(test_boolean_flags);

@@ -236,6 +236,13 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   text, after a region scroll and a VT switch; turned
                   (--rotate=1); a 50 MB stream with a live keyboard and a
                   bounded VmHWM: see sixeltest.py.
+  screens-*       (cirrus, the boot's last checks; the guest has a second
+                  display, secondary-vga, that bochs-drm takes as fb1 when
+                  the first of them loads it) two framebuffers: mirrored
+                  (fb0 against fbcon's oracle, fb1 the same grid),
+                  separate sessions and the focus key, fb1's driver
+                  unbound and bound again, one screen turned: see
+                  screenstest.py.
 
 Pictures of failures (expected, actual, diff) go to --out.
 """
@@ -261,6 +268,7 @@ import pointertest  # noqa: E402
 import pstoretest  # noqa: E402
 import rotatetest  # noqa: E402
 import selecttest  # noqa: E402
+import screenstest  # noqa: E402
 import sixeltest  # noqa: E402
 import screen  # noqa: E402
 import terminfocaps  # noqa: E402
@@ -2520,6 +2528,8 @@ def main():
             checks += deferredtest.CHECKS[args.card]
         if args.card in sixeltest.CARDS:
             checks += sixeltest.CHECKS[args.card]
+        if args.card in screenstest.CARDS:
+            checks += screenstest.CHECKS
         # last: it reboots the guest
         if args.card in pstoretest.CARDS:
             checks += pstoretest.CHECKS[args.card]
@@ -2575,8 +2585,10 @@ def main():
     if any(c.startswith("sixel") for c in checks):
         pictures = sixeltest.Pictures(out_dir)  # the streams and libsixel's decoding
         extra.update(pictures.guest_files())
+    # the second display (no driver at boot) for the screens checks
+    qemu_args = screenstest.QEMU_ARGS if any(c.startswith("screens-") for c in checks) else []
     with vmlib.VM(args.card, consoled=os.path.abspath(args.consoled), append=append.strip(),
-                  out_dir=out_dir, extra_elves=elves, initramfs_extra=extra,
+                  out_dir=out_dir, extra_elves=elves, initramfs_extra=extra, qemu_args=qemu_args,
                   boot_timeout=400 if firmware else 180) as vm:
         print("# %s booted in %.1fs, fb0 %s" % (args.card, vm.boot_seconds, vm.fb_info), flush=True)
         r = Runner(vm, args.card, out_dir)
@@ -2660,6 +2672,9 @@ def main():
                                                   scroll_modes(args.card, plugins)).checks)
         if pictures:
             simple.update(sixeltest.SixelChecks(r, pictures).checks)
+        if args.card in screenstest.CARDS:
+            simple.update(screenstest.ScreensChecks(r, oracle_text, load_font,
+                                                    KEYBOARD_FONT).checks)
         for name in checks:
             if name in simple:
                 r.check(name, simple[name])

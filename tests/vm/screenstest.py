@@ -1,0 +1,369 @@
+"""Two framebuffers on one seat: the checks vmtest.py runs on cirrus.
+
+The cirrus guest gets a second display device (QEMU's secondary-vga, id
+SECOND, see vmtest.py) that no driver takes at boot, so every other check of
+the guest sees cirrusfb's fb0 alone. The first of these checks loads bochs-drm
+(the bochs card's module list), which takes the secondary-vga as fb1
+(bochs-drmdrmfb, 32 bpp, deferred I/O: shadow with fb-flush write) beside
+cirrusfb's fb0 (8 bpp, pan): two screens of different depths and scroll
+strategies. QMP's screendump takes the device's id for fb1's picture.
+
+  screens-mirror    --fbdev=/dev/fb0,/dev/fb1 (screens=mirror, the default):
+                    the oracle text on fb0 equals fbcon's picture of it pixel
+                    for pixel (fb0's grid is the smaller: the grid is fb0's);
+                    fb1 equals the same picture at its top left, each pixel
+                    the palette's colour (fb0's 6-bit DAC shows 0xaa as
+                    0xa8), black right of and below it; a line typed shows on both; output while tty2
+                    is in front is drawn on neither, on both once tty1 is
+                    back; after exit fb0's mode is back and fb1 is wiped
+                    black
+  screens-separate  --screens=separate: a shell on each screen; typed text
+                    goes to fb0's; Ctrl+Alt+Logo+Right moves the keyboard to
+                    fb1's shell (its own session: another pid), Left back;
+                    the PS/2 mouse moved past fb0's right edge and clicked
+                    moves it to fb1's again;
+                    the screendumps of both are saved as
+                    <out>/cirrus-separate-fb0.png and -fb1.png
+  screens-unbind    separate, focus on fb1: bochs-drm unbound from the
+                    secondary-vga: consoled goes on, a line typed runs in
+                    fb0's session; bound again, fb1 shows its session again.
+                    Then mirrored: fb1 unbound, fb0 draws a typed line; bound
+                    again, fb1 equals fb0's picture (palette colours)
+  screens-rotate    mirror with --rotate=0,1: fb1 turned a quarter clockwise
+                    (its dump turned back shows the text), fb0 upright; then
+                    DejaVu Sans Mono with --font-size=12,36: the session's
+                    size is fb1's (the smaller grid), grows to fb0's while
+                    fb1 is unbound and is fb1's again once it is bound
+"""
+import re
+import time
+
+import initramfs
+import screen
+
+CHECKS = ["screens-mirror", "screens-separate", "screens-unbind", "screens-rotate"]
+CARDS = ("cirrus",)
+SECOND = "second"
+# the second display: no driver binds it until load_second() loads bochs-drm
+QEMU_ARGS = ["-device", "secondary-vga,id=" + SECOND]
+FB1 = "/sys/class/graphics/fb1"
+
+
+def prompt(s):
+    return any(line.startswith("$") for line in s.lines)
+
+
+def line_starting(s, text):
+    """The first line of s that starts with text (stripped), or None. A key
+    typed through QMP may come out twice on a loaded host (its release read
+    after the repeat delay): a letter of text may be repeated."""
+    pattern = re.compile("".join(re.escape(c) + "+" for c in text))
+    for line in s.lines:
+        if pattern.match(line):
+            return line.strip()
+    return None
+
+
+def turn_back(img):
+    """A dump of a glass turned a quarter clockwise (fbcon's rotation 1), turned
+    back: logical (x, y) shows at (xres-1-y, x)."""
+    w, h = img.height, img.width
+    src, out = img.data, bytearray(w * h * 3)
+    for y in range(h):
+        for x in range(w):
+            gx, gy = img.width - 1 - y, x
+            i = (gy * img.width + gx) * 3
+            o = (y * w + x) * 3
+            out[o:o + 3] = src[i:i + 3]
+    return screen.Image(w, h, bytes(out))
+
+
+class ScreensChecks:
+    def __init__(self, runner, oracle_text, load_font, font):
+        self.r = runner
+        self.oracle_text = oracle_text
+        self.load_font = load_font
+        self.font = font
+        self.checks = {
+            "screens-mirror": self.check_mirror,
+            "screens-separate": self.check_separate,
+            "screens-unbind": self.check_unbind,
+            "screens-rotate": self.check_rotate,
+        }
+
+    # -- helpers --
+
+    def load_second(self):
+        """bochs-drm for the secondary-vga: fb1 (once)."""
+        r = self.r
+        r.sh("for m in $(cat /etc/vm/modules/bochs); do grep -q \"^$m \" /proc/modules"
+             " || insmod /lib/modules/$m.ko || exit 1; done", timeout=120)
+        deadline = time.monotonic() + 20
+        while r.vm.run("test -e /dev/fb1")[1] != 0:
+            if time.monotonic() > deadline:
+                r.fail("no /dev/fb1 after loading bochs-drm: %s"
+                       % r.vm.run("ls /sys/class/graphics; dmesg | tail -5")[0])
+            time.sleep(0.3)
+        name = r.sh("cat %s/name" % FB1).strip()
+        if name != "bochs-drmdrmfb":
+            r.fail("fb1 is %r, not bochs-drm's" % name)
+        return [int(v) for v in r.sh("cat %s/virtual_size" % FB1).strip().split(",")]
+
+    @staticmethod
+    def widen(img, width, height):
+        """img at the top left of a black width x height picture, each pixel
+        the console palette's colour it is nearest to (a 6-bit DAC's 0xa8 is
+        0xaa at 32 bpp)."""
+        pal = screen._PaletteIndex(screen.LINUX_PALETTE)
+        exact = {}
+        out = bytearray(width * height * 3)
+        for y in range(img.height):
+            row = img.data[y * img.width * 3:(y + 1) * img.width * 3]
+            line = bytearray()
+            for i in range(0, len(row), 3):
+                px = row[i:i + 3]
+                if px not in exact:
+                    k = pal.get(px)
+                    exact[px] = bytes(screen.LINUX_PALETTE[k]) if k >= 0 else b"\xff\x00\xff"
+                line += exact[px]
+            out[y * width * 3:y * width * 3 + len(line)] = line
+        return screen.Image(width, height, bytes(out))
+
+    def grab2(self):
+        """fb1's picture (QMP screendump of the second device)."""
+        vm = self.r.vm
+        vm._shot += 1
+        path = "%s/shot2-%d.ppm" % (vm.sockdir, vm._shot)
+        vm.qmp.cmd("screendump", filename=path, device=SECOND)
+        return screen.read_ppm(path)
+
+    def wait2(self, predicate, what, turned=False, timeout=20):
+        font = self.load_font(self.font)
+        deadline = time.monotonic() + timeout
+        while True:
+            img = self.grab2()
+            if turned:
+                img = turn_back(img)
+            s = screen.read_screen(img, font)
+            if predicate(s):
+                return img, s
+            if time.monotonic() > deadline:
+                path = self.r.vm.save_png(img, "cirrus-%d-fb1.png" % self.r.n)
+                self.r.fail("%s; fb1 shows:\n%s\n(picture: %s)" % (what, s.text(), path))
+            time.sleep(0.3)
+
+    # -- checks --
+
+    def check_mirror(self):
+        r = self.r
+        font = self.font
+        f = self.load_font(font)
+        w1, h1 = self.load_second()
+        cols = min(r.vm_xres, w1) // f.width
+        rows = min(r.vm_yres, h1) // f.height
+        if r.vm_xres > w1 or r.vm_yres > h1:
+            r.fail("fb0 (%dx%d) is not the smaller screen beside fb1 (%dx%d)"
+                   % (r.vm_xres, r.vm_yres, w1, h1))
+        text, _ = self.oracle_text(font, cols)
+        path = r.fbcon_show(font, text)
+        expected = r.stable_grab()
+        r.sh("printf '\\033[H\\033[2J' > /dev/tty1")
+        before = r.fb_state()
+        r.sh("rm -f /tmp/screens-go")
+        r.start_consoled(font, "/bin/sh -c 'cat %s; while [ ! -e /tmp/screens-go ]; do sleep 0.2;"
+                         " done; exec /usr/bin/env PS1=\"$ \" /bin/sh'" % path,
+                         "--fbdev=/dev/fb0,/dev/fb1")
+        r.wait_equal(expected, "fb0 (mirror) differs from fbcon's picture")
+        # fb1: fbcon's picture of fb0 at its top left, each pixel the
+        # console colour fb0's 6-bit DAC showed at 8 bpp, black elsewhere
+        want = self.widen(expected, w1, h1)
+        deadline = time.monotonic() + 20
+        while True:
+            img1 = self.grab2()
+            if img1.data == want.data:
+                break
+            if time.monotonic() > deadline:
+                diff = screen.compare(want, img1)
+                r.fail("fb1 (mirror) is not fbcon's picture of fb0 in fb0's %dx%d grid: %d "
+                       "pixels differ in %r" % (cols, rows, diff.count, diff.bbox), want, img1)
+            time.sleep(0.3)
+        log = r.consoled_log()
+        if "2 screens, one terminal mirrored" not in log:
+            r.fail("consoled did not log the mirror:\n" + log)
+        for line in log.splitlines():
+            if "Scrolling: mode" in line or "Text grid" in line:
+                print("# " + line)
+        r.sh("touch /tmp/screens-go")
+        r.wait_text(font, prompt, "no prompt on fb0")
+        r.vm.send_text("echo mirrored-line\n")
+        r.wait_text(font, lambda s: line_starting(s, "mirrored-line"),
+                    "fb0 does not show the echo")
+        self.wait2(lambda s: line_starting(s, "mirrored-line"), "fb1 does not show the echo")
+        # another VT in front: neither screen is drawn; back: both
+        pts = re.search(r"on (/dev/pts/\d+)", r.consoled_log()).group(1)
+        r.sh("chvt 2; sleep 0.5; echo away-text > %s; sleep 1" % pts)
+        _, s1 = self.wait2(lambda s: True, "")
+        if "away-text" in s1.text():
+            r.fail("fb1 was drawn while tty2 was in front:\n" + s1.text())
+        r.sh("chvt 1")
+        r.wait_text(font, lambda s: "away-text" in s.text(),
+                    "fb0 does not show the output made while tty2 was in front")
+        self.wait2(lambda s: "away-text" in s.text(),
+                   "fb1 does not show the output made while tty2 was in front")
+        r.stop_consoled()
+        if r.fb_state() != before:
+            r.fail("fb0's mode after exit %r, before %r" % (r.fb_state(), before))
+        black = self.grab2()
+        if black.colors() - {b"\0\0\0"}:
+            r.fail("fb1 is not wiped black after exit: %d colours" % len(black.colors()))
+
+    def start_separate(self, extra=""):
+        r = self.r
+        self.load_second()
+        r.start_consoled(self.font, "/usr/bin/env PS1='$ ' /bin/sh",
+                         "--fbdev=/dev/fb0,/dev/fb1 --screens=separate " + extra)
+        r.wait_text(self.font, prompt, "no prompt on fb0")
+        self.wait2(prompt, "no prompt on fb1")
+
+    def check_separate(self):
+        r = self.r
+        font = self.font
+        self.start_separate()
+        r.vm.send_text("echo one-$$\n")
+        _, s0 = r.wait_text(font, lambda s: line_starting(s, "one-"),
+                            "fb0's shell did not answer")
+        pid0 = line_starting(s0, "one-").split("-")[-1]
+        time.sleep(0.5)
+        _, s1 = self.wait2(lambda s: True, "")
+        if "one-" in s1.text():
+            r.fail("the keys went to fb1's shell too:\n" + s1.text())
+        r.vm.send_keys(["ctrl", "alt", "meta_l", "right"], hold_ms=50)
+        r.vm.send_text("echo two-$$\n")
+        _, s1 = self.wait2(lambda s: line_starting(s, "two-"),
+                           "after Ctrl+Alt+Logo+Right the keys do not reach fb1's shell")
+        if line_starting(s1, "two-").split("-")[-1] == pid0:
+            r.fail("fb1's shell is fb0's (pid %s)" % pid0)
+        _, s0 = r.wait_text(font, lambda s: True, "")
+        if "two-" in s0.text():
+            r.fail("the keys after the focus key reached fb0's shell:\n" + s0.text())
+        img0, img1 = r.vm.grab(), self.grab2()
+        for name, img in (("fb0", img0), ("fb1", img1)):
+            path = r.vm.save_png(img, "cirrus-separate-%s.png" % name)
+            print("# %s: %s" % (name, path))
+        r.vm.send_keys(["ctrl", "alt", "meta_l", "left"], hold_ms=50)
+        r.vm.send_text("echo three\n")
+        r.wait_text(font, lambda s: line_starting(s, "three"),
+                    "Ctrl+Alt+Logo+Left did not come back")
+        if "Keyboard focus on /dev/fb1" not in r.consoled_log():
+            r.fail("the focus was not logged:\n" + r.consoled_log())
+        # the pointer past fb0's right edge is over fb1; a click there
+        # moves the keyboard
+        r.vm.select_mouse("ps2")
+        r.vm.mouse_move_rel(2 * r.vm_xres, 0)
+        r.vm.pointer_click("left", "ps2")
+        r.vm.send_text("echo four\n")
+        self.wait2(lambda s: line_starting(s, "four"),
+                   "a click on fb1 did not move the keyboard there")
+        r.stop_consoled()
+
+    def check_unbind(self):
+        r = self.r
+        font = self.font
+        self.start_separate()
+        pci = r.sh("basename $(readlink %s/device)" % FB1).strip()
+        r.vm.send_keys(["ctrl", "alt", "meta_l", "right"], hold_ms=50)
+        r.vm.send_text("echo on-fb1\n")
+        self.wait2(lambda s: "on-fb1" in s.text(), "the focus did not move to fb1")
+        r.sh("echo %s > /sys/bus/pci/drivers/bochs-drm/unbind" % pci)
+        try:
+            r.wait_log("/tmp/consoled.log", "No framebuffer to draw on",
+                       "consoled did not notice fb1's removal")
+            r.vm.send_text("echo after-unbind\n")
+            r.wait_text(font, lambda s: "after-unbind" in s.text(),
+                        "fb0's session does not get the keys after fb1 went")
+            if r.consoled_exited():
+                r.fail("consoled exited when fb1 went:\n" + r.consoled_log())
+        finally:
+            r.vm.run("echo %s > /sys/bus/pci/drivers/bochs-drm/bind" % pci)
+        r.wait_log("/tmp/consoled.log", "Took over /dev/fb1",
+                   "consoled did not take fb1 back after the rebind")
+        self.wait2(lambda s: "on-fb1" in s.text(),
+                   "fb1's session is not shown again after the rebind")
+        r.stop_consoled()
+        # mirrored: fb1 gone and back shows the one session as fb0 does
+        w1, h1 = self.load_second()
+        r.start_shell(font, "--fbdev=/dev/fb0,/dev/fb1")
+        r.sh("echo %s > /sys/bus/pci/drivers/bochs-drm/unbind" % pci)
+        try:
+            r.wait_log("/tmp/consoled.log", "No framebuffer to draw on",
+                       "consoled (mirror) did not notice fb1's removal")
+            r.vm.send_text("echo mirror-alone\n")
+            r.wait_text(font, lambda s: line_starting(s, "mirror-alone"),
+                        "fb0 (mirror) does not draw after fb1 went")
+        finally:
+            r.vm.run("echo %s > /sys/bus/pci/drivers/bochs-drm/bind" % pci)
+        r.wait_log("/tmp/consoled.log", "Took over /dev/fb1",
+                   "consoled (mirror) did not take fb1 back after the rebind")
+        deadline = time.monotonic() + 20
+        while True:
+            img0 = r.stable_grab()
+            want, img1 = self.widen(img0, w1, h1), self.grab2()
+            if img1.data == want.data:
+                break
+            if time.monotonic() > deadline:
+                diff = screen.compare(want, img1)
+                r.fail("fb1 back (mirror) is not fb0's picture: %d pixels differ in %r"
+                       % (diff.count, diff.bbox), want, img1)
+            time.sleep(0.3)
+        r.stop_consoled()
+
+    def check_rotate(self):
+        r = self.r
+        font = self.font
+        self.load_second()
+        r.start_consoled(font, "/usr/bin/env PS1='$ ' /bin/sh",
+                         "--fbdev=/dev/fb0,/dev/fb1 --rotate=0,1")
+        r.wait_text(font, prompt, "no prompt on fb0 (upright)")
+        r.vm.send_text("echo turned-text\n")
+        r.wait_text(font, lambda s: line_starting(s, "turned-text"),
+                    "fb0 does not show the echo")
+        self.wait2(lambda s: line_starting(s, "turned-text"),
+                   "fb1 turned back does not show the echo (not turned a quarter clockwise?)",
+                   turned=True)
+        r.stop_consoled()
+        # a font size per screen: 12 points on fb0 (640x480), 36 on fb1
+        # (1280x800): fb1's grid is the smaller, the session's size; with
+        # fb1 gone the session gets fb0's, with fb1 back fb1's again
+        pci = r.sh("basename $(readlink %s/device)" % FB1).strip()
+        r.start_consoled(None, "/usr/bin/env PS1='$ ' /bin/sh",
+                         "--fbdev=/dev/fb0,/dev/fb1 --font-file=%s/DejaVuSansMono.ttf"
+                         " --font-size=12,36" % initramfs.TTF_DIR)
+        both = self.session_size()
+        r.sh("echo %s > /sys/bus/pci/drivers/bochs-drm/unbind" % pci)
+        try:
+            alone = self.session_size(lambda size: size != both)
+        finally:
+            r.vm.run("echo %s > /sys/bus/pci/drivers/bochs-drm/bind" % pci)
+        if not (alone[0] > both[0] and alone[1] > both[1]):
+            r.fail("the session's size with fb1 at 36 points is %r, with fb0 alone %r: "
+                   "not smaller" % (both, alone))
+        again = self.session_size(lambda size: size == both)
+        print("# session size: both %r, fb0 alone %r, fb1 back %r" % (both, alone, again))
+        r.stop_consoled()
+
+    def session_size(self, until=lambda size: True, timeout=20):
+        """The session's pty size (rows, cols) once until(size) holds."""
+        r = self.r
+        deadline = time.monotonic() + timeout
+        while True:
+            m = re.search(r"on (/dev/pts/\d+)", r.consoled_log())
+            if m:
+                out, status = r.vm.run("stty size < %s" % m.group(1))
+                if status == 0 and len(out.split()) == 2:
+                    size = tuple(int(v) for v in out.split())
+                    if until(size):
+                        return size
+            if time.monotonic() > deadline:
+                r.fail("the session's size did not come as expected: %r\n%s"
+                       % (out if m else None, r.consoled_log()))
+            time.sleep(0.3)

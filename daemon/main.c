@@ -43,7 +43,8 @@ struct manager {
 	sd_event *event;
 	struct options opts;
 	struct palette palette;
-	struct seat *seat; /* one seat: the VT's */
+	struct seat *seat; /* one seat: the VT's, or one without VTs (--seat) */
+	char *seat_fb;	   /* --seat without --fbdev: the seat's first framebuffer */
 	int exit_status;
 };
 
@@ -142,6 +143,20 @@ static int manager_start(struct manager *m)
 	sigset_t mask;
 	int r;
 
+	if (o->seat && !o->fbdev) {
+		/* the seat's own card: udev's ID_SEAT on the fb or a parent */
+		struct udev *udev = udev_new();
+
+		m->seat_fb = udev ? fbwait_first_node_on(udev, o->seat) : NULL;
+		udev_unref(udev);
+		if (!m->seat_fb) {
+			log_error("No framebuffer on %s", o->seat);
+			m->exit_status = EXIT_NO_FRAMEBUFFER;
+			return -ENODEV;
+		}
+		log_info("%s's framebuffer is %s", o->seat, m->seat_fb);
+		sc.fbdev = m->seat_fb;
+	}
 	if (palette_init(&m->palette, m->opts.palette, "/sys/module/vt/parameters"))
 		log_debug("Console colours from /sys/module/vt/parameters");
 	palette_set_colors(&m->palette, m->opts.colors, m->opts.colors_set);
@@ -201,10 +216,18 @@ static int manager_start(struct manager *m)
 			     : m->opts.blank_sec);
 	if (r < 0)
 		return r;
-	/* the snapshot and share timers, the bell */
+	/* the snapshot and share timers, the bell; a seat without VTs has
+	 * terminals= of them, each started when first shown */
 	r = seat_add_terminal(m->seat, m->event, &t);
 	if (r < 0)
 		return r;
+	for (unsigned i = 1; o->seat && i < o->terminals; i++) {
+		struct terminal *more;
+
+		r = seat_add_terminal(m->seat, m->event, &more);
+		if (r < 0)
+			return r;
+	}
 
 	r = seat_open_vt(m->seat, m->event);
 	if (r < 0) {
@@ -230,6 +253,9 @@ static int manager_start(struct manager *m)
 	if (r < 0)
 		return r;
 
+	if (o->seat)
+		/* in front while the seat's active session is none or ours */
+		return seat_follow(m->seat);
 	if (vt_is_active(m->seat->vt))
 		seat_acquire(m->seat);
 	return 0;
@@ -336,14 +362,19 @@ int main(int argc, char **argv)
 		 * and session are set up. */
 		struct fbdev *fb = seat_screen(m.seat)->fb;
 
-		sd_notifyf(0, "READY=1\nSTATUS=Running on tty%u, %s (%s)", vt_number(m.seat->vt),
-			   fb->path, fb->fix.id);
+		if (m.opts.seat)
+			sd_notifyf(0, "READY=1\nSTATUS=Running on %s, %s (%s)", m.opts.seat,
+				   fb->path, fb->fix.id);
+		else
+			sd_notifyf(0, "READY=1\nSTATUS=Running on tty%u, %s (%s)",
+				   vt_number(m.seat->vt), fb->path, fb->fix.id);
 		r = sd_event_loop(m.event);
 		if (r < 0)
 			log_error_errno(r, "Event loop failed: %m");
 		sd_notify(0, "STOPPING=1");
 	}
 	manager_stop(&m);
+	free(m.seat_fb);
 	options_fini(&m.opts);
 	if (r < 0)
 		return m.exit_status != EXIT_SUCCESS ? m.exit_status : EXIT_FAILURE;

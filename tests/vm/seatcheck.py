@@ -119,11 +119,25 @@ def check_seat_start(self):
         self.fail("expected one USB keyboard (kbd2), found %r" % kbd)
     self.sh("loginctl attach %s %s && loginctl attach %s %s && loginctl attach %s %s"
             % (SEAT, card, SEAT, fb, SEAT, kbd[0]))
+    # logind's attach writes a rule and asks udev to look at the device
+    # again, but udevd reads changed rules files at most every 3 s (systemd
+    # 252, udev_rules_should_reload()): the events of three attaches in a
+    # row may find the old rules. Once more after a reload, as logind asks.
+    self.sh("udevadm control --reload && udevadm trigger --action=change %s %s %s &&"
+            " udevadm settle -t 20" % (card, fb, kbd[0]), timeout=30)
     sysd.log("attached %s, %s and %s to %s; fb1: %s" % (
         card, fb, kbd[0], SEAT, self.sh("udevadm info -q property /sys/class/graphics/fb1 |"
-                                   " grep -E 'ID_SEAT|TAGS'").replace("\n", " ")))
-    state = self.wait_unit(SEAT_UNIT, "the start by udev's rule",
-                           lambda p: p["ActiveState"] == "active", timeout=30)
+                                   " grep -E 'ID_SEAT|TAGS|SYSTEMD'").replace("\n", " ")))
+    try:
+        self.wait_unit(SEAT_UNIT, "the start by udev's rule",
+                       lambda p: p["ActiveState"] == "active", timeout=30)
+    except Exception:  # noqa: BLE001 -- CheckFailed, logged and raised again
+        # what udev, logind and systemd made of it
+        sysd.log(self.vm.run("cat /etc/udev/rules.d/72-seat*; loginctl seat-status %s"
+                             " --no-pager; systemctl status --no-pager consoled-%s.device"
+                             % (SEAT, SEAT), timeout=60)[0])
+        raise
+    state = self.unit(SEAT_UNIT, "MainPID")
     status = self.unit(SEAT_UNIT, "StatusText")["StatusText"]
     if not status.startswith("Running on %s, /dev/fb1" % SEAT):
         self.fail("%s's STATUS= is %r" % (SEAT_UNIT, status))

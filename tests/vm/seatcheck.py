@@ -10,8 +10,9 @@ an event without a console never goes to a bound handler).
                are attached to seat1 (loginctl attach): udev's rule
                (74-consoled-seat.rules) starts consoled-seat@seat1 by itself;
                its STATUS= names seat1 and /dev/fb1, it opened no VT, the
-               login prompt is on seat1's screen (screendump of seat1vga) and
-               tty1 still shows its own.
+               login prompt is on seat1's screen (screendump of seat1vga),
+               /etc/issue's \\l there names the session's pty, and tty1
+               still shows its own.
   seat-login   the test user logs in with keys typed on kbd2: the command's
                output shows on seat1, not on tty1; logind has a session of
                the user with Seat=seat1, no VT (VTNr=0), active; keys typed
@@ -144,8 +145,10 @@ def check_seat_start(self):
     fds = self.sh("ls -l /proc/%s/fd" % state["MainPID"])
     if re.search(r"/dev/tty\d", fds):
         self.fail("consoled on %s holds a VT:\n%s" % (SEAT, fds))
-    seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines),
-              "no login prompt on seat1")
+    # /etc/issue's \\l names the session's pty there, not a VT
+    seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines)
+              and any(re.search(r" pts/\d+$", l.rstrip()) for l in s.lines),
+              "no login prompt with the issue's line naming a pty on seat1")
     self.wait_prompt("tty1 lost its login prompt")
 
 

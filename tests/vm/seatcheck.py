@@ -22,6 +22,10 @@ an event without a console never goes to a bound handler).
                prompt of its own (a second consoled-session started); Ctrl+
                Alt+F1 shows the first again with the session's output.  The
                screendump goes to <out>/systemd-seat1.png.
+  seat-restore kill -SEGV of consoled-seat@seat1: systemd restarts it, the
+               new consoled adopts the first terminal's session from the fd
+               store (journal), its screen shows the session's output and
+               typing on kbd2 reaches the same shell.
   seat-grab    the test user's program on seat1 takes its session's devices
                from logind (vtgrab logind: TakeControl, what a compositor
                does): consoled lets go (journal), keys typed on kbd2 reach
@@ -38,7 +42,8 @@ import time
 import screen
 import vmlib
 
-CHECKS = ["seat-start", "seat-login", "seat-terminals", "seat-grab", "seat-stop"]
+CHECKS = ["seat-start", "seat-login", "seat-terminals", "seat-restore", "seat-grab",
+          "seat-stop"]
 
 SEAT = "seat1"
 DISPLAY = "seat1vga"
@@ -210,6 +215,29 @@ def check_seat_terminals(self):
                   % SEAT)
     if int(out.strip() or 0) < 2:
         self.fail("consoled-session started %s session(s) on %s, expected 2" % (out.strip(), SEAT))
+
+
+def check_seat_restore(self):
+    seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
+              "the first terminal's session is not on seat1 before the crash")
+    before = self.unit(SEAT_UNIT, "MainPID", "NRestarts")
+    cursor = self.journal_cursor()
+    self.sh("kill -SEGV %s" % before["MainPID"])
+    self.wait_unit(SEAT_UNIT, "the restart after SIGSEGV",
+                   lambda p: p["ActiveState"] == "active" and p["MainPID"] != before["MainPID"]
+                   and p["MainPID"] != "0", timeout=30)
+    deadline = time.monotonic() + 20
+    while "Adopted the session" not in self.journal_since(cursor, "-o cat -u " + SEAT_UNIT):
+        if time.monotonic() > deadline:
+            self.fail("the restarted consoled did not adopt the session; it logged:\n"
+                      + self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)[-3000:])
+        time.sleep(0.5)
+    seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
+              "the session's screen is not back on seat1 after the restart")
+    seat_type(self, "echo AFTER-$((6*7))\n")
+    seat_wait(self, lambda s: any(l.rstrip() == "AFTER-42" for l in s.lines)
+              and any(l.rstrip() == "SEAT1-42" for l in s.lines),
+              "typing on kbd2 after the restart did not reach the same shell")
 
 
 def check_seat_grab(self):

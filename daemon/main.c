@@ -44,7 +44,8 @@ struct manager {
 	sd_event *event;
 	struct options opts;
 	struct palette palette;
-	struct seat *seat; /* one seat: the VT's */
+	struct seat *seat; /* one seat: the VT's, or one without VTs (--seat) */
+	char *seat_fb;	   /* --seat without --fbdev: the seat's first framebuffer */
 	int exit_status;
 };
 
@@ -139,9 +140,24 @@ static int manager_open_screen(struct manager *m, unsigned i, struct screen **re
 	    .backend = o->backend,
 	    .rotate = options_rotate(o, i),
 	};
-	struct screen *s = seat_add_screen(m->seat, &sc, &m->palette);
+	struct screen *s;
 	int r;
 
+	if (o->seat && !o->n_fbdevs && i == 0) {
+		/* the seat's own card: udev's ID_SEAT on the fb or a parent */
+		struct udev *udev = udev_new();
+
+		m->seat_fb = udev ? fbwait_first_node_on(udev, o->seat) : NULL;
+		udev_unref(udev);
+		if (!m->seat_fb) {
+			log_error("No framebuffer on %s", o->seat);
+			m->exit_status = EXIT_NO_FRAMEBUFFER;
+			return -ENODEV;
+		}
+		log_info("%s's framebuffer is %s", o->seat, m->seat_fb);
+		sc.fbdev = m->seat_fb;
+	}
+	s = seat_add_screen(m->seat, &sc, &m->palette);
 	*ret = s;
 	/* The driver may come after us at boot: wait for it (bounded). */
 	r = screen_open(s);
@@ -236,6 +252,15 @@ static int manager_start(struct manager *m)
 		}
 		seat_show_terminal(m->seat, screens[i], terms[i]);
 	}
+	/* a seat without VTs has terminals= of them, each started when
+	 * first shown */
+	for (unsigned i = 1; m->opts.seat && i < m->opts.terminals; i++) {
+		struct terminal *more;
+
+		r = seat_add_terminal(m->seat, m->event, &more);
+		if (r < 0)
+			return r;
+	}
 
 	r = seat_open_vt(m->seat, m->event);
 	if (r < 0) {
@@ -265,6 +290,9 @@ static int manager_start(struct manager *m)
 	if (r < 0)
 		return r;
 
+	if (m->opts.seat)
+		/* in front while the seat's active session is none or ours */
+		return seat_follow(m->seat);
 	if (vt_is_active(m->seat->vt))
 		seat_acquire(m->seat);
 	return 0;
@@ -371,14 +399,19 @@ int main(int argc, char **argv)
 		 * and session are set up. */
 		struct fbdev *fb = seat_screen(m.seat)->fb;
 
-		sd_notifyf(0, "READY=1\nSTATUS=Running on tty%u, %s (%s)", vt_number(m.seat->vt),
-			   fb->path, fb->fix.id);
+		if (m.opts.seat)
+			sd_notifyf(0, "READY=1\nSTATUS=Running on %s, %s (%s)", m.opts.seat,
+				   fb->path, fb->fix.id);
+		else
+			sd_notifyf(0, "READY=1\nSTATUS=Running on tty%u, %s (%s)",
+				   vt_number(m.seat->vt), fb->path, fb->fix.id);
 		r = sd_event_loop(m.event);
 		if (r < 0)
 			log_error_errno(r, "Event loop failed: %m");
 		sd_notify(0, "STOPPING=1");
 	}
 	manager_stop(&m);
+	free(m.seat_fb);
 	options_fini(&m.opts);
 	if (r < 0)
 		return m.exit_status != EXIT_SUCCESS ? m.exit_status : EXIT_FAILURE;

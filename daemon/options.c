@@ -100,6 +100,8 @@ static const struct key {
 #define FIELD(f) offsetof(struct options, f)
     {"vt", KEY_VT, FIELD(vt), 0, 0, "expected N, ttyN or /dev/ttyN with N from 1 to 63"},
     {"switchvt", KEY_BOOL, FIELD(switchvt), 0, 0, NULL},
+    {"seat", KEY_NAME, FIELD(seat), 0, 0, "expected a seat name"},
+    {"terminals", KEY_UINT, FIELD(terminals), 1, OPTIONS_TERMINALS_MAX, NULL},
     {"fbdev", KEY_FBDEV, FIELD(fbdev), 0, 0,
      "expected device paths separated by commas (at most 4)"},
     {"screens", KEY_SCREENS, FIELD(screens), 0, 0, "expected mirror or separate"},
@@ -190,6 +192,10 @@ void options_help(FILE *f)
 	      "      --config=FILE       settings file (default: /etc/consoled/consoled.conf,\n"
 	      "                          then its .d/*.conf; see consoled.conf(5))\n"
 	      "      --switchvt          switch to that VT at start\n"
+	      "      --seat=NAME         serve that seat without a VT (not seat0): its\n"
+	      "                          framebuffer and input devices by udev's ID_SEAT\n"
+	      "      --terminals=N       terminals on such a seat, Ctrl+Alt+F1..FN\n"
+	      "                          (default: 6)\n"
 	      "      --fbdev=/dev/fbN[,/dev/fbM...]  framebuffers, a screen each, at most 4\n"
 	      "                          (default: the first one found)\n"
 	      "      --screens=mirror|separate  several framebuffers show the same terminal,\n"
@@ -681,6 +687,7 @@ static void options_init(struct options *o, enum options_action action)
 	    .sb_size = 1000,
 	    .image_memory_mib = IMAGE_MEMORY_DEFAULT_MIB,
 	    .fb_wait = FB_WAIT_DEFAULT,
+	    .terminals = OPTIONS_TERMINALS_DEFAULT,
 	    .font_size = 12,
 	    .scroll_mode = SCROLL_MODE_AUTO,
 	    .calibrate = true,
@@ -700,6 +707,7 @@ void options_fini(struct options *o)
 {
 	for (unsigned i = 0; i < o->n_fbdevs; i++)
 		free(o->fbdevs[i]);
+	free(o->seat);
 	free(o->term);
 	free(o->session_socket);
 	free(o->font_file);

@@ -57,10 +57,19 @@ enum options_screens {
  * four images of 1920x1080 pixels. */
 #define IMAGE_MEMORY_DEFAULT_MIB 32
 
+/* terminals=: as many as getty's autovt gives seat0 by default (NAutoVTs=6);
+ * at most one a function key. */
+#define OPTIONS_TERMINALS_DEFAULT 6
+#define OPTIONS_TERMINALS_MAX 12
+
 struct options {
 	enum options_action action;
 	unsigned vt; /* 1..63; 0 = not given: pick a free VT */
 	bool switchvt;
+	/* A seat without a VT (not seat0): its devices by udev's ID_SEAT, its
+	 * own terminals (seat.h); NULL = a VT on seat0. */
+	char *seat;
+	unsigned terminals; /* the seat's terminals, Ctrl+Alt+F1..Fn */
 	/* fbdev=: the framebuffers, one screen each (n_fbdevs; fbdev is the
 	 * first, NULL = the first framebuffer found with libudev) */
 	char *fbdev;

@@ -9,6 +9,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
 
 #include "screen/rotate.h"
@@ -1009,11 +1011,56 @@ static void seat_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t
 	term_handle_key(t->term, keysym, ascii, mods, unicode, ev);
 }
 
+/* A seat without VTs: terminal i in front of the screen that showed the
+ * last one, its session started the first time it is shown (as getty's
+ * autovt); keys, the pointer and the mouse's modes follow it. */
+static void seat_switch_terminal(struct seat *seat, unsigned i)
+{
+	struct screen *s = seat_screen(seat);
+	struct terminal *t;
+	unsigned w, h;
+
+	if (i >= seat->n_terminals || seat->terminals[i] == seat->front || !s || !s->render)
+		return;
+	t = seat->terminals[i];
+	log_info("Terminal %u of %s in front", i + 1, seat->opts->seat);
+	if (seat->mouse)
+		mouse_focus(seat->mouse, false);
+	bell_stop(seat->front->bell);
+	if (!t->term) {
+		if (seat_start_terminal(seat, t, s) < 0)
+			return; /* logged; the one in front stays */
+		seat->front = t;
+	} else {
+		render_set_clusters(s->render, term_clusters(t->term));
+		render_set_images(s->render, term_images(t->term));
+		s->terminal = t;
+		seat->front = t;
+		/* zoomed or turned while it was behind */
+		rotate_logical_size(render_rotation(s->render), s->fb->var.xres, s->fb->var.yres,
+				    &w, &h);
+		term_resize(t->term, render_cols(s->render), render_rows(s->render), w, h);
+	}
+	mouse_free(seat->mouse);
+	seat->mouse = NULL;
+	if (mouse_new(term_stream(t->term), &seat_mouse_callbacks, seat, &seat->mouse) >= 0) {
+		mouse_set_geometry(seat->mouse, fontset_cell_width(s->fonts),
+				   fontset_cell_height(s->fonts), render_cols(s->render),
+				   render_rows(s->render));
+		mouse_focus(seat->mouse, true);
+	}
+	seat->insert_pasted = false;
+	screen_redraw(s);
+}
+
 static void seat_on_switch_vt(unsigned target, void *userdata)
 {
 	struct seat *seat = userdata;
 
-	vt_activate(seat->vt, target);
+	if (seat->opts->seat)
+		seat_switch_terminal(seat, target - 1);
+	else
+		vt_activate(seat->vt, target);
 }
 
 static void seat_on_scroll_page(int dir, void *userdata)
@@ -1119,6 +1166,100 @@ static void seat_on_pointer_event(const struct input_pointer_event *area, void *
 		mouse_handle(seat->mouse, &ev);
 }
 
+/* ---- a seat without VTs: logind's state (seat_follow()) ---- */
+
+#define SEAT_LOGIND_SEATS "/run/systemd/seats"
+#define SEAT_LOGIND_SESSIONS "/run/systemd/sessions"
+
+/* KEY='s value in an env file's text (logind's state files: KEY=VALUE
+ * lines, unquoted), into ret; empty when it has none. */
+static void seat_env_value(const char *text, const char *key, char *ret, size_t size)
+{
+	size_t klen = strlen(key);
+
+	ret[0] = '\0';
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (strncmp(l, key, klen) == 0 && l[klen] == '=') {
+			size_t n = strcspn(l + klen + 1, "\n");
+
+			if (n >= size)
+				n = size - 1;
+			memcpy(ret, l + klen + 1, n);
+			ret[n] = '\0';
+			return;
+		}
+}
+
+bool seat_is_ours(struct seat *seat)
+{
+	char text[4096], path[256], active[64], tty[64], controller[128], ours[64];
+
+	snprintf(path, sizeof(path), SEAT_LOGIND_SEATS "/%s", seat->opts->seat);
+	if (read_small_file(path, text, sizeof(text)) < 0)
+		return true; /* no logind, or no such seat (yet): ours */
+	seat_env_value(text, "ACTIVE", active, sizeof(active));
+	if (!active[0] || strchr(active, '/'))
+		return true; /* nobody's, e.g. at the login prompt */
+	snprintf(path, sizeof(path), SEAT_LOGIND_SESSIONS "/%s", active);
+	if (read_small_file(path, text, sizeof(text)) < 0)
+		return false;
+	seat_env_value(text, "CONTROLLER", controller, sizeof(controller));
+	if (controller[0])
+		return false; /* a compositor took the session's devices */
+	seat_env_value(text, "TTY", tty, sizeof(tty));
+	for (unsigned i = 0; tty[0] && i < seat->n_terminals; i++)
+		if (seat->terminals[i]->term &&
+		    term_tty_name(seat->terminals[i]->term, ours, sizeof(ours)) == 0 &&
+		    strcmp(ours, tty) == 0)
+			return true;
+	return false;
+}
+
+static void seat_follow_check(struct seat *seat)
+{
+	bool ours = seat_is_ours(seat);
+
+	if (ours != vt_is_active(seat->vt))
+		log_info("%s: %s", seat->opts->seat,
+			 ours ? "one of consoled's sessions is active again: drawing"
+			      : "another session is active or controlled: letting go");
+	vt_set_active(seat->vt, ours);
+}
+
+static int seat_on_follow(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	(void)src;
+	(void)revents;
+	/* which file changed does not matter: the rule reads both */
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	seat_follow_check(userdata);
+	return 0;
+}
+
+int seat_follow(struct seat *seat)
+{
+	static const char *const dirs[] = {SEAT_LOGIND_SEATS, SEAT_LOGIND_SESSIONS};
+	int r;
+
+	seat->follow_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (seat->follow_fd < 0)
+		return log_error_errno(errno, "Failed to watch logind's state: %m");
+	/* logind writes a temporary file and renames it over the old one */
+	for (unsigned i = 0; i < ELEMENTSOF(dirs); i++)
+		if (inotify_add_watch(seat->follow_fd, dirs[i],
+				      IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE) < 0)
+			log_warning_errno(errno, "Failed to watch %s, ignoring: %m", dirs[i]);
+	r = sd_event_add_io(seat->event, &seat->follow_source, seat->follow_fd, EPOLLIN,
+			    seat_on_follow, seat);
+	if (r < 0)
+		return log_error_errno(r, "Failed to watch logind's state: %m");
+	seat_follow_check(seat);
+	return 0;
+}
+
 /* ---- start-up ---- */
 
 struct seat *seat_new(const struct options *opts, int *exit_status)
@@ -1127,6 +1268,7 @@ struct seat *seat_new(const struct options *opts, int *exit_status)
 
 	seat->opts = opts;
 	seat->exit_status = exit_status;
+	seat->follow_fd = -1;
 	return seat;
 }
 
@@ -1135,6 +1277,9 @@ void seat_free(struct seat *seat)
 	if (!seat)
 		return;
 	seat_kmsg_stop(seat);
+	seat->follow_source = sd_event_source_disable_unref(seat->follow_source);
+	if (seat->follow_fd >= 0)
+		close(seat->follow_fd);
 	seat->band_timer = sd_event_source_disable_unref(seat->band_timer);
 	while (seat->band_n)
 		seat_band_drop_oldest(seat);
@@ -1175,8 +1320,14 @@ int seat_open_vt(struct seat *seat, sd_event *event)
 	int r;
 
 	seat->event = event;
-	r = vt_open(event, seat->opts->vt, seat->opts->switchvt,
-		    &(struct vt_callbacks){seat_on_release, seat_on_acquire}, seat, &seat->vt);
+	if (seat->opts->seat)
+		/* no kernel VT: in front once the seat is ours (seat_follow()) */
+		r = vt_new_none(&(struct vt_callbacks){seat_on_release, seat_on_acquire}, seat,
+				&seat->vt);
+	else
+		r = vt_open(event, seat->opts->vt, seat->opts->switchvt,
+			    &(struct vt_callbacks){seat_on_release, seat_on_acquire}, seat,
+			    &seat->vt);
 	for (unsigned i = 0; i < seat->n_screens; i++)
 		seat->screens[i]->vt = seat->vt;
 	return r;
@@ -1191,7 +1342,9 @@ void seat_show_terminal(struct seat *seat, struct screen *s, struct terminal *t)
 int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 {
 	const struct options *o = seat->opts;
-	/* the VT has one screen buffer, the fd store one set of names */
+	/* the VT has one screen buffer, the fd store one set of names: a
+	 * seat's other terminals and a separate screen's are not kept over a
+	 * restart (restore.h) */
 	bool first = seat->n_terminals && t == seat->terminals[0];
 	struct terminal_config c;
 	int r;
@@ -1214,6 +1367,7 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 		    .sb_size = o->sb_size,
 		    .image_memory = (size_t)o->image_memory_mib << 20,
 		    .vt = vt_number(seat->vt),
+		    .seat = o->seat,
 		    .truecolor = !s->fb->format.indexed,
 		    .palette = s->palette,
 		    .autologin = o->autologin,
@@ -1227,7 +1381,8 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 		    .sb_size = o->sb_size,
 		},
 	    .word_chars = o->word_chars,
-	    .vcs = o->vcs && first,
+	    /* the mirror is a kernel VT's screen buffer */
+	    .vcs = o->vcs && first && !o->seat,
 	};
 
 	r = terminal_start(t, &c);
@@ -1267,6 +1422,7 @@ int seat_start_input(struct seat *seat)
 	    .pointer_speed = o->mouse_speed,
 	    .compose_file = o->compose_file,
 	    .sound = o->bell == BELL_SOUND,
+	    .seat = o->seat,
 	};
 	return input_new(seat->event, &ic,
 			 &(struct input_callbacks){

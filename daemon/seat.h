@@ -87,6 +87,10 @@ struct seat {
 	struct overlay_msg *pstore_msgs;
 	size_t pstore_n;
 	char *pstore_text, *pstore_heading;
+	/* A seat without VTs: logind's state files watched (inotify on
+	 * /run/systemd/seats and /run/systemd/sessions), seat_follow(). */
+	int follow_fd;
+	sd_event_source *follow_source;
 };
 
 struct seat *seat_new(const struct options *opts, int *exit_status);
@@ -125,5 +129,16 @@ struct screen *seat_screen(struct seat *seat);
 /* The VT is ours (now, or at start when it is in front): every screen
  * draws again, input is on. */
 void seat_acquire(struct seat *seat);
+/* A seat without VTs (--seat): consoled draws and reads keys while logind's
+ * active session of the seat (ACTIVE= of /run/systemd/seats/NAME) is none,
+ * or one of its terminals' (TTY= of /run/systemd/sessions/ID is one of
+ * their ptys) that no program controls (no CONTROLLER=: a compositor's
+ * TakeControl); otherwise it lets go, as on a VT switch, until that is so
+ * again. Both directories are watched (inotify): no system bus. Runs the
+ * first check now. */
+int seat_follow(struct seat *seat);
+/* Whether the seat is consoled's now, by the files (the rule above). */
+bool seat_is_ours(struct seat *seat);
+
 /* A fatal error: consoled exits with status. */
 void seat_exit(struct seat *seat, int status);

@@ -7,7 +7,8 @@
  *
  * It trusts consoled with nothing but a pty slave: the peer must be root in
  * consoled@ttyN.service (SO_PEERCRED, then the cgroup of its pid), the VT
- * for XDG_VTNR is that unit's N, the fd must be a UNIX 98 pty slave that no
+ * for XDG_VTNR is that unit's N (or in consoled-seat@NAME.service: XDG_SEAT
+ * is NAME, and there is no VT), the fd must be a UNIX 98 pty slave that no
  * session has as controlling tty yet, and the command and TERM come from
  * root's consoled.conf, as consoled itself reads them. Then it starts the
  * command on the slave as consoled would (session_exec()), tells consoled
@@ -54,7 +55,9 @@
  * answer to KMSG went out, 1 the request was refused or the session could
  * not be started. */
 
-static int check_peer(int fd, unsigned *ret_vt)
+/* The peer's VT (consoled@ttyN.service), or its seat without VTs
+ * (consoled-seat@NAME.service: *ret_vt 0, ret_seat NAME). */
+static int check_peer(int fd, unsigned *ret_vt, char *ret_seat, size_t seat_size)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -70,9 +73,12 @@ static int check_peer(int fd, unsigned *ret_vt)
 	if (r < 0)
 		return log_error_errno(r, "Refusing process %d: no unit of its own: %m",
 				       (int)cred.pid);
-	if (session_unit_vt(unit, ret_vt) < 0)
+	*ret_vt = 0;
+	ret_seat[0] = '\0';
+	if (session_unit_vt(unit, ret_vt) < 0 && session_unit_seat(unit, ret_seat, seat_size) < 0)
 		return log_error_errno(EPERM,
-				       "Refusing process %d of %s: not consoled@ttyN.service",
+				       "Refusing process %d of %s: not consoled@ttyN.service or "
+				       "consoled-seat@NAME.service",
 				       (int)cred.pid, unit);
 	log_debug("Request of process %d of %s", (int)cred.pid, unit);
 	return 0;
@@ -245,6 +251,7 @@ int main(int argc, char **argv)
 	char autologin[GETTY_NAME_MAX];
 	sigset_t mask;
 	unsigned vt;
+	char seat[64];
 	int fd = STDIN_FILENO, tty = -1, pidfd, status, r;
 	bool connected = true;
 	pid_t pid;
@@ -259,7 +266,7 @@ int main(int argc, char **argv)
 		log_error("Standard input is not a connection to consoled-session.socket");
 		return 1;
 	}
-	if (check_peer(fd, &vt) < 0 || receive_request(fd, &req, &tty) < 0)
+	if (check_peer(fd, &vt, seat, sizeof(seat)) < 0 || receive_request(fd, &req, &tty) < 0)
 		return 1;
 	if (req.type == SESSION_MSG_KMSG)
 		return send_kmsg(fd) < 0 ? 1 : 0;
@@ -271,6 +278,7 @@ int main(int argc, char **argv)
 	ec = (struct session_env_config){
 	    .term = o.term,
 	    .vt = vt,
+	    .seat = seat[0] ? seat : NULL,
 	    .truecolor = req.flags & SESSION_FLAG_TRUECOLOR,
 	    .colorfgbg = colorfgbg,
 	    .getty = getty_is_default_login(o.login_argv),
@@ -291,7 +299,12 @@ int main(int argc, char **argv)
 	if (pid == 0)
 		session_exec(tty, o.login_argv, &ec);
 	close(tty);
-	log_info("Started '%s' on tty%u for consoled as process %d", o.login_argv[0], vt, (int)pid);
+	if (seat[0])
+		log_info("Started '%s' on %s for consoled as process %d", o.login_argv[0], seat,
+			 (int)pid);
+	else
+		log_info("Started '%s' on tty%u for consoled as process %d", o.login_argv[0], vt,
+			 (int)pid);
 	/* We are its parent and have not reaped it: the pid is still its. */
 	pidfd = session_pidfd_open(pid);
 	if (pidfd < 0)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fbwait.h"
+#include "udevseat.h"
 #include "../util/log.h"
 #include "../util/util.h"
 
@@ -46,6 +47,11 @@ bool fbwait_sysname(const char *sysname, unsigned *ret_n)
 
 char *fbwait_first_node(struct udev *udev)
 {
+	return fbwait_first_node_on(udev, NULL);
+}
+
+char *fbwait_first_node_on(struct udev *udev, const char *seat)
+{
 	struct udev_enumerate *e = udev_enumerate_new(udev);
 	struct udev_list_entry *item;
 	char *best = NULL;
@@ -63,7 +69,8 @@ char *fbwait_first_node(struct udev *udev)
 		if (!d)
 			continue;
 		node = udev_device_get_devnode(d);
-		if (node && fbwait_sysname(udev_device_get_sysname(d), &n) && n < best_n) {
+		if (node && fbwait_sysname(udev_device_get_sysname(d), &n) && n < best_n &&
+		    (!seat || udevseat_is(d, seat))) {
 			free(best);
 			best = xstrdup(node);
 			best_n = n;

@@ -38,6 +38,8 @@ bool fbwait_sysname(const char *sysname, unsigned *ret_n);
 /* The device node of the lowest fbN the graphics subsystem lists now, or
  * NULL (quiet: callers log). */
 char *fbwait_first_node(struct udev *udev);
+/* The same among the framebuffers on seat (udevseat.h; NULL: any seat). */
+char *fbwait_first_node_on(struct udev *udev, const char *seat);
 
 /* udev's queue must stay empty this long before the wait gives up. */
 #define FBWAIT_SETTLE_USEC (2 * UINT64_C(1000000))

@@ -222,6 +222,8 @@ static bool vt_check(struct vt *vt)
 
 void vt_poll(struct vt *vt)
 {
+	if (vt->fd < 0)
+		return; /* no kernel VT: vt_set_active() tells */
 	(void)vt_check(vt);
 }
 
@@ -468,6 +470,28 @@ void vt_free(struct vt *vt)
 	free(vt);
 }
 
+int vt_new_none(const struct vt_callbacks *cb, void *userdata, struct vt **ret)
+{
+	struct vt *vt = xcalloc(1, sizeof(*vt));
+
+	vt->fd = -1;
+	vt->cb = *cb;
+	vt->userdata = userdata;
+	*ret = vt;
+	return 0;
+}
+
+void vt_set_active(struct vt *vt, bool active)
+{
+	if (vt->fd >= 0 || vt->active == active)
+		return;
+	vt->active = active;
+	if (active)
+		vt->cb.acquire(vt->userdata);
+	else
+		vt->cb.release(vt->userdata);
+}
+
 bool vt_is_active(const struct vt *vt)
 {
 	return vt->active;
@@ -480,7 +504,7 @@ unsigned vt_number(const struct vt *vt)
 
 int vt_activate(struct vt *vt, unsigned target)
 {
-	if (target == vt->num)
+	if (target == vt->num || vt->fd < 0)
 		return 0;
 	if (ioctl(vt->fd, VT_ACTIVATE, (int)target) < 0)
 		return log_warning_errno(errno, "Failed to switch to VT %u: %m", target);
@@ -494,6 +518,8 @@ int vt_tone(struct vt *vt, unsigned hz, unsigned ms)
 	 * every EV_SND device its keyboard handler is attached to. */
 	unsigned long period = hz ? 1193182ul / hz : 0;
 
+	if (vt->fd < 0)
+		return -ENODEV;
 	if (period > 0xffff || ms > 0xffff)
 		return -EINVAL;
 	if (ioctl(vt->fd, KDMKTONE, (unsigned long)ms << 16 | period) < 0)

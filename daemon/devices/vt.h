@@ -43,6 +43,13 @@ int vt_open(sd_event *event, unsigned num, bool activate, const struct vt_callba
 	    void *userdata, struct vt **ret);
 void vt_free(struct vt *vt);
 
+/* A seat without kernel VTs (seat.h, --seat): a stand-in with no device
+ * (number 0, no ioctl, no signal, no poll), inactive until vt_set_active()
+ * says what logind's seat state does; each change runs the callbacks, as
+ * a VT switch does. */
+int vt_new_none(const struct vt_callbacks *cb, void *userdata, struct vt **ret);
+void vt_set_active(struct vt *vt, bool active);
+
 /* Whether consoled may draw and read keys: the VT is in front and ours. */
 bool vt_is_active(const struct vt *vt);
 /* Checks the VT's mode now (VT_GETMODE) and acts on a change as the

@@ -16,6 +16,7 @@
 
 #include "compose.h"
 #include "input.h"
+#include "../devices/udevseat.h"
 #include "../terminal/keys.h"
 #include "../util/log.h"
 #include "../util/util.h"
@@ -1095,14 +1096,24 @@ static int input_on_monitor(sd_event_source *s, int fd, uint32_t revents, void *
 	action = udev_device_get_action(dev);
 	node = udev_device_get_devnode(dev);
 	if (action && node) {
-		if (strcmp(action, "add") == 0)
+		struct input_device *have = NULL;
+		/* another seat's: its own consoled or compositor reads it */
+		bool ours = udevseat_is(dev, in->cfg.seat);
+
+		for (struct input_device *d = in->devices; d; d = d->next)
+			if (strcmp(d->devnode, node) == 0) {
+				have = d;
+				break;
+			}
+		if (strcmp(action, "remove") == 0 && have)
+			input_remove_device(in, have);
+		/* `loginctl attach` moves a device to a seat with a "change" */
+		else if (strcmp(action, "change") == 0 && have && !ours) {
+			log_info("%s moved to %s: no longer read", node, udevseat_of(dev));
+			input_remove_device(in, have);
+		} else if ((strcmp(action, "add") == 0 || strcmp(action, "change") == 0) && ours &&
+			   !have)
 			input_add_device(in, node);
-		else if (strcmp(action, "remove") == 0)
-			for (struct input_device *d = in->devices; d; d = d->next)
-				if (strcmp(d->devnode, node) == 0) {
-					input_remove_device(in, d);
-					break;
-				}
 	}
 	udev_device_unref(dev);
 	return 0;
@@ -1145,7 +1156,11 @@ static int input_setup_udev(struct input *in)
 		    udev_device_new_from_syspath(in->udev, udev_list_entry_get_name(item));
 		if (!d)
 			continue;
-		input_add_device(in, udev_device_get_devnode(d));
+		if (udevseat_is(d, in->cfg.seat))
+			input_add_device(in, udev_device_get_devnode(d));
+		else if (udev_device_get_devnode(d))
+			log_debug("%s is on %s, not ours", udev_device_get_devnode(d),
+				  udevseat_of(d));
 		udev_device_unref(d);
 	}
 	udev_enumerate_unref(e);

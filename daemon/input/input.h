@@ -71,6 +71,9 @@ struct input_config {
 	double pointer_speed;	  /* relative motion factor (--mouse-speed=), > 0 */
 	const char *compose_file; /* --compose-file=; NULL = the locale's table (compose.h) */
 	bool sound;		  /* open speakers too: EV_SND devices (--bell=sound) */
+	/* Only the devices of this seat (udevseat.h: ID_SEAT, none is seat0);
+	 * NULL = seat0. */
+	const char *seat;
 };
 
 enum input_pointer_kind { INPUT_POINTER_MOTION, INPUT_POINTER_BUTTON, INPUT_POINTER_WHEEL };

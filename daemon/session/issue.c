@@ -404,7 +404,13 @@ void issue_info_collect(struct issue_info *info, unsigned vt, int tty_fd, const 
 	time_t t = time(NULL);
 
 	memset(info, 0, sizeof(*info));
-	snprintf(info->tty, sizeof(info->tty), "tty%u", vt);
+	if (vt)
+		snprintf(info->tty, sizeof(info->tty), "tty%u", vt);
+	else if (ttyname_r(tty_fd, path, sizeof(path)) == 0 && strncmp(path, "/dev/", 5) == 0 &&
+		 strlen(path + 5) < sizeof(info->tty))
+		/* a seat without VTs: the session's pty ("pts/3"), as agetty's \l
+		 * on a pty */
+		memcpy(info->tty, path + 5, strlen(path + 5) + 1);
 	if (uname(&info->uts) < 0)
 		memset(&info->uts, 0, sizeof(info->uts));
 	if (getdomainname(info->domain, sizeof(info->domain) - 1) < 0)

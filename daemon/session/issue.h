@@ -38,7 +38,7 @@ struct ifaddrs;
 #define ISSUE_DIR_MAX 128
 
 struct issue_info {
-	char tty[16];		     /* \l: "tty1" */
+	char tty[16];		     /* \l: "tty1"; "pts/N" without a VT */
 	struct utsname uts;	     /* \s \n \r \v \m \O */
 	char domain[65];	     /* \o: getdomainname(), "" if none */
 	unsigned users;		     /* \u \U */

@@ -71,8 +71,11 @@ size_t session_env(const struct session_env_config *c, char *const *parent_env, 
 	 * others read to choose their colours for a dark or light background. */
 	ADD("COLORFGBG=%s", c->colorfgbg ? c->colorfgbg : "7;0");
 	ADD("PATH=%s", SESSION_PATH);
-	/* pam_systemd registers a local seat session from these. */
-	if (c->vt) {
+	/* pam_systemd registers a local seat session from these; on a seat
+	 * without VTs logind makes each new session the active one. */
+	if (c->seat)
+		ADD("XDG_SEAT=%s", c->seat);
+	else if (c->vt) {
 		ADD("XDG_SEAT=seat0");
 		ADD("XDG_VTNR=%u", c->vt);
 	}
@@ -189,6 +192,22 @@ int session_unit_vt(const char *unit, unsigned *ret)
 	if (parse_uint(number, 1, 63, &vt) < 0)
 		return -EPERM;
 	*ret = vt;
+	return 0;
+}
+
+int session_unit_seat(const char *unit, char *ret, size_t size)
+{
+	static const char prefix[] = "consoled-seat@", suffix[] = ".service";
+	size_t len;
+
+	if (!unit || strncmp(unit, prefix, strlen(prefix)) != 0)
+		return -EPERM;
+	unit += strlen(prefix);
+	len = strspn(unit, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_");
+	if (len == 0 || len >= size || strcmp(unit + len, suffix) != 0)
+		return -EPERM;
+	memcpy(ret, unit, len);
+	ret[len] = '\0';
 	return 0;
 }
 

@@ -61,6 +61,7 @@
 struct session_env_config {
 	const char *term;
 	unsigned vt;	       /* XDG_VTNR for the session; 0 = not set */
+	const char *seat;      /* a seat without VTs: XDG_SEAT, and no XDG_VTNR */
 	bool truecolor;	       /* COLORTERM=truecolor (15 bpp and deeper) */
 	const char *colorfgbg; /* "F;B" (palette_colorfgbg()); NULL = "7;0" */
 	/* The login screen (getty.h) before argv, which then is the default
@@ -71,9 +72,9 @@ struct session_env_config {
 
 /* Fills ret (max entries, NULL-terminated; the strings live in scratch) with
  * the session's environment: TERM, COLORTERM=truecolor when c->truecolor,
- * COLORFGBG (the default colours, c->colorfgbg), PATH, XDG_SEAT=seat0 and XDG_VTNR
- * when c->vt, and the LANG, LANGUAGE, LC_* and TZ entries of parent_env;
- * nothing else. Returns the count.
+ * COLORFGBG (the default colours, c->colorfgbg), PATH, XDG_SEAT=c->seat alone
+ * with c->seat, else XDG_SEAT=seat0 and XDG_VTNR when c->vt, and the LANG,
+ * LANGUAGE, LC_* and TZ entries of parent_env; nothing else. Returns the count.
  * Async-signal-safe enough for a forked child (no allocation). */
 size_t session_env(const struct session_env_config *c, char *const *parent_env, char **ret,
 		   size_t max, char *scratch, size_t scratch_size);
@@ -120,6 +121,11 @@ int session_kmsg_reply_check(const struct session_msg *msg, size_t len, int fd);
  * written as the kernel names the VT (no sign, no leading zero). Anything
  * else, aliases and other instances included, is -EPERM. */
 int session_unit_vt(const char *unit, unsigned *ret);
+/* The seat of a consoled unit for a seat without VTs:
+ * "consoled-seat@NAME.service", NAME of letters, digits, '-' and '_' (as
+ * logind names seats), at most size - 1 bytes, into ret. Anything else is
+ * -EPERM. */
+int session_unit_seat(const char *unit, char *ret, size_t size);
 
 /* Whether st is that of a UNIX 98 pty slave (/dev/pts/N: a character device
  * of majors 136 to 143). */

@@ -365,7 +365,7 @@ static void term_exec_child(const char *slave_name, const struct term_config *cf
 {
 	static char autologin[GETTY_NAME_MAX];
 	struct session_env_config c = {
-	    .term = cfg->term, .vt = cfg->vt, .truecolor = cfg->truecolor};
+	    .term = cfg->term, .vt = cfg->vt, .seat = cfg->seat, .truecolor = cfg->truecolor};
 	char colorfgbg[16];
 	int fd;
 
@@ -729,6 +729,18 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 fail:
 	term_free(t);
 	return r;
+}
+
+int term_tty_name(const struct term *t, char *buf, size_t size)
+{
+	char path[64];
+
+	if (t->master < 0 || ptsname_r(t->master, path, sizeof(path)) != 0)
+		return -ENOTTY;
+	if (strncmp(path, "/dev/", 5) != 0 || strlen(path + 5) >= size)
+		return -ENAMETOOLONG;
+	strcpy(buf, path + 5);
+	return 0;
 }
 
 int term_resize(struct term *t, unsigned cols, unsigned rows, unsigned width_px, unsigned height_px)

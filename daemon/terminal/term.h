@@ -63,6 +63,7 @@ struct term_config {
 	unsigned sb_size;
 	size_t image_memory; /* bytes the session's sixel images may take; 0: no images */
 	unsigned vt;	     /* XDG_VTNR for the session; 0 = not set */
+	const char *seat;    /* XDG_SEAT of a seat without VTs (no XDG_VTNR); NULL */
 	bool truecolor;	     /* COLORTERM=truecolor (15 bpp and deeper) */
 	/* The colours OSC 4, 10 and 11 queries report (the renderer's; the
 	 * caller keeps it); NULL: the Linux console's. */
@@ -89,6 +90,9 @@ int term_restart(struct term *t);
 
 /* A new grid (zoom): the screen keeps its content as libtsm resizes it and
  * the session gets SIGWINCH. */
+/* The session's tty as logind names it ("pts/N", TTY= of its session
+ * file) into buf; < 0 without a pty. */
+int term_tty_name(const struct term *t, char *buf, size_t size);
 int term_resize(struct term *t, unsigned cols, unsigned rows, unsigned width_px,
 		unsigned height_px);
 

@@ -362,6 +362,51 @@ static void test_pty_slave(void)
 }
 
 /* The helper's environment (LISTEN_*, INVOCATION_ID, ...) stays out. */
+/* consoled-seat@NAME.service: the seat's name, logind's characters only,
+ * nothing else (a VT's unit, another template, a path, a suffix). */
+static void test_unit_seat(void)
+{
+	static const char *const refused[] = {
+	    "consoled-seat@.service",
+	    "consoled-seat@seat1.socket",
+	    "consoled-seat@seat1.service.d",
+	    "consoled-seat@seat/1.service",
+	    "consoled-seat@seat 1.service",
+	    "consoled-seat@seat1",
+	    "consoled@seat1.service",
+	    "consoled@tty1.service",
+	    "xconsoled-seat@seat1.service",
+	    "consoled-seat@seat1.serviceconsoled-seat@seat2.service",
+	    "consoled-seat@seat-with-a-name-longer-than-the-buffer-given.service",
+	    "",
+	};
+	char seat[16] = "unchanged";
+
+	CHECK(session_unit_seat("consoled-seat@seat1.service", seat, sizeof(seat)) == 0);
+	CHECK(strcmp(seat, "seat1") == 0);
+	CHECK(session_unit_seat("consoled-seat@seat-usb_2.service", seat, sizeof(seat)) == 0);
+	CHECK(strcmp(seat, "seat-usb_2") == 0);
+	for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+		strcpy(seat, "unchanged");
+		if (session_unit_seat(refused[i], seat, sizeof(seat)) != -EPERM)
+			fprintf(stderr, "accepted '%s'\n", refused[i]);
+		CHECK(session_unit_seat(refused[i], seat, sizeof(seat)) == -EPERM);
+		CHECK(strcmp(seat, "unchanged") == 0);
+	}
+	CHECK(session_unit_seat(NULL, seat, sizeof(seat)) == -EPERM);
+}
+
+/* A seat without VTs: XDG_SEAT is its name and there is no XDG_VTNR. */
+static void test_env_seat(void)
+{
+	struct session_env_config c = {.term = "linux", .seat = "seat1"};
+	char scratch[1024], *env[16];
+
+	CHECK_EQ_U(session_env(&c, NULL, env, ELEMENTSOF(env), scratch, sizeof(scratch)), 4);
+	CHECK(strcmp(env[3], "XDG_SEAT=seat1") == 0);
+	CHECK(env[4] == NULL);
+}
+
 static void test_env(void)
 {
 	char *parent[] = {"LISTEN_FDS=1", "LISTEN_PID=5", "INVOCATION_ID=x", "LANG=C.UTF-8", NULL};
@@ -547,7 +592,9 @@ int main(void)
 	RUN(test_stat_is_kmsg);
 	RUN(test_ask_kmsg);
 	RUN(test_pty_slave);
+	RUN(test_unit_seat);
 	RUN(test_env);
+	RUN(test_env_seat);
 	RUN(test_env_daemon);
 	RUN(test_started_pidfd);
 	return TESTS_RESULT();

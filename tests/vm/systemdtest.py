@@ -238,6 +238,7 @@ import logincheck  # noqa: E402
 import pkgcheck  # noqa: E402
 import rootfs  # noqa: E402
 import screen  # noqa: E402
+import seatcheck  # noqa: E402
 import termchecks  # noqa: E402
 import turns  # noqa: E402
 import vmlib  # noqa: E402
@@ -297,6 +298,8 @@ GUEST_MODULES = ["cirrusfb", "cirrus", "evdev", "xhci_pci", "usbhid", "hid_gener
                  "drm_shmem_helper"]
 # The login-screen check's dummy interface (logincheck.py).
 GUEST_MODULES += ["dummy"]
+# The seat checks' second card (seatcheck.py; blacklisted at boot).
+GUEST_MODULES += seatcheck.MODULES
 # The weston check: the compositor from the test user's login, with the DRM
 # cirrus driver (weston has no fbdev backend since 10) and no GPU.
 WESTON = "weston --backend=drm-backend.so --use-pixman --log=/tmp/weston.log"
@@ -354,7 +357,8 @@ def setup_guest(root, build):
     with open(os.path.join(root, "lib/modprobe.d/fbdev-blacklist.conf")) as f:
         blacklist = "".join(l for l in f if l.split() != ["blacklist", "cirrusfb"])
     rootfs.write(root, "/etc/modprobe.d/fbdev-blacklist.conf", blacklist)
-    rootfs.write(root, "/etc/modprobe.d/consoled-test.conf", "blacklist cirrus\n")
+    rootfs.write(root, "/etc/modprobe.d/consoled-test.conf",
+                 "blacklist cirrus\n" + seatcheck.BLACKLIST)
     rootfs.write(root, "/etc/modules-load.d/consoled-test.conf", "cirrusfb\n")
     rootfs.chroot(root, "useradd", "--create-home", "--shell", "/bin/bash", USER)
     rootfs.chroot(root, "chpasswd", stdin="%s:%s\n" % (USER, PASSWORD))
@@ -2115,6 +2119,9 @@ CHECKS.insert(CHECKS.index("weston"), "vcs")
 # The login screen as getty's and autologin: before weston.
 logincheck.install(Runner, sys.modules[__name__])
 CHECKS[-1:-1] = logincheck.CHECKS
+# A seat without VTs (seatcheck.py): before weston and the package.
+seatcheck.install(Runner, sys.modules[__name__])
+CHECKS[-1:-1] = seatcheck.CHECKS
 # The terminal protocol checks (termchecks.py) among the program checks.
 termchecks.install(Runner, sys.modules[__name__])
 # The Debian package (pkgcheck.py): before weston, last of the
@@ -2179,7 +2186,8 @@ def run(checks, build, out_dir, work, deb=None):
         return 1
     log("guest image ready in %.1fs" % (time.monotonic() - t0))
     try:
-        with rootfs.DebianVM(image, kernel, out_dir=out_dir) as vm:
+        with rootfs.DebianVM(image, kernel, out_dir=out_dir,
+                             qemu_args=seatcheck.QEMU_ARGS) as vm:
             t1 = time.monotonic()
             state = vm.wait_booted()
             log("harness shell after %.1fs, systemd %s after %.1fs"

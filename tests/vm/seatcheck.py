@@ -1,0 +1,291 @@
+"""A seat without VTs, checks of systemdtest.py's guest, run in its boot
+(CHECKS, in this order, before weston).  The guest has a second card, a
+bochs-display (QEMU id seat1vga, its bochs DRM driver blacklisted at boot so
+fb0 stays cirrusfb's), and a second USB keyboard (kbd2) bound to that
+display, so QMP input-send-event with device=seat1vga types on kbd2 only
+while send-key types on the PS/2 keyboard (QEMU's qemu_input_find_handler():
+an event without a console never goes to a bound handler).
+
+  seat-start   bochs is loaded (fb1), the card's DRM device, its fb1 and kbd2
+               are attached to seat1 (loginctl attach): udev's rule
+               (74-consoled-seat.rules) starts consoled-seat@seat1 by itself;
+               its STATUS= names seat1 and /dev/fb1, it opened no VT, the
+               login prompt is on seat1's screen (screendump of seat1vga),
+               /etc/issue's \\l there names the session's pty, and tty1
+               still shows its own.
+  seat-login   the test user logs in with keys typed on kbd2: the command's
+               output shows on seat1, not on tty1; logind has a session of
+               the user with Seat=seat1, no VT (VTNr=0), active; keys typed
+               on the PS/2 keyboard (seat0) show on tty1's prompt, not on
+               seat1 (then erased).
+  seat-terminals  Ctrl+Alt+F2 on kbd2 shows a second terminal with a login
+               prompt of its own (a second consoled-session started); Ctrl+
+               Alt+F1 shows the first again with the session's output.  The
+               screendump goes to <out>/systemd-seat1.png.
+  seat-restore kill -SEGV of consoled-seat@seat1: systemd restarts it, the
+               new consoled adopts the first terminal's session from the fd
+               store (journal), its screen shows the session's output and
+               typing on kbd2 reaches the same shell.
+  seat-grab    the test user's program on seat1 takes its session's devices
+               from logind (vtgrab logind: TakeControl, what a compositor
+               does): consoled lets go (journal), keys typed on kbd2 reach
+               no shell; after ReleaseControl consoled draws again and typing
+               works; then the user logs out.
+  seat-stop    loginctl flush-devices gives the card back to seat0: the
+               unit stops (BindsTo= its card's device).
+"""
+
+import os
+import re
+import time
+
+import screen
+import vmlib
+
+CHECKS = ["seat-start", "seat-login", "seat-terminals", "seat-restore", "seat-grab",
+          "seat-stop"]
+
+SEAT = "seat1"
+DISPLAY = "seat1vga"
+SEAT_UNIT = "consoled-seat@%s.service" % SEAT
+# The second card and keyboard on the guest's QEMU command line.
+QEMU_ARGS = ["-device", "bochs-display,id=%s" % DISPLAY,
+             "-device", "usb-kbd,id=kbd2,bus=xhci.0,display=%s" % DISPLAY]
+# Modules: the card's DRM driver (blacklisted at boot: loaded by seat-start).
+MODULES = ["bochs"]
+BLACKLIST = "blacklist bochs\n"
+
+
+def seat_grab(self):
+    """seat1's card as QEMU shows it."""
+    self.vm._shot += 1
+    path = os.path.join(self.vm.sockdir, "seat-%d.ppm" % self.vm._shot)
+    self.vm.qmp.cmd("screendump", filename=path, device=DISPLAY)
+    img = screen.read_ppm(path)
+    os.unlink(path)
+    return img
+
+
+def seat_wait(self, predicate, what, timeout=30):
+    """Wait until seat1's decoded screen satisfies predicate; fail with it."""
+    font = self.sysd.vmtest.load_font(self.sysd.FONT)
+    deadline = time.monotonic() + timeout
+    while True:
+        img = seat_grab(self)
+        decoded = screen.read_screen(img, font)
+        if predicate(decoded):
+            return img, decoded
+        if time.monotonic() > deadline:
+            path = self.vm.save_png(img, "systemd-%d-seat1.png" % self.n)
+            self.fail("%s; seat1 shows:\n%s\n(picture: %s)" % (what, decoded.text(), path))
+        time.sleep(0.5)
+
+
+def seat_type(self, text):
+    """Type text on kbd2 (seat1's keyboard)."""
+    for ch in text:
+        self.vm.qmp.cmd("input-send-event", device=DISPLAY, events=[
+            {"type": "key", "data": {"down": down, "key": {"type": "qcode", "data": q}}}
+            for down, q in ([(True, q) for q in vmlib.char_to_qcodes(ch)]
+                            + [(False, q) for q in reversed(vmlib.char_to_qcodes(ch))])])
+        time.sleep(0.03)
+
+
+def seat_combo(self, qcodes):
+    ev = [{"type": "key", "data": {"down": True, "key": {"type": "qcode", "data": q}}}
+          for q in qcodes]
+    ev += [{"type": "key", "data": {"down": False, "key": {"type": "qcode", "data": q}}}
+           for q in reversed(qcodes)]
+    self.vm.qmp.cmd("input-send-event", device=DISPLAY, events=ev)
+
+
+def lines_with(decoded, text):
+    return [l for l in decoded.lines if text in l]
+
+
+def check_seat_start(self):
+    sysd = self.sysd
+    self.sh("modprobe bochs")
+    deadline = time.monotonic() + 20
+    while self.vm.run("test -e /sys/class/graphics/fb1")[1] != 0:
+        if time.monotonic() > deadline:
+            self.fail("bochs made no fb1: " + self.sh("ls /sys/class/graphics; dmesg | tail -5"))
+        time.sleep(0.5)
+    # the DRM device (logind's master-of-seat, which makes the seat) and
+    # the framebuffer (tagged "seat" by 71-seat.rules; a child of the PCI
+    # device, not of the DRM device, so it needs its own attach)
+    card = self.sh("ls -d /sys/class/graphics/fb1/device/drm/card*").split()
+    if len(card) != 1:
+        self.fail("bochs's DRM device not found: %r" % card)
+    fb = self.sh("readlink -f /sys/class/graphics/fb1").strip()
+    card = self.sh("readlink -f %s" % card[0]).strip()
+    kbd = self.sh("for i in /sys/class/input/input*; do grep -q 'USB Keyboard' $i/name &&"
+                  " readlink -f $i; done").split()
+    if len(kbd) != 1:
+        self.fail("expected one USB keyboard (kbd2), found %r" % kbd)
+    self.sh("loginctl attach %s %s && loginctl attach %s %s && loginctl attach %s %s"
+            % (SEAT, card, SEAT, fb, SEAT, kbd[0]))
+    # logind's attach writes a rule and asks udev to look at the device
+    # again, but udevd reads changed rules files at most every 3 s (systemd
+    # 252, udev_rules_should_reload()): the events of three attaches in a
+    # row may find the old rules. Once more after a reload, as logind asks.
+    self.sh("udevadm control --reload && udevadm trigger --action=change %s %s %s &&"
+            " udevadm settle -t 20" % (card, fb, kbd[0]), timeout=30)
+    sysd.log("attached %s, %s and %s to %s; fb1: %s" % (
+        card, fb, kbd[0], SEAT, self.sh("udevadm info -q property /sys/class/graphics/fb1 |"
+                                   " grep -E 'ID_SEAT|TAGS|SYSTEMD'").replace("\n", " ")))
+    try:
+        self.wait_unit(SEAT_UNIT, "the start by udev's rule",
+                       lambda p: p["ActiveState"] == "active", timeout=30)
+    except Exception:  # noqa: BLE001 -- CheckFailed, logged and raised again
+        # what udev, logind and systemd made of it
+        sysd.log(self.vm.run("cat /etc/udev/rules.d/72-seat*; loginctl seat-status %s"
+                             " --no-pager; systemctl status --no-pager consoled-%s.device"
+                             % (SEAT, SEAT), timeout=60)[0])
+        raise
+    state = self.unit(SEAT_UNIT, "MainPID")
+    status = self.unit(SEAT_UNIT, "StatusText")["StatusText"]
+    if not status.startswith("Running on %s, /dev/fb1" % SEAT):
+        self.fail("%s's STATUS= is %r" % (SEAT_UNIT, status))
+    fds = self.sh("ls -l /proc/%s/fd" % state["MainPID"])
+    if re.search(r"/dev/tty\d", fds):
+        self.fail("consoled on %s holds a VT:\n%s" % (SEAT, fds))
+    # /etc/issue's \\l names the session's pty there, not a VT
+    seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines)
+              and any(re.search(r" pts/\d+$", l.rstrip()) for l in s.lines),
+              "no login prompt with the issue's line naming a pty on seat1")
+    self.wait_prompt("tty1 lost its login prompt")
+
+
+def check_seat_login(self):
+    sysd = self.sysd
+    seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines),
+              "no login prompt on seat1")
+    seat_type(self, sysd.USER + "\n")
+    seat_wait(self, lambda s: any(l.rstrip() == "Password:" for l in s.lines),
+              "no password prompt on seat1 after the user name typed on kbd2", sysd.LOGIN_WAIT)
+    seat_type(self, sysd.PASSWORD + "\n")
+    seat_wait(self, lambda s: any(l.startswith(sysd.SHELL_PROMPT) for l in s.lines),
+              "no shell prompt on seat1 after the password", sysd.LOGIN_WAIT)
+    seat_type(self, "echo SEAT1-$((6*7))\n")
+    seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
+              "the command typed on kbd2 did not run on seat1")
+    out = self.sh("loginctl list-sessions --no-legend")
+    ids = [l.split()[0] for l in out.splitlines() if SEAT in l.split()]
+    if len(ids) != 1:
+        self.fail("expected one logind session on %s:\n%s" % (SEAT, out))
+    props = self.sh("loginctl show-session %s -p Seat -p VTNr -p Active -p TTY -p Name" % ids[0])
+    sysd.log("the session on %s: %s" % (SEAT, props.replace("\n", " ")))
+    want = {"Seat": SEAT, "VTNr": "0", "Active": "yes", "Name": sysd.USER}
+    got = dict(l.split("=", 1) for l in props.splitlines() if "=" in l)
+    if any(got.get(k) != v for k, v in want.items()) or not got.get("TTY", "").startswith("pts/"):
+        self.fail("the session on %s is %r, expected %r and a pty" % (SEAT, got, want))
+    # kbd2's keys never reached seat0: tty1 shows its prompt alone
+    _, decoded = self.vm.wait_screen(sysd.vmtest.load_font(sysd.FONT), lambda s: True)
+    if any("SEAT1" in l or sysd.USER in l or "Password" in l for l in decoded.lines):
+        self.fail("keys typed on kbd2 reached tty1:\n" + decoded.text())
+    self.wait_prompt("tty1 lost its login prompt")
+    # the PS/2 keyboard's keys reach seat0 only
+    self.vm.send_text("seatzero")
+    self.wait_text(sysd.FONT, lambda s: any(l.rstrip() == sysd.PROMPT + " seatzero"
+                                            for l in s.lines),
+                   "keys typed on the PS/2 keyboard did not reach tty1")
+    img, decoded = seat_wait(self, lambda s: True, "")
+    if lines_with(decoded, "seatzero"):
+        self.fail("keys typed on seat0's keyboard reached seat1:\n" + decoded.text())
+    for _ in "seatzero":
+        self.vm.send_keys(["backspace"], 10)
+    self.wait_prompt("the typed text did not go from tty1's prompt",
+                     lambda s: "seatzero" not in s.text())
+
+
+def check_seat_terminals(self):
+    sysd = self.sysd
+    seat_combo(self, ["ctrl", "alt", "f2"])
+    seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines)
+              and not lines_with(s, "SEAT1-42"),
+              "Ctrl+Alt+F2 on kbd2 did not show a second terminal with a login prompt")
+    seat_combo(self, ["ctrl", "alt", "f1"])
+    img, _ = seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
+                       "Ctrl+Alt+F1 on kbd2 did not bring the first terminal back")
+    path = self.vm.save_png(img, "systemd-seat1.png")
+    sysd.log("seat1's screen: %s" % path)
+    # a session of its own: a second consoled-session instance ran
+    out = self.sh("journalctl --no-pager -o cat -u 'consoled-session@*' | grep -c 'on %s for'"
+                  % SEAT)
+    if int(out.strip() or 0) < 2:
+        self.fail("consoled-session started %s session(s) on %s, expected 2" % (out.strip(), SEAT))
+
+
+def check_seat_restore(self):
+    seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
+              "the first terminal's session is not on seat1 before the crash")
+    before = self.unit(SEAT_UNIT, "MainPID", "NRestarts")
+    cursor = self.journal_cursor()
+    self.sh("kill -SEGV %s" % before["MainPID"])
+    self.wait_unit(SEAT_UNIT, "the restart after SIGSEGV",
+                   lambda p: p["ActiveState"] == "active" and p["MainPID"] != before["MainPID"]
+                   and p["MainPID"] != "0", timeout=30)
+    deadline = time.monotonic() + 20
+    while "Adopted the session" not in self.journal_since(cursor, "-o cat -u " + SEAT_UNIT):
+        if time.monotonic() > deadline:
+            self.fail("the restarted consoled did not adopt the session; it logged:\n"
+                      + self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)[-3000:])
+        time.sleep(0.5)
+    seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
+              "the session's screen is not back on seat1 after the restart")
+    seat_type(self, "echo AFTER-$((6*7))\n")
+    seat_wait(self, lambda s: any(l.rstrip() == "AFTER-42" for l in s.lines)
+              and any(l.rstrip() == "SEAT1-42" for l in s.lines),
+              "typing on kbd2 after the restart did not reach the same shell")
+
+
+def check_seat_grab(self):
+    sysd = self.sysd
+    cursor = self.journal_cursor()
+    self.sh("rm -f /tmp/vtgrab.log /tmp/vtgrab.go /tmp/seat-leaked")
+    seat_type(self, "%s logind /tmp/vtgrab.log /tmp/vtgrab.go; echo grab-$((6*7))\n" % sysd.VTGRAB)
+
+    def wait_for(what, needle, read, timeout=30):
+        deadline = time.monotonic() + timeout
+        while needle not in read():
+            if time.monotonic() > deadline:
+                self.fail("%s:\n%s" % (what, read()[-3000:]))
+            time.sleep(0.5)
+    grab_log = lambda: self.vm.run("cat /tmp/vtgrab.log")[0]  # noqa: E731
+    unit_log = lambda: self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)  # noqa: E731
+    wait_for("TakeControl on seat1's session failed", "taken", grab_log)
+    sysd.log("the session file: " + self.sh("cat /run/systemd/sessions/$(loginctl"
+                                            " list-sessions --no-legend | awk '$4 == \"%s\""
+                                            " {print $1}') | grep -E 'CONTROLLER|TTY|TYPE'"
+                                            % SEAT).replace("\n", " "))
+    wait_for("consoled did not let go of seat1", "letting go", unit_log)
+    seat_type(self, "touch /tmp/seat-leaked\n")
+    time.sleep(2)
+    self.sh("touch /tmp/vtgrab.go")
+    wait_for("ReleaseControl failed", "released", grab_log)
+    wait_for("consoled did not draw again", "drawing", unit_log)
+    seat_wait(self, lambda s: any(l.rstrip() == "grab-42" for l in s.lines),
+              "no grab-42 on seat1 after the release")
+    if self.vm.run("test -e /tmp/seat-leaked")[1] == 0:
+        self.fail("keys typed while the session was taken reached the shell")
+    seat_type(self, "echo back-$((6*7))\n")
+    seat_wait(self, lambda s: any(l.rstrip() == "back-42" for l in s.lines),
+              "typing on seat1 after the release failed")
+    seat_type(self, "exit\n")
+    seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines)
+              and not lines_with(s, "back-42"), "no login prompt after the logout")
+
+
+def check_seat_stop(self):
+    self.sh("loginctl flush-devices")
+    self.wait_unit(SEAT_UNIT, "the stop when its card went back to seat0",
+                   lambda p: p["ActiveState"] in ("inactive", "failed"), timeout=30)
+
+
+def install(runner_class, sysd):
+    """Adds the checks to systemdtest's Runner; sysd is systemdtest itself."""
+    runner_class.sysd = sysd
+    for name in CHECKS:
+        setattr(runner_class, "check_" + name.replace("-", "_"),
+                globals()["check_" + name.replace("-", "_")])

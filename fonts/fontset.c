@@ -446,7 +446,7 @@ static int ft_geometry(const struct fontset *fs, FT_Face face, struct geometry *
 	descent = (int)((-m->descender + 63) >> 6);
 	if (cw < 1)
 		cw = 1;
-	if (cw < CELL_MIN || cw > CELL_MAX || ascent + descent < (int)CELL_MIN ||
+	if (cw < (FT_Pos)CELL_MIN || cw > (FT_Pos)CELL_MAX || ascent + descent < (int)CELL_MIN ||
 	    ascent + descent > (int)CELL_MAX)
 		return -ERANGE;
 

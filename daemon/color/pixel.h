@@ -81,10 +81,16 @@ static inline void pixel_store(uint8_t *dst, unsigned bytes_per_pixel, uint32_t 
 		__builtin_memcpy(dst, &w, 2);
 		break;
 	}
-	case 3:
+	case 3: /* the 24-bit value in the CPU's byte order, as fbdev has it */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		dst[0] = (uint8_t)(v >> 16);
+		dst[1] = (uint8_t)(v >> 8);
+		dst[2] = (uint8_t)v;
+#else
 		dst[0] = (uint8_t)v;
 		dst[1] = (uint8_t)(v >> 8);
 		dst[2] = (uint8_t)(v >> 16);
+#endif
 		break;
 	default:
 		__builtin_memcpy(dst, &v, 4);

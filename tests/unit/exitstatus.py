@@ -16,12 +16,16 @@ Usage: exitstatus.py CONSOLED
 """
 
 import glob
+import os
+import shlex
 import subprocess
 import sys
 
 
 def run(consoled, args):
-    proc = subprocess.run([consoled] + args, stdin=subprocess.DEVNULL, capture_output=True,
+    # A cross build's binary runs under meson's exe_wrapper (qemu-user).
+    wrapper = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
+    proc = subprocess.run(wrapper + [consoled] + args, stdin=subprocess.DEVNULL, capture_output=True,
                           timeout=30, env={"PATH": "/usr/bin:/bin"})
     return proc.returncode, proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
 

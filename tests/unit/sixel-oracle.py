@@ -10,6 +10,7 @@
 #     sixel-oracle.py build/tests/unit/sixel-dump
 import os
 import random
+import shlex
 import shutil
 import subprocess
 import sys
@@ -52,6 +53,8 @@ def images():
 
 def main():
     dump = sys.argv[1]
+    # A cross build's binary runs under meson's exe_wrapper (qemu-user).
+    wrapper = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
     tools = {t: shutil.which(t) for t in ("img2sixel", "chafa", "sixel2png")}
     missing = [t for t, p in tools.items() if not p]
     if missing:
@@ -79,7 +82,7 @@ def main():
                 lw, lh = theirs.width, theirs.height
                 lpx = [theirs.pixel(i % lw, i // lw) for i in range(lw * lh)]
                 with open(six, "rb") as f:
-                    r = subprocess.run([dump], stdin=f, stdout=subprocess.PIPE, check=True)
+                    r = subprocess.run(wrapper + [dump], stdin=f, stdout=subprocess.PIPE, check=True)
                 ow, oh, opx = pam_read(r.stdout)
                 what = "%s by %s" % (name, enc)
                 if (ow, oh) != (lw, lh):

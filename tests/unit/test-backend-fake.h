@@ -15,6 +15,7 @@
  * this tree (PLUGIN_BUILD_DIR/NAME/NAME.so). The loader wants root-owned
  * files, so the tests run as root (they exit 77, skipped, otherwise).
  */
+#include <endian.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,12 +47,13 @@ struct fake_fb {
 
 static inline uint32_t fake_reg(const struct fake_fb *f, uint32_t reg)
 {
-	return *(const volatile uint32_t *)(f->regs + reg); /* little-endian host */
+	/* the chips' registers are little-endian, whatever the CPU's order */
+	return le32toh(*(const volatile uint32_t *)(f->regs + reg));
 }
 
 static inline void fake_set_reg(struct fake_fb *f, uint32_t reg, uint32_t value)
 {
-	*(volatile uint32_t *)(f->regs + reg) = value;
+	*(volatile uint32_t *)(f->regs + reg) = htole32(value);
 }
 
 /* A 640x480, 32 bpp framebuffer with a virtual screen as tall as the

@@ -37,7 +37,8 @@ static size_t make_psf2(uint8_t *buf)
 	uint8_t *p = buf;
 	const uint32_t hdr[8] = {0x864ab572u, 0, 32, 1, 3, 6, 3, 10};
 
-	memcpy(p, hdr, sizeof(hdr));
+	for (unsigned i = 0; i < 8; i++)
+		put_le(p + 4 * i, hdr[i], 4); /* PSF2 is little-endian */
 	p += sizeof(hdr);
 	for (unsigned g = 0; g < 3; g++)
 		for (unsigned i = 0; i < 6; i++)
@@ -136,22 +137,22 @@ static void test_malformed(void)
 	CHECK(font_load_psf_buffer(buf, 3, &f, &reason) == -EINVAL);
 	/* glyph size inconsistent with width/height */
 	v = 7;
-	memcpy(buf + 20, &v, 4);
+	put_le(buf + 20, v, 4);
 	CHECK(font_load_psf_buffer(buf, n, &f, &reason) == -EINVAL);
 	/* absurd glyph count */
 	n = make_psf2(buf);
 	v = 0xffffffffu;
-	memcpy(buf + 16, &v, 4);
+	put_le(buf + 16, v, 4);
 	CHECK(font_load_psf_buffer(buf, n, &f, &reason) == -EINVAL);
 	/* header size past the end */
 	n = make_psf2(buf);
 	v = 100000;
-	memcpy(buf + 8, &v, 4);
+	put_le(buf + 8, v, 4);
 	CHECK(font_load_psf_buffer(buf, n, &f, &reason) == -EINVAL);
 	/* zero width */
 	n = make_psf2(buf);
 	v = 0;
-	memcpy(buf + 28, &v, 4);
+	put_le(buf + 28, v, 4);
 	CHECK(font_load_psf_buffer(buf, n, &f, &reason) == -EINVAL);
 	/* a truncated Unicode table is fine: what is there is used */
 	n = make_psf2(buf);

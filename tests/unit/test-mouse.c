@@ -780,13 +780,13 @@ static void strip_mouse_record(int fd)
 
 		if (memcmp(h, "CONSNAP\n", 8) != 0)
 			continue;
-		memcpy(&len, h + 12, 4);
+		len = get_le(h + 12, 4);
 		while (off + 4 <= len) {
 			uint16_t tag, rlen;
 			uint32_t size;
 
-			memcpy(&tag, h + off, 2);
-			memcpy(&rlen, h + off + 2, 2);
+			tag = (uint16_t)get_le(h + off, 2);
+			rlen = (uint16_t)get_le(h + off + 2, 2);
 			size = 4 + ((rlen + 3u) & ~3u);
 			if (tag == 9) {
 				memmove(h + off, h + off + size, len - off - size);
@@ -797,9 +797,9 @@ static void strip_mouse_record(int fd)
 			off += size;
 		}
 		CHECK(found);
-		memcpy(h + 12, &len, 4);
+		put_le(h + 12, len, 4);
 		crc = (uint32_t)crc32(crc32(0, h, 24), h + 28, len - 28);
-		memcpy(h + 24, &crc, 4);
+		put_le(h + 24, crc, 4);
 	}
 	munmap(map, (size_t)st.st_size);
 }
@@ -819,18 +819,18 @@ static void patch_mouse_record(int fd, uint32_t value)
 
 		if (memcmp(h, "CONSNAP\n", 8) != 0)
 			continue;
-		memcpy(&len, h + 12, 4);
+		len = get_le(h + 12, 4);
 		while (off + 4 <= len) {
 			uint16_t tag, rlen;
 
-			memcpy(&tag, h + off, 2);
-			memcpy(&rlen, h + off + 2, 2);
+			tag = (uint16_t)get_le(h + off, 2);
+			rlen = (uint16_t)get_le(h + off + 2, 2);
 			if (tag == 9)
-				memcpy(h + off + 4, &value, 4);
+				put_le(h + off + 4, value, 4);
 			off += 4 + ((rlen + 3u) & ~3u);
 		}
 		crc = (uint32_t)crc32(crc32(0, h, 24), h + 28, len - 28);
-		memcpy(h + 24, &crc, 4);
+		put_le(h + 24, crc, 4);
 	}
 	munmap(map, (size_t)st.st_size);
 }

@@ -705,8 +705,8 @@ static void test_pointer_math(void)
 	/* units per mm: the resolution, else the range over 100 mm */
 	CHECK(input_touchpad_units_per_mm(0, 999, 0) == 10.0);
 	CHECK(input_touchpad_units_per_mm(0, 999, 40) == 40.0);
-	CHECK(input_touchpad_units_per_mm(INT_MIN, INT_MAX, 0) == 4294967296.0 / 100);
-	CHECK(input_touchpad_units_per_mm(5, 5, 0) == 0.01);
+	CHECK(input_touchpad_units_per_mm(INT_MIN, INT_MAX, 0) == (double)(4294967296.0 / 100));
+	CHECK(input_touchpad_units_per_mm(5, 5, 0) == (double)0.01);
 	/* no measure: reversed or empty ranges (INT_MAX..INT_MIN wrapped
 	 * to an int range of 2) */
 	CHECK(input_touchpad_units_per_mm(0, -1, 0) == 0);

@@ -140,19 +140,62 @@ static void test_refused(void)
 	CHECK(pixel_format_from_fb(&fix, &v, &pf) == -ENOTSUP);
 }
 
+/* Pixels in memory as fbdev lays them out (the kernel's cfb/sys blitters
+ * with fb_be_math()): 16 and 32 bpp values in the CPU's byte order, 24 bpp
+ * the 24-bit value in the CPU's byte order too (on a big-endian CPU the
+ * field at offset 16 is the first byte), 1 bpp the leftmost pixel in the
+ * lowest bit on a little-endian CPU, the highest on a big-endian one. The
+ * bytes expected are written out for each order, not computed with the
+ * code under test: on s390x this checks the big-endian layout. */
 static void test_store(void)
 {
+	const bool be = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+	struct fb_fix_screeninfo fix = {.type = FB_TYPE_PACKED_PIXELS,
+					.visual = FB_VISUAL_TRUECOLOR};
+	struct fb_var_screeninfo v;
+	struct pixel_format pf;
 	uint8_t buf[8];
 
 	memset(buf, 0xee, sizeof(buf));
 	pixel_store(buf, 3, 0x112233);
-	CHECK(buf[0] == 0x33 && buf[1] == 0x22 && buf[2] == 0x11 && buf[3] == 0xee);
+	if (be)
+		CHECK(buf[0] == 0x11 && buf[1] == 0x22 && buf[2] == 0x33 && buf[3] == 0xee);
+	else
+		CHECK(buf[0] == 0x33 && buf[1] == 0x22 && buf[2] == 0x11 && buf[3] == 0xee);
 	pixel_store(buf, 1, 0x1ab);
 	CHECK(buf[0] == 0xab && buf[1] == 0x22);
 	pixel_store(buf, 2, 0xbeef);
-	CHECK(*(uint16_t *)buf == 0xbeef && buf[2] == 0x11);
+	if (be)
+		CHECK(buf[0] == 0xbe && buf[1] == 0xef && buf[2] == 0x33);
+	else
+		CHECK(buf[0] == 0xef && buf[1] == 0xbe && buf[2] == 0x11);
 	pixel_store(buf, 4, 0xdeadbeef);
-	CHECK(*(uint32_t *)buf == 0xdeadbeef && buf[4] == 0xee);
+	if (be)
+		CHECK(buf[0] == 0xde && buf[1] == 0xad && buf[2] == 0xbe && buf[3] == 0xef &&
+		      buf[4] == 0xee);
+	else
+		CHECK(buf[0] == 0xef && buf[1] == 0xbe && buf[2] == 0xad && buf[3] == 0xde &&
+		      buf[4] == 0xee);
+
+	/* pure red at each depth, from the driver's bitfields to the bytes */
+	v = var_rgb(24, 16, 8, 8, 8, 0, 8);
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
+	memset(buf, 0, sizeof(buf));
+	pixel_store(buf, pf.bytes_per_pixel, pixel_pack_rgb(&pf, (struct rgb){0xff, 0, 0}));
+	CHECK_EQ_U(buf[be ? 0 : 2], 0xff);
+	CHECK_EQ_U(buf[be ? 2 : 0], 0);
+	v = var_rgb(16, 11, 5, 5, 6, 0, 5);
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
+	memset(buf, 0, sizeof(buf));
+	pixel_store(buf, pf.bytes_per_pixel, pixel_pack_rgb(&pf, (struct rgb){0xff, 0, 0}));
+	CHECK_EQ_U(buf[be ? 0 : 1], 0xf8);
+	CHECK_EQ_U(buf[be ? 1 : 0], 0);
+	v = var_rgb(32, 16, 8, 8, 8, 0, 8);
+	CHECK(pixel_format_from_fb(&fix, &v, &pf) == 0);
+	memset(buf, 0, sizeof(buf));
+	pixel_store(buf, pf.bytes_per_pixel, pixel_pack_rgb(&pf, (struct rgb){0xff, 0, 0}));
+	CHECK_EQ_U(buf[be ? 1 : 2], 0xff);
+	CHECK_EQ_U(buf[be ? 2 : 1], 0);
 }
 
 static void test_palette(void)

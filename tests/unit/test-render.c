@@ -143,8 +143,10 @@ static uint32_t pixel_at(struct fake *f, unsigned x, unsigned y)
 		return p[0];
 	case 2:
 		return *(uint16_t *)p;
-	case 3:
-		return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+	case 3: /* the CPU's byte order (fbdev's) */
+		return __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+			   ? (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]
+			   : p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
 	default:
 		return *(uint32_t *)p;
 	}

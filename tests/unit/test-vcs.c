@@ -134,7 +134,7 @@ static void model_run(struct vt_model *m, const char *s, size_t len)
 						      : 0;
 		uint32_t cp = n == 1 ? c : c & (0x7f >> n);
 
-		if (n == 0 || end - p < n) {
+		if (n == 0 || (size_t)(end - p) < n) {
 			m->bad = true;
 			break;
 		}

@@ -39,6 +39,22 @@ static int tests_failed;
 	} while (0)
 
 /* Bytes as terminfo writes them: \E for ESC, octal for other controls. */
+/* Little-endian fields (the snapshot's, PSF2's) whatever the CPU's order. */
+static inline uint32_t get_le(const uint8_t *p, unsigned n)
+{
+	uint32_t v = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint32_t)p[i] << (8 * i);
+	return v;
+}
+
+static inline void put_le(uint8_t *p, uint32_t v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
 static inline void print_bytes(FILE *f, const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {

@@ -42,3 +42,16 @@ def turn(exclusive=False):
             fcntl.flock(main, fcntl.LOCK_UN)
             if exclusive:
                 fcntl.flock(gate, fcntl.LOCK_UN)
+
+
+def main(argv):
+    """turns.py COMMAND [ARG...]: runs the command in a shared turn (a
+    step of tests/cross/run in the vm suite's pool); its exit status."""
+    import subprocess
+    with turn():
+        return subprocess.call(argv)
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main(sys.argv[1:]))

@@ -19,12 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
 #include "devices/backend.h"
 #include "devices/fbdev.h"
 #include "devices/fbwait.h"
+#include "devices/udevseat.h"
 #include "devices/vt.h"
 #include "options.h"
 #include "screen/blank.h"
@@ -122,6 +124,24 @@ static int manager_on_sigusr1(sd_event_source *s, const struct signalfd_siginfo 
 	return 0;
 }
 
+/* Whether the framebuffer at path is on seat (udevseat.h); one that
+ * cannot be looked up is not. */
+static bool manager_fb_on_seat(const char *path, const char *seat)
+{
+	struct udev *udev = udev_new();
+	struct udev_device *d = NULL;
+	struct stat st;
+	bool on = false;
+
+	if (udev && stat(path, &st) == 0 && S_ISCHR(st.st_mode))
+		d = udev_device_new_from_devnum(udev, 'c', st.st_rdev);
+	if (d)
+		on = udevseat_is(d, seat);
+	udev_device_unref(d);
+	udev_unref(udev);
+	return on;
+}
+
 /* Screen i of fbdev='s list (one screen without fbdev=): opened (waited
  * for), its fonts and its renderer. */
 static int manager_open_screen(struct manager *m, unsigned i, struct screen **ret)
@@ -143,6 +163,12 @@ static int manager_open_screen(struct manager *m, unsigned i, struct screen **re
 	struct screen *s;
 	int r;
 
+	if (o->seat && o->n_fbdevs && !manager_fb_on_seat(o->fbdevs[i], o->seat)) {
+		/* fbdev= of the files every instance reads: not another seat's */
+		log_error("%s is not on %s (udev's ID_SEAT): refusing it", o->fbdevs[i], o->seat);
+		m->exit_status = EXIT_NO_FRAMEBUFFER;
+		return -EPERM;
+	}
 	if (o->seat && !o->n_fbdevs && i == 0) {
 		/* the seat's own card: udev's ID_SEAT on the fb or a parent */
 		struct udev *udev = udev_new();
@@ -252,9 +278,9 @@ static int manager_start(struct manager *m)
 		}
 		seat_show_terminal(m->seat, screens[i], terms[i]);
 	}
-	/* a seat without VTs has terminals= of them, each started when
-	 * first shown */
-	for (unsigned i = 1; m->opts.seat && i < m->opts.terminals; i++) {
+	/* a seat without VTs has terminals= of them (those of the screens
+	 * above counted), the others started when first shown */
+	for (unsigned i = m->seat->n_terminals; m->opts.seat && i < m->opts.terminals; i++) {
 		struct terminal *more;
 
 		r = seat_add_terminal(m->seat, m->event, &more);

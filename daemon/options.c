@@ -70,6 +70,7 @@ enum key_type {
 	KEY_STRING,   /* char *, any value */
 	KEY_PATH,     /* char *, not empty */
 	KEY_NAME,     /* char *, not empty, no '/' */
+	KEY_SEAT,     /* char *, a logind seat name (seat_name_is_valid()), not seat0 */
 	KEY_UINT,     /* unsigned in [min, max] */
 	KEY_VT,	      /* unsigned, options_parse_vt() */
 	KEY_PALETTE,  /* enum palette_kind */
@@ -100,7 +101,8 @@ static const struct key {
 #define FIELD(f) offsetof(struct options, f)
     {"vt", KEY_VT, FIELD(vt), 0, 0, "expected N, ttyN or /dev/ttyN with N from 1 to 63"},
     {"switchvt", KEY_BOOL, FIELD(switchvt), 0, 0, NULL},
-    {"seat", KEY_NAME, FIELD(seat), 0, 0, "expected a seat name"},
+    {"seat", KEY_SEAT, FIELD(seat), 0, 0,
+     "expected a seat name other than seat0: seat, then letters, digits, - and _"},
     {"terminals", KEY_UINT, FIELD(terminals), 1, OPTIONS_TERMINALS_MAX, NULL},
     {"fbdev", KEY_FBDEV, FIELD(fbdev), 0, 0,
      "expected device paths separated by commas (at most 4)"},
@@ -459,6 +461,17 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 		if (k->type != KEY_STRING && value[0] == '\0')
 			goto invalid;
 		if (k->type == KEY_NAME && strchr(value, '/'))
+			goto invalid;
+		free(*(char **)field);
+		*(char **)field = xstrdup(value);
+		return 0;
+	case KEY_SEAT:
+		/* logind's rule: "seat", then [A-Za-z0-9_-]; the name goes into
+		 * paths under /run/systemd/seats and the sessions' XDG_SEAT */
+		if (strncmp(value, "seat", 4) != 0 || strlen(value) > 255 ||
+		    value[strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					"0123456789-_")] != '\0' ||
+		    strcmp(value, "seat0") == 0)
 			goto invalid;
 		free(*(char **)field);
 		*(char **)field = xstrdup(value);

@@ -137,9 +137,17 @@ static void seat_term_damage(struct terminal *t, void *userdata)
 {
 	struct seat *seat = userdata;
 
+	bool shown = false;
+
 	for (unsigned i = 0; i < seat->n_screens; i++)
-		if (seat->screens[i]->terminal == t)
+		if (seat->screens[i]->terminal == t) {
 			screen_schedule_frame(seat->screens[i]);
+			shown = true;
+		}
+	/* a terminal behind (a seat's Ctrl+Alt+Fn) has no frames: its
+	 * snapshot follows its output as a frame that draws nothing would */
+	if (!shown)
+		terminal_frame_done(t);
 }
 
 static bool seat_term_frame_pending(struct terminal *t, void *userdata)
@@ -1012,35 +1020,63 @@ static void seat_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t
 }
 
 /* A seat without VTs: terminal i in front of the screen that showed the
- * last one, its session started the first time it is shown (as getty's
- * autovt); keys, the pointer and the mouse's modes follow it. */
+ * last one (of every screen that mirrored it), its session started the
+ * first time it is shown (as getty's autovt); keys, the pointer and the
+ * mouse's modes follow it. A terminal another screen shows already
+ * (screens=separate) takes the focus there instead. A session that cannot
+ * start leaves the one in front as it was. */
 static void seat_switch_terminal(struct seat *seat, unsigned i)
 {
 	struct screen *s = seat_screen(seat);
-	struct terminal *t;
+	struct terminal *t, *old;
+	bool shown[OPTIONS_SCREENS_MAX] = {false};
 	unsigned w, h;
 
-	if (i >= seat->n_terminals || seat->terminals[i] == seat->front || !s || !s->render)
+	if (i >= seat->n_terminals || seat->terminals[i] == seat->front || !s || !s->render ||
+	    !s->fb)
 		return;
 	t = seat->terminals[i];
+	for (unsigned k = 0; k < seat->n_screens; k++)
+		if (seat->screens[k]->terminal == t && seat->screens[k]->fb) {
+			seat_focus(seat, seat->screens[k]);
+			return;
+		}
 	log_info("Terminal %u of %s in front", i + 1, seat->opts->seat);
+	old = s->terminal;
+	/* the screens that show the one in front: s, and its mirrors */
+	for (unsigned k = 0; k < seat->n_screens && k < OPTIONS_SCREENS_MAX; k++)
+		shown[k] = seat->screens[k]->terminal == old;
 	if (seat->mouse)
 		mouse_focus(seat->mouse, false);
 	bell_stop(seat->front->bell);
+	for (unsigned k = 0; k < seat->n_screens && k < OPTIONS_SCREENS_MAX; k++)
+		if (shown[k])
+			seat->screens[k]->terminal = t;
 	if (!t->term) {
-		if (seat_start_terminal(seat, t, s) < 0)
-			return; /* logged; the one in front stays */
+		if (seat_start_terminal(seat, t, s) < 0) {
+			/* logged; the one in front stays */
+			for (unsigned k = 0; k < seat->n_screens && k < OPTIONS_SCREENS_MAX; k++)
+				if (shown[k])
+					seat->screens[k]->terminal = old;
+			seat_fit_grids(seat);
+			if (seat->mouse)
+				mouse_focus(seat->mouse, true);
+			return;
+		}
 		seat->front = t;
 	} else {
-		render_set_clusters(s->render, term_clusters(t->term));
-		render_set_images(s->render, term_images(t->term));
-		s->terminal = t;
 		seat->front = t;
+		seat_fit_grids(seat);
 		/* zoomed or turned while it was behind */
 		rotate_logical_size(render_rotation(s->render), s->fb->var.xres, s->fb->var.yres,
 				    &w, &h);
 		term_resize(t->term, render_cols(s->render), render_rows(s->render), w, h);
 	}
+	for (unsigned k = 0; k < seat->n_screens && k < OPTIONS_SCREENS_MAX; k++)
+		if (shown[k] && seat->screens[k]->render) {
+			render_set_clusters(seat->screens[k]->render, term_clusters(t->term));
+			render_set_images(seat->screens[k]->render, term_images(t->term));
+		}
 	mouse_free(seat->mouse);
 	seat->mouse = NULL;
 	if (mouse_new(term_stream(t->term), &seat_mouse_callbacks, seat, &seat->mouse) >= 0) {
@@ -1050,7 +1086,9 @@ static void seat_switch_terminal(struct seat *seat, unsigned i)
 		mouse_focus(seat->mouse, true);
 	}
 	seat->insert_pasted = false;
-	screen_redraw(s);
+	for (unsigned k = 0; k < seat->n_screens && k < OPTIONS_SCREENS_MAX; k++)
+		if (shown[k])
+			screen_redraw(seat->screens[k]);
 }
 
 static void seat_on_switch_vt(unsigned target, void *userdata)

@@ -284,7 +284,10 @@ int main(int argc, char **argv)
 	    .getty = getty_is_default_login(o.login_argv),
 	};
 	/* autologin= of root's files, as the command: never consoled's word. */
-	if (ec.getty && getty_autologin_user(o.autologin, vt, autologin, sizeof(autologin)) > 0)
+	/* Never on a seat without VTs (vt 0): a seat that comes with a
+	 * plugged-in dock would otherwise bring a logged-in shell. */
+	if (ec.getty && vt &&
+	    getty_autologin_user(o.autologin, vt, autologin, sizeof(autologin)) > 0)
 		ec.autologin = autologin;
 
 	/* SIGCHLD goes to the signalfd; the child resets its mask. */

@@ -700,8 +700,7 @@ static void screen_on_fb_gone(void *userdata)
 	backend_abandon(s->backend);
 	s->backend = NULL;
 	fbdev_free(s->fb);
-	s->fb = NULL;
-	crash_set_active(0);
+	s->fb = NULL; /* (fbdev_free() took it off the crash handler's list) */
 	sd_notifyf(0, "STATUS=Running on tty%u, no framebuffer (waiting for one)",
 		   vt_number(s->vt));
 	if (s->cb.gone)

@@ -198,16 +198,36 @@ int session_unit_vt(const char *unit, unsigned *ret)
 int session_unit_seat(const char *unit, char *ret, size_t size)
 {
 	static const char prefix[] = "consoled-seat@", suffix[] = ".service";
-	size_t len;
+	char name[256];
+	size_t n = 0;
 
 	if (!unit || strncmp(unit, prefix, strlen(prefix)) != 0)
 		return -EPERM;
 	unit += strlen(prefix);
-	len = strspn(unit, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_");
-	if (len == 0 || len >= size || strcmp(unit + len, suffix) != 0)
+	/* the instance as systemd escapes it (74-consoled-seat.rules): a
+	 * seat's "-" is "\x2d" (a plain "-" would be "/" in the unit's %I) */
+	for (;;) {
+		size_t len =
+		    strspn(unit, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+
+		if (n + len >= sizeof(name))
+			return -EPERM;
+		memcpy(name + n, unit, len);
+		n += len;
+		unit += len;
+		if (strncmp(unit, "\\x2d", 4) != 0)
+			break;
+		if (n + 1 >= sizeof(name))
+			return -EPERM;
+		name[n++] = '-';
+		unit += 4;
+	}
+	name[n] = '\0';
+	/* logind's seat names; seat0 has VTs (consoled@ttyN serves it) */
+	if (strcmp(unit, suffix) != 0 || strncmp(name, "seat", 4) != 0 ||
+	    strcmp(name, "seat0") == 0 || n >= size)
 		return -EPERM;
-	memcpy(ret, unit, len);
-	ret[len] = '\0';
+	memcpy(ret, name, n + 1);
 	return 0;
 }
 

@@ -122,9 +122,10 @@ int session_kmsg_reply_check(const struct session_msg *msg, size_t len, int fd);
  * else, aliases and other instances included, is -EPERM. */
 int session_unit_vt(const char *unit, unsigned *ret);
 /* The seat of a consoled unit for a seat without VTs:
- * "consoled-seat@NAME.service", NAME of letters, digits, '-' and '_' (as
- * logind names seats), at most size - 1 bytes, into ret. Anything else is
- * -EPERM. */
+ * "consoled-seat@NAME.service", NAME escaped as systemd-escape does (each
+ * '-' as "\x2d"), unescaped a seat name as logind's ("seat", then letters,
+ * digits, '-' and '_'), not seat0, at most size - 1 bytes, into ret.
+ * Anything else is -EPERM and leaves ret alone. */
 int session_unit_seat(const char *unit, char *ret, size_t size);
 
 /* Whether st is that of a UNIX 98 pty slave (/dev/pts/N: a character device

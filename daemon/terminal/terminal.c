@@ -342,8 +342,12 @@ int terminal_start(struct terminal *t, struct terminal_config *c)
 		r = term_new(t->event, &c->term,
 			     &(struct term_callbacks){terminal_on_damage, terminal_on_exited}, t,
 			     &t->term);
-	if (r < 0)
+	if (r < 0) {
+		/* a seat's next Ctrl+Alt+Fn tries again from the start */
+		restore_free(t->restore);
+		t->restore = NULL;
 		return r;
+	}
 	term_set_bell(t->term, terminal_on_bell, t);
 	restore_session_started(t->restore, t->term);
 	if (!t->share)

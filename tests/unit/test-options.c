@@ -273,6 +273,32 @@ static void test_rotate(void)
 
 /* fbdev=, rotate= and font-size= take one value per screen, separated by
  * commas, at most OPTIONS_SCREENS_MAX; screens= mirror or separate. */
+/* --seat: logind's seat names only (they go into /run/systemd/seats/NAME
+ * and XDG_SEAT), never seat0 (it has VTs: consoled@ttyN serves it). */
+static void test_seat(void)
+{
+	struct options o;
+
+	CHECK(parse(&o, (const char *const[]){"--seat=seat1", "--terminals=3", NULL}) == 0);
+	CHECK(strcmp(o.seat, "seat1") == 0 && o.terminals == 3);
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--seat=seat-usb-pci-0000_00_14_0-usb-0_2", NULL}) ==
+	      0);
+	options_fini(&o);
+	static const char *const bad[] = {
+	    "--seat=seat0", "--seat=..", "--seat=seat/1", "--seat=seat 1", "--seat=seat1\n",
+	    "--seat=1",	    "--seat=",	 "--seat=Seat1",  "--terminals=0", "--terminals=13",
+	};
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		int r = parse(&o, (const char *const[]){bad[i], NULL});
+
+		if (r != -EINVAL)
+			fprintf(stderr, "%s: %d\n", bad[i], r);
+		CHECK(r == -EINVAL);
+		options_fini(&o);
+	}
+}
+
 static void test_screens(void)
 {
 	struct options o;
@@ -1156,6 +1182,7 @@ int main(void)
 	RUN(test_scroll_mode);
 	RUN(test_rotate);
 	RUN(test_screens);
+	RUN(test_seat);
 	RUN(test_help_version);
 	RUN(test_command_without_login_flag);
 	RUN(test_boolean_flags);

@@ -373,6 +373,11 @@ static void test_unit_seat(void)
 	    "consoled-seat@seat/1.service",
 	    "consoled-seat@seat 1.service",
 	    "consoled-seat@seat1",
+	    "consoled-seat@seat0.service",
+	    "consoled-seat@seat-usb_2.service", /* not escaped: %I would be seat/usb_2 */
+	    "consoled-seat@usb1.service",
+	    "consoled-seat@seat\\x2f1.service",
+	    "consoled-seat@seat\\x2.service",
 	    "consoled@seat1.service",
 	    "consoled@tty1.service",
 	    "xconsoled-seat@seat1.service",
@@ -384,7 +389,7 @@ static void test_unit_seat(void)
 
 	CHECK(session_unit_seat("consoled-seat@seat1.service", seat, sizeof(seat)) == 0);
 	CHECK(strcmp(seat, "seat1") == 0);
-	CHECK(session_unit_seat("consoled-seat@seat-usb_2.service", seat, sizeof(seat)) == 0);
+	CHECK(session_unit_seat("consoled-seat@seat\\x2dusb_2.service", seat, sizeof(seat)) == 0);
 	CHECK(strcmp(seat, "seat-usb_2") == 0);
 	for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
 		strcpy(seat, "unchanged");

@@ -7,26 +7,26 @@ while send-key types on the PS/2 keyboard (QEMU's qemu_input_find_handler():
 an event without a console never goes to a bound handler).
 
   seat-start   bochs is loaded (fb1), the card's DRM device, its fb1 and kbd2
-               are attached to seat1 (loginctl attach): udev's rule
-               (74-consoled-seat.rules) starts consoled-seat@seat1 by itself;
-               its STATUS= names seat1 and /dev/fb1, it opened no VT, the
-               login prompt is on seat1's screen (screendump of seat1vga),
+               are attached to seat-b (loginctl attach): udev's rule
+               (74-consoled-seat.rules) starts consoled-seat@seat\x2db by itself;
+               its STATUS= names seat-b and /dev/fb1, it opened no VT, the
+               login prompt is on seat-b's screen (screendump of seat1vga),
                /etc/issue's \\l there names the session's pty, and tty1
                still shows its own.
   seat-login   the test user logs in with keys typed on kbd2: the command's
-               output shows on seat1, not on tty1; logind has a session of
-               the user with Seat=seat1, no VT (VTNr=0), active; keys typed
+               output shows on seat-b, not on tty1; logind has a session of
+               the user with Seat=seat-b, no VT (VTNr=0), active; keys typed
                on the PS/2 keyboard (seat0) show on tty1's prompt, not on
-               seat1 (then erased).
+               seat-b (then erased).
   seat-terminals  Ctrl+Alt+F2 on kbd2 shows a second terminal with a login
                prompt of its own (a second consoled-session started); Ctrl+
                Alt+F1 shows the first again with the session's output.  The
-               screendump goes to <out>/systemd-seat1.png.
-  seat-restore kill -SEGV of consoled-seat@seat1: systemd restarts it, the
+               screendump goes to <out>/systemd-seat-b.png.
+  seat-restore kill -SEGV of consoled-seat@seat-b: systemd restarts it, the
                new consoled adopts the first terminal's session from the fd
                store (journal), its screen shows the session's output and
                typing on kbd2 reaches the same shell.
-  seat-grab    the test user's program on seat1 takes its session's devices
+  seat-grab    the test user's program on seat-b takes its session's devices
                from logind (vtgrab logind: TakeControl, what a compositor
                does): consoled lets go (journal), keys typed on kbd2 reach
                no shell; after ReleaseControl consoled draws again and typing
@@ -45,9 +45,12 @@ import vmlib
 CHECKS = ["seat-start", "seat-login", "seat-terminals", "seat-restore", "seat-grab",
           "seat-stop"]
 
-SEAT = "seat1"
+# A dash, as in logind's automatic seats (seat-PATH): the unit's instance
+# is escaped (consoled-seat@seat\x2db.service) and %I gives the name back.
+SEAT = "seat-b"
 DISPLAY = "seat1vga"
-SEAT_UNIT = "consoled-seat@%s.service" % SEAT
+# (quoted for the guest's shell, which the harness hands unit names to)
+SEAT_UNIT = "'consoled-seat@%s.service'" % SEAT.replace("-", "\\x2d")
 # The second card and keyboard on the guest's QEMU command line.
 QEMU_ARGS = ["-device", "bochs-display,id=%s" % DISPLAY,
              "-device", "usb-kbd,id=kbd2,bus=xhci.0,display=%s" % DISPLAY]
@@ -57,7 +60,7 @@ BLACKLIST = "blacklist bochs\n"
 
 
 def seat_grab(self):
-    """seat1's card as QEMU shows it."""
+    """seat-b's card as QEMU shows it."""
     self.vm._shot += 1
     path = os.path.join(self.vm.sockdir, "seat-%d.ppm" % self.vm._shot)
     self.vm.qmp.cmd("screendump", filename=path, device=DISPLAY)
@@ -67,7 +70,7 @@ def seat_grab(self):
 
 
 def seat_wait(self, predicate, what, timeout=30):
-    """Wait until seat1's decoded screen satisfies predicate; fail with it."""
+    """Wait until seat-b's decoded screen satisfies predicate; fail with it."""
     font = self.sysd.vmtest.load_font(self.sysd.FONT)
     deadline = time.monotonic() + timeout
     while True:
@@ -76,13 +79,13 @@ def seat_wait(self, predicate, what, timeout=30):
         if predicate(decoded):
             return img, decoded
         if time.monotonic() > deadline:
-            path = self.vm.save_png(img, "systemd-%d-seat1.png" % self.n)
-            self.fail("%s; seat1 shows:\n%s\n(picture: %s)" % (what, decoded.text(), path))
+            path = self.vm.save_png(img, "systemd-%d-seat-b.png" % self.n)
+            self.fail("%s; seat-b shows:\n%s\n(picture: %s)" % (what, decoded.text(), path))
         time.sleep(0.5)
 
 
 def seat_type(self, text):
-    """Type text on kbd2 (seat1's keyboard)."""
+    """Type text on kbd2 (seat-b's keyboard)."""
     for ch in text:
         self.vm.qmp.cmd("input-send-event", device=DISPLAY, events=[
             {"type": "key", "data": {"down": down, "key": {"type": "qcode", "data": q}}}
@@ -153,23 +156,23 @@ def check_seat_start(self):
     # /etc/issue's \\l names the session's pty there, not a VT
     seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines)
               and any(re.search(r" pts/\d+$", l.rstrip()) for l in s.lines),
-              "no login prompt with the issue's line naming a pty on seat1")
+              "no login prompt with the issue's line naming a pty on seat-b")
     self.wait_prompt("tty1 lost its login prompt")
 
 
 def check_seat_login(self):
     sysd = self.sysd
     seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines),
-              "no login prompt on seat1")
+              "no login prompt on seat-b")
     seat_type(self, sysd.USER + "\n")
     seat_wait(self, lambda s: any(l.rstrip() == "Password:" for l in s.lines),
-              "no password prompt on seat1 after the user name typed on kbd2", sysd.LOGIN_WAIT)
+              "no password prompt on seat-b after the user name typed on kbd2", sysd.LOGIN_WAIT)
     seat_type(self, sysd.PASSWORD + "\n")
     seat_wait(self, lambda s: any(l.startswith(sysd.SHELL_PROMPT) for l in s.lines),
-              "no shell prompt on seat1 after the password", sysd.LOGIN_WAIT)
+              "no shell prompt on seat-b after the password", sysd.LOGIN_WAIT)
     seat_type(self, "echo SEAT1-$((6*7))\n")
     seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
-              "the command typed on kbd2 did not run on seat1")
+              "the command typed on kbd2 did not run on seat-b")
     out = self.sh("loginctl list-sessions --no-legend")
     ids = [l.split()[0] for l in out.splitlines() if SEAT in l.split()]
     if len(ids) != 1:
@@ -192,7 +195,7 @@ def check_seat_login(self):
                    "keys typed on the PS/2 keyboard did not reach tty1")
     img, decoded = seat_wait(self, lambda s: True, "")
     if lines_with(decoded, "seatzero"):
-        self.fail("keys typed on seat0's keyboard reached seat1:\n" + decoded.text())
+        self.fail("keys typed on seat0's keyboard reached seat-b:\n" + decoded.text())
     for _ in "seatzero":
         self.vm.send_keys(["backspace"], 10)
     self.wait_prompt("the typed text did not go from tty1's prompt",
@@ -208,8 +211,8 @@ def check_seat_terminals(self):
     seat_combo(self, ["ctrl", "alt", "f1"])
     img, _ = seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
                        "Ctrl+Alt+F1 on kbd2 did not bring the first terminal back")
-    path = self.vm.save_png(img, "systemd-seat1.png")
-    sysd.log("seat1's screen: %s" % path)
+    path = self.vm.save_png(img, "systemd-seat-b.png")
+    sysd.log("seat-b's screen: %s" % path)
     # a session of its own: a second consoled-session instance ran
     out = self.sh("journalctl --no-pager -o cat -u 'consoled-session@*' | grep -c 'on %s for'"
                   % SEAT)
@@ -219,7 +222,7 @@ def check_seat_terminals(self):
 
 def check_seat_restore(self):
     seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
-              "the first terminal's session is not on seat1 before the crash")
+              "the first terminal's session is not on seat-b before the crash")
     before = self.unit(SEAT_UNIT, "MainPID", "NRestarts")
     cursor = self.journal_cursor()
     self.sh("kill -SEGV %s" % before["MainPID"])
@@ -233,7 +236,7 @@ def check_seat_restore(self):
                       + self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)[-3000:])
         time.sleep(0.5)
     seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
-              "the session's screen is not back on seat1 after the restart")
+              "the session's screen is not back on seat-b after the restart")
     seat_type(self, "echo AFTER-$((6*7))\n")
     seat_wait(self, lambda s: any(l.rstrip() == "AFTER-42" for l in s.lines)
               and any(l.rstrip() == "SEAT1-42" for l in s.lines),
@@ -254,24 +257,24 @@ def check_seat_grab(self):
             time.sleep(0.5)
     grab_log = lambda: self.vm.run("cat /tmp/vtgrab.log")[0]  # noqa: E731
     unit_log = lambda: self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)  # noqa: E731
-    wait_for("TakeControl on seat1's session failed", "taken", grab_log)
+    wait_for("TakeControl on seat-b's session failed", "taken", grab_log)
     sysd.log("the session file: " + self.sh("cat /run/systemd/sessions/$(loginctl"
                                             " list-sessions --no-legend | awk '$4 == \"%s\""
                                             " {print $1}') | grep -E 'CONTROLLER|TTY|TYPE'"
                                             % SEAT).replace("\n", " "))
-    wait_for("consoled did not let go of seat1", "letting go", unit_log)
+    wait_for("consoled did not let go of seat-b", "letting go", unit_log)
     seat_type(self, "touch /tmp/seat-leaked\n")
     time.sleep(2)
     self.sh("touch /tmp/vtgrab.go")
     wait_for("ReleaseControl failed", "released", grab_log)
     wait_for("consoled did not draw again", "drawing", unit_log)
     seat_wait(self, lambda s: any(l.rstrip() == "grab-42" for l in s.lines),
-              "no grab-42 on seat1 after the release")
+              "no grab-42 on seat-b after the release")
     if self.vm.run("test -e /tmp/seat-leaked")[1] == 0:
         self.fail("keys typed while the session was taken reached the shell")
     seat_type(self, "echo back-$((6*7))\n")
     seat_wait(self, lambda s: any(l.rstrip() == "back-42" for l in s.lines),
-              "typing on seat1 after the release failed")
+              "typing on seat-b after the release failed")
     seat_type(self, "exit\n")
     seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines)
               and not lines_with(s, "back-42"), "no login prompt after the logout")

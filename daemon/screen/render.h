@@ -75,6 +75,7 @@ struct render_frame_times {
 struct render_stats {
 	uint64_t frames;
 	uint64_t cells_drawn;
+	uint64_t cells_resolved; /* libtsm's cells resolved again (the rest kept) */
 	uint64_t render_usec;
 	struct render_frame_times last;
 };

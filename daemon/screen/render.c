@@ -1366,6 +1366,15 @@ static void render_draw_margins(struct render *r, struct scroll_counters *c)
 		render_clear_margins(r, r->exposed_top, r->exposed_bottom, true, c);
 }
 
+/* Field by field: the struct has padding. */
+static bool render_palette_equal(const struct palette *a, const struct palette *b)
+{
+	return a->fg == b->fg && a->bg == b->bg &&
+	       memcmp(a->colors, b->colors, sizeof(a->colors)) == 0 &&
+	       memcmp(a->slot, b->slot, sizeof(a->slot)) == 0 &&
+	       memcmp(a->cmap, b->cmap, sizeof(a->cmap)) == 0;
+}
+
 /* Whether this frame may keep the cells libtsm has not changed since the
  * last one: the same screen at the same size, resolved in the same colours,
  * and libtsm's age counter not gone round (age_reset, or lower than the last
@@ -1380,8 +1389,7 @@ static bool render_snapshot_keeps(const struct render *r, struct tsm_screen *scr
 		return false;
 	p = tsmpeek(screen);
 	return !p->age_reset && p->age_cnt >= r->snap_age && p->cols == r->snap_width &&
-	       p->rows == r->snap_height &&
-	       memcmp(&r->snap_palette, r->palette, sizeof(r->snap_palette)) == 0;
+	       p->rows == r->snap_height && render_palette_equal(&r->snap_palette, r->palette);
 }
 
 /* One cell of libtsm's screen row y resolved into snap as tsm_screen_draw()

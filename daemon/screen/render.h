@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 /*
- * The renderer turns libtsm's screen into pixels. A frame snapshots every cell
- * of the screen, resolves it to a glyph and two pixel values (struct cell),
- * and compares it with the last frame drawn: it finds how the screen
+ * The renderer turns libtsm's screen into pixels. A frame snapshots the
+ * screen's cells, each resolved to a glyph and two pixel values (struct
+ * cell), kept from frame to frame so that only the cells libtsm changed
+ * since (its ages) are resolved again, and compares the snapshot with the
+ * last frame drawn: it finds how the screen
  * scrolled (damage.h), moves those rows on the glass with the scroller's
  * strategy (scroll.h: pan, wrap, or rows moved in the shadow copy), then
  * draws every cell that still differs. Glyphs are kept in a cache already
@@ -65,7 +67,7 @@ struct overlay;
 /* Totals over all strategies; the per-strategy figures are in
  * render_get_counters(). */
 /* Where the last frame's time went, in microseconds: libtsm's cells taken
- * (tsm_screen_draw() and the overlays), what changed found and moved
+ * (the cells libtsm changed, and the overlays), what changed found and moved
  * (damage, plan, moves), the cells drawn (with the margins), the RAM
  * copy flushed (memcpy, packing or pwrite()). */
 struct render_frame_times {
@@ -75,6 +77,7 @@ struct render_frame_times {
 struct render_stats {
 	uint64_t frames;
 	uint64_t cells_drawn;
+	uint64_t cells_resolved; /* libtsm's cells resolved again (the rest kept) */
 	uint64_t render_usec;
 	struct render_frame_times last;
 };

@@ -32,6 +32,11 @@
  * --smoke runs every stage once on a few kilobytes of each stream with a
  * small frame and checks that each stage ran (frames taken, cells drawn);
  * the unit suite runs it so. It says nothing about speed.
+ *
+ * --grid COLSxROWS sets the grid (the framebuffer: 8 x 16 pixels a cell);
+ * --echo KEYS measures, instead of the streams, a key's echo in the render
+ * stages: a screen of text drawn once, then KEYS characters written at the
+ * prompt, a frame each (the one-cell change a typed key makes).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -53,10 +58,13 @@
 #include "../../fonts/font.h"
 #include "../unit/test-fb-ram.h"
 
-#define FLOOR_XRES 640
-#define FLOOR_YRES 480
-#define FLOOR_COLS (FLOOR_XRES / 8)
-#define FLOOR_ROWS (FLOOR_YRES / 16)
+/* The grid (--grid; 80x30 by default) and the framebuffer it fills with
+ * the built-in 8x16 font. */
+static unsigned floor_cols = 80, floor_rows = 30;
+#define FLOOR_COLS floor_cols
+#define FLOOR_ROWS floor_rows
+#define FLOOR_XRES (FLOOR_COLS * 8)
+#define FLOOR_YRES (FLOOR_ROWS * 16)
 #define FLOOR_SB 1000		 /* consoled's default --sb-size */
 #define FLOOR_FRAME_USEC 16667.0 /* one frame at 60 Hz */
 
@@ -89,6 +97,7 @@ struct floor_options {
 	unsigned stages; /* bit per enum floor_stage */
 	const char *only_stream;
 	bool smoke;
+	unsigned echo; /* --echo: keys echoed one frame each, instead of the streams */
 };
 
 /* ---- streams ------------------------------------------------------------- */
@@ -295,7 +304,7 @@ struct floor_pipeline {
 	struct fbdev fb; /* (c): 32 bpp, for the pixel values only; (d): drawn */
 	struct cell *prev, *cur;
 	uint64_t *prev_hash, *cur_hash;
-	struct damage_run runs[FLOOR_COLS / 2 + 1];
+	struct damage_run *runs; /* FLOOR_COLS / 2 + 1 */
 	bool prev_valid;
 	uint64_t cells_damaged, rows_moved;
 
@@ -391,7 +400,8 @@ static int pipeline_init(struct floor_pipeline *p, enum floor_stage stage, const
 		p->cur = calloc(cells, sizeof(struct cell));
 		p->prev_hash = calloc(FLOOR_ROWS, sizeof(uint64_t));
 		p->cur_hash = calloc(FLOOR_ROWS, sizeof(uint64_t));
-		return p->prev && p->cur && p->prev_hash && p->cur_hash ? 0 : -ENOMEM;
+		p->runs = calloc(FLOOR_COLS / 2 + 1, sizeof(struct damage_run));
+		return p->prev && p->cur && p->prev_hash && p->cur_hash && p->runs ? 0 : -ENOMEM;
 	}
 	r = fontset_new(&(struct fontset_config){.file = font_path, .mono = stage_bpp[stage] == 8},
 			&p->fonts);
@@ -413,6 +423,7 @@ static void pipeline_fini(struct floor_pipeline *p)
 	free(p->cur);
 	free(p->prev_hash);
 	free(p->cur_hash);
+	free(p->runs);
 	stream_free(p->stream);
 	tsm_vte_unref(p->vte);
 	if (p->screen)
@@ -610,6 +621,83 @@ out:
 	return r;
 }
 
+/* ---- the echo ------------------------------------------------------------ */
+
+/* A screen of coloured text, rows - 1 lines and a prompt: what an echo
+ * draws over. */
+static void echo_fill(struct floor_pipeline *p)
+{
+	struct floor_stream s = {0};
+
+	for (unsigned y = 0; y + 1 < FLOOR_ROWS; y++) {
+		stream_putf(&s, "\033[3%um", y % 8);
+		stream_put_word(&s, FLOOR_COLS - 1);
+		stream_put(&s, "\033[m\r\n", 5);
+	}
+	stream_put(&s, "$ ", 2);
+	stream_feed(p->stream, s.data, s.len);
+	free(s.data);
+}
+
+/* The keys' echo: each a character written at the prompt and a frame
+ * drawn. Never inlined: callgrind counts it alone (--toggle-collect=
+ * echo_keys, README.md). */
+__attribute__((noinline)) static void echo_keys(struct floor_pipeline *p, unsigned keys)
+{
+	for (unsigned i = 0; i < keys; i++) {
+		char ch = (char)('a' + i % 26);
+
+		if (i > 0 && i % (FLOOR_COLS - 3) == 0)
+			stream_feed(p->stream, "\r\033[K$ ", 6);
+		stream_feed(p->stream, &ch, 1);
+		pipeline_frame(p);
+	}
+}
+
+/* --echo: per render stage, a full screen drawn once, then `keys` echoes;
+ * CPU time and cells drawn per echo. */
+static int measure_echo(const struct floor_options *o, const char *font_path)
+{
+	printf("consoled echo: %ux%u grid, a screen of text, then %u keys echoed, a frame each, "
+	       "best of %u runs\n",
+	       FLOOR_COLS, FLOOR_ROWS, o->echo, o->runs);
+	printf("%-8s %12s %14s\n", "stage", "us per echo", "cells per echo");
+	for (unsigned st = STAGE_RENDER8; st < _STAGE_MAX; st++) {
+		struct floor_pipeline p;
+		double best = -1;
+		uint64_t cells = 0;
+		int r;
+
+		if (!(o->stages & (1u << st)))
+			continue;
+		for (unsigned run = 0; run < o->runs; run++) {
+			uint64_t drawn;
+			double t;
+
+			r = pipeline_init(&p, st, font_path);
+			if (r < 0) {
+				fprintf(stderr, "echo, stage %s: %s\n", stage_names[st],
+					strerror(-r));
+				pipeline_fini(&p);
+				return r;
+			}
+			echo_fill(&p);
+			pipeline_frame(&p);
+			drawn = render_get_stats(p.render)->cells_drawn;
+			t = cpu_now();
+			echo_keys(&p, o->echo);
+			t = cpu_now() - t;
+			cells = render_get_stats(p.render)->cells_drawn - drawn;
+			pipeline_fini(&p);
+			if (best < 0 || t < best)
+				best = t;
+		}
+		printf("%-8s %12.1f %14.1f\n", stage_names[st], best * 1e6 / o->echo,
+		       (double)cells / o->echo);
+	}
+	return 0;
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 static void print_figure(bool ran, double v, int width)
@@ -624,7 +712,8 @@ static void usage(void)
 {
 	printf("floor [--lines-file FILE] [--size BYTES] [--read BYTES] [--frame-bytes BYTES]\n"
 	       "      [--passes N] [--runs N] [--stages a,b,c,d8,d16,d32] [--stream NAME] "
-	       "[--smoke]\n");
+	       "[--smoke]\n"
+	       "      [--grid COLSxROWS] [--echo KEYS]\n");
 }
 
 static int parse_stages(const char *arg, unsigned *ret)
@@ -662,6 +751,8 @@ int main(int argc, char **argv)
 	    {"stages", required_argument, NULL, 'S'},
 	    {"stream", required_argument, NULL, 'o'},
 	    {"smoke", no_argument, NULL, 'k'},
+	    {"grid", required_argument, NULL, 'g'},
+	    {"echo", required_argument, NULL, 'e'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -714,6 +805,17 @@ int main(int argc, char **argv)
 		case 'k':
 			o.smoke = true;
 			break;
+		case 'g':
+			if (sscanf(optarg, "%ux%u", &floor_cols, &floor_rows) != 2 ||
+			    floor_cols < 8 || floor_rows < 2 || floor_cols > 1024 ||
+			    floor_rows > 1024) {
+				fprintf(stderr, "bad --grid: %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'e':
+			o.echo = (unsigned)strtoul(optarg, NULL, 0);
+			break;
 		case 'h':
 			usage();
 			return 0;
@@ -739,6 +841,11 @@ int main(int argc, char **argv)
 	}
 
 	rng_state = 0x9e3779b97f4a7c15ull;
+	if (o.echo) {
+		failed = measure_echo(&o, font_path) < 0;
+		unlink(font_path);
+		return failed;
+	}
 	for (size_t i = 0; i < 5; i++) {
 		if (gen[i])
 			gen[i](&streams[i], o.stream_size);

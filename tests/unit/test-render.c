@@ -18,6 +18,7 @@
 #include "../../daemon/screen/overlay.h"
 #include "../../daemon/screen/render.h"
 #include "../../daemon/terminal/stream.h"
+#include "../../daemon/terminal/tsmpeek.h"
 #include "../../fonts/font.h"
 #include "tests.h"
 
@@ -1319,6 +1320,223 @@ static void test_tiles(void)
 	}
 }
 
+/* The incremental snapshot (render_snapshot_take()): a renderer that keeps
+ * the cells libtsm did not change since its last frame draws what one that
+ * resolves every cell draws (`full`, a second renderer on its own
+ * framebuffer over the same screen, invalidated before each frame), after
+ * each kind of change. */
+struct incr {
+	struct fake f;
+	struct fbdev fb; /* full's */
+	struct render *full;
+	struct image_store *store;
+	const char *step;
+	bool ok;
+};
+
+static int draw_nothing(struct tsm_screen *con, uint64_t id, const uint32_t *ch, size_t len,
+			unsigned width, unsigned posx, unsigned posy,
+			const struct tsm_screen_attr *attr, tsm_age_t age, void *data)
+{
+	(void)con, (void)id, (void)ch, (void)len, (void)width, (void)posx, (void)posy;
+	(void)attr, (void)age, (void)data;
+	return 0;
+}
+
+/* A frame of both; the framebuffers must be equal. Returns the libtsm cells
+ * the incremental renderer resolved. */
+static uint64_t incr_frame(struct incr *t, const char *step)
+{
+	uint64_t resolved = render_get_stats(t->f.render)->cells_resolved;
+
+	t->step = step;
+	render_frame(t->f.render, t->f.screen);
+	/* every cell resolved and drawn: the cluster table set again drops
+	 * the snapshot (by a path of its own, not render_invalidate()'s) */
+	render_set_clusters(t->full, t->f.table);
+	render_invalidate(t->full);
+	render_frame(t->full, t->f.screen);
+	if (memcmp(t->f.fb.map, t->fb.map, t->fb.map_size) != 0) {
+		for (size_t i = 0; i < t->fb.map_size; i++)
+			if (t->f.fb.map[i] != t->fb.map[i]) {
+				size_t y = i / t->fb.line_length;
+
+				fprintf(stderr,
+					"%s: the incremental frame differs from a full one "
+					"at pixel line %zu (cell row %zu), byte %zu\n",
+					step, y, y / 16, i % t->fb.line_length);
+				break;
+			}
+		t->ok = false;
+	}
+	return render_get_stats(t->f.render)->cells_resolved - resolved;
+}
+
+/* ... after feeding bytes to the terminal. */
+static uint64_t incr_feed(struct incr *t, const char *bytes, const char *step)
+{
+	feed(&t->f, bytes);
+	return incr_frame(t, step);
+}
+
+static void both_cursor(struct incr *t, enum stream_cursor_shape shape, bool on)
+{
+	render_set_cursor(t->f.render, shape, on);
+	render_set_cursor(t->full, shape, on);
+}
+
+static void test_incremental_snapshot(void)
+{
+	static const unsigned depths[] = {32, 8};
+
+	for (size_t d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
+		struct tsm_screen_attr plain = {.fccode = TSM_COLOR_FOREGROUND,
+						.bccode = TSM_COLOR_BACKGROUND};
+		uint32_t *px = malloc(16 * 16 * sizeof(uint32_t)), first;
+		struct tsmpeek_screen *peek;
+		struct incr t = {.ok = true};
+		uint64_t n;
+
+		CHECK(px != NULL);
+		fake_init(&t.f, depths[d], 320, 160, 0); /* 40x10 */
+		t.fb = t.f.fb;
+		t.fb.map = malloc(t.fb.map_size);
+		CHECK(t.fb.map != NULL);
+		CHECK(render_new(&t.fb, t.f.fonts, &t.f.palette, &t.full) == 0);
+		render_set_clusters(t.full, t.f.table);
+		t.store = image_store_new(1u << 20);
+		render_set_images(t.f.render, t.store);
+		render_set_images(t.full, t.store);
+		peek = (struct tsmpeek_screen *)(void *)t.f.screen;
+
+		incr_feed(&t,
+			  "\033[31mred \033[42mon green\033[m plain \033[1mbold\033[m\r\n"
+			  "wide \xe4\xb8\xad\xe6\x96\x87 e\xcc\x81 \033[2mdim\033[m "
+			  "\033[9mstruck\033[m\r\n"
+			  "\033[7mreverse\033[m \033[4munder line\033[m\r\n$ ",
+			  "first frame");
+
+		/* an echo: the character and the cursor's two cells */
+		n = incr_feed(&t, "x", "echo");
+		CHECK(n > 0 && n <= 4);
+		n = incr_frame(&t, "nothing changed");
+		CHECK(n <= 2);
+		incr_feed(&t, "\033[38;5;200my\033[48;2;10;200;30mz\033[m", "colours");
+		incr_feed(&t, "\033[2;6H\xe4\xb8\x80", "a wide character over a wide one");
+		incr_feed(&t, "\033[2;6Hq", "its left half overwritten");
+		/* a wide cell's left half overwritten away from the cursor (hidden
+		 * meanwhile, so libtsm marks neither place): its right half,
+		 * unchanged in libtsm, is a cell of its own again */
+		incr_feed(&t, "\033[2;10H\xe4\xba\x8c", "another wide character");
+		incr_feed(&t, "\033[?25l\033[2;10Hr\033[5;1H\033[?25h",
+			  "a wide cell's left half overwritten");
+		incr_feed(&t, "\033[5;30H", "the cursor moved");
+
+		/* the cursor as consoled shows it: shape, blink phase, hidden */
+		both_cursor(&t, STREAM_CURSOR_UNDERLINE, true);
+		incr_frame(&t, "underline cursor");
+		both_cursor(&t, STREAM_CURSOR_UNDERLINE, false);
+		incr_frame(&t, "blink off");
+		both_cursor(&t, STREAM_CURSOR_BLOCK, true);
+		incr_frame(&t, "blink on");
+		incr_feed(&t, "\033[?25l", "cursor hidden");
+		incr_feed(&t, "\033[?25h\033[2;7H", "cursor shown on a right half");
+
+		/* the palette changed under the same cells */
+		t.f.palette.colors[1] = (struct rgb){10, 200, 250};
+		palette_update_cmap(&t.f.palette);
+		incr_frame(&t, "palette entry 1");
+
+		/* the pointer and the bell's flash */
+		render_set_pointer(t.f.render, 3, 1);
+		render_set_pointer(t.full, 3, 1);
+		incr_frame(&t, "pointer");
+		render_set_flash(t.f.render, true);
+		render_set_flash(t.full, true);
+		incr_frame(&t, "flash");
+		incr_feed(&t, "w", "echo in the flash");
+		render_set_flash(t.f.render, false);
+		render_set_flash(t.full, false);
+		render_set_pointer(t.f.render, -1, -1);
+		render_set_pointer(t.full, -1, -1);
+		incr_frame(&t, "flash and pointer gone");
+
+		/* libtsm's selection, the screen's inverse mode */
+		tsm_screen_selection_start(t.f.screen, 2, 0);
+		tsm_screen_selection_target(t.f.screen, 10, 1);
+		incr_frame(&t, "selection");
+		incr_feed(&t, "\033[1;5Hs", "a write inside the selection");
+		both_cursor(&t, STREAM_CURSOR_BAR, true);
+		incr_frame(&t, "bar cursor under a selection");
+		incr_feed(&t, "\033[2;8H", "cursor on a wide cell's left half under a selection");
+		both_cursor(&t, STREAM_CURSOR_BLOCK, true);
+		incr_frame(&t, "block cursor under a selection");
+		tsm_screen_selection_reset(t.f.screen);
+		incr_frame(&t, "selection gone");
+		incr_feed(&t, "\033[?5h", "inverse screen");
+		incr_feed(&t, "v", "echo on the inverse screen");
+		incr_feed(&t, "\033[?5l", "inverse off");
+
+		/* an image's tiles, then the image dropped */
+		for (unsigned y = 0; y < 16; y++)
+			for (unsigned x = 0; x < 16; x++)
+				px[y * 16 + x] = tile_argb(x, y);
+		CHECK(image_store_add(t.store, px, 16, 16, 8, 16, 2, 1, t.f.screen, &first) == 0);
+		tsm_screen_move_to(t.f.screen, 20, 3);
+		tsm_screen_write(t.f.screen, first, &plain);
+		tsm_screen_write(t.f.screen, first + 1, &plain);
+		incr_frame(&t, "tiles");
+		CHECK(image_store_make_room(t.store, 1u << 20));
+		incr_frame(&t, "tiles dropped");
+
+		/* the scrollback and the alternate screen */
+		incr_feed(&t, "\033[10;1Hone\r\ntwo\r\nthree\r\n", "scrolled");
+		tsm_screen_sb_up(t.f.screen, 2);
+		incr_frame(&t, "view in the scrollback");
+		incr_feed(&t, "k", "echo under the scrolled view");
+		tsm_screen_sb_reset(t.f.screen);
+		incr_frame(&t, "view back");
+		incr_feed(&t, "\033[?1049h\033[3;3Halt", "alternate screen");
+		incr_feed(&t, "\033[?1049l", "main screen");
+		incr_feed(&t, "\033[2J", "erased");
+		incr_feed(&t, "\033[4;4Hafter", "text after the erase");
+
+		/* a full redraw (screen_redraw()) resolves every cell again, even
+		 * one libtsm did not age (written here behind its back, as a new
+		 * screen at the old one's address would show), then the same
+		 * screen after it */
+		peek->lines[0]->cells[0].ch = 'Z';
+		render_invalidate(t.f.render);
+		incr_frame(&t, "invalidated");
+		n = incr_feed(&t, "3", "echo after a full redraw");
+		CHECK(n > 0 && n <= 4);
+
+		/* libtsm's age counter goes round: its reset flag taken by another
+		 * tsm_screen_draw() caller (the vcs mirror) first, and with it */
+		peek->age_cnt = (tsm_age_t)-3;
+		feed(&t.f, "\033[6;1Hwrap");
+		tsm_screen_draw(t.f.screen, draw_nothing, NULL);
+		CHECK(peek->age_cnt < 10);
+		incr_frame(&t, "ages gone round, reset taken");
+		incr_feed(&t, "1", "echo after the wrap");
+		peek->age_cnt = (tsm_age_t)-3;
+		feed(&t.f, "\033[7;1Hround");
+		CHECK(peek->age_reset);
+		incr_frame(&t, "ages gone round");
+		incr_feed(&t, "2", "echo after the reset");
+		/* (the cells written before it are older than the counter now: they
+		 * are resolved at every frame until written again) */
+
+		if (!t.ok)
+			fprintf(stderr, "at %u bpp\n", depths[d]);
+		CHECK(t.ok);
+		render_free(t.full);
+		free(t.fb.map);
+		fake_fini(&t.f);
+		image_store_free(t.store); /* px is the store's */
+	}
+}
+
 int main(void)
 {
 	RUN(test_colors_8bpp);
@@ -1335,6 +1553,7 @@ int main(void)
 	RUN(test_palette_pixels);
 	RUN(test_overlay_band);
 	RUN(test_tiles);
+	RUN(test_incremental_snapshot);
 	RUN(test_cursor_shapes);
 	RUN(test_cursor_cell_size);
 	RUN(test_cursor_view_and_wide);

@@ -156,6 +156,7 @@ static int manager_open_screen(struct manager *m, unsigned i, struct screen **re
 	    .font_dpi = o->font_dpi,
 	    .scroll_mode = o->scroll_mode,
 	    .calibrate = o->calibrate,
+	    .stats = o->stats,
 	    .fb_flush = o->fb_flush,
 	    .backend = o->backend,
 	    .rotate = options_rotate(o, i),

@@ -74,7 +74,7 @@ static int screen_on_blink(sd_event_source *src, uint64_t usec, void *userdata)
 	return 0;
 }
 
-/* The key's echo is on the glass: where its time went (--verbose). The
+/* The key's echo is on the glass: where its time went (--stats). The
  * frame's wait runs from the parse to the frame's start; "due" is how long
  * after the parse the frame timer was set to fire. */
 static void screen_log_key(struct screen *s, struct term *term, uint64_t due, uint64_t start)
@@ -85,7 +85,9 @@ static void screen_log_key(struct screen *s, struct term *term, uint64_t due, ui
 	if (!k->pending || !k->parsed_usec || k->parsed_usec > start)
 		return;
 	term_key_trace_done(term);
-	log_debug("Key: %llu us to the pty, echo read %llu us later, parsed in %llu us; frame "
+	if (!s->cfg.stats)
+		return;
+	log_info("Key: %llu us to the pty, echo read %llu us later, parsed in %llu us; frame "
 		  "%llu us after the parse (due at %lld us): cells %llu, detect %llu, draw %llu, "
 		  "flush %llu us; %llu us from the key to the glass",
 		  (unsigned long long)(k->write_usec - k->key_usec),

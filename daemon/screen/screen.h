@@ -43,6 +43,7 @@ struct screen_config {
 	unsigned font_size, font_dpi; /* points; dpi 0 = from the device */
 	int scroll_mode;	      /* enum scroll_mode */
 	bool calibrate;
+	bool stats; /* --stats: a Key: line per echoed key */
 	int fb_flush;	     /* enum fb_flush */
 	const char *backend; /* NULL = auto */
 	int rotate;	     /* enum rotation at start */

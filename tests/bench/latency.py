@@ -25,7 +25,7 @@ G_DIR = "/tmp/lat"
 # consoled's wake-ups while idle are counted over this long, after the idle
 # echo (the session waits in cat, keylat for the next phase)
 IDLE_SECONDS = 60
-# the figures of consoled --verbose's line per echoed key (screen.c
+# the figures of consoled --stats's line per echoed key (screen.c
 # screen_log_key()), in order
 KEY_STAGES = ["to pty", "echo read", "parse", "frame wait", "due", "cells", "detect", "draw",
               "flush", "total"]
@@ -80,9 +80,9 @@ def start_command(b, term, ready, font, kmscon):
                 " chvt 1; setsid sh -c 'exec %s </dev/tty1 >/dev/tty1 2>&1'"
                 % (font, session))
     if term == "consoled":
-        # --verbose: a "Key:" line per echo, where its time went
+        # --stats: a "Key:" line per echo, where its time went
         return ("CONSOLED_BACKEND_DIR=%s consoled --vt=1 --fbdev=/dev/fb0 --font-file=%s"
-                " --verbose --login -- %s >%s/term.log 2>&1"
+                " --verbose --stats --login -- %s >%s/term.log 2>&1"
                 % (vmtest.GUEST_BACKEND_DIR, font, session, G_DIR))
     if term == "fbterm":
         return ("FONTCONFIG_FILE=%s setsid -c fbterm -n 'DejaVu Sans Mono' -s 13 --font-width=%d"
@@ -259,7 +259,7 @@ def format_card(card):
     for r in lat["rows"]:
         st = r.get("stages")
         if st:
-            out.append("   %s idle echo, median us per stage over %d keys (--verbose Key: lines):"
+            out.append("   %s idle echo, median us per stage over %d keys (--stats Key: lines):"
                        " %s" % (r["term"], st["n"],
                                 ", ".join("%s %d" % (k, st[k]) for k in KEY_STAGES)))
     for r in lat["rows"]:

@@ -107,6 +107,18 @@ def seat_combo(self, qcodes):
     self.vm.qmp.cmd("input-send-event", device=DISPLAY, events=ev)
 
 
+def seat_login(self, where):
+    """The test user logs in at the login prompt in front on seat1."""
+    sysd = self.sysd
+    seat_type(self, sysd.USER + "\n")
+    seat_wait(self, lambda s: any(l.rstrip() == "Password:" for l in s.lines),
+              "no password prompt on %s after the user name typed on kbd2" % where,
+              sysd.LOGIN_WAIT)
+    seat_type(self, sysd.PASSWORD + "\n")
+    seat_wait(self, lambda s: any(l.startswith(sysd.SHELL_PROMPT) for l in s.lines),
+              "no shell prompt on %s after the password" % where, sysd.LOGIN_WAIT)
+
+
 def lines_with(decoded, text):
     return [l for l in decoded.lines if text in l]
 
@@ -169,12 +181,7 @@ def check_seat_login(self):
     sysd = self.sysd
     seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines),
               "no login prompt on seat-b")
-    seat_type(self, sysd.USER + "\n")
-    seat_wait(self, lambda s: any(l.rstrip() == "Password:" for l in s.lines),
-              "no password prompt on seat-b after the user name typed on kbd2", sysd.LOGIN_WAIT)
-    seat_type(self, sysd.PASSWORD + "\n")
-    seat_wait(self, lambda s: any(l.startswith(sysd.SHELL_PROMPT) for l in s.lines),
-              "no shell prompt on seat-b after the password", sysd.LOGIN_WAIT)
+    seat_login(self, "seat-b")
     seat_type(self, "echo SEAT1-$((6*7))\n")
     seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
               "the command typed on kbd2 did not run on seat-b")
@@ -235,12 +242,7 @@ def check_seat_terminals(self):
               and not lines_with(s, "SEAT1-42"),
               "Ctrl+Alt+F2 on kbd2 did not show a second terminal with a login prompt")
     # a login on terminal 2: logind makes the new session the seat's active one
-    seat_type(self, sysd.USER + "\n")
-    seat_wait(self, lambda s: any(l.rstrip() == "Password:" for l in s.lines),
-              "no password prompt on terminal 2", sysd.LOGIN_WAIT)
-    seat_type(self, sysd.PASSWORD + "\n")
-    seat_wait(self, lambda s: any(l.startswith(sysd.SHELL_PROMPT) for l in s.lines),
-              "no shell prompt on terminal 2 after the password", sysd.LOGIN_WAIT)
+    seat_login(self, "terminal 2 of seat1")
     second = [i for i in seat_sessions(self) if i not in first]
     if len(second) != 1:
         self.fail("expected one new session on %s, found %r" % (SEAT, second))

@@ -108,7 +108,7 @@ def seat_combo(self, qcodes):
 
 
 def seat_login(self, where):
-    """The test user logs in at the login prompt in front on seat1."""
+    """The test user logs in at the login prompt in front on seat-b."""
     sysd = self.sysd
     seat_type(self, sysd.USER + "\n")
     seat_wait(self, lambda s: any(l.rstrip() == "Password:" for l in s.lines),
@@ -242,7 +242,7 @@ def check_seat_terminals(self):
               and not lines_with(s, "SEAT1-42"),
               "Ctrl+Alt+F2 on kbd2 did not show a second terminal with a login prompt")
     # a login on terminal 2: logind makes the new session the seat's active one
-    seat_login(self, "terminal 2 of seat1")
+    seat_login(self, "terminal 2 of seat-b")
     second = [i for i in seat_sessions(self) if i not in first]
     if len(second) != 1:
         self.fail("expected one new session on %s, found %r" % (SEAT, second))

@@ -233,7 +233,6 @@ def seat_wait_active(self, want, what, timeout=15):
 
 def check_seat_terminals(self):
     sysd = self.sysd
-    cursor = self.journal_cursor()
     first = seat_sessions(self)
     if len(first) != 1:
         self.fail("expected terminal 1's session alone on %s, found %r" % (SEAT, first))
@@ -247,6 +246,9 @@ def check_seat_terminals(self):
     if len(second) != 1:
         self.fail("expected one new session on %s, found %r" % (SEAT, second))
     seat_wait_active(self, second[0], "after the login on terminal 2")
+    # (the login itself may let go for a moment: logind writes the seat's
+    # ACTIVE= before the new session's file)
+    cursor = self.journal_cursor()
     # the terminal in front is the seat's active session, both ways
     seat_combo(self, ["ctrl", "alt", "f1"])
     seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),

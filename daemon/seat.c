@@ -320,10 +320,33 @@ static const struct screen_callbacks seat_screen_callbacks = {
 
 /* ---- the VT (vt.h) ---- */
 
+/* A seat without VTs: the terminal in front (with screens=separate, the
+ * one with the keyboard's focus) is the seat's active logind session, so
+ * that the devices' ACLs (sound, a webcam) follow its user; logind made the
+ * newest session active, and has no VT switch to see. consoled-session
+ * does it (term_activate(): consoled has no system bus); only while the
+ * seat is ours, never taking it from a compositor. The switch keeps the
+ * seat ours: seat_is_ours() counts every terminal's session. */
+static void seat_activate_front(struct seat *seat)
+{
+	int r;
+
+	/* logind's files read again: a compositor that took the seat a
+	 * moment ago keeps it */
+	if (!seat->opts->seat || !seat->front || !seat->front->term || !vt_is_active(seat->vt) ||
+	    !seat_is_ours(seat))
+		return;
+	r = term_activate(seat->front->term);
+	if (r == -ENOTCONN)
+		log_debug("The session in front has no session helper's connection (adopted or "
+			  "run by consoled): it cannot be made the seat's active one");
+}
+
 void seat_acquire(struct seat *seat)
 {
 	for (unsigned i = 0; i < seat->n_screens; i++)
 		seat_acquire_screen(seat, seat->screens[i]);
+	seat_activate_front(seat);
 }
 
 static void seat_on_acquire(void *userdata)
@@ -920,6 +943,7 @@ static void seat_focus(struct seat *seat, struct screen *s)
 	if (seat->mouse)
 		mouse_focus(seat->mouse, true);
 	log_info("Keyboard focus on %s", s->fb ? s->fb->path : s->cfg.fbdev);
+	seat_activate_front(seat);
 }
 
 /* Ctrl+Alt+Logo+Right/Left (step 1, -1): the focus to the next or the
@@ -1089,6 +1113,7 @@ static void seat_switch_terminal(struct seat *seat, unsigned i)
 	for (unsigned k = 0; k < seat->n_screens && k < OPTIONS_SCREENS_MAX; k++)
 		if (shown[k])
 			screen_redraw(seat->screens[k]);
+	seat_activate_front(seat);
 }
 
 static void seat_on_switch_vt(unsigned target, void *userdata)

@@ -23,6 +23,13 @@
  * CAP_SYSLOG, which kernel.dmesg_restrict=1 wants for the open), so the
  * helper, checked the same way, opens the device read only and passes the
  * fd back; no session is started for that connection.
+ *
+ * On a seat without VTs consoled asks, on the session's connection, that the
+ * session be the seat's active one when its terminal comes in front
+ * (ACTIVATE): the helper looks up the logind session of the process it
+ * started (sd_pid_get_session()), checks it (session_activate_check(): this
+ * connection's process, the peer's seat, no VT, the pty consoled passed) and
+ * calls logind's ActivateSession for it. consoled never names a session id.
  */
 #define LOG_MODULE "consoled-session"
 #include <errno.h>
@@ -36,6 +43,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-login.h>
 #include <unistd.h>
@@ -195,10 +203,88 @@ static int read_config(struct options *o)
 	return r;
 }
 
-/* Waits for the session to end, whether or not consoled stays connected
- * (*connected is cleared when it goes); returns its status. */
-static int wait_session(int fd, pid_t pid, bool *connected)
+/* What the helper knows of the session it started, for ACTIVATE. */
+struct helper_session {
+	pid_t pid;
+	const char *seat; /* the peer's seat without VTs, or NULL */
+	char tty[64];	  /* "pts/N", or empty */
+};
+
+/* logind's ActivateSession(id): on a seat without VTs logind makes it the
+ * seat's active one at once when the old one has no devices taken (a
+ * compositor's are paused first). 0 or a negative errno, logged. */
+static int activate_session(const char *id)
 {
+	sd_bus_error error = SD_BUS_ERROR_NULL;
+	sd_bus *bus = NULL;
+	int r;
+
+	r = sd_bus_open_system(&bus);
+	if (r < 0)
+		return log_error_errno(r, "Failed to connect to the system bus: %m");
+	r = sd_bus_call_method(bus, "org.freedesktop.login1", "/org/freedesktop/login1",
+			       "org.freedesktop.login1.Manager", "ActivateSession", &error, NULL,
+			       "s", id);
+	if (r < 0)
+		log_error("Failed to activate session %s: %s", id,
+			  error.message ? error.message : strerror(-r));
+	sd_bus_error_free(&error);
+	sd_bus_flush_close_unref(bus);
+	return r;
+}
+
+/* One message from consoled on the session's connection: ACTIVATE is
+ * carried out for this connection's session only; anything else is refused.
+ * The answer (ACTIVATED) goes back either way. */
+static void handle_request(int fd, const struct session_msg *msg, size_t len, int extra,
+			   const struct helper_session *hs)
+{
+	struct session_activate_facts f = {.child = hs->pid, .seat = hs->seat, .tty = hs->tty};
+	char *id = NULL, *id_seat = NULL, *id_tty = NULL, reason[160];
+	int r;
+
+	if (extra >= 0) {
+		close(extra);
+		r = -EBADMSG;
+		log_error("Refusing a request with an fd on the session's connection");
+		goto reply;
+	}
+	if (sd_pid_get_session(hs->pid, &id) >= 0) {
+		f.id = id;
+		/* sd-login refuses ids that are not logind's itself */
+		if (session_id_valid(id)) {
+			(void)sd_session_get_seat(id, &id_seat);
+			(void)sd_session_get_tty(id, &id_tty);
+			(void)sd_session_get_vt(id, &f.id_vt);
+		}
+		f.id_seat = id_seat;
+		f.id_tty = id_tty;
+	}
+	r = session_activate_check(msg, len, &f, reason, sizeof(reason));
+	if (r == -ENODATA)
+		log_info("Not activating a session: %s", reason);
+	else if (r < 0)
+		log_error("Refusing to activate a session: %s", reason);
+	else {
+		r = activate_session(id);
+		if (r >= 0)
+			log_info("Activated %s on %s", reason, hs->seat);
+	}
+reply:
+	r = session_send_msg(fd, SESSION_MSG_ACTIVATED, r < 0 ? MIN(-r, 4095) : 0, -1);
+	if (r < 0)
+		log_warning_errno(r, "Failed to answer consoled's request, ignoring: %m");
+	free(id);
+	free(id_seat);
+	free(id_tty);
+}
+
+/* Waits for the session to end, whether or not consoled stays connected
+ * (*connected is cleared when it goes), answering consoled's requests
+ * meanwhile; returns its status. */
+static int wait_session(int fd, const struct helper_session *hs, bool *connected)
+{
+	pid_t pid = hs->pid;
 	sigset_t mask;
 	int sfd;
 
@@ -230,10 +316,20 @@ static int wait_session(int fd, pid_t pid, bool *connected)
 			struct signalfd_siginfo si;
 			(void)!read(sfd, &si, sizeof(si));
 		}
-		/* consoled sends nothing after the request: any event is its
-		 * end (a restart, or it stopped); the session goes on, on the
-		 * pty master that systemd's fd store or a new consoled holds. */
+		/* A request (ACTIVATE), or the connection's end: a restart,
+		 * or consoled stopped; the session goes on, on the pty master
+		 * that systemd's fd store or a new consoled holds. */
 		if (pfd[1].revents) {
+			struct session_msg msg;
+			size_t len = 0;
+			int extra = -1, r = session_recv_msg(fd, &msg, &len, &extra);
+
+			if (r > 0) {
+				handle_request(fd, &msg, len, extra, hs);
+				continue;
+			}
+			if (r == -EAGAIN || r == -EINTR)
+				continue;
 			log_info("consoled closed the connection; the session goes on");
 			*connected = false;
 		}
@@ -254,6 +350,8 @@ int main(int argc, char **argv)
 	char seat[64];
 	int fd = STDIN_FILENO, tty = -1, pidfd, status, r;
 	bool connected = true;
+	struct helper_session hs = {};
+	char ttypath[64];
 	pid_t pid;
 
 	(void)argv;
@@ -270,6 +368,9 @@ int main(int argc, char **argv)
 		return 1;
 	if (req.type == SESSION_MSG_KMSG)
 		return send_kmsg(fd) < 0 ? 1 : 0;
+	/* the pty as logind names it (TTY=), for ACTIVATE's check */
+	if (ttyname_r(tty, ttypath, sizeof(ttypath)) == 0 && strncmp(ttypath, "/dev/", 5) == 0)
+		snprintf(hs.tty, sizeof(hs.tty), "%s", ttypath + 5);
 	if (read_config(&o) < 0)
 		return 1;
 	palette_from_options(&palette, &o, "/sys/module/vt/parameters");
@@ -319,7 +420,9 @@ int main(int argc, char **argv)
 	if (pidfd >= 0)
 		close(pidfd);
 
-	status = wait_session(fd, pid, &connected);
+	hs.pid = pid;
+	hs.seat = seat[0] ? seat : NULL;
+	status = wait_session(fd, &hs, &connected);
 	log_info("Session exited with status %d", status);
 	if (connected) {
 		r = session_send_msg(fd, SESSION_MSG_EXITED, status, -1);

@@ -156,7 +156,10 @@ int session_msg_check(const struct session_msg *msg, size_t len, enum session_ms
 		return msg->flags == 0 && msg->value >= 0 && msg->value <= 255 ? 0 : -EBADMSG;
 	case SESSION_MSG_KMSG:
 		return msg->flags == 0 && msg->value == 0 ? 0 : -EBADMSG;
+	case SESSION_MSG_ACTIVATE:
+		return msg->flags == 0 && msg->value > 0 ? 0 : -EBADMSG;
 	case SESSION_MSG_KMSG_FD:
+	case SESSION_MSG_ACTIVATED:
 		return msg->flags == 0 && msg->value >= 0 && msg->value <= SESSION_ERRNO_MAX
 			   ? 0
 			   : -EBADMSG;
@@ -172,6 +175,53 @@ int session_kmsg_reply_check(const struct session_msg *msg, size_t len, int fd)
 	if (msg->value == 0)
 		return fd >= 0 ? 0 : -EBADMSG;
 	return fd < 0 ? -msg->value : -EBADMSG;
+}
+
+#define SESSION_ID_MAX 64
+
+bool session_id_valid(const char *id)
+{
+	size_t len;
+
+	if (!id)
+		return false;
+	len = strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
+	return len > 0 && len <= SESSION_ID_MAX && id[len] == '\0';
+}
+
+int session_activate_check(const struct session_msg *msg, size_t len,
+			   const struct session_activate_facts *f, char *reason, size_t reason_size)
+{
+#define REFUSE(r, ...)                                                                             \
+	do {                                                                                       \
+		snprintf(reason, reason_size, __VA_ARGS__);                                        \
+		return (r);                                                                        \
+	} while (0)
+
+	if (session_msg_check(msg, len, SESSION_MSG_ACTIVATE) < 0)
+		REFUSE(-EBADMSG, "a malformed ACTIVATE request");
+	/* only the session this connection started, whatever pid is named */
+	if (f->child <= 0 || msg->value != (int32_t)f->child)
+		REFUSE(-EPERM, "it names process %d, not this connection's session (process %d)",
+		       (int)msg->value, (int)f->child);
+	/* on a seat with VTs, the VT switch activates sessions */
+	if (!f->seat || !f->seat[0])
+		REFUSE(-EPERM, "consoled serves a VT, not a seat without VTs");
+	if (!f->id)
+		REFUSE(-ENODATA, "process %d has no logind session (yet)", (int)f->child);
+	if (!session_id_valid(f->id))
+		REFUSE(-EPERM, "process %d's session id is not a valid one", (int)f->child);
+	if (!f->id_seat || strcmp(f->id_seat, f->seat) != 0)
+		REFUSE(-EPERM, "session %s is on seat %s, not %s", f->id,
+		       f->id_seat ? f->id_seat : "(none)", f->seat);
+	if (f->id_vt != 0)
+		REFUSE(-EPERM, "session %s has VT %u", f->id, f->id_vt);
+	if (!f->tty || !f->id_tty || strcmp(f->id_tty, f->tty) != 0)
+		REFUSE(-EPERM, "session %s is on %s, not %s", f->id,
+		       f->id_tty ? f->id_tty : "(no tty)", f->tty ? f->tty : "(no tty)");
+#undef REFUSE
+	snprintf(reason, reason_size, "session %s of process %d", f->id, (int)f->child);
+	return 0;
 }
 
 int session_unit_vt(const char *unit, unsigned *ret)

@@ -31,6 +31,23 @@
  * consoled asks again at every start (a restarted consoled that adopts its
  * session from the fd store connects for KMSG all the same).
  *
+ * On a seat without VTs, on the START connection while the session runs,
+ * whenever consoled puts the terminal in front (logind makes each new
+ * session on such a seat the active one, and has no VT switch to follow):
+ *
+ *   consoled -> helper  ACTIVATE (value: the pid STARTED told), no fd
+ *   helper -> consoled  ACTIVATED (value 0: the session is the seat's
+ *                       active one; or an errno: ENODATA while nobody has
+ *                       logged in on it yet, EPERM when the helper refused
+ *                       the request, that of logind's call otherwise)
+ *
+ * The connection is the authority: the helper activates only the logind
+ * session of the process it started for this connection (sd_pid_get_session()
+ * of its own child, never an id consoled names), and only when that session
+ * is on the peer's seat, has no VT and is on the pty consoled passed
+ * (session_activate_check()). A restarted consoled that adopted its session
+ * has no connection, and so cannot ask.
+ *
  * Every message is one struct session_msg. The helper takes nothing else
  * from consoled: the command and TERM come from root's consoled.conf, the VT
  * from the name of consoled's unit (consoled@ttyN.service), checked with
@@ -97,13 +114,16 @@ enum session_msg_type {
 	SESSION_MSG_EXITED = 3,
 	SESSION_MSG_KMSG = 4,
 	SESSION_MSG_KMSG_FD = 5,
+	SESSION_MSG_ACTIVATE = 6,
+	SESSION_MSG_ACTIVATED = 7,
 };
 
 struct session_msg {
 	uint32_t magic;
 	uint32_t type;	/* enum session_msg_type */
 	uint32_t flags; /* START: SESSION_FLAG_*; else 0 */
-	/* STARTED: pid; EXITED: status; KMSG_FD: 0 or an errno; START, KMSG: 0 */
+	/* STARTED, ACTIVATE: pid; EXITED: status; KMSG_FD, ACTIVATED: 0 or an
+	 * errno; START, KMSG: 0 */
 	int32_t value;
 };
 
@@ -116,6 +136,35 @@ int session_msg_check(const struct session_msg *msg, size_t len, enum session_ms
  * -EBADMSG when it is malformed or the fd does not match the value. Closes
  * nothing. */
 int session_kmsg_reply_check(const struct session_msg *msg, size_t len, int fd);
+
+/* What the helper knows when ACTIVATE comes, for session_activate_check(). */
+struct session_activate_facts {
+	pid_t child;	  /* the session's leader this connection started */
+	const char *seat; /* the peer's seat (consoled-seat@NAME.service); NULL
+			     for consoled@ttyN.service */
+	const char *tty;  /* the pty the session was started on: "pts/N" */
+	/* sd_pid_get_session(child): its logind session, NULL if none (yet),
+	 * and that session's seat, TTY= (NULL if unknown) and VT (0: none) */
+	const char *id;
+	const char *id_seat;
+	const char *id_tty;
+	unsigned id_vt;
+};
+
+/* Whether an ACTIVATE request of len bytes at msg may be carried out: 0 when
+ * it is well-formed, names this connection's session (value == f->child),
+ * the peer serves a seat without VTs, and the child's logind session has a
+ * well-formed id (session_id_valid()) on that seat, no VT and the pty's TTY=.
+ * Else -EBADMSG (malformed), -ENODATA (the child has no logind session yet:
+ * at the login prompt, or a command without PAM) or -EPERM, with the reason
+ * for the log written into reason (reason_size bytes). Logs nothing. */
+int session_activate_check(const struct session_msg *msg, size_t len,
+			   const struct session_activate_facts *f, char *reason,
+			   size_t reason_size);
+
+/* Whether id is a logind session id as logind accepts them: 1 to 64 ASCII
+ * letters and digits ("3", "c12"); nothing that could name a path. */
+bool session_id_valid(const char *id);
 
 /* The VT of a consoled unit: "consoled@ttyN.service" with N from 1 to 63,
  * written as the kernel names the VT (no sign, no leading zero). Anything

@@ -54,6 +54,7 @@ struct term {
 	 * runs the session (then child is 0). */
 	int helper;
 	sd_event_source *helper_source;
+	pid_t helper_pid; /* the session's pid, as the helper's STARTED told */
 	/* A pidfd of the session's leader (from the helper, or handed over
 	 * with an adopted session), or -1; watched when neither child nor
 	 * helper tells us of the session's end (an adopted session). */
@@ -498,6 +499,7 @@ static int term_request_session(struct term *t, const struct term_config *cfg,
 
 	t->helper = fd;
 	fd = -1;
+	t->helper_pid = (pid_t)msg.value;
 	t->pidfd = pidfd;
 	log_info("Session on %s started by consoled-session as process %d (%ux%u)", slave_name,
 		 (int)msg.value, cfg->cols, cfg->rows);
@@ -518,6 +520,18 @@ static int term_on_helper(sd_event_source *s, int fd, uint32_t revents, void *us
 	close_fd(extra);
 	if (r == -EAGAIN || r == -EINTR)
 		return 0;
+	/* the answer to term_activate() */
+	if (r > 0 && extra < 0 && session_msg_check(&msg, len, SESSION_MSG_ACTIVATED) == 0) {
+		if (msg.value == 0)
+			log_debug("The session is the seat's active one");
+		else if (msg.value == ENODATA)
+			log_debug("The session has no logind session yet: nothing to activate");
+		else
+			log_warning("The session helper could not make the session the seat's "
+				    "active one: %s (its log: journalctl -u 'consoled-session@*')",
+				    strerror(msg.value));
+		return 0;
+	}
 	if (r < 0)
 		log_warning_errno(r, "Lost the session helper: %m");
 	else if (r == 0)
@@ -801,6 +815,19 @@ void term_free(struct term *t)
 int term_master_fd(struct term *t)
 {
 	return t->master;
+}
+
+int term_activate(struct term *t)
+{
+	int r;
+
+	if (t->helper < 0 || t->helper_pid <= 0)
+		return -ENOTCONN;
+	r = session_send_msg(t->helper, SESSION_MSG_ACTIVATE, (int)t->helper_pid, -1);
+	if (r < 0)
+		return log_warning_errno(r, "Failed to ask the session helper to activate the "
+					    "session, ignoring: %m");
+	return 0;
 }
 
 int term_pidfd(struct term *t)

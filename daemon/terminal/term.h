@@ -136,6 +136,12 @@ void term_key_trace_done(struct term *t);
  * consoled forked, or a helper without pidfds), or -1 between sessions. */
 int term_master_fd(struct term *t);
 int term_pidfd(struct term *t);
+/* Asks consoled-session, on the session's connection, to make the session's
+ * logind session the seat's active one (a seat without VTs: session.h,
+ * ACTIVATE); the answer comes later and is only logged. 0 once asked,
+ * -ENOTCONN without a connection (run by hand, an adopted session, or none
+ * started), or the send's negative errno (logged). */
+int term_activate(struct term *t);
 
 /* What the stand-ins for combining sequences on the screen mean. */
 const struct cluster_table *term_clusters(struct term *t);

@@ -589,6 +589,142 @@ static void test_started_pidfd(void)
 	close(sp[1]);
 }
 
+#define CHECK_REASON(want)                                                                         \
+	do {                                                                                       \
+		if (strcmp(reason, want) != 0)                                                     \
+			fprintf(stderr, "the reason: '%s'\n", reason);                             \
+		CHECK(strcmp(reason, want) == 0);                                                  \
+	} while (0)
+
+/* ACTIVATE: the session this connection started, on the peer's seat
+ * without VTs, on the pty passed; never a session consoled names. */
+static void test_activate_check(void)
+{
+	static const char *const bad_ids[] = {
+	    "",
+	    "../3",
+	    "3/..",
+	    "c1 ",
+	    " 3",
+	    "3\n",
+	    "_1",
+	    "a-b",
+	    "1.2",
+	    "s\xc3\xa9",
+	    "12345678901234567890123456789012345678901234567890123456789012345",
+	};
+	struct session_msg m = {
+	    .magic = SESSION_MSG_MAGIC, .type = SESSION_MSG_ACTIVATE, .value = 1234};
+	struct session_activate_facts ok =
+					  {
+					      .child = 1234,
+					      .seat = "seat1",
+					      .tty = "pts/3",
+					      .id = "c7",
+					      .id_seat = "seat1",
+					      .id_tty = "pts/3",
+					  },
+				      f;
+	char reason[160];
+
+	/* the message: a pid, no flags; the answer 0 or an errno */
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_ACTIVATE) == 0);
+	m.value = 0;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_ACTIVATE) == -EBADMSG);
+	m.value = -1234;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_ACTIVATE) == -EBADMSG);
+	m.value = 1234;
+	m.flags = SESSION_FLAG_TRUECOLOR;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_ACTIVATE) == -EBADMSG);
+	m.flags = 0;
+	CHECK(session_msg_check(&m, sizeof(m) - 1, SESSION_MSG_ACTIVATE) == -EBADMSG);
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_START) == -EBADMSG);
+	m.type = SESSION_MSG_ACTIVATED;
+	m.value = 0;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_ACTIVATED) == 0);
+	m.value = ENODATA;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_ACTIVATED) == 0);
+	m.value = -1;
+	CHECK(session_msg_check(&m, sizeof(m), SESSION_MSG_ACTIVATED) == -EBADMSG);
+	m = (struct session_msg){
+	    .magic = SESSION_MSG_MAGIC, .type = SESSION_MSG_ACTIVATE, .value = 1234};
+
+	CHECK(session_id_valid("3"));
+	CHECK(session_id_valid("c12"));
+	CHECK(!session_id_valid(NULL));
+	for (size_t i = 0; i < ELEMENTSOF(bad_ids); i++) {
+		if (session_id_valid(bad_ids[i]))
+			fprintf(stderr, "accepted the id '%s'\n", bad_ids[i]);
+		CHECK(!session_id_valid(bad_ids[i]));
+	}
+
+	CHECK(session_activate_check(&m, sizeof(m), &ok, reason, sizeof(reason)) == 0);
+	CHECK_REASON("session c7 of process 1234");
+
+	/* another pid than this connection's session: never, whatever it is */
+	m.value = 1;
+	CHECK(session_activate_check(&m, sizeof(m), &ok, reason, sizeof(reason)) == -EPERM);
+	CHECK_REASON("it names process 1, not this connection's session (process 1234)");
+	m.value = 1235;
+	CHECK(session_activate_check(&m, sizeof(m), &ok, reason, sizeof(reason)) == -EPERM);
+	m.value = 1234;
+	/* malformed */
+	m.flags = 1;
+	CHECK(session_activate_check(&m, sizeof(m), &ok, reason, sizeof(reason)) == -EBADMSG);
+	CHECK_REASON("a malformed ACTIVATE request");
+	m.flags = 0;
+	CHECK(session_activate_check(&m, sizeof(m) + 1, &ok, reason, sizeof(reason)) == -EBADMSG);
+	/* no session started (yet) */
+	f = ok;
+	f.child = 0;
+	CHECK(session_activate_check(&m, sizeof(m), &f, reason, sizeof(reason)) == -EPERM);
+	/* consoled on a VT: the VT switch does it */
+	f = ok;
+	f.seat = NULL;
+	CHECK(session_activate_check(&m, sizeof(m), &f, reason, sizeof(reason)) == -EPERM);
+	CHECK_REASON("consoled serves a VT, not a seat without VTs");
+	/* nobody logged in yet */
+	f = ok;
+	f.id = NULL;
+	CHECK(session_activate_check(&m, sizeof(m), &f, reason, sizeof(reason)) == -ENODATA);
+	CHECK_REASON("process 1234 has no logind session (yet)");
+	/* a bad id */
+	for (size_t i = 0; i < ELEMENTSOF(bad_ids); i++) {
+		f = ok;
+		f.id = bad_ids[i];
+		CHECK(session_activate_check(&m, sizeof(m), &f, reason, sizeof(reason)) == -EPERM);
+		CHECK_REASON("process 1234's session id is not a valid one");
+	}
+	/* another seat, a VT, another pty */
+	f = ok;
+	f.id_seat = "seat0";
+	CHECK(session_activate_check(&m, sizeof(m), &f, reason, sizeof(reason)) == -EPERM);
+	CHECK_REASON("session c7 is on seat seat0, not seat1");
+	f.id_seat = NULL;
+	CHECK(session_activate_check(&m, sizeof(m), &f, reason, sizeof(reason)) == -EPERM);
+	CHECK_REASON("session c7 is on seat (none), not seat1");
+	f = ok;
+	f.id_seat = "seat10";
+	CHECK(session_activate_check(&m, sizeof(m), &f, reason, sizeof(reason)) == -EPERM);
+	f = ok;
+	f.id_vt = 2;
+	CHECK(session_activate_check(&m, sizeof(m), &f, reason, sizeof(reason)) == -EPERM);
+	CHECK_REASON("session c7 has VT 2");
+	f = ok;
+	f.id_tty = "pts/30";
+	CHECK(session_activate_check(&m, sizeof(m), &f, reason, sizeof(reason)) == -EPERM);
+	CHECK_REASON("session c7 is on pts/30, not pts/3");
+	f.id_tty = NULL;
+	CHECK(session_activate_check(&m, sizeof(m), &f, reason, sizeof(reason)) == -EPERM);
+	f = ok;
+	f.tty = NULL;
+	f.id_tty = NULL;
+	CHECK(session_activate_check(&m, sizeof(m), &f, reason, sizeof(reason)) == -EPERM);
+	/* a reason that does not fit is cut, not overrun */
+	CHECK(session_activate_check(&m, sizeof(m), &ok, reason, 8) == 0);
+	CHECK_REASON("session");
+}
+
 int main(void)
 {
 	RUN(test_unit_vt);
@@ -602,5 +738,6 @@ int main(void)
 	RUN(test_env_seat);
 	RUN(test_env_daemon);
 	RUN(test_started_pidfd);
+	RUN(test_activate_check);
 	return TESTS_RESULT();
 }

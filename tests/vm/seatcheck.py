@@ -19,9 +19,14 @@ an event without a console never goes to a bound handler).
                on the PS/2 keyboard (seat0) show on tty1's prompt, not on
                seat-b (then erased).
   seat-terminals  Ctrl+Alt+F2 on kbd2 shows a second terminal with a login
-               prompt of its own (a second consoled-session started); Ctrl+
-               Alt+F1 shows the first again with the session's output.  The
-               screendump goes to <out>/systemd-seat-b.png.
+               prompt of its own (a second consoled-session started); the
+               user logs in there (logind makes that session the seat's
+               ActiveSession); Ctrl+Alt+F1 shows the first again with the
+               session's output and makes its session the ActiveSession
+               again, Ctrl+Alt+F2 the second's; after the second's logout
+               Ctrl+Alt+F1 makes the first's active; consoled never lets
+               go of the seat meanwhile.  The screendump goes to
+               <out>/systemd-seat-b.png.
   seat-restore kill -SEGV of consoled-seat@seat-b: systemd restarts it, the
                new consoled adopts the first terminal's session from the fd
                store (journal), its screen shows the session's output and
@@ -102,6 +107,18 @@ def seat_combo(self, qcodes):
     self.vm.qmp.cmd("input-send-event", device=DISPLAY, events=ev)
 
 
+def seat_login(self, where):
+    """The test user logs in at the login prompt in front on seat-b."""
+    sysd = self.sysd
+    seat_type(self, sysd.USER + "\n")
+    seat_wait(self, lambda s: any(l.rstrip() == "Password:" for l in s.lines),
+              "no password prompt on %s after the user name typed on kbd2" % where,
+              sysd.LOGIN_WAIT)
+    seat_type(self, sysd.PASSWORD + "\n")
+    seat_wait(self, lambda s: any(l.startswith(sysd.SHELL_PROMPT) for l in s.lines),
+              "no shell prompt on %s after the password" % where, sysd.LOGIN_WAIT)
+
+
 def lines_with(decoded, text):
     return [l for l in decoded.lines if text in l]
 
@@ -164,12 +181,7 @@ def check_seat_login(self):
     sysd = self.sysd
     seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines),
               "no login prompt on seat-b")
-    seat_type(self, sysd.USER + "\n")
-    seat_wait(self, lambda s: any(l.rstrip() == "Password:" for l in s.lines),
-              "no password prompt on seat-b after the user name typed on kbd2", sysd.LOGIN_WAIT)
-    seat_type(self, sysd.PASSWORD + "\n")
-    seat_wait(self, lambda s: any(l.startswith(sysd.SHELL_PROMPT) for l in s.lines),
-              "no shell prompt on seat-b after the password", sysd.LOGIN_WAIT)
+    seat_login(self, "seat-b")
     seat_type(self, "echo SEAT1-$((6*7))\n")
     seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
               "the command typed on kbd2 did not run on seat-b")
@@ -202,17 +214,70 @@ def check_seat_login(self):
                      lambda s: "seatzero" not in s.text())
 
 
+def seat_sessions(self):
+    out = self.sh("loginctl list-sessions --no-legend")
+    return [l.split()[0] for l in out.splitlines() if SEAT in l.split()]
+
+
+def seat_wait_active(self, want, what, timeout=15):
+    """Wait until seat-b's ActiveSession is want; fail with what."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = self.sh("loginctl show-seat %s -p ActiveSession --value" % SEAT).strip()
+        if got == want:
+            return
+        if time.monotonic() > deadline:
+            self.fail("%s: seat-b's ActiveSession is %r, expected %r" % (what, got, want))
+        time.sleep(0.5)
+
+
 def check_seat_terminals(self):
     sysd = self.sysd
+    first = seat_sessions(self)
+    if len(first) != 1:
+        self.fail("expected terminal 1's session alone on %s, found %r" % (SEAT, first))
     seat_combo(self, ["ctrl", "alt", "f2"])
     seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines)
               and not lines_with(s, "SEAT1-42"),
               "Ctrl+Alt+F2 on kbd2 did not show a second terminal with a login prompt")
+    # a login on terminal 2: logind makes the new session the seat's active one
+    seat_login(self, "terminal 2 of seat-b")
+    second = [i for i in seat_sessions(self) if i not in first]
+    if len(second) != 1:
+        self.fail("expected one new session on %s, found %r" % (SEAT, second))
+    seat_wait_active(self, second[0], "after the login on terminal 2")
+    # (the login itself may let go for a moment: logind writes the seat's
+    # ACTIVE= before the new session's file)
+    cursor = self.journal_cursor()
+    # the terminal in front is the seat's active session, both ways
+    seat_combo(self, ["ctrl", "alt", "f1"])
+    seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
+              "Ctrl+Alt+F1 on kbd2 did not bring the first terminal back")
+    seat_wait_active(self, first[0], "Ctrl+Alt+F1 did not make terminal 1's session active")
+    seat_combo(self, ["ctrl", "alt", "f2"])
+    seat_wait(self, lambda s: any(l.startswith(sysd.SHELL_PROMPT) for l in s.lines)
+              and not lines_with(s, "SEAT1-42"),
+              "Ctrl+Alt+F2 on kbd2 did not bring terminal 2's shell back")
+    seat_wait_active(self, second[0], "Ctrl+Alt+F2 did not make terminal 2's session active")
+    # its logout leaves the seat's active session to the next key
+    seat_type(self, "exit\n")
+    seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines)
+              and not any(l.startswith(sysd.SHELL_PROMPT) for l in s.lines),
+              "no login prompt on terminal 2 after its logout", sysd.LOGIN_WAIT)
     seat_combo(self, ["ctrl", "alt", "f1"])
     img, _ = seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
                        "Ctrl+Alt+F1 on kbd2 did not bring the first terminal back")
+    seat_wait_active(self, first[0], "Ctrl+Alt+F1 after terminal 2's logout did not make "
+                     "terminal 1's session active")
     path = self.vm.save_png(img, "systemd-seat-b.png")
     sysd.log("seat-b's screen: %s" % path)
+    # switching between its own terminals never gave the seat away
+    log = self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)
+    if "letting go" in log:
+        self.fail("consoled let go of seat-b while switching its terminals:\n" + log[-3000:])
+    sysd.log("consoled-session: " + " / ".join(
+        l for l in self.journal_since(cursor, "-o cat -u 'consoled-session@*'").splitlines()
+        if "ctivat" in l)[-600:])
     # a session of its own: a second consoled-session instance ran
     out = self.sh("journalctl --no-pager -o cat -u 'consoled-session@*' | grep -c 'on %s for'"
                   % SEAT)

@@ -1291,13 +1291,10 @@ static void seat_follow_check(struct seat *seat)
 
 static int seat_on_follow(sd_event_source *src, int fd, uint32_t revents, void *userdata)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-
 	(void)src;
 	(void)revents;
 	/* which file changed does not matter: the rule reads both */
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
+	inotify_drain(fd);
 	seat_follow_check(userdata);
 	return 0;
 }

@@ -255,12 +255,9 @@ static void vt_touched(struct vt *vt)
 
 static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-
 	(void)s;
 	(void)revents;
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
+	inotify_drain(fd);
 	vt_touched(userdata);
 	return 0;
 }

@@ -4,6 +4,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "util.h"
@@ -162,4 +164,12 @@ int read_small_file(const char *path, char *buf, size_t size)
 		return -errno;
 	buf[n] = '\0';
 	return 0;
+}
+
+void inotify_drain(int fd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
 }

@@ -98,3 +98,7 @@ char *cescape(const char *s);
 
 /* Reads a whole small file (sysfs attribute) into a NUL-terminated buffer. */
 int read_small_file(const char *path, char *buf, size_t size);
+
+/* Reads every pending event of a non-blocking inotify fd, for watchers
+ * that only care that something changed. */
+void inotify_drain(int fd);

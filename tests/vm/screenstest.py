@@ -131,26 +131,16 @@ class ScreensChecks:
 
     def grab2(self):
         """fb1's picture (QMP screendump of the second device)."""
-        vm = self.r.vm
-        vm._shot += 1
-        path = "%s/shot2-%d.ppm" % (vm.sockdir, vm._shot)
-        vm.qmp.cmd("screendump", filename=path, device=SECOND)
-        return screen.read_ppm(path)
+        return self.r.vm.screendump(device=SECOND)
 
     def wait2(self, predicate, what, turned=False, timeout=20):
-        font = self.load_font(self.font)
-        deadline = time.monotonic() + timeout
-        while True:
-            img = self.grab2()
-            if turned:
-                img = turn_back(img)
-            s = screen.read_screen(img, font)
-            if predicate(s):
-                return img, s
-            if time.monotonic() > deadline:
-                path = self.r.vm.save_png(img, "cirrus-%d-fb1.png" % self.r.n)
-                self.r.fail("%s; fb1 shows:\n%s\n(picture: %s)" % (what, s.text(), path))
-            time.sleep(0.3)
+        img, s = self.r.vm.wait_screen(
+            self.load_font(self.font), predicate, timeout=timeout,
+            grab=(lambda: turn_back(self.grab2())) if turned else self.grab2)
+        if not predicate(s):
+            path = self.r.vm.save_png(img, "cirrus-%d-fb1.png" % self.r.n)
+            self.r.fail("%s; fb1 shows:\n%s\n(picture: %s)" % (what, s.text(), path))
+        return img, s
 
     # -- checks --
 

@@ -40,11 +40,9 @@ an event without a console never goes to a bound handler).
                unit stops (BindsTo= its card's device).
 """
 
-import os
 import re
 import time
 
-import screen
 import vmlib
 
 CHECKS = ["seat-start", "seat-login", "seat-terminals", "seat-restore", "seat-grab",
@@ -66,27 +64,18 @@ BLACKLIST = "blacklist bochs\n"
 
 def seat_grab(self):
     """seat-b's card as QEMU shows it."""
-    self.vm._shot += 1
-    path = os.path.join(self.vm.sockdir, "seat-%d.ppm" % self.vm._shot)
-    self.vm.qmp.cmd("screendump", filename=path, device=DISPLAY)
-    img = screen.read_ppm(path)
-    os.unlink(path)
-    return img
+    return self.vm.screendump(device=DISPLAY)
 
 
 def seat_wait(self, predicate, what, timeout=30):
     """Wait until seat-b's decoded screen satisfies predicate; fail with it."""
-    font = self.sysd.vmtest.load_font(self.sysd.FONT)
-    deadline = time.monotonic() + timeout
-    while True:
-        img = seat_grab(self)
-        decoded = screen.read_screen(img, font)
-        if predicate(decoded):
-            return img, decoded
-        if time.monotonic() > deadline:
-            path = self.vm.save_png(img, "systemd-%d-seat-b.png" % self.n)
-            self.fail("%s; seat-b shows:\n%s\n(picture: %s)" % (what, decoded.text(), path))
-        time.sleep(0.5)
+    img, decoded = self.vm.wait_screen(self.sysd.vmtest.load_font(self.sysd.FONT), predicate,
+                                       timeout=timeout, interval=0.5,
+                                       grab=lambda: seat_grab(self))
+    if not predicate(decoded):
+        path = self.vm.save_png(img, "systemd-%d-seat-b.png" % self.n)
+        self.fail("%s; seat-b shows:\n%s\n(picture: %s)" % (what, decoded.text(), path))
+    return img, decoded
 
 
 def seat_type(self, text):

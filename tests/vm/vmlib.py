@@ -508,11 +508,15 @@ class VM:
 
     # -- pictures --
 
-    def screendump(self, path=None):
-        """What the emulated card displays now, as a screen.Image (via a PPM file)."""
+    def screendump(self, path=None, device=None):
+        """What the emulated card (or the display device of that QEMU id)
+        displays now, as a screen.Image (via a PPM file)."""
         self._shot += 1
         path = path or os.path.join(self.sockdir, "shot-%d.ppm" % self._shot)
-        self.qmp.cmd("screendump", filename=path)
+        if device:
+            self.qmp.cmd("screendump", filename=path, device=device)
+        else:
+            self.qmp.cmd("screendump", filename=path)
         img = screen.read_ppm(path)
         if path.startswith(self.sockdir):
             os.unlink(path)
@@ -522,17 +526,18 @@ class VM:
         """The visible picture: screendump, or read_fb() on the display-less vfb."""
         return self.read_fb() if self.card == "vfb" else self.screendump()
 
-    def wait_screen(self, font, predicate, timeout=10, interval=0.3):
+    def wait_screen(self, font, predicate, timeout=10, interval=0.3, grab=None):
         """Grab and decode the screen until predicate(screen.Screen) holds.
 
         Drawing is not always synchronous with the write that caused it (DRM
         fbdev emulation flushes from a worker; consoled coalesces frames), so
         tests poll, bounded.  Returns (image, decoded screen) of the last grab;
-        the caller asserts on them.
+        the caller asserts on them. grab: another picture than grab()'s
+        (a second display device).
         """
         deadline = time.monotonic() + timeout
         while True:
-            img = self.grab()
+            img = grab() if grab else self.grab()
             decoded = screen.read_screen(img, font)
             if predicate(decoded) or time.monotonic() > deadline:
                 return img, decoded

@@ -27,6 +27,18 @@ char *xstrdup(const char *s);
 
 uint64_t now_usec(void);
 
+/* The most memory one store that grows with a setting may take (the
+ * scrollback's lines, the sixel images): a quarter of the physical memory
+ * (`ram` bytes; 0: unknown, not a bound) and an eighth of the address space
+ * (`addr_space`: SIZE_MAX; a parameter so that a test on a 64-bit host can
+ * ask for a 32-bit machine's). 100000 lines of scrollback at 240 columns are
+ * about 900 MiB: more than a 32-bit process's eighth (512 MiB) and than
+ * most of the small machines consoled is for have. */
+uint64_t memory_cap(uint64_t ram, uint64_t addr_space);
+
+/* The machine's physical memory in bytes (sysconf), or 0 if unknown. */
+uint64_t memory_physical(void);
+
 static inline void freep(void *p)
 {
 	free(*(void **)p);

@@ -5,6 +5,7 @@
  * small objects; framebuffer-sized buffers use plain malloc and handle -ENOMEM),
  * _cleanup_ attributes, array sizes and time.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,6 +39,20 @@ uint64_t memory_cap(uint64_t ram, uint64_t addr_space);
 
 /* The machine's physical memory in bytes (sysconf), or 0 if unknown. */
 uint64_t memory_physical(void);
+
+/* a x b x c bytes into *ret; false (*ret untouched) if the product does not
+ * fit a size_t: a 32-bit machine's 4 GiB, where a buffer's size from a
+ * cell's pixels times a count wraps to a small allocation that the writes
+ * then overrun. */
+static inline bool size_mul3(size_t a, size_t b, size_t c, size_t *ret)
+{
+	size_t n;
+
+	if (__builtin_mul_overflow(a, b, &n) || __builtin_mul_overflow(n, c, &n))
+		return false;
+	*ret = n;
+	return true;
+}
 
 static inline void freep(void *p)
 {

@@ -527,6 +527,32 @@ static void test_memory_bounds(void)
 	CHECK_EQ_U(options_image_memory(0, memory_cap(0, SIZE_MAX)), 0);
 }
 
+/* size_mul3(): the glyph cache's size (render.c: 2048 cells of a cell's
+ * bytes) and the font cache's (fontset.c) for a TrueType cell of 1000x2000
+ * pixels at 32 bpp is 16 GB, which a 32-bit size_t wraps to 0. */
+static void test_size_mul(void)
+{
+	size_t n = 7;
+
+	CHECK(size_mul3(2048, 16 * 4, 32, &n));
+	CHECK_EQ_U(n, 4u << 20);
+	n = 7;
+	if (SIZE_MAX <= UINT32_MAX) {
+		CHECK(!size_mul3(2048, 1000 * 4, 2000, &n));
+		CHECK(!size_mul3(65536, 65536, 1, &n));
+		CHECK_EQ_U(n, 7);
+		/* the largest that fits */
+		CHECK(size_mul3(65535, 65537, 1, &n));
+		CHECK_EQ_U(n, UINT32_MAX);
+	} else {
+		CHECK(size_mul3(2048, 1000 * 4, 2000, &n));
+		CHECK_EQ_U(n, UINT64_C(16384000000));
+	}
+	CHECK(!size_mul3(SIZE_MAX / 2 + 1, 2, 1, &n));
+	CHECK(!size_mul3(1, SIZE_MAX, 2, &n));
+	CHECK(size_mul3(0, SIZE_MAX, 2, &n) && n == 0);
+}
+
 static void test_session_restore(void)
 {
 	struct options o;
@@ -1249,6 +1275,7 @@ int main(void)
 	RUN(test_set_messages);
 	RUN(test_sb_size_bound);
 	RUN(test_memory_bounds);
+	RUN(test_size_mul);
 	RUN(test_session_restore);
 	RUN(test_mouse);
 	RUN(test_pointer_math);

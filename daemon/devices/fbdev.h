@@ -75,8 +75,8 @@ int fbdev_check(struct fbdev *fb);
 
 /* The most video memory consoled maps of one device: all of it on a 64-bit
  * machine; a sixteenth of a 32-bit address space (256 MiB), where a card's
- * 256 or 512 MiB would take a tenth to a fifth of what the process can map,
- * or more than is left. */
+ * 256 or 512 MiB would take a twelfth to a sixth of the 3 GiB a process has
+ * (i386), or more than is left. */
 #define FBDEV_MAP_MAX ((uint64_t)SIZE_MAX / 16)
 
 /* The bytes of video memory consoled maps and draws in: the virtual screen,

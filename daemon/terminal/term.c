@@ -134,8 +134,8 @@ static void term_sb_fit(struct term *t, unsigned cols)
 	if (lines < t->cfg.sb_size)
 		log_warning("Scrollback cut to %u of sb-size=%u lines: lines of %u columns "
 			    "take about %u bytes, and the scrollback may take at most %" PRIu64
-			    " MiB (a quarter of the %" PRIu64
-			    " MiB of memory, an eighth of the address space)",
+			    " MiB (the lesser of a quarter of the %" PRIu64
+			    " MiB of memory and an eighth of the address space)",
 			    lines, t->cfg.sb_size, t->sb_cols,
 			    (unsigned)(t->sb_cols * SB_CELL_BYTES + SB_LINE_BYTES), cap >> 20,
 			    ram >> 20);

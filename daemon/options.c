@@ -183,6 +183,11 @@ const struct options_files options_system_files = {
     .kbd_model_map = "/usr/share/systemd/kbd-model-map",
 };
 
+size_t options_image_memory(unsigned mib, uint64_t cap)
+{
+	return (size_t)MIN((uint64_t)mib << 20, MIN(cap, (uint64_t)SIZE_MAX));
+}
+
 void options_help(FILE *f)
 {
 	fputs("Usage: consoled [OPTIONS] [--login -- COMMAND [ARGS...]]\n"

@@ -193,6 +193,10 @@ static inline int options_rotate(const struct options *o, unsigned i)
 	return o->n_rotates ? o->rotates[i < o->n_rotates ? i : o->n_rotates - 1] : o->rotate;
 }
 
+/* image-memory= in bytes: `mib` MiB, or `cap` (memory_cap()) if that is
+ * less. 4096 MiB is 2^32 bytes, 0 in a 32-bit size_t. */
+size_t options_image_memory(unsigned mib, uint64_t cap);
+
 /* Accepts "N", "ttyN" and "/dev/ttyN" with 1 <= N <= 63. */
 int options_parse_vt(const char *s, unsigned *ret);
 

@@ -1407,11 +1407,19 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 	 * restart (restore.h) */
 	bool first = seat->n_terminals && t == seat->terminals[0];
 	struct terminal_config c;
+	uint64_t image_cap;
+	size_t image_memory;
 	int r;
 
 	s->terminal = t;
 	/* a mirror's grid before the session's size */
 	seat_fit_grids(seat);
+	image_cap = memory_cap(memory_physical(), SIZE_MAX);
+	image_memory = options_image_memory(o->image_memory_mib, image_cap);
+	if (image_memory < (uint64_t)o->image_memory_mib << 20)
+		log_warning("image-memory=%u MiB cut to %zu MiB, a quarter of the memory and an "
+			    "eighth of the address space",
+			    o->image_memory_mib, image_memory >> 20);
 	c = (struct terminal_config){
 	    .term =
 		{
@@ -1425,7 +1433,7 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 		    .term = o->term,
 		    .session_socket = o->session_socket,
 		    .sb_size = o->sb_size,
-		    .image_memory = (size_t)o->image_memory_mib << 20,
+		    .image_memory = image_memory,
 		    .vt = vt_number(seat->vt),
 		    .seat = o->seat,
 		    .truecolor = !s->fb->format.indexed,

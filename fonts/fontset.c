@@ -1165,15 +1165,20 @@ const uint8_t *fontset_render(struct fontset *fs, const uint32_t *ch, size_t len
 /* (Re)allocates the coverage cache for the current cell size. */
 static int cache_alloc(struct fontset *fs)
 {
-	size_t slot_bytes = 2 * (size_t)fs->cell_w * fs->cell_h;
-	size_t n = CACHE_BUDGET / slot_bytes, entries = CACHE_MIN_ENTRIES;
+	size_t slot_bytes, n, entries = CACHE_MIN_ENTRIES, px_bytes;
 	struct cache_entry *e;
 	uint8_t *px;
 
+	if (!size_mul3(2, fs->cell_w, fs->cell_h, &slot_bytes))
+		return -ENOMEM;
+	n = CACHE_BUDGET / slot_bytes;
 	while (entries * 2 <= n && entries < CACHE_MAX_ENTRIES)
 		entries *= 2;
+	/* at least CACHE_MIN_ENTRIES cells, whatever their size */
+	if (!size_mul3(entries, slot_bytes, 1, &px_bytes))
+		return -ENOMEM;
 	e = calloc(entries, sizeof(*e));
-	px = malloc(entries * slot_bytes);
+	px = malloc(px_bytes);
 	if (!e || !px) {
 		free(e);
 		free(px);

@@ -133,7 +133,8 @@ static volatile void *host_map_mmio(void *userdata, size_t *ret_len)
 	struct backend *b = userdata;
 	struct fbdev *fb = b->fb;
 	long page = sysconf(_SC_PAGESIZE);
-	size_t page_off, off, len;
+	size_t page_off, len;
+	uint64_t off;
 	void *p;
 
 	if (fb->fix.mmio_len == 0) {
@@ -156,8 +157,10 @@ static volatile void *host_map_mmio(void *userdata, size_t *ret_len)
 			return NULL;
 	}
 	page_off = fb->fix.mmio_start & (uint64_t)(page - 1);
-	off = ((fb->fix.smem_start & (uint64_t)(page - 1)) + fb->fix.smem_len + (size_t)page - 1) &
-	      ~((size_t)page - 1);
+	/* in 64 bits: a smem_len near 4 GiB overflows a 32-bit size_t here */
+	off =
+	    ((fb->fix.smem_start & (uint64_t)(page - 1)) + fb->fix.smem_len + (uint64_t)page - 1) &
+	    ~((uint64_t)page - 1);
 	len = (page_off + fb->fix.mmio_len + (size_t)page - 1) & ~((size_t)page - 1);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fb->fd, (off_t)off);
 	if (p == MAP_FAILED)

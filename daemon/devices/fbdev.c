@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define LOG_MODULE "fbdev"
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <libudev.h>
 #include <string.h>
@@ -182,8 +183,41 @@ int fbdev_map_layout(uint64_t smem_start, uint32_t smem_len, size_t page_size,
 	return 0;
 }
 
+uint64_t fbdev_map_bytes(const struct fbdev *fb)
+{
+	uint64_t n = (uint64_t)fb->line_length * fb->var.yres_virtual;
+
+	return n && n <= fb->fix.smem_len ? n : fb->fix.smem_len;
+}
+
+unsigned fbdev_max_virtual_lines(const struct fbdev *fb)
+{
+	if (!fb->line_length)
+		return 0;
+	return (unsigned)(MIN((uint64_t)fb->fix.smem_len, FBDEV_MAP_MAX) / fb->line_length);
+}
+
+/* Maps again if the mapping no longer covers what fbdev_map_bytes() says (a
+ * mode with another virtual height or line length) or the memory moved. A
+ * virtual screen that shrank leaves lines consoled may have drawn in outside
+ * the mapping, where render_wipe_vram() would not reach them at exit: they
+ * are cleared first. */
+static int fbdev_remap_if_stale(struct fbdev *fb, const struct fb_fix_screeninfo *old_fix)
+{
+	uint64_t bytes = fbdev_map_bytes(fb);
+	bool moved =
+	    fb->fix.smem_start != old_fix->smem_start || fb->fix.smem_len != old_fix->smem_len;
+
+	if (fb->map && !moved && bytes == fb->map_size)
+		return 0;
+	if (fb->map && !moved && bytes < fb->map_size)
+		memset(fb->map + bytes, 0, fb->map_size - (size_t)bytes);
+	return fbdev_map(fb);
+}
+
 int fbdev_map(struct fbdev *fb)
 {
+	uint64_t bytes = fbdev_map_bytes(fb);
 	struct fbdev_map_layout layout;
 	void *p;
 	int r;
@@ -195,11 +229,12 @@ int fbdev_map(struct fbdev *fb)
 
 	if (fb->fix.smem_len == 0)
 		return log_error_errno(ENODEV, "%s reports no framebuffer memory", fb->path);
-	r = fbdev_map_layout(fb->fix.smem_start, fb->fix.smem_len, (size_t)sysconf(_SC_PAGESIZE),
+	/* bytes <= smem_len */
+	r = fbdev_map_layout(fb->fix.smem_start, (uint32_t)bytes, (size_t)sysconf(_SC_PAGESIZE),
 			     &layout);
 	if (r < 0)
-		return log_error_errno(r, "Cannot map %s: %u bytes at 0x%llx: %m", fb->path,
-				       fb->fix.smem_len, (unsigned long long)fb->fix.smem_start);
+		return log_error_errno(r, "Cannot map %s: %" PRIu64 " bytes at 0x%llx: %m",
+				       fb->path, bytes, (unsigned long long)fb->fix.smem_start);
 	p = mmap(NULL, layout.length, PROT_WRITE | PROT_READ, MAP_SHARED, fb->fd, 0);
 	if (p == MAP_FAILED)
 		return log_error_errno(errno, "Failed to map %s (%zu bytes): %m", fb->path,
@@ -207,7 +242,7 @@ int fbdev_map(struct fbdev *fb)
 	fb->map_base = p;
 	fb->map_length = layout.length;
 	fb->map = (uint8_t *)p + layout.offset;
-	fb->map_size = fb->fix.smem_len;
+	fb->map_size = (size_t)bytes;
 	return 0;
 }
 
@@ -429,12 +464,9 @@ int fbdev_reacquire(struct fbdev *fb)
 			    visual_name(fb->fix.visual));
 		fbdev_build_cmap(fb, fb->palette);
 	}
-	if (fb->fix.smem_start != old_fix.smem_start || fb->fix.smem_len != old_fix.smem_len ||
-	    !fb->map) {
-		r = fbdev_map(fb);
-		if (r < 0)
-			return r;
-	}
+	r = fbdev_remap_if_stale(fb, &old_fix);
+	if (r < 0)
+		return r;
 	return fbdev_put_cmap(fb);
 }
 
@@ -496,11 +528,9 @@ int fbdev_adopt(struct fbdev *fb, const struct fb_var_screeninfo *cur)
 		return r < 0 ? r : 1;
 	}
 	fbdev_build_cmap(fb, fb->palette);
-	if (fb->fix.smem_start != old_fix.smem_start || fb->fix.smem_len != old_fix.smem_len) {
-		r = fbdev_map(fb);
-		if (r < 0)
-			return r;
-	}
+	r = fbdev_remap_if_stale(fb, &old_fix);
+	if (r < 0)
+		return r;
 	/* The driver may have reset it with the mode (a new depth always). */
 	(void)fbdev_put_cmap(fb);
 	return 0;
@@ -624,11 +654,9 @@ int fbdev_set_virtual(struct fbdev *fb, unsigned yres_virtual, unsigned vmode)
 	r = fbdev_check(fb);
 	if (r < 0)
 		goto restore;
-	if (fb->fix.smem_start != old_fix.smem_start || fb->fix.smem_len != old_fix.smem_len) {
-		r = fbdev_map(fb);
-		if (r < 0)
-			return r;
-	}
+	r = fbdev_remap_if_stale(fb, &old_fix);
+	if (r < 0)
+		return r;
 	return 0;
 
 restore:

@@ -27,7 +27,7 @@ struct fbdev {
 	struct fb_var_screeninfo saved_var;
 	struct pixel_format format;
 	uint8_t *map;	 /* the first pixel (fix.smem_start) */
-	size_t map_size; /* bytes from map on: fix.smem_len */
+	size_t map_size; /* bytes from map on: fbdev_map_bytes() */
 	unsigned line_length;
 	/* The mapping as mmap() made it (whole pages, from the page that
 	 * holds smem_start): what munmap() gets. */
@@ -73,7 +73,23 @@ int fbdev_check_geometry(const struct fb_fix_screeninfo *fix, const struct fb_va
  * geometry (fbdev_check_geometry()); a problem is logged with the numbers. */
 int fbdev_check(struct fbdev *fb);
 
-/* Maps (again) smem_len bytes of the device's memory through fb->fd as
+/* The most video memory consoled maps of one device: all of it on a 64-bit
+ * machine; a sixteenth of a 32-bit address space (256 MiB), where a card's
+ * 256 or 512 MiB would take a twelfth to a sixth of the 3 GiB a process has
+ * (i386), or more than is left. */
+#define FBDEV_MAP_MAX ((uint64_t)SIZE_MAX / 16)
+
+/* The bytes of video memory consoled maps and draws in: the virtual screen,
+ * line length x yres_virtual (fbdev_check_geometry() keeps it inside
+ * smem_len), or smem_len before a geometry is known. The rest of a large
+ * memory is not mapped: it takes no address space. */
+uint64_t fbdev_map_bytes(const struct fbdev *fb);
+
+/* The tallest virtual screen the scroller may ask for (pan, wrap): as many
+ * lines as video memory holds, at most FBDEV_MAP_MAX bytes of them. */
+unsigned fbdev_max_virtual_lines(const struct fbdev *fb);
+
+/* Maps (again) fbdev_map_bytes() of the device's memory through fb->fd as
  * fbdev_map_layout() says: fb->map is the first pixel. */
 int fbdev_map(struct fbdev *fb);
 
@@ -133,7 +149,8 @@ void fbdev_drop_boot_mode(const struct fbdev *fb, const char *dir);
 void fbdev_restore(struct fbdev *fb);
 
 /* Sets the virtual height and vmode (FB_VMODE_YWRAP or not) at yoffset 0;
- * re-reads and re-maps. On failure the device keeps its previous mode. */
+ * re-reads and re-maps (the mapping follows the virtual screen). On failure
+ * the device keeps its previous mode. */
 int fbdev_set_virtual(struct fbdev *fb, unsigned yres_virtual, unsigned vmode);
 
 /* Moves the display window to yoffset (FBIOPAN_DISPLAY, with the current

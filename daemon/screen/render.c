@@ -243,7 +243,7 @@ static int render_setup_grid(struct render *r)
 	const uint8_t *space;
 	uint8_t *line;
 	unsigned lw, lh;
-	size_t block;
+	size_t cache_bytes;
 
 	rotate_logical_size(r->rotation, fb->var.xres, fb->var.yres, &lw, &lh);
 	if (lw < w || lh < h)
@@ -292,8 +292,13 @@ static int render_setup_grid(struct render *r)
 			r->space_blank = false; /* a font with a visible space */
 	r->slots = xcalloc(GLYPH_CACHE_SLOTS, sizeof(struct glyph_slot));
 	r->blocks_used = 0;
-	block = (size_t)r->cell_bytes * h;
-	r->glyph_pixels = malloc(GLYPH_CACHE_SLOTS * block);
+	/* a TrueType cell of 1000x2000 at 32 bpp: 16 GB, past a 32-bit size_t
+	 * (the row buffers are at most the screen's bytes) */
+	if (!size_mul3(GLYPH_CACHE_SLOTS, r->cell_bytes, h, &cache_bytes))
+		return log_error_errno(
+		    ENOMEM, "The glyph cache of %u cells of %ux%u does not fit in memory",
+		    GLYPH_CACHE_SLOTS, w, h);
+	r->glyph_pixels = malloc(cache_bytes);
 	r->rowbuf = malloc((size_t)r->cols * r->cell_bytes * h);
 	r->tile = xcalloc((size_t)w * h, sizeof(uint32_t));
 	r->rotbuf =

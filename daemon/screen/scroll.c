@@ -84,7 +84,7 @@ static const char *scroller_setup_wrap(struct scroller *s)
 		return "the font height is not a multiple of ywrapstep";
 	if (fb->var.yres % fh != 0)
 		return "the font height does not divide the screen height";
-	lines = (unsigned)(fb->fix.smem_len / fb->line_length) / fh * fh;
+	lines = fbdev_max_virtual_lines(fb) / fh * fh;
 	if (lines < fb->var.yres + fh)
 		return "too little video memory for a virtual screen";
 	if (scroller_set_virtual(s, lines, fb->var.vmode | FB_VMODE_YWRAP) < 0)
@@ -107,7 +107,7 @@ static const char *scroller_setup_pan(struct scroller *s)
 		return "the driver cannot pan (ypanstep is 0)";
 	if (fh % fb->fix.ypanstep != 0)
 		return "the font height is not a multiple of ypanstep";
-	max = (unsigned)(fb->fix.smem_len / fb->line_length);
+	max = fbdev_max_virtual_lines(fb);
 	if (max < fb->var.yres + fh)
 		return "too little video memory for a virtual screen";
 

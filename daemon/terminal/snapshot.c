@@ -601,6 +601,9 @@ static int snapshot_resize_file(struct snapshot *s, uint64_t size, const struct 
 
 	if (size == s->map_size)
 		return 0;
+	/* a 32-bit address space: mmap() would take the size modulo 4 GiB */
+	if (size > SIZE_MAX)
+		return -E2BIG;
 	snapshot_unmap(s);
 	if (ftruncate(s->fd, (off_t)size) < 0)
 		return -errno;
@@ -866,6 +869,7 @@ static int update(struct snapshot *s, struct tsm_screen *screen, struct stream *
 	bool relayout, full, changed = false, partial = false;
 	uint64_t gen, L, C, keep_from, first_new, k_new, tail, head, used, drop_to;
 	uint32_t n_cl;
+	unsigned sb_cap;
 	int r;
 
 	if (!tsmpeek_check(screen))
@@ -880,8 +884,11 @@ static int update(struct snapshot *s, struct tsm_screen *screen, struct stream *
 			    p->age_cnt < s->last_age))
 		snapshot_reset(s);
 
+	/* the ring holds what libtsm keeps: sb_size, or fewer lines where the
+	 * terminal's bound cut them (term_sb_lines_fit()) */
+	sb_cap = MIN(s->sb_size, p->sb_max);
 	relayout = !s->laid_out || p->cols != s->cur.lay.cols || p->rows != s->cur.lay.rows ||
-		   n_cl > s->cur.lay.cl_cap;
+		   n_cl > s->cur.lay.cl_cap || sb_cap != s->cur.lay.sb_cap;
 	full = relayout;
 	if (relayout) {
 		uint64_t off = REGION_BASE, need;
@@ -890,11 +897,11 @@ static int update(struct snapshot *s, struct tsm_screen *screen, struct stream *
 		while (cl_cap < n_cl)
 			cl_cap *= 2;
 		cl_cap = MIN(cl_cap, CL_COUNT);
-		if (!layout_compute(&lay, p->cols, p->rows, s->sb_size, cl_cap, 0))
+		if (!layout_compute(&lay, p->cols, p->rows, sb_cap, cl_cap, 0))
 			return -E2BIG;
 		if (s->laid_out && REGION_BASE + lay.region_size > s->cur.lay.region_off)
 			off = ALIGN(s->cur.lay.region_off + s->cur.lay.region_size, PAGE);
-		layout_compute(&lay, p->cols, p->rows, s->sb_size, cl_cap, off);
+		layout_compute(&lay, p->cols, p->rows, sb_cap, cl_cap, off);
 		need = MAX(off + lay.region_size, (uint64_t)s->map_size);
 		r = snapshot_resize_file(s, need, &lay);
 		if (r < 0)
@@ -1744,6 +1751,10 @@ int snapshot_restore(int fd, struct tsm_screen *screen, struct tsm_vte *vte, str
 	size = (uint64_t)st.st_size;
 	if (size < 2 * HDR_SLOT)
 		return -EBADMSG;
+	/* more than a 32-bit process can map (mmap() would map the size
+	 * modulo 4 GiB and the checks below would trust the rest) */
+	if (size > SIZE_MAX)
+		return -EFBIG;
 	buf = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
 	if (buf == MAP_FAILED)
 		return -errno;

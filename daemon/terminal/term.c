@@ -3,6 +3,7 @@
 #define LOG_MODULE "term"
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -98,7 +99,50 @@ struct term {
 	bool sync_on, sync_drawn;
 	uint64_t sync_since;
 	sd_event_source *sync_timer;
+
+	/* The scrollback's bound (term_sb_fit()): the widest grid so far, the
+	 * lines libtsm keeps (once sb_set). */
+	unsigned sb_cols, sb_max;
+	bool sb_set;
 };
+
+/* A scrollback line's cost (term_sb_lines_fit()): libtsm's cell and the
+ * snapshot's worst case (a cell of its own in a run, and a text byte up to
+ * 4), per cell; libtsm's line header, two malloc headers and the snapshot
+ * record's header, per line. */
+#define SB_CELL_BYTES (sizeof(struct tsmpeek_cell) + 16u)
+#define SB_LINE_BYTES (sizeof(struct tsmpeek_line) + 2 * 16u + 32u)
+
+unsigned term_sb_lines_fit(unsigned want, unsigned cols, uint64_t cap)
+{
+	uint64_t line = (uint64_t)cols * SB_CELL_BYTES + SB_LINE_BYTES;
+
+	return (unsigned)MIN((uint64_t)want, cap / line);
+}
+
+/* Applies the scrollback's bound for a grid `cols` wide. */
+static void term_sb_fit(struct term *t, unsigned cols)
+{
+	uint64_t ram = memory_physical(), cap = memory_cap(ram, SIZE_MAX);
+	unsigned lines;
+
+	t->sb_cols = MAX(t->sb_cols, cols);
+	lines = term_sb_lines_fit(t->cfg.sb_size, t->sb_cols, cap);
+	/* libtsm redraws everything after tsm_screen_set_max_sb() */
+	if (t->sb_set && lines == t->sb_max)
+		return;
+	if (lines < t->cfg.sb_size)
+		log_warning("Scrollback cut to %u of sb-size=%u lines: lines of %u columns "
+			    "take about %u bytes, and the scrollback may take at most %" PRIu64
+			    " MiB (the lesser of a quarter of the %" PRIu64
+			    " MiB of memory and an eighth of the address space)",
+			    lines, t->cfg.sb_size, t->sb_cols,
+			    (unsigned)(t->sb_cols * SB_CELL_BYTES + SB_LINE_BYTES), cap >> 20,
+			    ram >> 20);
+	t->sb_max = lines;
+	t->sb_set = true;
+	tsm_screen_set_max_sb(t->screen, lines);
+}
 
 __attribute__((format(printf, 7, 0))) static void term_tsm_log(void *data, const char *file,
 							       int line, const char *func,
@@ -622,6 +666,8 @@ static int term_adopt(struct term *t, const struct term_adopt *a)
 		return r;
 	}
 	log_info("Adopted the session of the last consoled (snapshot of %ux%u)", cols, rows);
+	/* its scrollback's lines are as wide as its grid */
+	t->sb_cols = MAX(t->sb_cols, cols);
 	/* Our grid: libtsm keeps what fits, the session gets SIGWINCH when the
 	 * size differs (the kernel sends it only then). */
 	term_resize(t, t->cfg.cols, t->cfg.rows, t->cfg.width_px, t->cfg.height_px);
@@ -699,7 +745,7 @@ int term_new(sd_event *event, const struct term_config *cfg, const struct term_c
 		log_error_errno(r, "Failed to create the terminal screen: %m");
 		goto fail;
 	}
-	tsm_screen_set_max_sb(t->screen, cfg->sb_size);
+	term_sb_fit(t, cfg->cols);
 	r = tsm_screen_resize(t->screen, cfg->cols, cfg->rows);
 	if (r < 0) {
 		log_error_errno(r, "Failed to size the terminal to %ux%u: %m", cfg->cols,
@@ -767,6 +813,8 @@ int term_resize(struct term *t, unsigned cols, unsigned rows, unsigned width_px,
 	};
 	int r;
 
+	/* before the resize: fewer lines to keep when the grid widens */
+	term_sb_fit(t, cols);
 	r = tsm_screen_resize(t->screen, cols, rows);
 	if (r < 0)
 		return log_error_errno(r, "Failed to size the terminal to %ux%u: %m", cols, rows);

@@ -88,11 +88,22 @@ void term_free(struct term *t);
  * again on a new pty. */
 int term_restart(struct term *t);
 
-/* A new grid (zoom): the screen keeps its content as libtsm resizes it and
- * the session gets SIGWINCH. */
+/* The scrollback lines kept for sb-size= `want` on a grid `cols` wide: at
+ * most `want`, and no more than lines of `cols` cells take in `cap` bytes
+ * (memory_cap()), counting libtsm's cells (24 bytes each, a line's header
+ * and its two heap blocks) and the snapshot's record of the line (16 bytes
+ * a cell at most, snapshot.c). term_new() and term_resize() apply it to the
+ * widest grid the terminal has had (libtsm keeps a line at the width it was
+ * written at) and log what they cut. */
+unsigned term_sb_lines_fit(unsigned want, unsigned cols, uint64_t cap);
+
 /* The session's tty as logind names it ("pts/N", TTY= of its session
  * file) into buf; < 0 without a pty. */
 int term_tty_name(const struct term *t, char *buf, size_t size);
+
+/* A new grid (zoom): the screen keeps its content as libtsm resizes it and
+ * the session gets SIGWINCH. The scrollback's bound follows the width
+ * (term_sb_lines_fit()). */
 int term_resize(struct term *t, unsigned cols, unsigned rows, unsigned width_px,
 		unsigned height_px);
 

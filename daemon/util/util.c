@@ -58,6 +58,22 @@ uint64_t now_usec(void)
 	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / NSEC_PER_USEC;
 }
 
+uint64_t memory_cap(uint64_t ram, uint64_t addr_space)
+{
+	uint64_t cap = addr_space / 8;
+
+	return ram ? MIN(cap, ram / 4) : cap;
+}
+
+uint64_t memory_physical(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || page <= 0)
+		return 0;
+	return (uint64_t)pages * (uint64_t)page;
+}
+
 int string_table_lookup(const char *const *names, size_t n, const char *s)
 {
 	for (size_t i = 0; s && i < n; i++)

@@ -5,6 +5,7 @@
  * small objects; framebuffer-sized buffers use plain malloc and handle -ENOMEM),
  * _cleanup_ attributes, array sizes and time.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,6 +27,32 @@ void *xrealloc(void *p, size_t size);
 char *xstrdup(const char *s);
 
 uint64_t now_usec(void);
+
+/* The most memory one store that grows with a setting may take (the
+ * scrollback's lines, the sixel images): a quarter of the physical memory
+ * (`ram` bytes; 0: unknown, not a bound) and an eighth of the address space
+ * (`addr_space`: SIZE_MAX; a parameter so that a test on a 64-bit host can
+ * ask for a 32-bit machine's). 100000 lines of scrollback at 240 columns are
+ * about 900 MiB: more than a 32-bit process's eighth (512 MiB) and than
+ * most of the small machines consoled is for have. */
+uint64_t memory_cap(uint64_t ram, uint64_t addr_space);
+
+/* The machine's physical memory in bytes (sysconf), or 0 if unknown. */
+uint64_t memory_physical(void);
+
+/* a x b x c bytes into *ret; false (*ret untouched) if the product does not
+ * fit a size_t: a 32-bit machine's 4 GiB, where a buffer's size from a
+ * cell's pixels times a count wraps to a small allocation that the writes
+ * then overrun. */
+static inline bool size_mul3(size_t a, size_t b, size_t c, size_t *ret)
+{
+	size_t n;
+
+	if (__builtin_mul_overflow(a, b, &n) || __builtin_mul_overflow(n, c, &n))
+		return false;
+	*ret = n;
+	return true;
+}
 
 static inline void freep(void *p)
 {

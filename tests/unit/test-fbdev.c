@@ -8,6 +8,7 @@
  * that holds smem_start, so file offset 0 is that page.
  */
 #include <errno.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -259,6 +260,49 @@ static void check_map(uint64_t smem_start, uint32_t smem_len, size_t want_offset
 	free(data);
 }
 
+/* With a geometry, only the virtual screen is mapped (line length x
+ * yres_virtual), not all of video memory: a card's 3.75 GiB here, more than
+ * a 32-bit process can map at all (mmap() fails there), a memfd of 4 pages
+ * standing in for it. The tallest virtual screen the scroller may ask for
+ * stays inside FBDEV_MAP_MAX (256 MiB on a 32-bit machine). */
+static void test_map_virtual(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct fbdev *fb = xcalloc(1, sizeof(*fb));
+	unsigned lines;
+
+	fb->path = xstrdup("memfd");
+	fb->fd = memfd_create("test-fbdev", MFD_CLOEXEC);
+	CHECK(fb->fd >= 0 && ftruncate(fb->fd, 4 * page) == 0);
+	fb->fix.smem_start = 0xe0000000;
+	fb->fix.smem_len = 0xf0000000u;
+	fb->line_length = (unsigned)page / 2;
+	fb->var.yres = 3;
+	fb->var.yres_virtual = 4;
+	CHECK_EQ_U(fbdev_map_bytes(fb), 2 * (uint64_t)page);
+	CHECK(fbdev_map(fb) == 0);
+	CHECK_EQ_U(fb->map_size, 2 * (size_t)page);
+	CHECK_EQ_U(fb->map_length, 2 * (size_t)page);
+	if (fb->map)
+		memset(fb->map, 0x5a, fb->map_size);
+
+	/* a virtual screen past video memory (never checked): all of it */
+	fb->var.yres_virtual = UINT32_MAX;
+	CHECK_EQ_U(fbdev_map_bytes(fb), 0xf0000000u);
+
+	fb->line_length = 8192;
+	lines = fbdev_max_virtual_lines(fb);
+	CHECK((uint64_t)lines * fb->line_length <= FBDEV_MAP_MAX);
+	CHECK((uint64_t)lines * fb->line_length <= fb->fix.smem_len);
+	if (SIZE_MAX <= UINT32_MAX)
+		CHECK_EQ_U(lines, (256u << 20) / 8192 - 1);
+	else
+		CHECK_EQ_U(lines, 0xf0000000u / 8192);
+	fb->line_length = 0;
+	CHECK_EQ_U(fbdev_max_virtual_lines(fb), 0);
+	fbdev_free(fb);
+}
+
 static void test_map(void)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -275,5 +319,6 @@ int main(void)
 	RUN(test_geometry);
 	RUN(test_check);
 	RUN(test_map);
+	RUN(test_map_virtual);
 	return TESTS_RESULT();
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include "../../daemon/screen/blank.h"
 #include "../../daemon/input/input.h"
 #include "../../daemon/terminal/keys.h"
+#include "../../daemon/terminal/term.h"
+#include "../../daemon/terminal/tsmpeek.h"
 #include "../../daemon/options.h"
 #include "../../daemon/screen/rotate.h"
 #include "../../daemon/screen/scroll.h"
@@ -468,6 +471,88 @@ static void test_fb_wait(void)
 
 /* Session restore is on unless turned off, on the command line or in a
  * file (options_set() is what config.c calls for a line). */
+/* About the lines of `cols` columns that fit `cap` bytes: libtsm's cell
+ * (24 bytes on a 32-bit machine, 32 on a 64-bit one: tsm_age_t is
+ * uint_fast32_t) and 16 bytes of the snapshot's a cell, and a little per
+ * line. */
+static bool sb_lines_near(unsigned n, unsigned cols, uint64_t cap)
+{
+	uint64_t cells = cap / ((uint64_t)cols * (sizeof(struct tsmpeek_cell) + 16));
+
+	if (n <= cells && n >= cells * 95 / 100)
+		return true;
+	fprintf(stderr, "%u columns, %" PRIu64 " bytes: %u lines kept, about %" PRIu64 " fit\n",
+		cols, cap, n, cells);
+	return false;
+}
+
+/* The bounds that fit the machine (memory_cap()): sb-size='s lines at the
+ * grid's width (term_sb_lines_fit()) and image-memory= in bytes
+ * (options_image_memory()), for a 32-bit address space and small memories. */
+static void test_memory_bounds(void)
+{
+	const uint64_t mib = 1u << 20, gib = UINT64_C(1) << 30;
+	uint64_t cap;
+
+	/* an eighth of the address space, a quarter of the memory */
+	CHECK_EQ_U(memory_cap(0, UINT32_MAX), 512 * mib - 1);
+	CHECK_EQ_U(memory_cap(64 * gib, UINT32_MAX), 512 * mib - 1);
+	CHECK_EQ_U(memory_cap(256 * mib, UINT64_MAX), 64 * mib);
+	CHECK_EQ_U(memory_cap(256 * mib, UINT32_MAX), 64 * mib);
+	CHECK(memory_cap(0, UINT64_MAX) == UINT64_MAX / 8);
+	CHECK(memory_physical() > 0);
+
+	/* 100000 lines at 240 columns (1920 pixels, an 8-pixel font) are
+	 * 940 MiB on a 32-bit machine: about 55000 fit its 512 MiB */
+	cap = memory_cap(64 * gib, UINT32_MAX);
+	CHECK(sb_lines_near(term_sb_lines_fit(100000, 240, cap), 240, cap));
+	/* a board with 256 MiB: 64 MiB, about 7000 lines at 240 columns */
+	cap = memory_cap(256 * mib, UINT32_MAX);
+	CHECK(sb_lines_near(term_sb_lines_fit(100000, 240, cap), 240, cap));
+	CHECK(sb_lines_near(term_sb_lines_fit(100000, 80, cap), 80, cap));
+	/* what fits is kept whole: the default there, and 100000 lines on a
+	 * 64-bit machine with 16 GiB */
+	CHECK_EQ_U(term_sb_lines_fit(1000, 240, cap), 1000);
+	CHECK_EQ_U(term_sb_lines_fit(100000, 240, memory_cap(16 * gib, UINT64_MAX)), 100000);
+	CHECK_EQ_U(term_sb_lines_fit(0, 240, 0), 0);
+	CHECK_EQ_U(term_sb_lines_fit(100000, 4096, 1000), 0);
+
+	/* image-memory=4096 is 2^32 bytes: in a 32-bit size_t, 0 (no images
+	 * at all); cut to the address space's eighth */
+	CHECK_EQ_U(options_image_memory(4096, memory_cap(0, UINT32_MAX)), 512 * mib - 1);
+	CHECK_EQ_U(options_image_memory(4096, memory_cap(0, SIZE_MAX)),
+		   SIZE_MAX > UINT32_MAX ? 4096 * mib : 512 * mib - 1);
+	CHECK_EQ_U(options_image_memory(32, memory_cap(256 * mib, UINT32_MAX)), 32 * mib);
+	CHECK_EQ_U(options_image_memory(100, memory_cap(256 * mib, UINT32_MAX)), 64 * mib);
+	CHECK_EQ_U(options_image_memory(0, memory_cap(0, SIZE_MAX)), 0);
+}
+
+/* size_mul3(): the glyph cache's size (render.c: 2048 cells of a cell's
+ * bytes) and the font cache's (fontset.c) for a TrueType cell of 1000x2000
+ * pixels at 32 bpp is 16 GB, which a 32-bit size_t wraps to 0. */
+static void test_size_mul(void)
+{
+	size_t n = 7;
+
+	CHECK(size_mul3(2048, 16 * 4, 32, &n));
+	CHECK_EQ_U(n, 4u << 20);
+	n = 7;
+	if (SIZE_MAX <= UINT32_MAX) {
+		CHECK(!size_mul3(2048, 1000 * 4, 2000, &n));
+		CHECK(!size_mul3(65536, 65536, 1, &n));
+		CHECK_EQ_U(n, 7);
+		/* the largest that fits */
+		CHECK(size_mul3(65535, 65537, 1, &n));
+		CHECK_EQ_U(n, UINT32_MAX);
+	} else {
+		CHECK(size_mul3(2048, 1000 * 4, 2000, &n));
+		CHECK_EQ_U(n, UINT64_C(16384000000));
+	}
+	CHECK(!size_mul3(SIZE_MAX / 2 + 1, 2, 1, &n));
+	CHECK(!size_mul3(1, SIZE_MAX, 2, &n));
+	CHECK(size_mul3(0, SIZE_MAX, 2, &n) && n == 0);
+}
+
 static void test_session_restore(void)
 {
 	struct options o;
@@ -1189,6 +1274,8 @@ int main(void)
 	RUN(test_fb_wait);
 	RUN(test_set_messages);
 	RUN(test_sb_size_bound);
+	RUN(test_memory_bounds);
+	RUN(test_size_mul);
 	RUN(test_session_restore);
 	RUN(test_mouse);
 	RUN(test_pointer_math);

@@ -1108,6 +1108,106 @@ static void test_resize(void)
 	term_fini(&a);
 }
 
+/* The ring holds the lines libtsm keeps: with the terminal's bound below
+ * sb-size (term_sb_lines_fit()), the memfd is no larger than that many
+ * lines need, and a lower bound later (a wider grid) is followed. */
+static void test_sb_bound(void)
+{
+	struct term a;
+	struct snapshot *s;
+	struct stat st;
+	/* 80x24: the rows' slots (4 x 24 x align8(16 + 80 x 12)), the
+	 * stand-ins (64 x 40), the headers, and the ring's lines of
+	 * align8(32 + 80 x 16) bytes */
+	const off_t fixed = 8192 + 4 * 24 * 976 + 64 * 40, line = 1312;
+
+	term_init(&a, 80, 24, 10);
+	CHECK(snapshot_new(1000, &s) == 0);
+	for (unsigned i = 0; i < 50; i++)
+		feedf(&a, "line %u\r\n", i);
+	CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
+	CHECK(fstat(snapshot_fd(s), &st) == 0);
+	/* 10 lines and the ring's spare one, not 1000 */
+	if (st.st_size > fixed + 12 * line + 4096) {
+		fprintf(stderr, "snapshot of 10 kept lines (sb-size 1000): %lld bytes\n",
+			(long long)st.st_size);
+		CHECK(!"the ring follows libtsm's bound");
+	}
+	{
+		char *want = term_dump(&a);
+
+		CHECK(restore_equals(snapshot_fd(s), want, 1000, "bounded"));
+		free(want);
+	}
+	/* the bound lowered: the snapshot is laid out again with it */
+	tsm_screen_set_max_sb(a.screen, 4);
+	feeds(&a, "after\r\n");
+	CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
+	{
+		char *want = term_dump(&a);
+
+		CHECK(restore_equals(snapshot_fd(s), want, 1000, "lowered"));
+		free(want);
+	}
+	snapshot_free(s);
+	term_fini(&a);
+}
+
+/* A snapshot file larger than a 32-bit process can map is refused there:
+ * mmap() of its size would map the size modulo 4 GiB (here 4 KiB, one
+ * header) and the checks, which trust the size, would read past it. On a
+ * 64-bit machine it restores. */
+static void test_huge_file(void)
+{
+	struct term a, b;
+	struct snapshot *s;
+	char *want;
+	int fd, r;
+
+	term_init(&a, 20, 6, 20);
+	CHECK(snapshot_new(20, &s) == 0);
+	feeds(&a, "hello\r\n");
+	CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
+	fd = fd_copy(snapshot_fd(s), -1);
+	CHECK(ftruncate(fd, (off_t)(UINT64_C(1) << 32) + 4096) == 0);
+	term_init(&b, 7, 3, 20);
+	r = restore_into(&b, fd);
+	if (SIZE_MAX <= UINT32_MAX) {
+		CHECK(r == -EFBIG);
+	} else {
+		CHECK(r == 0);
+		want = term_dump(&a);
+		CHECK(restore_equals(fd, want, 20, "4 GiB file"));
+		free(want);
+	}
+	close(fd);
+	term_fini(&b);
+	snapshot_free(s);
+	term_fini(&a);
+}
+
+/* A grid whose snapshot is larger than the address space (4096 columns and
+ * a million lines of scrollback: a ring of 65 GB): refused on a 32-bit
+ * machine, where mmap() would map the size modulo 4 GiB and the update
+ * write past it. Only there: on a 64-bit machine the sparse memfd would be
+ * mapped whole. */
+static void test_huge_layout(void)
+{
+	struct term a;
+	struct snapshot *s;
+
+	if (SIZE_MAX > UINT32_MAX) {
+		fprintf(stderr, "test_huge_layout: a 64-bit size_t maps it\n");
+		return;
+	}
+	term_init(&a, 4096, 2, 1000000);
+	CHECK(snapshot_new(1000000, &s) == 0);
+	feeds(&a, "x");
+	CHECK(snapshot_update(s, a.screen, a.stream, a.table) == -E2BIG);
+	snapshot_free(s);
+	term_fini(&a);
+}
+
 static double now_sec(void)
 {
 	struct timespec ts;
@@ -1326,6 +1426,9 @@ int main(void)
 	RUN(test_flood);
 	RUN(test_broken);
 	RUN(test_resize);
+	RUN(test_sb_bound);
+	RUN(test_huge_file);
+	RUN(test_huge_layout);
 	RUN(test_many_clusters);
 	RUN(test_wipe);
 	RUN(test_unknown_standin);

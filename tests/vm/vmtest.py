@@ -260,6 +260,7 @@ import belltest  # noqa: E402
 import cursortest  # noqa: E402
 import deferredtest  # noqa: E402
 import fonttest  # noqa: E402
+import initramfs  # noqa: E402
 import kmsgtest  # noqa: E402
 import monotest  # noqa: E402
 import mousetest  # noqa: E402
@@ -310,6 +311,7 @@ SCROLL_MODES = {
     "qxl": {"auto": (None, "shadow")},
     "vfb": {"auto": (None, "wrap"), "wrap": (None, "wrap"), "pan": (None, "pan"),
             "redraw": (None, "redraw"), "shadow": (None, "shadow")},
+    "vexpress": {"auto": (None, None)},
 }
 
 # The card's blitter plugin (built in BUILD/backends/NAME/NAME.so).
@@ -2486,6 +2488,13 @@ def main():
         # the other checks do not depend on the card: bochs has them (and
         # the scrolls through the same pwrite() path, 2-3 minutes here)
         checks = ["oracle-" + f for f in ORACLE_FONTS] + deferredtest.CHECKS[args.card]
+    elif args.card == "vexpress":
+        # The ARM board (armhf consoled, tests/cross/run): the pixel oracle
+        # with every font at 16 bpp, keys through the PL050 port, scrolling
+        # and the exits that must give fbcon its screen back.
+        checks = (["oracle-" + f for f in ORACLE_FONTS]
+                  + ["keyboard", "exit-sigterm", "exit-sigsegv"]
+                  + ["scroll-" + m for m in SCROLL_MODES[args.card]])
     elif args.card == "late":
         # In this order: the second loads the driver.
         checks = ["fb-wait-none", "fb-wait-late", "drm-no-blitter"]
@@ -2569,7 +2578,9 @@ def main():
     vtgrab = os.path.join(os.path.dirname(blitcheck), "vtgrab")
     if os.path.exists(vtgrab):
         elves["/usr/bin/vtgrab"] = os.path.normpath(vtgrab)
-    elves.update(mousetest.guest_elves())  # less, for the wheel check
+    foreign = args.card in initramfs.CARD_ARCH  # the host's own programs do not run there
+    if not foreign:
+        elves.update(mousetest.guest_elves())  # less, for the wheel check
     elves.update(palettetest.guest_elves(args.consoled))  # fbcmap
     fbsync = os.path.join(os.path.dirname(blitcheck), "fbsync")
     if os.path.exists(fbsync):
@@ -2577,7 +2588,7 @@ def main():
     usnd = os.path.join(os.path.dirname(blitcheck), "uinput-snd")
     if os.path.exists(usnd):
         elves["/usr/bin/uinput-snd"] = os.path.normpath(usnd)
-    if shutil.which("fbset"):
+    if shutil.which("fbset") and not foreign:
         elves["/usr/bin/fbset"] = shutil.which("fbset")  # Debian's fbset (tests/deps.sh)
     bad = os.path.join(os.path.dirname(blitcheck), "bad-abi-plugin.so")
     if os.path.exists(bad):

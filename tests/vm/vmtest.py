@@ -244,6 +244,12 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   unbound and bound again, one screen turned: see
                   screenstest.py.
 
+The ARM guest, --card vexpress (QEMU's vexpress-a9, its PL111 under the
+fbdev driver amba-clcd at 640x480 RGB565; pass the armhf build of
+tests/cross/run as --consoled, which tests/cross/run does): the three
+oracle fonts, keyboard (through the PL050 port), exit-sigterm,
+exit-sigsegv and scroll-auto (redraw).
+
 Pictures of failures (expected, actual, diff) go to --out.
 """
 

@@ -2,8 +2,10 @@
 """Drive a QEMU guest for consoled's VM tests.
 
 A `VM` boots Debian's kernel with the test initramfs (tests/vm/initramfs.py)
-under `qemu-system-x86_64 -accel tcg` with one of the emulated cards and gives
-the test three channels:
+under `qemu-system-x86_64 -accel tcg` with one of the emulated cards (the
+card "vexpress": Debian's armhf kernel under `qemu-system-arm -M
+vexpress-a9`, an armhf initramfs, ttyAMA0/1 for ttyS0/1) and gives the
+test three channels:
 
 * two serial ports (unix sockets): ttyS1 carries a root shell that only
   `run()` uses, driven with unique begin/end markers; ttyS0 is the console

@@ -11,8 +11,10 @@ libclang-rt-14-dev libx11-data"
 # and unpack the Debian kernel and build the initramfs, and those that make
 # the systemd test's Debian root file system (debootstrap, mke2fs -d), and
 # the UEFI firmware of the efi guest (ovmf), and the sixel checks' encoders
-# and oracle (libsixel-bin: img2sixel, sixel2png; chafa).
-TESTBED="qemu-system-x86 busybox-static kbd xkb-data console-setup-linux python3 cpio
+# and oracle (libsixel-bin: img2sixel, sixel2png; chafa); qemu-system-arm
+# for the ARM guest (vexpress-a9, booted by tests/cross/run), binutils for
+# the readelf that finds its armhf libraries.
+TESTBED="qemu-system-x86 qemu-system-arm binutils busybox-static kbd xkb-data console-setup-linux python3 cpio
 zstd xz-utils apt dpkg debootstrap e2fsprogs ovmf fbset libsixel-bin chafa"
 # The Debian package (debian/), built and checked with lintian by the
 # systemd test's package check.

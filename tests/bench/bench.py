@@ -66,7 +66,11 @@ import vmtest  # noqa: E402
 # those names (tests/vm/vmlib.py) with no module loaded: the benchmark
 # measures on vesafb and efifb themselves, never after a handover.
 CARDS = ["cirrus", "ati", "rv100", "bochs", "vfb"]
-MORE_CARDS = ["virtio", "qxl", "bochs-overalloc", "vesa", "efi"]
+MORE_CARDS = ["virtio", "qxl", "bochs-overalloc", "vesa", "efi", "vexpress"]
+# vexpress is the ARM guest (tests/vm/vmlib.py: QEMU's vexpress-a9, PL111
+# under amba-clcd, 640x480 RGB565): measured with the armhf build of
+# tests/cross/run (--armhf-consoled) and its tools; the peers are the
+# host's amd64 packages, so it has none.
 # Card variants: (QEMU card, extra kernel command line).  bochs-overalloc is
 # bochs booted with a fbdev buffer three screens tall, the boot parameter
 # that gives DRM fbdev emulation room to pan (docs/HARDWARE.md).
@@ -91,6 +95,8 @@ CARD_MODES = {
     "vesa": ["redraw", "shadow"],
     "efi": ["redraw", "shadow"],
     "vfb": ["pan", "wrap", "redraw", "shadow"],
+    # amba-clcd neither pans nor wraps (a virtual screen of one screen)
+    "vexpress": ["redraw", "shadow"],
 }
 # The cards that get a row per rotation (--rotations).
 ROTATE_CARDS = ["cirrus"]
@@ -109,6 +115,7 @@ COPY_PLUGINS = {
     "vesa": [],
     "efi": [],
     "vfb": [],
+    "vexpress": [],
 }
 
 # The other terminals measured beside consoled (--peers): Debian's packages,
@@ -889,28 +896,34 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir, fbcon_line
              G_SESSION: os.path.join(HERE, "session.sh"),
              G_FBCON: os.path.join(HERE, "fbcon.sh")}
     t0 = time.monotonic()
+    # The ARM guest runs the armhf build and its tools; the host's own
+    # programs (the peers, strace) cannot run there.
+    foreign = card in initramfs.CARD_ARCH
+    consoled = args.armhf_consoled if foreign else args.consoled
     try:
+        if not os.access(consoled, os.X_OK):
+            raise RunError("no consoled binary at %s (tests/cross/run armhf builds it)" % consoled)
         # The blitter plugins built next to consoled, where vmtest puts them.
         plugins = {vmtest.GUEST_BACKEND_DIR + "/" + n + ".so": p
-                   for n, p in vmtest.find_plugins(args.consoled).items()}
-        for peer in (p for p in args.peers.split(",") if p):
+                   for n, p in vmtest.find_plugins(consoled).items()}
+        for peer in (p for p in args.peers.split(",") if p and not foreign):
             plugins.update({path: path for path in PEER_ELVES[peer]})
         if card in args.footprint.split(","):
-            files, elves = footprint.guest_files(args.consoled)
+            files, elves = footprint.guest_files(consoled)
             extra.update(files)
             plugins.update(elves)
         if args.compare:
             plugins[G_COMPARE] = os.path.abspath(args.compare)
-        if args.trace_peers and os.path.exists("/usr/bin/strace"):
+        if args.trace_peers and os.path.exists("/usr/bin/strace") and not foreign:
             plugins["/usr/bin/strace"] = "/usr/bin/strace"
         if args.kmsg:
-            plugins[G_KMSGFLOOD] = kmsgflood_path(args.consoled)
-        plugins[G_PTYFLOOR] = tool_path(args.consoled, "ptyfloor")
-        lat_files, lat_elves = latency.guest_files(args, args.consoled)
+            plugins[G_KMSGFLOOD] = kmsgflood_path(consoled)
+        plugins[G_PTYFLOOR] = tool_path(consoled, "ptyfloor")
+        lat_files, lat_elves = latency.guest_files(args, consoled)
         extra.update(lat_files)
         plugins.update(lat_elves)
         qemu_card, append = CARD_BOOT.get(card, (card, ""))
-        with vmlib.VM(qemu_card, consoled=os.path.abspath(args.consoled), initramfs_extra=extra,
+        with vmlib.VM(qemu_card, consoled=os.path.abspath(consoled), initramfs_extra=extra,
                       extra_elves=plugins, append=append, out_dir=card_dir) as vm:
             print("# %s booted in %.1fs, fb0 %s" % (card, vm.boot_seconds, vm.fb_info), flush=True)
             b = CardBench(vm, card, args, caps, print)
@@ -970,7 +983,7 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir, fbcon_line
                 bench_kmsg(b, args, result)
             if card in ROTATE_CARDS:
                 bench_rotations(b, args, result)
-            peer_runs = b.peer_runs()
+            peer_runs = [] if foreign else b.peer_runs()
             for label, backend in (peer_runs if args.repeat <= 1 else []):
                 t1 = time.monotonic()
                 try:
@@ -1366,6 +1379,8 @@ def main():
                     help="rounds of the kmsg row, each a cat alone and one flooded (default 1)")
     latency.add_args(ap)
     ap.add_argument("--consoled", default="build/daemon/consoled")
+    ap.add_argument("--armhf-consoled", default="build-tests/cross-armhf/daemon/consoled",
+                    help="the armhf build for the ARM guest, card vexpress (tests/cross/run armhf)")
     ap.add_argument("--ftref", default=None,
                     help="the host's FreeType reference renderer (default: next to consoled)")
     args = ap.parse_args()

@@ -4,7 +4,8 @@
 # Mounts the kernel file systems, loads the modules of the card named by
 # `consoled.card=` on the kernel command line, runs the hooks a test put in
 # /etc/vm/rc.d, prints a ready marker and then serves root shells on the
-# serial ports: ttyS0 (console) and ttyS1 (the host harness, tests/vm/vmlib.py).  Nothing here writes to
+# serial ports: ttyS0 (console) and ttyS1 (the host harness, tests/vm/vmlib.py);
+# on the ARM board (PL011 UARTs) ttyAMA0 and ttyAMA1.  Nothing here writes to
 # tty1: fbcon's picture there is the pixel oracle.
 
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=linux
@@ -18,6 +19,13 @@ mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=755 tmpfs /run
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 hostname consoled-test
+
+con=ttyS0
+harness=ttyS1
+if [ -e /dev/ttyAMA1 ]; then
+	con=ttyAMA0
+	harness=ttyAMA1
+fi
 
 card=none
 for arg in $(cat /proc/cmdline); do
@@ -40,14 +48,14 @@ load_module() {
 		esac
 	done
 	# shellcheck disable=SC2086 # params is a word list on purpose
-	insmod "/lib/modules/$name.ko" $params || echo "consoled-test: insmod $name$params failed" >/dev/ttyS0
+	insmod "/lib/modules/$name.ko" $params || echo "consoled-test: insmod $name$params failed" >/dev/$con
 }
 
 for m in $(cat /etc/vm/modules/common 2>/dev/null); do load_module "$m"; done
 if [ -f "/etc/vm/modules/$card" ]; then
 	for m in $(cat "/etc/vm/modules/$card"); do load_module "$m"; done
 else
-	echo "consoled-test: unknown card '$card'" >/dev/ttyS0
+	echo "consoled-test: unknown card '$card'" >/dev/$con
 fi
 
 # Module probing is synchronous for these drivers, but device nodes appear
@@ -59,7 +67,7 @@ if [ -s "/etc/vm/modules/$card" ]; then
 fi
 
 for hook in /etc/vm/rc.d/*; do
-	[ -x "$hook" ] && "$hook" </dev/null >/dev/ttyS0 2>&1
+	[ -x "$hook" ] && "$hook" </dev/null >/dev/$con 2>&1
 done
 
 # Two shells: ttyS0 is the console (printk, hooks, a human in run-demo),
@@ -74,10 +82,10 @@ serve_shell() {
 }
 
 ready="CONSOLED-TEST-READY card=$card fb0=$(cat /sys/class/graphics/fb0/virtual_size 2>/dev/null),$(cat /sys/class/graphics/fb0/bits_per_pixel 2>/dev/null)"
-echo "$ready" >/dev/ttyS0
-serve_shell ttyS0 &
+echo "$ready" >/dev/$con
+serve_shell $con &
 # Keep ttyS1 open from here on: a serial port nobody has open drops what it
 # receives, and the harness starts typing as soon as it sees the marker.
-exec 3<>/dev/ttyS1
+exec 3<>/dev/$harness
 echo "$ready" >&3
-serve_shell ttyS1
+serve_shell $harness

@@ -19,6 +19,13 @@ Modules: Debian's package ships no modules.dep (depmod runs at install time),
 so dependencies are read from each module's `.modinfo` `depends=` string and
 resolved here.  The modules land flat in /lib/modules/<name>.ko; the list for
 each card, in load order, goes to /etc/vm/modules/<card> for /init.
+
+Guests of another architecture (ARCHES: armhf, the "vexpress" card) get
+the same archive made of that architecture's files: Debian's kernel for it,
+busybox, kbd's setfont and procps's pgrep from its .debs (apt-get download,
+unpacked once into the cache), and consoled's libraries from the sysroot
+tests/cross/run unpacks; ELF dependencies are read with readelf instead of
+ldd, which cannot run a foreign binary.
 """
 
 import argparse
@@ -26,9 +33,11 @@ import hashlib
 import lzma
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kernel as kernel_mod  # noqa: E402
@@ -54,6 +63,62 @@ CARD_MODULES = {
     "none": [],
     "late": [],
 }
+# Cards of a guest architecture other than the host's (ARCHES); the rest are
+# amd64. vexpress: QEMU's vexpress-a9 board, its PL111 driven by the built-in
+# amba-clcd fbdev driver (vmlib.py), its PL050 keyboard and mouse ports by
+# ambakmi (the keyboard's atkbd is built in).
+CARD_ARCH = {"vexpress": "armhf"}
+CARD_MODULES["vexpress"] = ["ambakmi"]
+
+# What another architecture's guest is made of: the Debian kernel
+# (metapackage), the packages of busybox, setfont and pgrep with their
+# libraries, and the multiarch triplet of its library directories. The
+# libraries consoled links come from tests/cross/run's sysroot.
+ARCHES = {
+    "armhf": {"kernel": "linux-image-armmp:armhf", "triplet": "arm-linux-gnueabihf",
+              "qemu_user": "qemu-arm-static",
+              "packages": ["busybox-static", "kbd", "procps", "libproc2-0"],
+              # no USB host on the board: evdev, uinput and the PS/2 mouse
+              "common_modules": ["evdev", "uinput", "psmouse"]},
+}
+
+
+def cross_sysroot(arch):
+    """tests/cross/run's unpacked libraries for `arch`."""
+    return os.path.join(os.environ.get("CONSOLED_CROSS_CACHE", "/var/cache/consoled-cross"), arch)
+
+
+def arch_packages(arch):
+    """Directory with ARCHES[arch]'s packages unpacked (apt-get download on
+    first use, cached under the test cache keyed by the package list)."""
+    spec = ARCHES[arch]
+    key = hashlib.sha256(" ".join(spec["packages"]).encode()).hexdigest()[:12]
+    root = os.path.join(kernel_mod.cache_root(), "guest-%s-%s" % (arch, key))
+    if os.path.exists(os.path.join(root, ".complete")):
+        return root
+    os.makedirs(os.path.dirname(root), exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(root), prefix=".download-") as tmp:
+        os.chmod(tmp, 0o755)  # apt-get download drops privileges to _apt
+        kernel_mod._run(["apt-get", "download", "-qq"]
+                        + ["%s:%s" % (p, arch) for p in spec["packages"]], cwd=tmp)
+        unpack = os.path.join(tmp, "root")
+        for deb in sorted(f for f in os.listdir(tmp) if f.endswith(".deb")):
+            kernel_mod._run(["dpkg-deb", "-x", os.path.join(tmp, deb), unpack])
+        if os.path.exists(root):
+            shutil.rmtree(root)
+        os.rename(unpack, root)
+    with open(os.path.join(root, ".complete"), "w") as stamp:
+        stamp.write(" ".join(spec["packages"]) + "\n")
+    return root
+
+
+def arch_kernel(arch):
+    """The Debian kernel a guest of `arch` boots (None: the host's, amd64)."""
+    if arch is None:
+        return kernel_mod.fetch_kernel()
+    return kernel_mod.fetch_kernel(ARCHES[arch]["kernel"])
+
+
 # Modules in the initramfs that /init does not load: a test loads them
 # (/etc/vm/modules/<card>.later, in load order). "late": the framebuffer
 # driver comes while consoled waits for one (--fb-wait).
@@ -277,6 +342,46 @@ def ldd_paths(binary):
     return paths
 
 
+def readelf_deps(binary):
+    """(NEEDED sonames, program interpreter or None) of an ELF file of any
+    architecture."""
+    out = subprocess.run(["readelf", "-d", "-l", "-W", binary], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+    interp = re.search(r"Requesting program interpreter: ([^\]]+)\]", out)
+    return needed, interp.group(1) if interp else None
+
+
+def foreign_paths(binary, arch):
+    """What ldd_paths() gives, for a binary of another architecture: its
+    libraries (recursively) and loader, found in ARCHES[arch]'s packages
+    and the cross sysroot, as (guest path, host path) pairs."""
+    triplet = ARCHES[arch]["triplet"]
+    roots = [arch_packages(arch), cross_sysroot(arch)]
+    dirs = [os.path.join(r, d, triplet) for r in roots for d in ("lib", "usr/lib")]
+    found = {}
+    todo = [binary]
+    while todo:
+        needed, interp = readelf_deps(todo.pop())
+        if interp and interp not in found:
+            host = next((os.path.join(r, interp.lstrip("/")) for r in roots
+                         if os.path.exists(os.path.join(r, interp.lstrip("/")))), None)
+            if not host:
+                raise RuntimeError("%s: no loader %s for %s" % (binary, interp, arch))
+            found[interp] = host
+        for name in needed:
+            guest = "/usr/lib/%s/%s" % (triplet, name)
+            if guest in found:
+                continue
+            host = next((os.path.join(d, name) for d in dirs
+                         if os.path.exists(os.path.join(d, name))), None)
+            if not host:
+                raise RuntimeError("%s: library %s not found in %s" % (binary, name, dirs))
+            found[guest] = host
+            todo.append(host)
+    return sorted(found.items())
+
+
 def _usr_path(path):
     """Where a path lands in the guest's merged /usr (/lib -> usr/lib etc.)."""
     for top in ("/lib/", "/lib64/", "/lib32/"):
@@ -285,9 +390,14 @@ def _usr_path(path):
     return path
 
 
-def add_elf(cpio, guest_path, host_path):
-    """Add a binary plus its shared libraries at their host paths."""
+def add_elf(cpio, guest_path, host_path, arch=None):
+    """Add a binary plus its shared libraries at their host paths (for a
+    binary of ARCHES[arch], at its Debian multiarch paths)."""
     cpio.add_file(guest_path, host_path)
+    if arch:
+        for guest, host in foreign_paths(host_path, arch):
+            cpio.add_file(_usr_path(guest), host)
+        return
     for lib in ldd_paths(host_path):
         real = os.path.realpath(lib)
         cpio.add_file(_usr_path(real), real)
@@ -297,22 +407,30 @@ def add_elf(cpio, guest_path, host_path):
 
 # --- the base archive -------------------------------------------------------
 
-def _busybox_applets(busybox):
-    out = subprocess.run([busybox, "--list-full"], capture_output=True, text=True,
+def _busybox_applets(busybox, arch=None):
+    runner = [ARCHES[arch]["qemu_user"]] if arch else []
+    out = subprocess.run(runner + [busybox, "--list-full"], capture_output=True, text=True,
                          check=True).stdout
     return sorted(line.strip() for line in out.splitlines() if line.strip())
 
 
-def build_base(kernel, fonts=DEFAULT_FONTS, busybox="/bin/busybox"):
-    """Return the base cpio bytes (busybox, /init, modules, setfont, fonts, xkb)."""
+def build_base(kernel, fonts=DEFAULT_FONTS, busybox="/bin/busybox", arch=None):
+    """Return the base cpio bytes (busybox, /init, modules, setfont, fonts, xkb);
+    arch: one of ARCHES (the host's programs otherwise)."""
+    tools = {"busybox": busybox, "setfont": "/usr/bin/setfont", "pgrep": "/usr/bin/pgrep"}
+    if arch:
+        pkgs = arch_packages(arch)
+        tools = {"busybox": os.path.join(pkgs, "bin/busybox"),
+                 "setfont": os.path.join(pkgs, "bin/setfont"),
+                 "pgrep": os.path.join(pkgs, "usr/bin/pgrep")}
     cpio = Cpio()
     for d in ("proc", "sys", "dev", "tmp", "run", "root", "usr/bin", "usr/sbin",
               "usr/lib/x86_64-linux-gnu", "usr/lib64", "bin", "sbin", "etc/vm/rc.d", "mnt"):
         cpio.add_dir(d)
     cpio.add_symlink("lib", "usr/lib")
     cpio.add_symlink("lib64", "usr/lib64")
-    cpio.add_file("bin/busybox", busybox, 0o755)
-    for applet in _busybox_applets(busybox):
+    cpio.add_file("bin/busybox", tools["busybox"], 0o755)
+    for applet in _busybox_applets(tools["busybox"], arch):
         if applet != "bin/busybox":
             cpio.add_symlink(applet, "/bin/busybox")
     cpio.add_file("init", os.path.join(HERE, "init.sh"), 0o755)
@@ -321,20 +439,23 @@ def build_base(kernel, fonts=DEFAULT_FONTS, busybox="/bin/busybox"):
 
     index = module_index(kernel)
     blobs = {}
-    lists = {"common": resolve_modules(COMMON_MODULES, index, blobs)}
+    common = ARCHES[arch]["common_modules"] if arch else COMMON_MODULES
+    lists = {"common": resolve_modules(common, index, blobs)}
     for card, roots in CARD_MODULES.items():
-        lists[card] = resolve_modules(roots, index, blobs)
+        if CARD_ARCH.get(card) == arch:
+            lists[card] = resolve_modules(roots, index, blobs)
     for card, roots in LATER_MODULES.items():
-        lists[card + ".later"] = resolve_modules(roots, index, blobs)
+        if not arch:
+            lists[card + ".later"] = resolve_modules(roots, index, blobs)
     for name, data in blobs.items():
         cpio.add_data("usr/lib/modules/%s.ko" % name, data)
     for card, names in lists.items():
         cpio.add_data("etc/vm/modules/" + card, "".join(n + "\n" for n in names))
 
-    add_elf(cpio, "usr/bin/setfont", "/usr/bin/setfont")
+    add_elf(cpio, "usr/bin/setfont", tools["setfont"], arch)
     # busybox-static has no pkill/pgrep; tests use them to stop consoled.
-    if os.path.exists("/usr/bin/pgrep"):
-        add_elf(cpio, "usr/bin/pgrep", "/usr/bin/pgrep")
+    if os.path.exists(tools["pgrep"]):
+        add_elf(cpio, "usr/bin/pgrep", tools["pgrep"], arch)
         cpio.add_symlink("usr/bin/pkill", "pgrep")
     for font in fonts:
         cpio.add_file("fonts/" + os.path.basename(font),
@@ -346,10 +467,13 @@ def build_base(kernel, fonts=DEFAULT_FONTS, busybox="/bin/busybox"):
     return cpio.to_bytes()
 
 
-def _base_key(kernel, fonts, busybox):
+def _base_key(kernel, fonts, busybox, arch=None):
     """Hash of everything the base archive is made from."""
     h = hashlib.sha256()
     h.update(kernel.root.encode())
+    if arch:
+        h.update(arch_packages(arch).encode())
+        busybox = os.path.join(cross_sysroot(arch), ".packages")  # the sysroot's package list
     for path in (__file__, os.path.join(HERE, "init.sh"), busybox, "/usr/bin/setfont"):
         with open(path, "rb") as f:
             h.update(hashlib.sha256(f.read()).digest())
@@ -363,16 +487,16 @@ def _base_key(kernel, fonts, busybox):
     return h.hexdigest()[:16]
 
 
-def base_archive(kernel, fonts=DEFAULT_FONTS, busybox="/bin/busybox"):
+def base_archive(kernel, fonts=DEFAULT_FONTS, busybox="/bin/busybox", arch=None):
     """Path of the cached base cpio, building it when its inputs changed."""
     cdir = os.path.join(kernel_mod.cache_root(), "initramfs")
     os.makedirs(cdir, exist_ok=True)
     path = os.path.join(cdir, "base-%s-%s.cpio" % (kernel.release,
-                                                   _base_key(kernel, fonts, busybox)))
+                                                   _base_key(kernel, fonts, busybox, arch)))
     if not os.path.exists(path):
         tmp = path + ".tmp%d" % os.getpid()
         with open(tmp, "wb") as f:
-            f.write(build_base(kernel, fonts, busybox))
+            f.write(build_base(kernel, fonts, busybox, arch))
         os.rename(tmp, path)
         # Inputs changed: older bases for this kernel are dead weight.
         prefix = "base-%s-" % kernel.release
@@ -383,20 +507,22 @@ def base_archive(kernel, fonts=DEFAULT_FONTS, busybox="/bin/busybox"):
 
 
 def build(output, consoled=None, extra_files=None, extra_elves=None, kernel=None,
-          fonts=DEFAULT_FONTS):
+          fonts=DEFAULT_FONTS, arch=None):
     """Write the complete initramfs to `output` and return the Kernel it is for.
 
     consoled:    host path of the consoled binary (installed as /usr/bin/consoled) or None.
     extra_files: {guest_path: host_path | bytes | str}; str/bytes are file contents,
                  guest paths ending in .sh or under /etc/vm/rc.d are made executable.
     extra_elves: {guest_path: host_path} binaries/plugins whose libraries are added too.
+    arch:        one of ARCHES for a guest of that architecture (consoled and the
+                 extra binaries built for it), None for the host's.
     """
-    kernel = kernel or kernel_mod.fetch_kernel()
+    kernel = kernel or arch_kernel(arch)
     extra = Cpio()
     if consoled:
-        add_elf(extra, "usr/bin/consoled", consoled)
+        add_elf(extra, "usr/bin/consoled", consoled, arch)
     for guest, host in (extra_elves or {}).items():
-        add_elf(extra, guest, host)
+        add_elf(extra, guest, host, arch)
     for guest, src in (extra_files or {}).items():
         executable = guest.endswith(".sh") or "/etc/vm/rc.d/" in "/" + guest.strip("/")
         if isinstance(src, (bytes, str)) and not (isinstance(src, str) and os.path.isabs(src)
@@ -404,7 +530,7 @@ def build(output, consoled=None, extra_files=None, extra_elves=None, kernel=None
             extra.add_data(guest, src, 0o755 if executable else 0o644)
         else:
             extra.add_file(guest, src, 0o755 if executable else None)
-    with open(base_archive(kernel, fonts), "rb") as f:
+    with open(base_archive(kernel, fonts, arch=arch), "rb") as f:
         base = f.read()
     tmp = output + ".tmp"
     with open(tmp, "wb") as f:

@@ -26,6 +26,8 @@ import sys
 import tempfile
 
 METAPACKAGE = "linux-image-amd64"
+# The ARM guest (card vexpress) boots linux-image-armmp:armhf the same way
+# (initramfs.ARCHES); its files land beside, keyed by package and version.
 
 
 def cache_root():
@@ -88,7 +90,7 @@ def fetch_kernel(metapackage=METAPACKAGE):
     try:
         package, version = resolve_package(metapackage)
     except RuntimeError:
-        cached = _newest_cached(kdir)
+        cached = _newest_cached(kdir, metapackage)
         if cached:
             return Kernel(cached)
         raise
@@ -114,12 +116,16 @@ def fetch_kernel(metapackage=METAPACKAGE):
     return Kernel(dest)
 
 
-def _newest_cached(kdir):
-    """The most recently completed kernel in the cache, or None."""
+def _newest_cached(kdir, metapackage=METAPACKAGE):
+    """The most recently completed kernel of the metapackage's flavour (and
+    architecture) in the cache, or None: linux-image-amd64 has the
+    directories linux-image-*-amd64_*, linux-image-armmp:armhf the
+    linux-image-*-armmp:armhf_* ones."""
     if not os.path.isdir(kdir):
         return None
+    tail = "-" + metapackage[len("linux-image-"):] + "_"
     done = [os.path.join(kdir, d) for d in os.listdir(kdir)
-            if os.path.exists(os.path.join(kdir, d, ".complete"))]
+            if tail in d and os.path.exists(os.path.join(kdir, d, ".complete"))]
     return max(done, key=os.path.getmtime) if done else None
 
 

@@ -2,8 +2,10 @@
 """Drive a QEMU guest for consoled's VM tests.
 
 A `VM` boots Debian's kernel with the test initramfs (tests/vm/initramfs.py)
-under `qemu-system-x86_64 -accel tcg` with one of the emulated cards and gives
-the test three channels:
+under `qemu-system-x86_64 -accel tcg` with one of the emulated cards (the
+card "vexpress": Debian's armhf kernel under `qemu-system-arm -M
+vexpress-a9`, an armhf initramfs, ttyAMA0/1 for ttyS0/1) and gives the
+test three channels:
 
 * two serial ports (unix sockets): ttyS1 carries a root shell that only
   `run()` uses, driven with unique begin/end markers; ttyS0 is the console
@@ -57,6 +59,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fdt  # noqa: E402
 import initramfs as initramfs_mod  # noqa: E402
 import screen  # noqa: E402
 import turns  # noqa: E402
@@ -87,7 +90,19 @@ CARD_QEMU_ARGS = {
     # The Cirrus card with no driver at boot: the test loads cirrusfb
     # (/etc/vm/modules/late.later) while consoled waits (--fb-wait).
     "late": ["-vga", "cirrus"],
+    # The ARM guest (armhf, initramfs.CARD_ARCH): QEMU's Versatile Express
+    # board with a Cortex-A9 CoreTile. Its PL111 colour LCD controller is
+    # driven by the kernel's built-in fbdev driver amba-clcd (CLCD FB,
+    # 640x480 RGB565 with the panel fdt.panel_dtb() adds); the PL050 KMI
+    # ports carry the PS/2 keyboard and mouse (ambakmi); the PL011 UARTs
+    # are ttyAMA0 and ttyAMA1.
+    "vexpress": ["-M", "vexpress-a9"],
 }
+
+# The emulator of each guest architecture (initramfs.CARD_ARCH; amd64
+# otherwise) and the board's own device tree in the kernel package.
+ARCH_QEMU = {"armhf": "qemu-system-arm"}
+CARD_DTB = {"vexpress": "vexpress-v2p-ca9.dtb"}
 
 # vfb needs memory for a virtual screen several times the visible one (pan and
 # wrap tests); 8 MiB covers 1024x768x32 twice over and 640x480x8 27 times.
@@ -111,6 +126,8 @@ CARD_APPEND = {"vesa": "vga=0x314", "bochs": "memmap=1M$0x10000000"}
 # under TCG on a loaded host it sometimes saw too few and panicked ("IO-APIC
 # + timer doesn't work!"; seen twice); virtual machines skip it.
 BASE_APPEND = "console=ttyS0,115200 loglevel=4 consoleblank=0 panic=-1 nokaslr no_timer_check"
+# The ARM board: the PL011's console; the x86 options do not apply.
+ARM_APPEND = "console=ttyAMA0,115200 loglevel=4 consoleblank=0 panic=-1"
 
 
 class VMError(Exception):
@@ -297,6 +314,7 @@ class VM:
         if card not in CARD_QEMU_ARGS:
             raise ValueError("unknown card %r (one of %s)" % (card, ", ".join(CARD_QEMU_ARGS)))
         self.card = card
+        self.arch = initramfs_mod.CARD_ARCH.get(card)
         self.consoled = consoled
         self.initramfs_extra = initramfs_extra or {}
         self.extra_elves = extra_elves or {}
@@ -338,7 +356,7 @@ class VM:
         return False
 
     def kernel_cmdline(self):
-        parts = [BASE_APPEND, "consoled.card=" + self.card]
+        parts = [ARM_APPEND if self.arch else BASE_APPEND, "consoled.card=" + self.card]
         if self.card == "vfb" and "vfb.videomemorysize" not in self.append:
             parts.append(VFB_DEFAULT_APPEND)
         if self.card in CARD_APPEND:
@@ -348,22 +366,46 @@ class VM:
         return " ".join(parts)
 
     def qemu_command(self, kernel, initrd):
+        if self.arch:
+            machine = CARD_QEMU_ARGS[self.card] + ["-dtb", self.board_dtb(kernel)]
+            # no PCI bus, so no USB controller; Debian 12's QEMU lets the
+            # board's AC'97 codec try ALSA and warn without this
+            return ([ARCH_QEMU[self.arch], "-accel", "tcg", "-m", str(self.memory),
+                     "-nodefaults", "-no-user-config", "-no-reboot", "-S"]
+                    + machine + self.display + self.serial_args(kernel, initrd)
+                    + ["-audiodev", "none,id=snd0"] + self.qemu_args)
         return (["qemu-system-x86_64", "-accel", "tcg", "-m", str(self.memory),
                  "-nodefaults", "-no-user-config", "-no-reboot", "-S"]
-                + CARD_QEMU_ARGS[self.card] + self.display
-                + ["-kernel", kernel.vmlinuz, "-initrd", initrd,
-                   "-append", self.kernel_cmdline(),
-                   "-chardev", "socket,id=ser0,path=%s,server=on,wait=off"
-                   % os.path.join(self.sockdir, "console"),
-                   "-serial", "chardev:ser0",
-                   "-chardev", "socket,id=ser1,path=%s,server=on,wait=off"
-                   % os.path.join(self.sockdir, "serial"),
-                   "-serial", "chardev:ser1",
-                   "-qmp", "unix:%s,server=on,wait=off" % os.path.join(self.sockdir, "qmp"),
-                   "-monitor", "none",
-                   # a USB controller, for keyboards plugged in by tests
-                   "-device", "qemu-xhci,id=xhci"]
+                + CARD_QEMU_ARGS[self.card] + self.display + self.serial_args(kernel, initrd)
+                # a USB controller, for keyboards plugged in by tests
+                + ["-device", "qemu-xhci,id=xhci"]
                 + self.firmware_args() + self.qemu_args)
+
+    def serial_args(self, kernel, initrd):
+        """The kernel, its initramfs and command line, the two serial ports
+        (console, harness) and QMP."""
+        return ["-kernel", kernel.vmlinuz, "-initrd", initrd,
+                "-append", self.kernel_cmdline(),
+                "-chardev", "socket,id=ser0,path=%s,server=on,wait=off"
+                % os.path.join(self.sockdir, "console"),
+                "-serial", "chardev:ser0",
+                "-chardev", "socket,id=ser1,path=%s,server=on,wait=off"
+                % os.path.join(self.sockdir, "serial"),
+                "-serial", "chardev:ser1",
+                "-qmp", "unix:%s,server=on,wait=off" % os.path.join(self.sockdir, "qmp"),
+                "-monitor", "none"]
+
+    def board_dtb(self, kernel):
+        """The board's device tree from the kernel package with the panel
+        fdt.panel_dtb() adds, written to the work directory."""
+        src = os.path.join(kernel.root, "usr", "lib", "linux-image-" + kernel.release,
+                           CARD_DTB[self.card])
+        with open(src, "rb") as f:
+            data = fdt.panel_dtb(f.read())
+        path = os.path.join(self.sockdir, CARD_DTB[self.card])
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
 
     def firmware_args(self):
         """pflash drives for a UEFI card (CARD_FIRMWARE), else none (SeaBIOS)."""
@@ -379,7 +421,7 @@ class VM:
         """Write the guest's initramfs to `path`; return the kernel.Kernel it is for.
         (rootfs.DebianVM boots a disk image with a smaller one.)"""
         return initramfs_mod.build(path, consoled=self.consoled, extra_files=self.initramfs_extra,
-                                   extra_elves=self.extra_elves)
+                                   extra_elves=self.extra_elves, arch=self.arch)
 
     def start(self):
         """Build the initramfs, start QEMU paused, attach, resume and wait for

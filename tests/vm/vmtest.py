@@ -111,9 +111,12 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   (its mode and colour map restored; after SIGTERM the VT's
                   text was cleared, so the text is written again first) and
                   fbcon draws new text.
-  depth-<N>bpp    (vfb) the oracle with the 8x16 font at 8, 16, 24 and 32 bpp,
-                  set through sysfs; vfb has no display, so the pictures are
-                  its memory at the pan offset (VM.read_fb()), and at 8 bpp
+  depth-<N>bpp    (vfb; vexpress at 8 and 16: the PL111 takes no more than
+                  one 16 bpp screen of memory) the oracle with the 8x16 font
+                  at 8, 16, 24 and 32 bpp,
+                  set through sysfs; vfb has no display, so its pictures are
+                  its memory at the pan offset (VM.read_fb()), vexpress's the
+                  PL111's screendump (8 bpp through its palette); at 8 bpp
                   consoled must put the console colours in the colour map
                   slots fbcon uses.
   scroll-overalloc (bochs) bochs-drm loaded again with drm_kms_helper's
@@ -244,6 +247,13 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   unbound and bound again, one screen turned: see
                   screenstest.py.
 
+The ARM guest, --card vexpress (QEMU's vexpress-a9, its PL111 under the
+fbdev driver amba-clcd at 640x480 RGB565; pass the armhf build of
+tests/cross/run as --consoled, which tests/cross/run does): the three
+oracle fonts, depth-8bpp and depth-16bpp (the PL111's palette, then
+RGB565 again), keyboard (through the PL050 port), exit-sigterm,
+exit-sigsegv and scroll-auto (redraw).
+
 Pictures of failures (expected, actual, diff) go to --out.
 """
 
@@ -260,6 +270,7 @@ import belltest  # noqa: E402
 import cursortest  # noqa: E402
 import deferredtest  # noqa: E402
 import fonttest  # noqa: E402
+import initramfs  # noqa: E402
 import kmsgtest  # noqa: E402
 import monotest  # noqa: E402
 import mousetest  # noqa: E402
@@ -310,6 +321,7 @@ SCROLL_MODES = {
     "qxl": {"auto": (None, "shadow")},
     "vfb": {"auto": (None, "wrap"), "wrap": (None, "wrap"), "pan": (None, "pan"),
             "redraw": (None, "redraw"), "shadow": (None, "shadow")},
+    "vexpress": {"auto": (None, None)},
 }
 
 # The card's blitter plugin (built in BUILD/backends/NAME/NAME.so).
@@ -1963,7 +1975,7 @@ exec sleep 100000
         self.sh("echo %d > /sys/class/graphics/fb0/bits_per_pixel" % bpp)
         got = self.sh("cat /sys/class/graphics/fb0/bits_per_pixel").strip()
         if got != str(bpp):
-            self.fail("vfb did not take %d bpp (it reports %s)" % (bpp, got))
+            self.fail("fb0 did not take %d bpp (it reports %s)" % (bpp, got))
 
     def wait_black(self, what, timeout=20):
         deadline = time.monotonic() + timeout
@@ -2486,6 +2498,14 @@ def main():
         # the other checks do not depend on the card: bochs has them (and
         # the scrolls through the same pwrite() path, 2-3 minutes here)
         checks = ["oracle-" + f for f in ORACLE_FONTS] + deferredtest.CHECKS[args.card]
+    elif args.card == "vexpress":
+        # The ARM board (armhf consoled, tests/cross/run): the pixel oracle
+        # with every font at 16 bpp (RGB565), then at 8 bpp through the
+        # PL111's palette and back at 16, keys through the PL050 port,
+        # scrolling and the exits that must give fbcon its screen back.
+        checks = (["oracle-" + f for f in ORACLE_FONTS] + ["depth-8bpp", "depth-16bpp"]
+                  + ["keyboard", "exit-sigterm", "exit-sigsegv"]
+                  + ["scroll-" + m for m in SCROLL_MODES[args.card]])
     elif args.card == "late":
         # In this order: the second loads the driver.
         checks = ["fb-wait-none", "fb-wait-late", "drm-no-blitter"]
@@ -2569,7 +2589,9 @@ def main():
     vtgrab = os.path.join(os.path.dirname(blitcheck), "vtgrab")
     if os.path.exists(vtgrab):
         elves["/usr/bin/vtgrab"] = os.path.normpath(vtgrab)
-    elves.update(mousetest.guest_elves())  # less, for the wheel check
+    foreign = args.card in initramfs.CARD_ARCH  # the host's own programs do not run there
+    if not foreign:
+        elves.update(mousetest.guest_elves())  # less, for the wheel check
     elves.update(palettetest.guest_elves(args.consoled))  # fbcmap
     fbsync = os.path.join(os.path.dirname(blitcheck), "fbsync")
     if os.path.exists(fbsync):
@@ -2577,7 +2599,7 @@ def main():
     usnd = os.path.join(os.path.dirname(blitcheck), "uinput-snd")
     if os.path.exists(usnd):
         elves["/usr/bin/uinput-snd"] = os.path.normpath(usnd)
-    if shutil.which("fbset"):
+    if shutil.which("fbset") and not foreign:
         elves["/usr/bin/fbset"] = shutil.which("fbset")  # Debian's fbset (tests/deps.sh)
     bad = os.path.join(os.path.dirname(blitcheck), "bad-abi-plugin.so")
     if os.path.exists(bad):

@@ -896,6 +896,67 @@ static void session_step(unsigned i, unsigned *seed, char *buf, size_t size)
 		snprintf(buf, size, "\033[%u;%uHX\033[10;1H", 1 + i % 10, 1 + i % 40);
 }
 
+/* fb-flush write on a device whose lines are padded (8 bytes here): the
+ * device (a file) must hold what a redraw draws after every frame of
+ * echoes, lines, region scrolls, inserts and deletes. */
+static void test_write_flush_narrow(void)
+{
+	struct fake a, b;
+	struct scroller *s = NULL;
+	struct scroller_config cfg = {
+	    .mode = SCROLL_MODE_SHADOW, .font_height = 16, .flush = FB_FLUSH_WRITE};
+	char path[] = "/tmp/test-render-fb-XXXXXX", buf[128];
+	int fd = mkstemp(path);
+	unsigned seed = 5;
+	uint8_t *file;
+
+	CHECK(fd >= 0);
+	fake_init(&a, 32, 320, 160, 8); /* 40x10, 8 bytes of padding a line */
+	fake_init(&b, 32, 320, 160, 8);
+	CHECK(ftruncate(fd, (off_t)b.fb.map_size) == 0);
+	b.fb.fd = fd;
+	cfg.text_rows = render_rows(b.render);
+	CHECK(scroller_new(&b.fb, &cfg, &s) == 0);
+	CHECK(render_set_scroller(b.render, s) == 0);
+	file = malloc(b.fb.map_size);
+	CHECK(file != NULL);
+	for (unsigned i = 0; i < 300; i++) {
+		const struct scroll_counters *sc =
+		    render_get_counters(b.render, SCROLL_MODE_SHADOW);
+		uint64_t written = sc->vram_bytes_written;
+		bool echo = i % 3 != 0;
+
+		if (echo)
+			snprintf(buf, sizeof(buf), "%c", 'a' + (char)(i % 26));
+		else
+			session_step(i, &seed, buf, sizeof(buf));
+		feed(&a, buf);
+		feed(&b, buf);
+		render_frame(a.render, a.screen);
+		render_frame(b.render, b.screen);
+		/* the visible lines, where the window is (var.yoffset) */
+		CHECK(pread(fd, file, 160 * b.fb.line_length,
+			    (off_t)b.fb.var.yoffset * b.fb.line_length) ==
+		      (ssize_t)(160 * b.fb.line_length));
+		for (unsigned y = 0; y < 160; y++)
+			if (memcmp(file + (size_t)y * b.fb.line_length,
+				   a.fb.map + (size_t)y * a.fb.line_length, 320 * 4) != 0) {
+				fprintf(stderr, "narrow flush: step %u, line %u differs\n", i, y);
+				CHECK(0);
+				i = 300;
+				break;
+			}
+		(void)written;
+	}
+	free(file);
+	render_set_scroller(b.render, NULL);
+	scroller_free(s);
+	close(fd);
+	unlink(path);
+	fake_fini(&a);
+	fake_fini(&b);
+}
+
 static const struct overlay_msg band_msgs[] = {
     {1234567, 6, "usb 1-1: new high-speed USB device number 2 using xhci_hcd"},
     {2000001, 3, "EXT4-fs error (device sda1): ext4_lookup: deleted inode referenced"},
@@ -1622,6 +1683,7 @@ int main(void)
 	RUN(test_wide_and_combining);
 	RUN(test_shadow_equals_redraw);
 	RUN(test_write_flush_retry);
+	RUN(test_write_flush_narrow);
 	RUN(test_rotation);
 	RUN(test_cluster_reset);
 	RUN(test_relayout);

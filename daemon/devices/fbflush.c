@@ -47,10 +47,26 @@ enum fb_flush fb_flush_resolve(const struct fbdev *fb, enum fb_flush requested)
 	return FB_FLUSH_MAP;
 }
 
-/* len bytes at src to the device at off, through short writes and EINTR. */
-static int64_t fbflush_pwrite(struct fbdev *fb, const uint8_t *src, size_t len, off_t off)
+int64_t fbflush_write_lines(struct fbdev *fb, const uint8_t *screen, unsigned y0, unsigned y1)
 {
+	size_t ll = fb->line_length;
+	unsigned yres = fb->var.yres;
 	int64_t total = 0;
+
+	if (y1 > yres)
+		y1 = yres;
+	if (y0 >= y1)
+		return 0;
+	/* One scanline alone would be one clip of one line: widen it. */
+	if (y1 - y0 < 2) {
+		if (y1 < yres)
+			y1++;
+		else if (y0 > 0)
+			y0--;
+	}
+	const uint8_t *src = screen + (size_t)y0 * ll;
+	size_t len = (size_t)(y1 - y0) * ll;
+	off_t off = (off_t)(fb->var.yoffset + y0) * (off_t)ll;
 
 	while (len > 0) {
 		ssize_t n = pwrite(fb->fd, src, len, off);
@@ -67,35 +83,4 @@ static int64_t fbflush_pwrite(struct fbdev *fb, const uint8_t *src, size_t len, 
 		total += n;
 	}
 	return total;
-}
-
-int64_t fbflush_write_span(struct fbdev *fb, const uint8_t *screen, unsigned y, size_t from,
-			   size_t to)
-{
-	size_t ll = fb->line_length;
-
-	if (y >= fb->var.yres || to > ll || from >= to || to == ll)
-		return -EINVAL;
-	return fbflush_pwrite(fb, screen + (size_t)y * ll + from, to - from,
-			      (off_t)(fb->var.yoffset + y) * (off_t)ll + (off_t)from);
-}
-
-int64_t fbflush_write_lines(struct fbdev *fb, const uint8_t *screen, unsigned y0, unsigned y1)
-{
-	size_t ll = fb->line_length;
-	unsigned yres = fb->var.yres;
-
-	if (y1 > yres)
-		y1 = yres;
-	if (y0 >= y1)
-		return 0;
-	/* One scanline alone would be one clip of one line: widen it. */
-	if (y1 - y0 < 2) {
-		if (y1 < yres)
-			y1++;
-		else if (y0 > 0)
-			y0--;
-	}
-	return fbflush_pwrite(fb, screen + (size_t)y0 * ll, (size_t)(y1 - y0) * ll,
-			      (off_t)(fb->var.yoffset + y0) * (off_t)ll);
 }

@@ -14,10 +14,7 @@
  *   write  draws into a copy in RAM and writes the changed rows with
  *          pwrite(): each write is one damage clip of whole scanlines,
  *          flushed at once, with no page faults. A clip of one scanline
- *          hits the same bug, so every write covers two or more. A narrow
- *          change (an echo) is written as its stretch of each scanline
- *          instead (fbflush_write_span()): a one-scanline clip that ends
- *          short of the line's end, which that kernel computes right.
+ *          hits the same bug, so every write covers two or more.
  */
 #include <stdint.h>
 
@@ -43,9 +40,3 @@ enum fb_flush fb_flush_resolve(const struct fbdev *fb, enum fb_flush requested);
  * pwrite(). A range of one line is widened to two. Returns the bytes
  * written or a negative errno. */
 int64_t fbflush_write_lines(struct fbdev *fb, const uint8_t *screen, unsigned y0, unsigned y1);
-/* Writes bytes [from, to) of visible pixel line y of `screen` with one
- * pwrite(): one damage clip of that stretch of one scanline. `to` must be
- * short of the line's end (the clip Linux 6.1 loses, above): -EINVAL.
- * Returns the bytes written or a negative errno. */
-int64_t fbflush_write_span(struct fbdev *fb, const uint8_t *screen, unsigned y, size_t from,
-			   size_t to);

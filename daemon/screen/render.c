@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define LOG_MODULE "render"
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -164,14 +163,6 @@ struct render {
 	uint8_t *shadow;
 	size_t shadow_stride;
 	bool *dirty;
-	/* Per text row, the logical columns of pixels drawn into the RAM copy
-	 * since its last flush ([x0, x1); all of them for what the moves and a
-	 * failed write left dirty): with fb-flush write a narrow change goes
-	 * out as its own scanlines' pieces, not whole lines
-	 * (render_flush_write()). */
-	struct render_span {
-		unsigned x0, x1;
-	} * spans;
 
 	struct glyph_slot *slots;
 	uint8_t *glyph_pixels; /* GLYPH_CACHE_SLOTS blocks of cell_bytes * height */
@@ -215,7 +206,6 @@ static void render_free_grid(struct render *r)
 	free(r->prev_hash);
 	free(r->cur_hash);
 	free(r->row_changed);
-	free(r->spans);
 	free(r->runs);
 	free(r->fills);
 	free(r->dirty);
@@ -229,7 +219,6 @@ static void render_free_grid(struct render *r)
 	r->snap_valid = false;
 	r->prev_hash = r->cur_hash = NULL;
 	r->row_changed = NULL;
-	r->spans = NULL;
 	r->damage_known = false;
 	r->cur_is_last = false;
 	r->runs = NULL;
@@ -315,7 +304,6 @@ static int render_setup_grid(struct render *r)
 	r->prev_hash = xcalloc(r->rows, sizeof(uint64_t));
 	r->cur_hash = xcalloc(r->rows, sizeof(uint64_t));
 	r->row_changed = xcalloc(r->rows, sizeof(bool));
-	r->spans = xcalloc(r->rows, sizeof(*r->spans));
 	r->runs = xcalloc(r->cols / 2 + 1, sizeof(struct damage_run));
 	/* at most one fill per FILL_MIN_CELLS cells */
 	r->fills =
@@ -1009,63 +997,13 @@ static uint8_t *render_target_line(struct render *r, unsigned y)
 
 /* shadow: the text rows the logical pixel lines [y, y + h) touch differ from
  * VRAM now. */
-static void render_mark_dirty(struct render *r, unsigned x, unsigned y, unsigned w, unsigned h)
+static void render_mark_dirty(struct render *r, unsigned y, unsigned h)
 {
 	if (!r->shadow || h == 0)
 		return;
 	for (unsigned row = MIN(y / r->cell_h, r->rows - 1);
-	     row <= MIN((y + h - 1) / r->cell_h, r->rows - 1); row++) {
-		struct render_span *sp = &r->spans[row];
-
-		if (!r->dirty[row] || sp->x1 == 0)
-			*sp = (struct render_span){x, x + w};
-		else
-			*sp = (struct render_span){MIN(sp->x0, x), MAX(sp->x1, x + w)};
+	     row <= MIN((y + h - 1) / r->cell_h, r->rows - 1); row++)
 		r->dirty[row] = true;
-	}
-}
-
-/* What is dirty before the frame draws (the moves, a failed write) is
- * dirty across the whole width. */
-static void render_spans_whole(struct render *r)
-{
-	if (!r->shadow)
-		return;
-	for (unsigned row = 0; row < r->rows; row++)
-		if (r->dirty[row])
-			r->spans[row] = (struct render_span){0, r->lw};
-}
-
-/* With fb-flush write, rows [row, end) (pixel lines pr) to the device:
- * upright, a narrow change (at most a quarter of the width, not ending at
- * the line's end: Linux 6.1 loses a one-scanline clip that ends there,
- * fbflush.h) as that stretch of each scanline, one pwrite() a scanline;
- * else whole lines in one pwrite(). An echo at 1280x800x32 wrote 16 whole
- * scanlines (80 KiB, which the driver's worker copies on to the glass
- * again); now 16 pieces of 64 bytes. Returns the bytes written or a
- * negative errno. */
-static int64_t render_flush_write(struct render *r, unsigned row, unsigned end,
-				  struct rotate_rect pr)
-{
-	unsigned bpp = r->fb->format.bytes_per_pixel, x0 = UINT_MAX, x1 = 0;
-	int64_t total = 0;
-
-	for (unsigned i = row; i < end; i++) {
-		x0 = MIN(x0, r->spans[i].x0);
-		x1 = MAX(x1, r->spans[i].x1);
-	}
-	if (r->rotation != ROTATE_UPRIGHT || x1 <= x0 || (x1 - x0) * 4 > r->lw ||
-	    (size_t)x1 * bpp >= r->fb->line_length)
-		return fbflush_write_lines(r->fb, r->shadow, pr.y, pr.y + pr.h);
-	for (unsigned y = pr.y; y < pr.y + pr.h; y++) {
-		int64_t n =
-		    fbflush_write_span(r->fb, r->shadow, y, (size_t)x0 * bpp, (size_t)x1 * bpp);
-
-		if (n < 0)
-			return n;
-		total += n;
-	}
-	return total;
 }
 
 static struct rotate_rect render_physical(const struct render *r, struct rotate_rect lr)
@@ -1082,7 +1020,7 @@ static void render_put(struct render *r, struct rotate_rect lr, const uint8_t *s
 	struct rotate_rect pr = render_physical(r, lr);
 	size_t bytes = (size_t)pr.w * bpp;
 
-	render_mark_dirty(r, lr.x, lr.y, lr.w, lr.h);
+	render_mark_dirty(r, lr.y, lr.h);
 	if (r->rotation != ROTATE_UPRIGHT) {
 		rotate_pixels(r->rotation, src, src_stride, lr.w, lr.h, bpp, r->rotbuf, bytes);
 		src = r->rotbuf;
@@ -1126,7 +1064,7 @@ static void fill_rect(struct render *r, unsigned x, unsigned y, unsigned w, unsi
 
 	if (w == 0 || h == 0)
 		return;
-	render_mark_dirty(r, x, y, w, h);
+	render_mark_dirty(r, y, h);
 	for (unsigned i = 0; i < pr.w; i++)
 		pixel_store(r->line + (size_t)i * bpp, bpp, pixel);
 	for (unsigned j = 0; j < pr.h; j++)
@@ -1160,8 +1098,7 @@ static enum scroll_mode render_base_mode(const struct render *r)
 /* The RAM copy: writes the dirty text rows to VRAM, each stretch of them as
  * one rectangle (a column of the glass when the screen is turned sideways):
  * below 8 bpp whole lines, packed; with fb-flush write, the rectangle's
- * whole lines in one pwrite() (fbflush.h), or a narrow change's pieces
- * (render_flush_write()). */
+ * whole lines in one pwrite() (fbflush.h). */
 static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 {
 	const struct pixel_format *pf = &r->fb->format;
@@ -1181,7 +1118,7 @@ static void render_flush_shadow(struct render *r, struct scroll_counters *c)
 		    render_physical(r, (struct rotate_rect){0, row * fh, r->lw, bottom - row * fh});
 
 		if (r->write_flush) {
-			int64_t n = render_flush_write(r, row, end, pr);
+			int64_t n = fbflush_write_lines(r->fb, r->shadow, pr.y, pr.y + pr.h);
 
 			if (n < 0) {
 				/* The rows stay dirty: the next frame (render_frame()
@@ -1767,7 +1704,6 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 		hashed = true;
 	}
 	c = &r->counters[mode];
-	render_spans_whole(r);
 	uint64_t detect_done = now_usec();
 	if (!render_draw_cells(r, c))
 		render_backend_failed(r);

@@ -89,7 +89,19 @@ void damage_find_scroll(const uint64_t *prev_hash, const uint64_t *cur_hash, uns
 	uint64_t *rprev, *rcur;
 	unsigned *right;
 	struct scroll_guess full = {0, rows, 0, 0}, region = {0, rows, 0, 0};
+	unsigned differ = 0;
 
+	/* A move by k of a region of h rows leaves at most h - k of them right
+	 * after it, and at least h - d were right before it, d the rows that
+	 * differ: it gains at most d - k, so only shifts below d can gain. One
+	 * changed row (an echo) has no move to look for. */
+	for (unsigned r = 0; r < rows; r++)
+		differ += prev_hash[r] != cur_hash[r];
+	if (differ <= 1) {
+		*ret_full = full;
+		*ret_region = region;
+		return;
+	}
 	rprev = malloc(rows * sizeof(uint64_t) * 2 + (rows + 1) * sizeof(unsigned));
 	if (!rprev) {
 		*ret_full = full;
@@ -105,7 +117,7 @@ void damage_find_scroll(const uint64_t *prev_hash, const uint64_t *cur_hash, uns
 
 	/* Smallest shifts first: among equal gains (identical lines) the
 	 * smallest move wins, which is also the cheapest. */
-	for (unsigned k = 1; k < rows; k++) {
+	for (unsigned k = 1; k < rows && k < differ; k++) {
 		for (int dir = 1; dir >= -1; dir -= 2) {
 			struct scroll_guess g = {0, 0, 0, 0};
 			int full_gain;
@@ -158,14 +170,21 @@ void damage_apply_scroll(struct cell *cells, unsigned cols, unsigned top, unsign
 			cells[y * row + x].glyph = CELL_GLYPH_UNKNOWN;
 }
 
-bool damage_detect(const struct cell *prev, const struct cell *cur, unsigned cols, unsigned rows,
-		   uint64_t *prev_hash, uint64_t *cur_hash, struct scroll_guess *ret_full,
-		   struct scroll_guess *ret_region)
+void damage_hash_changed_rows(const struct cell *cells, unsigned cols, unsigned rows,
+			      const bool *changed, const uint64_t *prev_hash, uint64_t *ret)
+{
+	for (unsigned y = 0; y < rows; y++)
+		if (changed[y])
+			damage_hash_rows(cells + (size_t)y * cols, cols, 1, &ret[y]);
+		else
+			ret[y] = prev_hash[y];
+}
+
+bool damage_guess(const uint64_t *prev_hash, const uint64_t *cur_hash, unsigned rows,
+		  struct scroll_guess *ret_full, struct scroll_guess *ret_region)
 {
 	bool any = false;
 
-	damage_hash_rows(prev, cols, rows, prev_hash);
-	damage_hash_rows(cur, cols, rows, cur_hash);
 	for (unsigned y = 0; y < rows && !any; y++)
 		any = prev_hash[y] != cur_hash[y];
 	if (any)
@@ -173,16 +192,13 @@ bool damage_detect(const struct cell *prev, const struct cell *cur, unsigned col
 	return any;
 }
 
-bool damage_detect_within(const struct cell *prev, const struct cell *cur, unsigned cols,
-			  unsigned rows, unsigned top, unsigned bottom, uint64_t *prev_hash,
-			  uint64_t *cur_hash, struct scroll_guess *ret_full,
-			  struct scroll_guess *ret_region)
+bool damage_guess_within(const uint64_t *prev_hash, const uint64_t *cur_hash, unsigned rows,
+			 unsigned top, unsigned bottom, struct scroll_guess *ret_full,
+			 struct scroll_guess *ret_region)
 {
 	struct scroll_guess full, region = {top, bottom, 0, 0};
 	bool any = false;
 
-	damage_hash_rows(prev, cols, rows, prev_hash);
-	damage_hash_rows(cur, cols, rows, cur_hash);
 	for (unsigned y = 0; y < rows && !any; y++)
 		any = prev_hash[y] != cur_hash[y];
 	if (!any)
@@ -198,4 +214,23 @@ bool damage_detect_within(const struct cell *prev, const struct cell *cur, unsig
 	*ret_full = (struct scroll_guess){0, rows, 0, 0};
 	*ret_region = region;
 	return true;
+}
+
+bool damage_detect(const struct cell *prev, const struct cell *cur, unsigned cols, unsigned rows,
+		   uint64_t *prev_hash, uint64_t *cur_hash, struct scroll_guess *ret_full,
+		   struct scroll_guess *ret_region)
+{
+	damage_hash_rows(prev, cols, rows, prev_hash);
+	damage_hash_rows(cur, cols, rows, cur_hash);
+	return damage_guess(prev_hash, cur_hash, rows, ret_full, ret_region);
+}
+
+bool damage_detect_within(const struct cell *prev, const struct cell *cur, unsigned cols,
+			  unsigned rows, unsigned top, unsigned bottom, uint64_t *prev_hash,
+			  uint64_t *cur_hash, struct scroll_guess *ret_full,
+			  struct scroll_guess *ret_region)
+{
+	damage_hash_rows(prev, cols, rows, prev_hash);
+	damage_hash_rows(cur, cols, rows, cur_hash);
+	return damage_guess_within(prev_hash, cur_hash, rows, top, bottom, ret_full, ret_region);
 }

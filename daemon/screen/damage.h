@@ -55,6 +55,24 @@ void damage_hash_rows(const struct cell *cells, unsigned cols, unsigned rows, ui
 void damage_find_scroll(const uint64_t *prev_hash, const uint64_t *cur_hash, unsigned rows,
 			struct scroll_guess *ret_full, struct scroll_guess *ret_region);
 
+/* The same as damage_hash_rows() when only the rows marked in changed may
+ * differ from the grid prev_hash was taken of: those are hashed, the others
+ * keep prev_hash's. A frame whose cells were taken incrementally knows the
+ * rows it changed, and an echo hashes one row instead of both grids. */
+void damage_hash_changed_rows(const struct cell *cells, unsigned cols, unsigned rows,
+			      const bool *changed, const uint64_t *prev_hash, uint64_t *ret);
+
+/* From the row hashes of the last frame and the new one: whether any row
+ * differs and, if so, the best full-screen and region moves (only shifts
+ * below the number of rows that differ can gain, so one changed row costs
+ * no search). damage_guess_within() keeps the moves within rows
+ * [top, bottom), as damage_detect_within() below. */
+bool damage_guess(const uint64_t *prev_hash, const uint64_t *cur_hash, unsigned rows,
+		  struct scroll_guess *ret_full, struct scroll_guess *ret_region);
+bool damage_guess_within(const uint64_t *prev_hash, const uint64_t *cur_hash, unsigned rows,
+			 unsigned top, unsigned bottom, struct scroll_guess *ret_full,
+			 struct scroll_guess *ret_region);
+
 /* A frame's first step: hashes the rows of the last frame (prev) and the new
  * one (cur) into the two hash arrays and, when a row differs, finds the best
  * full-screen and region moves. Returns whether any row differs (false:

@@ -26,10 +26,37 @@
 #define FLOOD_GAP_MAX_USEC (250 * USEC_PER_MSEC)
 #define FLOOD_QUIET_USEC FRAME_INTERVAL_USEC
 
+/* A frame due at once: drawn from the defer source, as the timer would. */
+static int frame_on_now(sd_event_source *src, void *userdata)
+{
+	struct frame *f = userdata;
+
+	(void)src;
+	return f->draw(f->source, f->now_due, f->draw_data);
+}
+
+/* A frame's source (r: its creation's result), off, before whatever else is
+ * due at the same time: the vcs mirror and the snapshot follow the same
+ * output (both due at once after a quiet time) and took 3 ms at 160x50
+ * under TCG before an echo's frame when sd-event happened to dispatch them
+ * first. */
+static int frame_source_ready(sd_event_source *src, int r, const char *what)
+{
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the frame's %s: %m", what);
+	r = sd_event_source_set_priority(src, SD_EVENT_PRIORITY_IMPORTANT);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set the frame %s's priority: %m", what);
+	sd_event_source_set_enabled(src, SD_EVENT_OFF);
+	return 0;
+}
+
 int frame_init(struct frame *f, sd_event *event, sd_event_time_handler_t draw, void *userdata)
 {
 	int r;
 
+	f->draw = draw;
+	f->draw_data = userdata;
 	/* to the microsecond: with sd-event's default accuracy (250 ms) a
 	 * frame due at the end of a flood could wait that long, and with 1 ms
 	 * sd-event arms the timer anywhere in [due, due + 1 ms], so the frame
@@ -37,22 +64,30 @@ int frame_init(struct frame *f, sd_event *event, sd_event_time_handler_t draw, v
 	 * and woke by a timer interrupt (bochs under TCG: 1.7 ms median from
 	 * the parse to the frame) */
 	r = sd_event_add_time(event, &f->source, CLOCK_MONOTONIC, 0, 1, draw, userdata);
+	r = frame_source_ready(f->source, r, "timer");
 	if (r < 0)
-		return log_error_errno(r, "Failed to create the frame timer: %m");
-	/* Before whatever else is due at the same time: the vcs mirror and
-	 * the snapshot follow the same output (both due at once after a quiet
-	 * time) and took 3 ms at 160x50 under TCG before an echo's frame
-	 * when sd-event happened to dispatch them first. */
-	r = sd_event_source_set_priority(f->source, SD_EVENT_PRIORITY_IMPORTANT);
-	if (r < 0)
-		return log_error_errno(r, "Failed to set the frame timer's priority: %m");
-	sd_event_source_set_enabled(f->source, SD_EVENT_OFF);
-	return 0;
+		return r;
+	/* A frame due at once (the first output after a quiet time: an
+	 * echo) runs from a defer source at the loop's next turn, which
+	 * sd-event dispatches without arming a timerfd, waiting in epoll and
+	 * reading the timerfd back: three system calls of an echo's frame
+	 * wait (0.3-1.3 ms from the parse to the frame under TCG). */
+	r = sd_event_add_defer(event, &f->now_source, frame_on_now, f);
+	return frame_source_ready(f->now_source, r, "defer source");
 }
 
 void frame_fini(struct frame *f)
 {
 	f->source = sd_event_source_unref(f->source);
+	f->now_source = sd_event_source_unref(f->now_source);
+}
+
+static bool frame_now_pending(const struct frame *f)
+{
+	int enabled = SD_EVENT_OFF;
+
+	sd_event_source_get_enabled(f->now_source, &enabled);
+	return enabled != SD_EVENT_OFF;
 }
 
 bool frame_pending(const struct frame *f)
@@ -60,12 +95,13 @@ bool frame_pending(const struct frame *f)
 	int enabled = SD_EVENT_OFF;
 
 	sd_event_source_get_enabled(f->source, &enabled);
-	return enabled != SD_EVENT_OFF;
+	return enabled != SD_EVENT_OFF || frame_now_pending(f);
 }
 
 void frame_cancel(struct frame *f)
 {
 	sd_event_source_set_enabled(f->source, SD_EVENT_OFF);
+	sd_event_source_set_enabled(f->now_source, SD_EVENT_OFF);
 }
 
 bool frame_flood(const struct frame *f)
@@ -137,8 +173,12 @@ void frame_schedule(struct frame *f, struct term *term)
 {
 	int enabled = SD_EVENT_OFF;
 	uint64_t now = now_usec(), when;
+	bool now_pending = frame_now_pending(f);
 
 	sd_event_source_get_enabled(f->source, &enabled);
+	/* a frame due at once, pending in the defer source, is a frame due */
+	if (now_pending)
+		enabled = SD_EVENT_ONESHOT;
 	/* The last flood's gap is over and no frame is due: output after a
 	 * quiet time starts afresh (drawn at once, or a new flood's gap) */
 	if (enabled == SD_EVENT_OFF && f->frame_gap_usec > FRAME_INTERVAL_USEC &&
@@ -168,8 +208,16 @@ void frame_schedule(struct frame *f, struct term *term)
 		 * takes it off sd-event's pending list, and with the pty's
 		 * reads dispatched first (each one moving it here) a flood's
 		 * frame never came until the flood ended. */
+		if (now_pending)
+			return;
 		if (sd_event_source_get_time(f->source, &due) >= 0 && (due <= now || due == when))
 			return;
+	}
+	if (when <= now) {
+		sd_event_source_set_enabled(f->source, SD_EVENT_OFF);
+		f->now_due = when;
+		sd_event_source_set_enabled(f->now_source, SD_EVENT_ONESHOT);
+		return;
 	}
 	sd_event_source_set_time(f->source, when);
 	if (enabled == SD_EVENT_OFF)

@@ -20,6 +20,12 @@
 
 struct frame {
 	sd_event_source *source; /* the frame's timer; its handler draws */
+	/* ... and a frame due at once: a defer source calling the same
+	 * handler (draw, draw_data) with its due time, now_due */
+	sd_event_source *now_source;
+	sd_event_time_handler_t draw;
+	void *draw_data;
+	uint64_t now_due;
 	uint64_t last_frame_usec;
 	/* The least time from one frame to the next: FRAME_INTERVAL, longer
 	 * during a flood (FLOOD_RENDER_FACTOR); and the session's byte count

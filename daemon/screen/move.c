@@ -71,10 +71,16 @@ static void move_shadow(const struct move_target *t, const struct frame_plan *p)
 		memmove(t->shadow + d->y * stride, t->shadow + s->y * stride,
 			(size_t)s->h * stride);
 	else
-		for (unsigned y = 0; y < s->h; y++)
-			memmove(t->shadow + (s->y + y) * stride + (size_t)d->x * bpp,
+		/* line by line (sideways, or lines shorter than the stride: fb-flush
+		 * write's copy has the device's padding), in the order that reads
+		 * each source line before it is overwritten */
+		for (unsigned i = 0; i < s->h; i++) {
+			unsigned y = d->y > s->y ? s->h - 1 - i : i;
+
+			memmove(t->shadow + (d->y + y) * stride + (size_t)d->x * bpp,
 				t->shadow + (s->y + y) * stride + (size_t)s->x * bpp,
 				(size_t)s->w * bpp);
+		}
 	for (unsigned row = p->top; row < p->bottom; row++)
 		t->dirty[row] = true;
 }

@@ -77,10 +77,18 @@ struct render_frame_times {
 struct render_stats {
 	uint64_t frames;
 	uint64_t cells_drawn;
-	uint64_t cells_resolved; /* libtsm's cells resolved again (the rest kept) */
+	uint64_t cells_resolved;    /* libtsm's cells resolved again (the rest kept) */
+	uint64_t rows_hashed;	    /* rows hashed for damage (both grids' when not incremental) */
+	uint64_t damage_mismatches; /* render_set_check_damage()'s disagreements */
 	uint64_t render_usec;
 	struct render_frame_times last;
 };
+
+/* Each frame whose damage comes from the rows it marked (render.c,
+ * row_changed) also hashes and compares every row and counts in
+ * stats.damage_mismatches each row and each guess that disagrees: a check
+ * for the tests, a second detection over the whole grid per frame. */
+void render_set_check_damage(struct render *r, bool on);
 
 /* The renderer draws with `fonts` (which the caller keeps) in its current
  * cell size. -ERANGE (logged) when that cell is larger than the screen. */

@@ -129,7 +129,8 @@ def run_terminal(b, args, term, font, kmscon):
             # too slow under TCG)
             idle_keys = vm.check("sed -n 's/.*Key: //p' %s/term.log | tr -cs '0-9\\n-' ' '"
                                  % d, timeout=120)
-            idle_wakeups = count_wakeups(vm)
+        if term in ("consoled", "fbcon"):
+            idle_wakeups, guest_wakeups = count_wakeups(vm, term)
         vm.check("(yes >/dev/tty2 &) </dev/null >/dev/null 2>&1; touch %s/g2" % d)
         if not wait_file(vm, d + "/e2", status, int(60 + keys * per_key * 4)):
             raise RuntimeError("echo under flood did not finish")
@@ -168,19 +169,34 @@ def run_terminal(b, args, term, font, kmscon):
     mode = re.search(r"mode (\S+) (\d+) bpp", log)
     if term == "consoled":
         found["stages"] = key_stages(idle_keys)
+    if term in ("consoled", "fbcon"):
         found["idle_wakeups"] = idle_wakeups
+        found["guest_wakeups"] = guest_wakeups
     found["band"] = band.group(0) if band else None
     found["mode"] = mode.group(0) if mode else None
     return found
 
 
-def count_wakeups(vm):
-    """consoled's context switches (voluntary and not: each wake-up ends in
-    one) over IDLE_SECONDS of nothing to do, or None."""
-    cmd = ("p=$(pidof consoled); c() { awk '/ctxt_switches/ { n += $2 } END { print n }'"
-           " /proc/$p/status; }; a=$(c); sleep %d; echo $a $(c)" % IDLE_SECONDS)
+def count_wakeups(vm, term):
+    """Context switches (voluntary and not: each wake-up ends in one) over
+    IDLE_SECONDS of nothing to do: consoled's own (None for fbcon, which has
+    no process: its cursor blink is a kernel work item) and the whole
+    guest's (/proc/stat ctxt: the kernel's workers, fbcon's blink among
+    them, the harness's own shell and sleep). fbcon's blink, off for the
+    pixel measurements, is on for the count: the wake-ups consoled is held
+    against. Returns (own, guest), either None when unreadable."""
+    own = ("p=$(pidof consoled); c() { awk '/ctxt_switches/ { n += $2 } END { print n }'"
+           " /proc/$p/status; }" if term == "consoled" else "c() { echo -; }")
+    blink = "/sys/class/graphics/fbcon/cursor_blink"
+    cmd = ("%s; g() { awk '/^ctxt/ { print $2 }' /proc/stat; }; %s a=$(c); b=$(g); sleep %d;"
+           " echo $a $(c) $b $(g); %s"
+           % (own, "echo 1 >%s;" % blink if term == "fbcon" else "", IDLE_SECONDS,
+              "echo 0 >%s" % blink if term == "fbcon" else "true"))
     f = vm.check(cmd, timeout=IDLE_SECONDS + 60).split()
-    return int(f[1]) - int(f[0]) if len(f) == 2 else None
+    if len(f) != 4:
+        return None, None
+    proc = int(f[1]) - int(f[0]) if f[0] != "-" else None
+    return proc, int(f[3]) - int(f[2])
 
 
 def key_stages(lines):
@@ -253,9 +269,15 @@ def format_card(card):
                       r["flood"]["median_ms"], r["flood"]["p99_ms"], r["int"]["median_ms"],
                       r["int"]["p99_ms"]))
     for r in lat["rows"]:
-        if r.get("idle_wakeups") is not None:
-            out.append("   %s idle: %d wake-ups in %d s (context switches of the process, after the"
-                       " idle echo)" % (r["term"], r["idle_wakeups"], IDLE_SECONDS))
+        if r.get("idle_wakeups") is not None or r.get("guest_wakeups") is not None:
+            own = ("%d wake-ups of the process, " % r["idle_wakeups"]
+                   if r.get("idle_wakeups") is not None else "")
+            guest = r.get("guest_wakeups")
+            out.append("   %s idle: %s%s context switches of the whole guest in %d s (after the"
+                       " idle echo%s)" % (r["term"], own, "-" if guest is None else guest,
+                                          IDLE_SECONDS,
+                                          "; its cursor blink on" if r["term"] == "fbcon"
+                                          else ""))
     for r in lat["rows"]:
         st = r.get("stages")
         if st:

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdlib.h>
+
 #include "../../daemon/screen/damage.h"
 #include "tests.h"
 
@@ -65,8 +67,85 @@ static void test_runs(void)
 	CHECK(n == 1 && runs[0].start == 0 && runs[0].end == COLS);
 }
 
+/* The gain of moving rows [top, bottom) by shift, by its definition: rows
+ * right after the move minus rows right before it. */
+static int gain_of(const uint64_t *prev, const uint64_t *cur, unsigned top, unsigned bottom,
+		   int shift)
+{
+	unsigned k = (unsigned)abs(shift);
+	int gain = 0;
+
+	for (unsigned y = top; y < bottom; y++) {
+		gain -= prev[y] == cur[y];
+		/* dest rows: those whose source is inside the region */
+		if (shift > 0 && y + k < bottom)
+			gain += cur[y] == prev[y + k];
+		else if (shift < 0 && y >= top + k)
+			gain += cur[y] == prev[y - k];
+	}
+	return gain;
+}
+
+/* damage_find_scroll() against every region and shift tried, on frames
+ * where few rows differ (an echo, a line typed, a short scroll, repeated
+ * lines): the best gains agree. The search leaves out the shifts not below
+ * the number of rows that differ, which can gain nothing. */
+static void test_find_scroll_exhaustive(void)
+{
+	enum { ROWS = 12 };
+	unsigned seed = 7;
+
+	for (unsigned round = 0; round < 4000; round++) {
+		uint64_t prev[ROWS], cur[ROWS];
+		struct scroll_guess full, region;
+		int best_full = 0, best_region = 0;
+		unsigned alphabet = 2 + (unsigned)rand_r(&seed) % 6;
+
+		/* few distinct rows, so that moves can match */
+		for (unsigned y = 0; y < ROWS; y++)
+			prev[y] = cur[y] = (uint64_t)rand_r(&seed) % alphabet;
+		if (round % 2) {
+			int k = 1 + rand_r(&seed) % 3;
+
+			for (unsigned y = 0; y < ROWS; y++)
+				cur[y] = y + (unsigned)k < ROWS ? prev[y + (unsigned)k] : 100 + y;
+		}
+		for (unsigned n = (unsigned)rand_r(&seed) % 4; n > 0; n--)
+			cur[(unsigned)rand_r(&seed) % ROWS] = 200 + (uint64_t)rand_r(&seed) % 3;
+
+		damage_find_scroll(prev, cur, ROWS, &full, &region);
+		for (int k = 1; k < ROWS; k++)
+			for (int dir = 1; dir >= -1; dir -= 2) {
+				int g = gain_of(prev, cur, 0, ROWS, dir * k);
+
+				if (g > best_full)
+					best_full = g;
+				for (unsigned top = 0; top < ROWS; top++)
+					for (unsigned bottom = top + (unsigned)k + 1;
+					     bottom <= ROWS; bottom++) {
+						g = gain_of(prev, cur, top, bottom, dir * k);
+						if (g > best_region)
+							best_region = g;
+					}
+			}
+		if (full.gain != best_full || region.gain != best_region ||
+		    (full.shift && gain_of(prev, cur, 0, ROWS, full.shift) != full.gain) ||
+		    (region.shift &&
+		     gain_of(prev, cur, region.top, region.bottom, region.shift) != region.gain)) {
+			fprintf(stderr,
+				"round %u: full %d (shift %d), best %d; region %d (%u-%u by %d), "
+				"best %d\n",
+				round, full.gain, full.shift, best_full, region.gain, region.top,
+				region.bottom, region.shift, best_region);
+			CHECK(0);
+			return;
+		}
+	}
+}
+
 int main(void)
 {
 	RUN(test_runs);
+	RUN(test_find_scroll_exhaustive);
 	return TESTS_RESULT();
 }

@@ -426,12 +426,8 @@ int main(int argc, char **argv)
 		 * and session are set up. */
 		struct fbdev *fb = seat_screen(m.seat)->fb;
 
-		if (m.opts.seat)
-			sd_notifyf(0, "READY=1\nSTATUS=Running on %s, %s (%s)", m.opts.seat,
-				   fb->path, fb->fix.id);
-		else
-			sd_notifyf(0, "READY=1\nSTATUS=Running on tty%u, %s (%s)",
-				   vt_number(m.seat->vt), fb->path, fb->fix.id);
+		sd_notifyf(0, "READY=1\nSTATUS=Running on %s, %s (%s)", vt_name(m.seat->vt),
+			   fb->path, fb->fix.id);
 		r = sd_event_loop(m.event);
 		if (r < 0)
 			log_error_errno(r, "Event loop failed: %m");

@@ -1383,7 +1383,7 @@ int seat_open_vt(struct seat *seat, sd_event *event)
 	if (seat->opts->seat)
 		/* no kernel VT: in front once the seat is ours (seat_follow()) */
 		r = vt_new_none(&(struct vt_callbacks){seat_on_release, seat_on_acquire}, seat,
-				&seat->vt);
+				seat->opts->seat, &seat->vt);
 	else
 		r = vt_open(event, seat->opts->vt, seat->opts->switchvt,
 			    &(struct vt_callbacks){seat_on_release, seat_on_acquire}, seat,

@@ -34,6 +34,7 @@
 struct vt {
 	int fd;
 	unsigned num;
+	char name[64]; /* vt_name() */
 	bool active;
 	/* Another program has set its own VT_PROCESS mode on the VT. */
 	bool grabbed;
@@ -340,6 +341,7 @@ int vt_open(sd_event *event, unsigned num, bool activate, const struct vt_callba
 
 	vt = xcalloc(1, sizeof(*vt));
 	vt->num = num;
+	snprintf(vt->name, sizeof(vt->name), "tty%u", num);
 	vt->cb = *cb;
 	vt->userdata = userdata;
 	vt->watch_fd = vt->active_fd = -1;
@@ -467,11 +469,12 @@ void vt_free(struct vt *vt)
 	free(vt);
 }
 
-int vt_new_none(const struct vt_callbacks *cb, void *userdata, struct vt **ret)
+int vt_new_none(const struct vt_callbacks *cb, void *userdata, const char *name, struct vt **ret)
 {
 	struct vt *vt = xcalloc(1, sizeof(*vt));
 
 	vt->fd = -1;
+	snprintf(vt->name, sizeof(vt->name), "%s", name);
 	vt->cb = *cb;
 	vt->userdata = userdata;
 	*ret = vt;
@@ -497,6 +500,11 @@ bool vt_is_active(const struct vt *vt)
 unsigned vt_number(const struct vt *vt)
 {
 	return vt->num;
+}
+
+const char *vt_name(const struct vt *vt)
+{
+	return vt->name;
 }
 
 int vt_activate(struct vt *vt, unsigned target)

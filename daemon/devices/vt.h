@@ -46,8 +46,8 @@ void vt_free(struct vt *vt);
 /* A seat without kernel VTs (seat.h, --seat): a stand-in with no device
  * (number 0, no ioctl, no signal, no poll), inactive until vt_set_active()
  * says what logind's seat state does; each change runs the callbacks, as
- * a VT switch does. */
-int vt_new_none(const struct vt_callbacks *cb, void *userdata, struct vt **ret);
+ * a VT switch does; `name` (the seat's) is what vt_name() gives. */
+int vt_new_none(const struct vt_callbacks *cb, void *userdata, const char *name, struct vt **ret);
 void vt_set_active(struct vt *vt, bool active);
 
 /* Whether consoled may draw and read keys: the VT is in front and ours. */
@@ -56,6 +56,9 @@ bool vt_is_active(const struct vt *vt);
  * periodic poll does, callbacks included. */
 void vt_poll(struct vt *vt);
 unsigned vt_number(const struct vt *vt);
+/* Where consoled runs, for status and log lines: "ttyN", or the seat's name
+ * for a stand-in. */
+const char *vt_name(const struct vt *vt);
 
 /* Asks the kernel to switch to VT `target` (Ctrl+Alt+Fn). */
 int vt_activate(struct vt *vt, unsigned target);

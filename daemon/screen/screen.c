@@ -88,17 +88,17 @@ static void screen_log_key(struct screen *s, struct term *term, uint64_t due, ui
 	if (!s->cfg.stats)
 		return;
 	log_info("Key: %llu us to the pty, echo read %llu us later, parsed in %llu us; frame "
-		  "%llu us after the parse (due at %lld us): cells %llu, detect %llu, draw %llu, "
-		  "flush %llu us; %llu us from the key to the glass",
-		  (unsigned long long)(k->write_usec - k->key_usec),
-		  (unsigned long long)(k->read_usec - k->write_usec),
-		  (unsigned long long)(k->parsed_usec - k->read_usec),
-		  (unsigned long long)(start - k->parsed_usec),
-		  (long long)due - (long long)k->parsed_usec, (unsigned long long)f->cells_usec,
-		  (unsigned long long)f->detect_usec, (unsigned long long)f->draw_usec,
-		  (unsigned long long)f->flush_usec,
-		  (unsigned long long)(start + f->cells_usec + f->detect_usec + f->draw_usec +
-				       f->flush_usec - k->key_usec));
+		 "%llu us after the parse (due at %lld us): cells %llu, detect %llu, draw %llu, "
+		 "flush %llu us; %llu us from the key to the glass",
+		 (unsigned long long)(k->write_usec - k->key_usec),
+		 (unsigned long long)(k->read_usec - k->write_usec),
+		 (unsigned long long)(k->parsed_usec - k->read_usec),
+		 (unsigned long long)(start - k->parsed_usec),
+		 (long long)due - (long long)k->parsed_usec, (unsigned long long)f->cells_usec,
+		 (unsigned long long)f->detect_usec, (unsigned long long)f->draw_usec,
+		 (unsigned long long)f->flush_usec,
+		 (unsigned long long)(start + f->cells_usec + f->detect_usec + f->draw_usec +
+				      f->flush_usec - k->key_usec));
 }
 
 static int screen_on_frame(sd_event_source *src, uint64_t usec, void *userdata)
@@ -703,8 +703,7 @@ static void screen_on_fb_gone(void *userdata)
 	s->backend = NULL;
 	fbdev_free(s->fb);
 	s->fb = NULL; /* (fbdev_free() took it off the crash handler's list) */
-	sd_notifyf(0, "STATUS=Running on tty%u, no framebuffer (waiting for one)",
-		   vt_number(s->vt));
+	sd_notifyf(0, "STATUS=Running on %s, no framebuffer (waiting for one)", vt_name(s->vt));
 	if (s->cb.gone)
 		s->cb.gone(s, s->userdata);
 }
@@ -722,7 +721,7 @@ static int screen_on_fb_found(struct fbdev *fb, void *userdata)
 	fbdev_use_boot_mode(fb, BOOTMODE_DIR);
 	screen_refit_fonts(s);
 	render_set_device(s->render, fb, s->fonts);
-	sd_notifyf(0, "STATUS=Running on tty%u, %s (%s)", vt_number(s->vt), fb->path, fb->fix.id);
+	sd_notifyf(0, "STATUS=Running on %s, %s (%s)", vt_name(s->vt), fb->path, fb->fix.id);
 	/* With another VT in front, fbcon set the device up for it. */
 	if (vt_is_active(s->vt)) {
 		(void)fbdev_activate(fb);

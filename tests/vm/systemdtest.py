@@ -348,6 +348,8 @@ def setup_guest(root, build):
     shutil.copy2(os.path.join(build, "tests", "vm", "session-client"), client)
     shutil.copy2(os.path.join(build, "tests", "vm", "vtgrab"),
                  os.path.join(root, VTGRAB.lstrip("/")))
+    shutil.copy2(os.path.join(build, "tests", "vm", "con2fb"),
+                 os.path.join(root, seatcheck.CON2FB.lstrip("/")))
     rootfs.write(root, "/etc/consoled/consoled.conf",
                  "# The font the harness's screen reader decodes.\nfont-file=%s\n" % GUEST_FONT)
     # The fbdev driver, not DRM's cirrus, must own the card (docs/HARDWARE.md).

@@ -6,8 +6,13 @@ display, so QMP input-send-event with device=seat1vga types on kbd2 only
 while send-key types on the PS/2 keyboard (QEMU's qemu_input_find_handler():
 an event without a console never goes to a bound handler).
 
-  seat-start   bochs is loaded (fb1), the card's DRM device, its fb1 and kbd2
-               are attached to seat-b (loginctl attach): udev's rule
+  seat-start   bochs is loaded (fb1); fbcon draws the oracle text
+               (vmtest.oracle_text(), the guest's Lat15-Fixed16 and the
+               Linux palette, as the card guests' oracle checks) on fb1:
+               VT 9 mapped to fb1 with FBIOPUT_CON2FBMAP (con2fb.c), shown,
+               the text written, a screendump of seat1vga kept, VT 9
+               mapped back to fb0 and tty1 shown.  Then the card's DRM device,
+               its fb1 and kbd2 are attached to seat-b (loginctl attach): udev's rule
                (74-consoled-seat.rules) starts consoled-seat@seat\x2db by itself;
                its STATUS= names seat-b and /dev/fb1, it opened no VT, the
                login prompt is on seat-b's screen (screendump of seat1vga),
@@ -18,6 +23,9 @@ an event without a console never goes to a bound handler).
                the user with Seat=seat-b, no VT (VTNr=0), active; keys typed
                on the PS/2 keyboard (seat0) show on tty1's prompt, not on
                seat-b (then erased).
+  seat-oracle  the shell on seat-b cats the same oracle text (the cursor
+               hidden): seat-b's screendump equals fbcon's picture on the
+               same card pixel for pixel.
   seat-terminals  Ctrl+Alt+F2 on kbd2 shows a second terminal with a login
                prompt of its own (a second consoled-session started); the
                user logs in there (logind makes that session the seat's
@@ -31,6 +39,17 @@ an event without a console never goes to a bound handler).
                new consoled adopts the first terminal's session from the fd
                store (journal), its screen shows the session's output and
                typing on kbd2 reaches the same shell.
+  seat-options what works on a VT, on seat-b: a drop-in of the unit gives
+               consoled --scroll-mode=redraw --rotate=1 (and the test
+               build's 2 s bell flash); after a restart (the first
+               terminal's session adopted) the journal says it scrolls by
+               redraw, the screen is turned a quarter clockwise (its dump
+               turned back shows a command's output), 300 lines scrolled
+               equal a full redraw (Ctrl+Alt+F2, F1), a BEL written to the
+               session's pty (after a text in the default colours alone)
+               flashes the screen inverted pixel for pixel and the picture
+               is back after it; without the drop-in, restarted
+               again, the screen is upright.
   seat-grab    the test user's program on seat-b takes its session's devices
                from logind (vtgrab logind: TakeControl, what a compositor
                does): consoled lets go (journal), keys typed on kbd2 reach
@@ -43,10 +62,13 @@ an event without a console never goes to a bound handler).
 import re
 import time
 
+import belltest
+import screen
+import screenstest
 import vmlib
 
-CHECKS = ["seat-start", "seat-login", "seat-terminals", "seat-restore", "seat-grab",
-          "seat-stop"]
+CHECKS = ["seat-start", "seat-login", "seat-oracle", "seat-terminals", "seat-restore",
+          "seat-options", "seat-grab", "seat-stop"]
 
 # A dash, as in logind's automatic seats (seat-PATH): the unit's instance
 # is escaped (consoled-seat@seat\x2db.service) and %I gives the name back.
@@ -60,6 +82,19 @@ QEMU_ARGS = ["-device", "bochs-display,id=%s" % DISPLAY,
 # Modules: the card's DRM driver (blacklisted at boot: loaded by seat-start).
 MODULES = ["bochs"]
 BLACKLIST = "blacklist bochs\n"
+# The test tool that maps a VT to a framebuffer for fbcon (con2fb.c).
+CON2FB = "/usr/local/libexec/consoled-test/con2fb"
+# The VT fbcon draws the oracle on, mapped to seat-b's fb1 meanwhile: above
+# logind's NAutoVTs (6), so no getty starts there when it is shown.
+ORACLE_VT = 9
+# The oracle text (vmtest.oracle_text() at fb1's width), readable by the
+# test user's session on seat-b, and the script that shows it there.
+ORACLE_TEXT = "/tmp/seat-oracle"
+ORACLE_SCRIPT = "/tmp/seat-oracle.sh"
+# seat-options: a drop-in of the seat's unit and the bell's flash (the test
+# build's hook) long enough for a screendump.
+OPTIONS_DROPIN = "'/run/systemd/system/%s.d/50-seatcheck.conf'" % SEAT_UNIT.strip("'")
+FLASH_MS = 2000
 
 
 def seat_grab(self):
@@ -67,11 +102,18 @@ def seat_grab(self):
     return self.vm.screendump(device=DISPLAY)
 
 
-def seat_wait(self, predicate, what, timeout=30):
-    """Wait until seat-b's decoded screen satisfies predicate; fail with it."""
+def seat_grab_turned(self):
+    """seat-b's card turned back from rotate=1 (upright text)."""
+    return screenstest.turn_back(seat_grab(self))
+
+
+def seat_wait(self, predicate, what, timeout=30, turned=False):
+    """Wait until seat-b's decoded screen (turned: turned back from
+    rotate=1) satisfies predicate; fail with it."""
     img, decoded = self.vm.wait_screen(self.sysd.vmtest.load_font(self.sysd.FONT), predicate,
                                        timeout=timeout, interval=0.5,
-                                       grab=lambda: seat_grab(self))
+                                       grab=lambda: (seat_grab_turned(self) if turned
+                                                     else seat_grab(self)))
     if not predicate(decoded):
         path = self.vm.save_png(img, "systemd-%d-seat-b.png" % self.n)
         self.fail("%s; seat-b shows:\n%s\n(picture: %s)" % (what, decoded.text(), path))
@@ -112,6 +154,39 @@ def lines_with(decoded, text):
     return [l for l in decoded.lines if text in l]
 
 
+def fbcon_oracle(self):
+    """fbcon's picture of the oracle text on seat-b's card, before the card
+    is seat-b's: VT ORACLE_VT mapped to fb1 (FBIOPUT_CON2FBMAP), shown, the
+    font loaded and the text written there; then the VT back on fb0 (fbcon
+    lets fb1 go) and tty1 again.  Kept as self.seat_fbcon for seat-oracle."""
+    sysd = self.sysd
+    vmtest = sysd.vmtest
+    self.seat_fbcon = None
+    xres = int(self.sh("cat /sys/class/graphics/fb1/virtual_size").split(",")[0])
+    text, _ = vmtest.oracle_text(sysd.FONT, xres // vmtest.load_font(sysd.FONT).width)
+    self.put_file(ORACLE_TEXT, text)
+    self.put_file(ORACLE_SCRIPT, ("cat %s; read x; printf '\\033[?25h\\033[H\\033[2J';"
+                                  " echo SEAT1-42\n" % ORACLE_TEXT).encode())
+    self.sh("chmod 644 %s %s" % (ORACLE_TEXT, ORACLE_SCRIPT))
+    try:
+        mapped = self.sh("%s /dev/fb1 %d 1 && chvt %d && setfont -C /dev/tty%d %s && cat %s >"
+                         " /dev/tty%d" % (CON2FB, ORACLE_VT, ORACLE_VT, ORACLE_VT,
+                                          sysd.GUEST_FONT, ORACLE_TEXT, ORACLE_VT)).strip()
+        if mapped != "1":
+            self.fail("VT %d is on fb%s, not fb1" % (ORACLE_VT, mapped))
+        img = self.stable_grab(grab=lambda: seat_grab(self))
+    finally:
+        # back to fb0 while VT 9 is in front: a mapping changed behind
+        # consoled@tty1's back resets fb0's mode under it
+        self.sh("%s /dev/fb1 %d 0; chvt 1" % (CON2FB, ORACLE_VT))
+    decoded = screen.read_screen(img, vmtest.load_font(sysd.FONT))
+    if not lines_with(decoded, "consoled pixel oracle") or not lines_with(decoded, "last line"):
+        path = self.vm.save_png(img, "systemd-%d-seat-fbcon.png" % self.n)
+        self.fail("fbcon's picture on fb1 does not show the oracle text:\n%s\n(picture: %s)"
+                  % (decoded.text(), path))
+    self.seat_fbcon = img
+
+
 def check_seat_start(self):
     sysd = self.sysd
     self.sh("modprobe bochs")
@@ -123,6 +198,7 @@ def check_seat_start(self):
     # the DRM device (logind's master-of-seat, which makes the seat) and
     # the framebuffer (tagged "seat" by 71-seat.rules; a child of the PCI
     # device, not of the DRM device, so it needs its own attach)
+    fbcon_oracle(self)
     card = self.sh("ls -d /sys/class/graphics/fb1/device/drm/card*").split()
     if len(card) != 1:
         self.fail("bochs's DRM device not found: %r" % card)
@@ -201,6 +277,23 @@ def check_seat_login(self):
         self.vm.send_keys(["backspace"], 10)
     self.wait_prompt("the typed text did not go from tty1's prompt",
                      lambda s: "seatzero" not in s.text())
+
+
+def check_seat_oracle(self):
+    sysd = self.sysd
+    if getattr(self, "seat_fbcon", None) is None:
+        self.fail("no picture of fbcon's on fb1 (seat-start)")
+    seat_type(self, "sh %s\n" % ORACLE_SCRIPT)
+    try:
+        self.wait_equal(self.seat_fbcon, "consoled's oracle text on seat-b differs from fbcon's"
+                        " on the same card", grab=lambda: seat_grab(self))
+    finally:
+        # the script's read: the shell comes back for the next checks
+        seat_type(self, "\n")
+    seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines)
+              and any(l.startswith(sysd.SHELL_PROMPT) for l in s.lines)
+              and not lines_with(s, "consoled pixel oracle"),
+              "the shell did not come back after the oracle text on seat-b")
 
 
 def seat_sessions(self):
@@ -295,6 +388,82 @@ def check_seat_restore(self):
     seat_wait(self, lambda s: any(l.rstrip() == "AFTER-42" for l in s.lines)
               and any(l.rstrip() == "SEAT1-42" for l in s.lines),
               "typing on kbd2 after the restart did not reach the same shell")
+
+
+def seat_restart(self, what):
+    """Restart seat-b's unit; wait until the first terminal's session is
+    adopted; the journal's cursor from before."""
+    cursor = self.journal_cursor()
+    self.sh("systemctl daemon-reload && systemctl restart " + SEAT_UNIT, timeout=60)
+    deadline = time.monotonic() + 30
+    while "Adopted the session" not in self.journal_since(cursor, "-o cat -u " + SEAT_UNIT):
+        if time.monotonic() > deadline:
+            self.fail("%s: the first terminal's session was not adopted; it logged:\n%s"
+                      % (what, self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)[-3000:]))
+        time.sleep(0.5)
+    return cursor
+
+
+def check_seat_options(self):
+    sysd = self.sysd
+    consoled = self.sh("command -v consoled").strip()
+    self.sh("mkdir -p %s" % OPTIONS_DROPIN.rsplit("/", 1)[0] + "'")
+    self.put_file(OPTIONS_DROPIN, (
+        "[Service]\nEnvironment=CONSOLED_TEST_BELL_FLASH_MS=%d\nExecStart=\n"
+        "ExecStart=%s --seat=%%I --session-socket=/run/consoled-session.sock"
+        " --scroll-mode=redraw --rotate=1\n" % (FLASH_MS, consoled)).encode())
+    try:
+        cursor = seat_restart(self, "the restart with --scroll-mode=redraw --rotate=1")
+        log = self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)
+        if "Scrolling: mode redraw, full-screen scrolls by redraw" not in log:
+            self.fail("consoled on seat-b does not scroll by redraw:\n" + log[-3000:])
+        # rotate=1: the text reads upright on the glass turned back
+        seat_type(self, "echo turned-$((6*7))\n")
+        seat_wait(self, lambda s: any(l.rstrip() == "turned-42" for l in s.lines),
+                  "seat-b's screen is not turned a quarter (rotate=1)", turned=True)
+        # a forced strategy: 300 lines scrolled equal a full redraw
+        # (Ctrl+Alt+F2 and F1: the first terminal drawn again)
+        seat_type(self, "seq -f 'scrolled %g' 1 300\n")
+        seat_wait(self, lambda s: any(l.rstrip() == "scrolled 300" for l in s.lines)
+                  and any(l.startswith(sysd.SHELL_PROMPT) for l in s.lines[-5:]),
+                  "300 lines did not scroll on seat-b", turned=True)
+        scrolled = self.stable_grab(grab=lambda: seat_grab(self))
+        seat_combo(self, ["ctrl", "alt", "f2"])
+        seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines)
+                  and not lines_with(s, "scrolled"),
+                  "Ctrl+Alt+F2 did not show the second terminal (turned)", turned=True)
+        seat_combo(self, ["ctrl", "alt", "f1"])
+        self.wait_equal(scrolled, "the lines scrolled by redraw on seat-b differ from a full"
+                        " redraw", grab=lambda: seat_grab(self))
+        # the bell: a BEL written to the session's pty flashes seat-b's
+        # screen (inverted), then the screen is as before; on a screen of
+        # the default colours alone (the prompt is coloured), written there too
+        tty = self.sh("loginctl show-session $(loginctl list-sessions --no-legend | awk"
+                      " '$4 == \"%s\" {print $1}' | head -n 1) -p TTY --value" % SEAT).strip()
+        self.sh("printf '\\033[0m\\033[H\\033[2Jthe bell on seat-b\\n' > /dev/%s" % tty)
+        seat_wait(self, lambda s: s.lines and s.lines[0].rstrip() == "the bell on seat-b",
+                  "the text written to the session's pty is not on seat-b", turned=True)
+        before = self.stable_grab(grab=lambda: seat_grab(self))
+        self.sh("printf '\\a' > /dev/%s" % tty)
+        want = belltest.BellChecks(self, sysd.vmtest.load_font, sysd.FONT).inverted(before)
+        deadline = time.monotonic() + FLASH_MS / 1000.0
+        while True:
+            img = seat_grab(self)
+            if img == want or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        if img != want:
+            d = screen.compare(want, img)
+            self.fail("no flash of the screen inverted on seat-b after a BEL: %s"
+                      % ("%d pixels differ in %r" % (d.count, d.bbox) if d else "?"),
+                      want, img, tag="seat-flash")
+        self.wait_equal(before, "seat-b after the flash", grab=lambda: seat_grab(self))
+    finally:
+        self.sh("rm -rf %s" % OPTIONS_DROPIN.rsplit("/", 1)[0] + "'")
+        seat_restart(self, "the restart without the drop-in")
+    seat_type(self, "echo upright-$((6*7))\n")
+    seat_wait(self, lambda s: any(l.rstrip() == "upright-42" for l in s.lines),
+              "seat-b is not upright after the drop-in went")
 
 
 def check_seat_grab(self):

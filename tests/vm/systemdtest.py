@@ -348,6 +348,8 @@ def setup_guest(root, build):
     shutil.copy2(os.path.join(build, "tests", "vm", "session-client"), client)
     shutil.copy2(os.path.join(build, "tests", "vm", "vtgrab"),
                  os.path.join(root, VTGRAB.lstrip("/")))
+    shutil.copy2(os.path.join(build, "tests", "vm", "con2fb"),
+                 os.path.join(root, seatcheck.CON2FB.lstrip("/")))
     rootfs.write(root, "/etc/consoled/consoled.conf",
                  "# The font the harness's screen reader decodes.\nfont-file=%s\n" % GUEST_FONT)
     # The fbdev driver, not DRM's cirrus, must own the card (docs/HARDWARE.md).
@@ -438,14 +440,27 @@ class Runner(vmtest.Runner):
         return re.search(r"-- cursor: (\S+)", out).group(1)
 
     def journal_since(self, cursor, args="-o cat"):
-        return self.sh("journalctl --no-pager --after-cursor='%s' %s" % (cursor, args))
+        """The entries after the cursor's that args (a filter, a format)
+        select.  journalctl 252's --after-cursor seeks to the cursor and
+        steps two entries on (sd_journal_next_skip(j, 2)) whether or not the
+        cursor's own entry passes the filter: when it does not (a cursor
+        taken from the whole journal, a filter of one unit), the first entry
+        the filter selects is dropped, and when it is the only one nothing
+        shows.  So --after-cursor only when the filter selects the cursor's
+        entry (the first entry of --cursor, inclusive, is it), --cursor
+        otherwise."""
+        return self.sh("c='%s'; if journalctl --no-pager --cursor=\"$c\" %s -o json"
+                       " --output-fields=__CURSOR | head -n 1 | grep -qF \"\\\"$c\\\"\";"
+                       " then journalctl --no-pager --after-cursor=\"$c\" %s;"
+                       " else journalctl --no-pager --cursor=\"$c\" %s; fi"
+                       % (cursor, args, args, args))
 
     def wait_journal(self, cursor, needle, what, timeout=15, unit=UNIT):
         """Wait for a message of `unit` (a glob: -u) with `needle` at priority
         err or higher after the cursor: journald takes a service's stderr
         asynchronously, so it may come after systemd's own messages.  (The
-        priority is checked here: journalctl 252 with both --after-cursor
-        and -p shows nothing.)"""
+        priority is checked here, as it was when --after-cursor with -p
+        showed nothing: journal_since() says why.)"""
         query = "-u '%s' -o json --output-fields=PRIORITY,MESSAGE" % unit
         deadline = time.monotonic() + timeout
         while True:

@@ -490,24 +490,27 @@ class Runner:
     def sh(self, cmd, timeout=30):
         return self.vm.check(cmd, timeout)
 
-    def stable_grab(self, settle=0.4, timeout=15):
-        """A screendump once two grabs `settle` seconds apart agree."""
+    def stable_grab(self, settle=0.4, timeout=15, grab=None):
+        """A screendump once two grabs `settle` seconds apart agree (grab:
+        another picture than the card's, as VM.wait_screen())."""
+        grab = grab or self.vm.grab
         deadline = time.monotonic() + timeout
-        prev = self.vm.grab()
+        prev = grab()
         while True:
             time.sleep(settle)
-            cur = self.vm.grab()
+            cur = grab()
             if not screen.compare(prev, cur):
                 return cur
             if time.monotonic() > deadline:
                 self.fail("the screen did not settle within %ds" % timeout)
             prev = cur
 
-    def wait_equal(self, expected, what, timeout=20):
-        """Poll until the screen equals `expected`; fail with pictures otherwise."""
+    def wait_equal(self, expected, what, timeout=20, grab=None):
+        """Poll until the screen (or grab()'s picture) equals `expected`;
+        fail with pictures otherwise."""
         deadline = time.monotonic() + timeout
         while True:
-            img = self.vm.grab()
+            img = grab() if grab else self.vm.grab()
             diff = screen.compare(expected, img)
             if not diff:
                 return img

@@ -1264,8 +1264,12 @@ bool seat_is_ours(struct seat *seat)
 	if (!active[0] || strchr(active, '/'))
 		return true; /* nobody's, e.g. at the login prompt */
 	snprintf(path, sizeof(path), SEAT_LOGIND_SESSIONS "/%s", active);
+	/* logind names a new session active before it writes the session's
+	 * file (a login on one of our terminals, seen as "letting go" for a
+	 * moment): unknown yet, the state stays as it is until the file
+	 * comes (the watch on the directory sees it) */
 	if (read_small_file(path, text, sizeof(text)) < 0)
-		return false;
+		return vt_is_active(seat->vt);
 	seat_env_value(text, "CONTROLLER", controller, sizeof(controller));
 	if (controller[0])
 		return false; /* a compositor took the session's devices */

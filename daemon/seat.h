@@ -137,7 +137,8 @@ void seat_acquire(struct seat *seat);
  * again. Both directories are watched (inotify): no system bus. Runs the
  * first check now. */
 int seat_follow(struct seat *seat);
-/* Whether the seat is consoled's now, by the files (the rule above). */
+/* Whether the seat is consoled's now, by the files (the rule above); while
+ * the active session's file is not written yet, as it was. */
 bool seat_is_ours(struct seat *seat);
 
 /* A fatal error: consoled exits with status. */

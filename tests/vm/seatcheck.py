@@ -121,13 +121,21 @@ def seat_wait(self, predicate, what, timeout=30, turned=False):
 
 
 def seat_type(self, text):
-    """Type text on kbd2 (seat-b's keyboard)."""
+    """Type text on kbd2 (seat-b's keyboard).
+
+    QEMU's usb-kbd queues at most 16 key events and the guest's HID driver
+    takes one per poll of the interrupt endpoint: a guest that stalls longer
+    than the queue lasts loses keys (seen once at a host load of 8: "AFTER"
+    typed, "AFER" shown).  A character's events go two per command, a pause
+    after each: the queue rides out a stall of 0.2 s (shifted letters) to
+    0.4 s."""
     for ch in text:
-        self.vm.qmp.cmd("input-send-event", device=DISPLAY, events=[
-            {"type": "key", "data": {"down": down, "key": {"type": "qcode", "data": q}}}
-            for down, q in ([(True, q) for q in vmlib.char_to_qcodes(ch)]
-                            + [(False, q) for q in reversed(vmlib.char_to_qcodes(ch))])])
-        time.sleep(0.03)
+        qcodes = vmlib.char_to_qcodes(ch)
+        for down, order in ((True, qcodes), (False, list(reversed(qcodes)))):
+            self.vm.qmp.cmd("input-send-event", device=DISPLAY, events=[
+                {"type": "key", "data": {"down": down, "key": {"type": "qcode", "data": q}}}
+                for q in order])
+            time.sleep(0.025)
 
 
 def seat_combo(self, qcodes):
@@ -246,10 +254,16 @@ def check_seat_login(self):
     sysd = self.sysd
     seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines),
               "no login prompt on seat-b")
+    cursor = self.journal_cursor()
     seat_login(self, "seat-b")
     seat_type(self, "echo SEAT1-$((6*7))\n")
     seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
               "the command typed on kbd2 did not run on seat-b")
+    # logind names the new session active before it writes the session's
+    # file: consoled must not take that moment for another session's
+    log = self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)
+    if "letting go" in log:
+        self.fail("consoled let go of seat-b at a login on its own terminal:\n" + log[-3000:])
     out = self.sh("loginctl list-sessions --no-legend")
     ids = [l.split()[0] for l in out.splitlines() if SEAT in l.split()]
     if len(ids) != 1:

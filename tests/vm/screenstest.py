@@ -11,9 +11,12 @@ strategies. QMP's screendump takes the device's id for fb1's picture.
   screens-mirror    --fbdev=/dev/fb0,/dev/fb1 (screens=mirror, the default):
                     the oracle text on fb0 equals fbcon's picture of it pixel
                     for pixel (fb0's grid is the smaller: the grid is fb0's);
-                    fb1 equals the same picture at its top left, each pixel
-                    the palette's colour (fb0's 6-bit DAC shows 0xaa as
-                    0xa8), black right of and below it; a line typed shows on both; output while tty2
+                    fb1 equals fbcon's own picture of the same text on fb1
+                    (fbcon_fb1(): VT 9 mapped to fb1 by con2fb, the same
+                    font, its grid cut to fb0's with stty, black right of
+                    and below it; fb1's 32 bpp and the palette's 0xaa, where
+                    fb0's 6-bit DAC shows 0xa8); a line typed shows on
+                    both; output while tty2
                     is in front is drawn on neither, on both once tty1 is
                     back; after exit fb0's mode is back and fb1 is wiped
                     black
@@ -153,6 +156,7 @@ class ScreensChecks:
         lets fb1 go) and tty1 in front again."""
         r = self.r
         tty = "/dev/tty%d" % ORACLE_VT
+        start = time.monotonic()
         try:
             mapped = r.sh("con2fb /dev/fb1 %d 1 && chvt %d && setfont /fonts/%s -C %s &&"
                           " stty -F %s cols %d rows %d && cat %s > %s"
@@ -167,6 +171,7 @@ class ScreensChecks:
             path = r.vm.save_png(img, "cirrus-%d-fb1-fbcon.png" % r.n)
             r.fail("fbcon's picture on fb1 does not show the oracle text:\n%s\n(picture: %s)"
                    % (decoded.text(), path))
+        print("# fbcon's picture of fb1 (VT %d): %.1fs" % (ORACLE_VT, time.monotonic() - start))
         return img
 
     # -- checks --

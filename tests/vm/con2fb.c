@@ -3,8 +3,9 @@
  * con2fb: which framebuffer the kernel's fbcon draws a VT on, read and set
  * with the framebuffer driver's FBIOGET_CON2FBMAP and FBIOPUT_CON2FBMAP (what
  * fbset -con2fb / con2fbmap do), so that a VT can be put on a second card,
- * for the VM check seat-oracle (seatcheck.py): fbcon's own drawing of the
- * oracle text on the card of a seat without VTs.
+ * for the VM checks seat-oracle (seatcheck.py): fbcon's own drawing of the
+ * oracle text on the card of a seat without VTs, and screens-mirror
+ * (screenstest.py): fbcon's own drawing of it on the cirrus guest's fb1.
  *
  *     con2fb DEVICE CONSOLE
  *         Prints the number of the framebuffer VT CONSOLE (1-63) is drawn

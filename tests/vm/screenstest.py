@@ -11,9 +11,12 @@ strategies. QMP's screendump takes the device's id for fb1's picture.
   screens-mirror    --fbdev=/dev/fb0,/dev/fb1 (screens=mirror, the default):
                     the oracle text on fb0 equals fbcon's picture of it pixel
                     for pixel (fb0's grid is the smaller: the grid is fb0's);
-                    fb1 equals the same picture at its top left, each pixel
-                    the palette's colour (fb0's 6-bit DAC shows 0xaa as
-                    0xa8), black right of and below it; a line typed shows on both; output while tty2
+                    fb1 equals fbcon's own picture of the same text on fb1
+                    (fbcon_fb1(): VT 9 mapped to fb1 by con2fb, the same
+                    font, its grid cut to fb0's with stty, black right of
+                    and below it; fb1's 32 bpp and the palette's 0xaa, where
+                    fb0's 6-bit DAC shows 0xa8); a line typed shows on
+                    both; output while tty2
                     is in front is drawn on neither, on both once tty1 is
                     back; after exit fb0's mode is back and fb1 is wiped
                     black
@@ -47,6 +50,8 @@ SECOND = "second"
 # the second display: no driver binds it until load_second() loads bochs-drm
 QEMU_ARGS = ["-device", "secondary-vga,id=" + SECOND]
 FB1 = "/sys/class/graphics/fb1"
+# The VT fbcon draws the oracle text on fb1 with (con2fb), no getty on it.
+ORACLE_VT = 9
 
 
 def prompt(s):
@@ -142,6 +147,33 @@ class ScreensChecks:
             self.r.fail("%s; fb1 shows:\n%s\n(picture: %s)" % (what, s.text(), path))
         return img, s
 
+    def fbcon_fb1(self, font, path, cols, rows):
+        """fbcon's own picture of the text in file path on fb1, in fb0's
+        cols x rows grid (the mirror's): VT ORACLE_VT mapped to fb1 with
+        FBIOPUT_CON2FBMAP (con2fb.c), shown, the font loaded, its grid cut to
+        cols x rows (fbcon keeps fb1's mode and clears the margins), the
+        text written; then mapped back to fb0 while still in front (fbcon
+        lets fb1 go) and tty1 in front again."""
+        r = self.r
+        tty = "/dev/tty%d" % ORACLE_VT
+        start = time.monotonic()
+        try:
+            mapped = r.sh("con2fb /dev/fb1 %d 1 && chvt %d && setfont /fonts/%s -C %s &&"
+                          " stty -F %s cols %d rows %d && cat %s > %s"
+                          % (ORACLE_VT, ORACLE_VT, font, tty, tty, cols, rows, path, tty)).strip()
+            if mapped != "1":
+                r.fail("VT %d is on fb%s, not fb1" % (ORACLE_VT, mapped))
+            img = r.stable_grab(grab=self.grab2)
+        finally:
+            r.sh("con2fb /dev/fb1 %d 0; chvt 1" % ORACLE_VT)
+        decoded = screen.read_screen(img, self.load_font(font))
+        if "consoled pixel oracle" not in decoded.text() or "last line" not in decoded.text():
+            path = r.vm.save_png(img, "cirrus-%d-fb1-fbcon.png" % r.n)
+            r.fail("fbcon's picture on fb1 does not show the oracle text:\n%s\n(picture: %s)"
+                   % (decoded.text(), path))
+        print("# fbcon's picture of fb1 (VT %d): %.1fs" % (ORACLE_VT, time.monotonic() - start))
+        return img
+
     # -- checks --
 
     def check_mirror(self):
@@ -157,6 +189,7 @@ class ScreensChecks:
         text, _ = self.oracle_text(font, cols)
         path = r.fbcon_show(font, text)
         expected = r.stable_grab()
+        want = self.fbcon_fb1(font, path, cols, rows)
         r.sh("printf '\\033[H\\033[2J' > /dev/tty1")
         before = r.fb_state()
         r.sh("rm -f /tmp/screens-go")
@@ -164,9 +197,7 @@ class ScreensChecks:
                          " done; exec /usr/bin/env PS1=\"$ \" /bin/sh'" % path,
                          "--fbdev=/dev/fb0,/dev/fb1")
         r.wait_equal(expected, "fb0 (mirror) differs from fbcon's picture")
-        # fb1: fbcon's picture of fb0 at its top left, each pixel the
-        # console colour fb0's 6-bit DAC showed at 8 bpp, black elsewhere
-        want = self.widen(expected, w1, h1)
+        # fb1: fbcon's own picture of the text there (its palette at 32 bpp)
         deadline = time.monotonic() + 20
         while True:
             img1 = self.grab2()
@@ -174,7 +205,7 @@ class ScreensChecks:
                 break
             if time.monotonic() > deadline:
                 diff = screen.compare(want, img1)
-                r.fail("fb1 (mirror) is not fbcon's picture of fb0 in fb0's %dx%d grid: %d "
+                r.fail("fb1 (mirror) is not fbcon's picture of fb1 in fb0's %dx%d grid: %d "
                        "pixels differ in %r" % (cols, rows, diff.count, diff.bbox), want, img1)
             time.sleep(0.3)
         log = r.consoled_log()

@@ -2575,33 +2575,20 @@ def main():
     elves = {GUEST_BACKEND_DIR + "/" + n + ".so": p for n, p in plugins.items()}
     blitcheck = os.path.join(os.path.dirname(os.path.abspath(args.consoled)), "..", "tests", "vm",
                              "blitcheck")
-    if os.path.exists(blitcheck):
-        elves["/usr/bin/blitcheck"] = os.path.normpath(blitcheck)
-    inb = os.path.join(os.path.dirname(blitcheck), "inb")
-    if os.path.exists(inb):
-        elves["/usr/bin/inb"] = os.path.normpath(inb)
-    ukbd = os.path.join(os.path.dirname(blitcheck), "uinput-kbd")
-    if os.path.exists(ukbd):
-        elves["/usr/bin/uinput-kbd"] = os.path.normpath(ukbd)
-    uptr = os.path.join(os.path.dirname(blitcheck), "uinput-ptr")
-    if os.path.exists(uptr):
-        elves["/usr/bin/uinput-ptr"] = os.path.normpath(uptr)
+    # the guest tools of tests/vm (con2fb: fbcon's own picture of fb1 for
+    # screens-mirror)
+    for tool in ("blitcheck", "inb", "uinput-kbd", "uinput-ptr", "vtgrab", "fbsync", "uinput-snd",
+                 "con2fb"):
+        path = os.path.join(os.path.dirname(blitcheck), tool)
+        if os.path.exists(path):
+            elves["/usr/bin/" + tool] = os.path.normpath(path)
     keylat = os.path.join(os.path.dirname(blitcheck), "..", "bench", "keylat")
     if os.path.exists(keylat):
         elves["/usr/bin/keylat"] = os.path.normpath(keylat)  # osc52-flood's key timing
-    vtgrab = os.path.join(os.path.dirname(blitcheck), "vtgrab")
-    if os.path.exists(vtgrab):
-        elves["/usr/bin/vtgrab"] = os.path.normpath(vtgrab)
     foreign = args.card in initramfs.CARD_ARCH  # the host's own programs do not run there
     if not foreign:
         elves.update(mousetest.guest_elves())  # less, for the wheel check
     elves.update(palettetest.guest_elves(args.consoled))  # fbcmap
-    fbsync = os.path.join(os.path.dirname(blitcheck), "fbsync")
-    if os.path.exists(fbsync):
-        elves["/usr/bin/fbsync"] = os.path.normpath(fbsync)
-    usnd = os.path.join(os.path.dirname(blitcheck), "uinput-snd")
-    if os.path.exists(usnd):
-        elves["/usr/bin/uinput-snd"] = os.path.normpath(usnd)
     if shutil.which("fbset") and not foreign:
         elves["/usr/bin/fbset"] = shutil.which("fbset")  # Debian's fbset (tests/deps.sh)
     bad = os.path.join(os.path.dirname(blitcheck), "bad-abi-plugin.so")

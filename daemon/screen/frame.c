@@ -118,11 +118,19 @@ static uint64_t frame_screen_cells(struct term *term)
 
 /* More than a screenful of bytes or of lines since the last frame drawn: a
  * flood (FLOOD_RENDER_FACTOR). Lines tell it first on a wide screen, where
- * a pty's read of 4 KiB scrolls all of it but fills less than half. */
+ * a pty's read of 4 KiB scrolls all of it but fills less than half. On a
+ * tall screen FLOOD_LINES is enough: between two frames a `cat` gets no
+ * more than the pty holds through to consoled, one or two reads of 4 KiB
+ * (65-135 lines of 60 bytes), so 135 rows (3840x2160 at 8x16) were seldom
+ * reached and a flood went on drawing a frame every interval, each a
+ * whole screen (50-140 ms under TCG): 15-30 frames took 1.4-4.2 s of a
+ * 20000-line cat of 2.2-5.6 s there, against 3-5 frames at 1280x800. */
+#define FLOOD_LINES 50
+
 static bool frame_flooding(struct frame *f, struct term *term)
 {
 	uint64_t bytes = term_bytes_in(term), lines = term_lines_in(term);
-	uint64_t rows = tsm_screen_get_height(term_screen(term));
+	uint64_t rows = MIN(tsm_screen_get_height(term_screen(term)), FLOOD_LINES);
 	uint64_t screenful = frame_screen_cells(term);
 
 	return (bytes >= f->frame_bytes_in && bytes - f->frame_bytes_in > screenful) ||
@@ -134,6 +142,19 @@ static uint64_t frame_flood_gap(const struct frame *f)
 	uint64_t cost = MAX(f->last_render_usec, f->full_render_usec);
 
 	return MIN(MAX(FLOOD_RENDER_FACTOR * cost, FLOOD_GAP_MIN_USEC), FLOOD_GAP_MAX_USEC);
+}
+
+/* A flood has stopped once no byte came for FLOOD_QUIET, or for twice what
+ * a frame of the whole screen takes if that is more (at most the gap): the
+ * screen's pixels reach the glass after the frame (DRM fbdev emulation's
+ * worker copies them to video memory, a whole 3840x2160x32 screen after a
+ * flood's frame), and while that takes the guest's CPU no byte comes. With
+ * FLOOD_QUIET alone a flood's frame at 4K came after one or two 4 KiB reads
+ * of the pty, not at the end of its 250 ms gap (bochs under TCG: 20-40
+ * frames of 50-300 ms in a 20000-line cat). */
+static uint64_t frame_flood_quiet(const struct frame *f)
+{
+	return MIN(MAX(FLOOD_QUIET_USEC, 2 * f->full_render_usec), f->frame_gap_usec);
 }
 
 /* After a frame that took render_usec: the gap before the next one. A frame
@@ -196,9 +217,9 @@ void frame_schedule(struct frame *f, struct term *term)
 	when = MAX(now, f->last_frame_usec + FRAME_INTERVAL_USEC);
 	if (f->frame_gap_usec > FRAME_INTERVAL_USEC)
 		/* a flood's long gap ends early when the bytes stop */
-		when = MAX(
-		    MIN(MAX(when, f->gap_from_usec + f->frame_gap_usec), now + FLOOD_QUIET_USEC),
-		    f->last_frame_usec + FRAME_INTERVAL_USEC);
+		when = MAX(MIN(MAX(when, f->gap_from_usec + f->frame_gap_usec),
+			       now + frame_flood_quiet(f)),
+			   f->last_frame_usec + FRAME_INTERVAL_USEC);
 	else if (enabled != SD_EVENT_OFF)
 		return;
 	if (enabled != SD_EVENT_OFF) {

@@ -54,6 +54,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "vm"))
 import fonttest  # noqa: E402
 import footprint  # noqa: E402 -- tests/bench/footprint.py
 import latency  # noqa: E402 -- this directory (--latency)
+import resolutions  # noqa: E402 -- this directory (--resolutions)
 import initramfs  # noqa: E402
 import screen  # noqa: E402
 import vmlib  # noqa: E402
@@ -1378,6 +1379,7 @@ def main():
     ap.add_argument("--kmsg-rounds", type=int, default=1,
                     help="rounds of the kmsg row, each a cat alone and one flooded (default 1)")
     latency.add_args(ap)
+    resolutions.add_args(ap)
     ap.add_argument("--consoled", default="build/daemon/consoled")
     ap.add_argument("--armhf-consoled", default="build-tests/cross-armhf/daemon/consoled",
                     help="the armhf build for the ARM guest, card vexpress (tests/cross/run armhf)")
@@ -1444,6 +1446,12 @@ def main():
         block = format_card(res) + latency.format_card(res)
         print(block, flush=True)
         text += block + "\n"
+    res = None
+    if resolutions.modes(args):
+        res = resolutions.run(sys.modules[__name__], args, caps, lines_path, out_dir)
+        block = resolutions.format_section(res)
+        print(block, flush=True)
+        text += block + "\n"
     footer = FOOTER % (args.ticks, PAN_ROW_FACTOR, FBCON_SPEEDUP, TARGET_LINES)
     if args.lines != TARGET_LINES:
         footer += "This run used %d lines: the speed figures are not comparable to the target.\n" \
@@ -1453,6 +1461,7 @@ def main():
          if "error" in m and not m.get("peer")]
     broken += ["%s/kmsg" % r["card"] for r in results if "error" in r.get("kmsg", {})]
     broken += latency.broken(results)
+    broken += resolutions.broken(res)
     # A peer that cannot run on a card is a row with its log, not a broken run.
     peers_failed = ["%s/%s" % (r["card"], m["mode"]) for r in results for m in r["modes"]
                     if "error" in m and m.get("peer")]
@@ -1467,7 +1476,7 @@ def main():
     with open(os.path.join(out_dir, "bench-results.json"), "w") as f:
         json.dump({"lines": args.lines, "ticks": args.ticks, "font": FONT_NAME,
                    "consoled": os.path.abspath(args.consoled), "capabilities": caps,
-                   "cards": results}, f, indent=1, sort_keys=True)
+                   "cards": results, "resolutions": res}, f, indent=1, sort_keys=True)
     print("results: %s" % os.path.join(out_dir, "bench-results.txt"))
     return 1 if broken else 0
 

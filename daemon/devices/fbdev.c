@@ -578,20 +578,23 @@ int fbdev_adopt(struct fbdev *fb, const struct fb_var_screeninfo *cur)
 	fb->var = *cur;
 	if (ioctl(fb->fd, FBIOGET_FSCREENINFO, &fb->fix) < 0)
 		return log_error_errno(errno, "Failed to read %s: %m", fb->path);
-	/* (fbdev_check() logs what it refuses) */
-	if (fbdev_check(fb) < 0) {
+	/* (fbdev_check() and fbdev_map() log what they refuse) */
+	r = fbdev_check(fb);
+	if (r == 0) {
+		fbdev_build_cmap(fb, fb->palette);
+		r = fbdev_remap_if_stale(fb, &old_fix);
+	}
+	if (r < 0) {
 		fb->fix = old_fix;
 		fb->var = old_var;
 		fb->format = old_format;
 		fb->line_length = old_line_length;
-		/* consoled's mode back, as after a VT switch */
+		fbdev_build_cmap(fb, fb->palette);
+		/* consoled's mode back, as after a VT switch; a mapping that
+		 * failed left the old one, which covers it */
 		r = fbdev_reacquire(fb);
 		return r < 0 ? r : 1;
 	}
-	fbdev_build_cmap(fb, fb->palette);
-	r = fbdev_remap_if_stale(fb, &old_fix);
-	if (r < 0)
-		return r;
 	/* The driver may have reset it with the mode (a new depth always). */
 	(void)fbdev_put_cmap(fb);
 	return 0;

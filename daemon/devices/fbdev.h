@@ -130,7 +130,8 @@ int fbdev_poll(struct fbdev *fb, struct fb_var_screeninfo *ret_cur);
 /* Takes cur (the device's mode, from fbdev_poll()) as consoled's: re-reads
  * fix, checks the format and geometry, re-maps if the memory moved and makes
  * and programs the colour map again. Returns 0 then; 1 if consoled cannot
- * draw in that mode (logged), after putting consoled's previous mode back
+ * draw in that mode or map it (logged), after putting consoled's previous
+ * mode back
  * (fbdev_reacquire()); -errno if the device cannot be used any more. The
  * caller lays everything out again after 0. */
 int fbdev_adopt(struct fbdev *fb, const struct fb_var_screeninfo *cur);

@@ -397,7 +397,8 @@ static void fail_mmap(struct fbdev *fb)
 /* A taller virtual screen whose mapping fails: the old mode is back and
  * the old mapping stays, with its size (no NULL map, no stale map_size for
  * fbdev_line() or the exit wipe). A shorter one needs no mmap(): it works
- * where mmap() would fail, and what was drawn past it is cleared. */
+ * where mmap() would fail, and what was drawn past it is cleared. A mode
+ * another program set that cannot be mapped gives way to consoled's. */
 static void test_remap_failure(void)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -447,6 +448,16 @@ static void test_remap_failure(void)
 		CHECK(pread(fb->fd, b, 2, (off_t)(2 * page)) == 2 && b[0] == 0 && b[1] == 0);
 		CHECK(pread(fb->fd, b, 1, (off_t)(4 * page - 1)) == 1 && b[0] == 0);
 	}
+
+	/* Another program's mode whose mapping fails: consoled's is back. */
+	struct fb_var_screeninfo tall = fake_var;
+	tall.yres_virtual = 16;
+	fake_var = tall;
+	CHECK(fbdev_adopt(fb, &tall) == 1);
+	CHECK(fb->map == map);
+	CHECK_EQ_U(fb->map_size, 2 * page);
+	CHECK_EQ_U(fb->var.yres_virtual, 4);
+	CHECK_EQ_U(fake_var.yres_virtual, 4);
 	fbdev_free(fb);
 	fake_fd = -1;
 }

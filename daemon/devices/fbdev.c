@@ -200,18 +200,34 @@ unsigned fbdev_max_virtual_lines(const struct fbdev *fb)
 /* Maps again if the mapping no longer covers what fbdev_map_bytes() says (a
  * mode with another virtual height or line length) or the memory moved. A
  * virtual screen that shrank leaves lines consoled may have drawn in outside
- * the mapping, where render_wipe_vram() would not reach them at exit: they
- * are cleared first. */
+ * the mapping: they are cleared, and the mapping loses its tail (munmap()
+ * only, nothing that can fail for want of address space). */
 static int fbdev_remap_if_stale(struct fbdev *fb, const struct fb_fix_screeninfo *old_fix)
 {
 	uint64_t bytes = fbdev_map_bytes(fb);
 	bool moved =
 	    fb->fix.smem_start != old_fix->smem_start || fb->fix.smem_len != old_fix->smem_len;
+	struct fbdev_map_layout layout;
 
 	if (fb->map && !moved && bytes == fb->map_size)
 		return 0;
-	if (fb->map && !moved && bytes < fb->map_size)
+	/* Memory that moved is no longer wiped at exit through the mapping:
+	 * what consoled drew there goes now. */
+	if (fb->map && moved)
+		memset(fb->map, 0, fb->map_size);
+	if (fb->map && !moved && bytes < fb->map_size) {
 		memset(fb->map + bytes, 0, fb->map_size - (size_t)bytes);
+		if (fbdev_map_layout(fb->fix.smem_start, (uint32_t)bytes,
+				     (size_t)sysconf(_SC_PAGESIZE), &layout) == 0 &&
+		    layout.length <= fb->map_length) {
+			if (layout.length < fb->map_length)
+				(void)munmap((uint8_t *)fb->map_base + layout.length,
+					     fb->map_length - layout.length);
+			fb->map_length = layout.length;
+			fb->map_size = (size_t)bytes;
+			return 0;
+		}
+	}
 	return fbdev_map(fb);
 }
 
@@ -222,11 +238,6 @@ int fbdev_map(struct fbdev *fb)
 	void *p;
 	int r;
 
-	if (fb->map_base)
-		munmap(fb->map_base, fb->map_length);
-	fb->map_base = NULL;
-	fb->map = NULL;
-
 	if (fb->fix.smem_len == 0)
 		return log_error_errno(ENODEV, "%s reports no framebuffer memory", fb->path);
 	/* bytes <= smem_len */
@@ -235,14 +246,59 @@ int fbdev_map(struct fbdev *fb)
 	if (r < 0)
 		return log_error_errno(r, "Cannot map %s: %" PRIu64 " bytes at 0x%llx: %m",
 				       fb->path, bytes, (unsigned long long)fb->fix.smem_start);
+	/* The old mapping stays until the new one exists: on failure the
+	 * device is still mapped as before, map_size bytes of it. */
 	p = mmap(NULL, layout.length, PROT_WRITE | PROT_READ, MAP_SHARED, fb->fd, 0);
 	if (p == MAP_FAILED)
 		return log_error_errno(errno, "Failed to map %s (%zu bytes): %m", fb->path,
 				       layout.length);
+	if (fb->map_base)
+		munmap(fb->map_base, fb->map_length);
 	fb->map_base = p;
 	fb->map_length = layout.length;
 	fb->map = (uint8_t *)p + layout.offset;
 	fb->map_size = (size_t)bytes;
+	return 0;
+}
+
+int fbdev_wipe_unmapped(struct fbdev *fb)
+{
+	static const uint8_t zeros[64 * 1024];
+	uint64_t off = fb->map ? fb->map_size : 0, len = fb->fix.smem_len;
+	struct fbdev_map_layout layout;
+	int r, err = 0;
+	void *p;
+
+	while (off < len) {
+		ssize_t n = pwrite(fb->fd, zeros, (size_t)MIN((uint64_t)sizeof(zeros), len - off),
+				   (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? errno : ENOSPC;
+			break;
+		}
+		off += (uint64_t)n;
+	}
+	if (off >= len)
+		return 0;
+	log_debug_errno(err,
+			"%s: pwrite() stops at byte %" PRIu64 " of %" PRIu64
+			", clearing the rest through a mapping: %m",
+			fb->path, off, len);
+	r = fbdev_map_layout(fb->fix.smem_start, (uint32_t)len, (size_t)sysconf(_SC_PAGESIZE),
+			     &layout);
+	if (r < 0)
+		return r;
+	p = mmap(NULL, layout.length, PROT_WRITE | PROT_READ, MAP_SHARED, fb->fd, 0);
+	if (p == MAP_FAILED)
+		return log_warning_errno(errno,
+					 "Cannot clear %" PRIu64 " bytes of video memory of %s "
+					 "past what consoled maps: %m",
+					 len - off, fb->path);
+	memset((uint8_t *)p + layout.offset + off, 0, (size_t)(len - off));
+	munmap(p, layout.length);
 	return 0;
 }
 
@@ -273,6 +329,11 @@ int fbdev_check_geometry(const struct fb_fix_screeninfo *fix, const struct fb_va
 	 * driver bug or someone else's mode, refused rather than clamped. */
 	else if (line * var->yres_virtual > fix->smem_len)
 		why = "the virtual screen does not fit in video memory";
+	/* consoled maps the whole virtual screen (fbdev_map_bytes()): a boot
+	 * mode or an fbset -vyres past FBDEV_MAP_MAX (a 32-bit machine) is
+	 * refused like any mode it cannot draw in. */
+	else if (line * var->yres_virtual > FBDEV_MAP_MAX)
+		why = "the virtual screen is larger than consoled maps";
 	/* Without FB_VMODE_YWRAP the window does not wrap. */
 	else if (!(var->vmode & FB_VMODE_YWRAP) &&
 		 line * ((uint64_t)var->yoffset + var->yres) > fix->smem_len)
@@ -517,20 +578,23 @@ int fbdev_adopt(struct fbdev *fb, const struct fb_var_screeninfo *cur)
 	fb->var = *cur;
 	if (ioctl(fb->fd, FBIOGET_FSCREENINFO, &fb->fix) < 0)
 		return log_error_errno(errno, "Failed to read %s: %m", fb->path);
-	/* (fbdev_check() logs what it refuses) */
-	if (fbdev_check(fb) < 0) {
+	/* (fbdev_check() and fbdev_map() log what they refuse) */
+	r = fbdev_check(fb);
+	if (r == 0) {
+		fbdev_build_cmap(fb, fb->palette);
+		r = fbdev_remap_if_stale(fb, &old_fix);
+	}
+	if (r < 0) {
 		fb->fix = old_fix;
 		fb->var = old_var;
 		fb->format = old_format;
 		fb->line_length = old_line_length;
-		/* consoled's mode back, as after a VT switch */
+		fbdev_build_cmap(fb, fb->palette);
+		/* consoled's mode back, as after a VT switch; a mapping that
+		 * failed left the old one, which covers it */
 		r = fbdev_reacquire(fb);
 		return r < 0 ? r : 1;
 	}
-	fbdev_build_cmap(fb, fb->palette);
-	r = fbdev_remap_if_stale(fb, &old_fix);
-	if (r < 0)
-		return r;
 	/* The driver may have reset it with the mode (a new depth always). */
 	(void)fbdev_put_cmap(fb);
 	return 0;
@@ -656,7 +720,7 @@ int fbdev_set_virtual(struct fbdev *fb, unsigned yres_virtual, unsigned vmode)
 		goto restore;
 	r = fbdev_remap_if_stale(fb, &old_fix);
 	if (r < 0)
-		return r;
+		goto restore; /* the old mode, which the old mapping still covers */
 	return 0;
 
 restore:

@@ -62,7 +62,8 @@ int fbdev_map_layout(uint64_t smem_start, uint32_t smem_len, size_t page_size,
 /* The geometry consoled draws in, checked without the device: the visible
  * window (xres x yres at xoffset, yoffset) fits in a line and in memory,
  * and so does the whole virtual screen (line length x yres_virtual <=
- * smem_len: the scroller pans and wraps over all of it). *ret_line_length
+ * smem_len: the scroller pans and wraps over all of it), which is also at
+ * most FBDEV_MAP_MAX bytes (all of it is mapped). *ret_line_length
  * is fix->line_length, or xres_virtual x bytes_per_pixel for a driver that
  * reports 0 (set on failure too, for the message). Returns 0, or -EINVAL
  * with *ret_why saying which check failed. */
@@ -93,6 +94,14 @@ unsigned fbdev_max_virtual_lines(const struct fbdev *fb);
  * fbdev_map_layout() says: fb->map is the first pixel. */
 int fbdev_map(struct fbdev *fb);
 
+/* Zeros the video memory past the mapping (fb->map_size up to smem_len;
+ * all of it before the first fbdev_map()): what a taller virtual screen, a
+ * mode that moved the memory or a killed predecessor left there. pwrite()
+ * on the device (fb_write() reaches smem_len), or where the driver stops
+ * short, a mapping of the whole memory for the time of a memset(). Returns
+ * 0, or < 0 (logged) if neither reaches it. */
+int fbdev_wipe_unmapped(struct fbdev *fb);
+
 /* Finds the first framebuffer (lowest fbN) through libudev. */
 int fbdev_find_default(char **ret_path);
 
@@ -121,7 +130,8 @@ int fbdev_poll(struct fbdev *fb, struct fb_var_screeninfo *ret_cur);
 /* Takes cur (the device's mode, from fbdev_poll()) as consoled's: re-reads
  * fix, checks the format and geometry, re-maps if the memory moved and makes
  * and programs the colour map again. Returns 0 then; 1 if consoled cannot
- * draw in that mode (logged), after putting consoled's previous mode back
+ * draw in that mode or map it (logged), after putting consoled's previous
+ * mode back
  * (fbdev_reacquire()); -errno if the device cannot be used any more. The
  * caller lays everything out again after 0. */
 int fbdev_adopt(struct fbdev *fb, const struct fb_var_screeninfo *cur);

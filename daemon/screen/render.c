@@ -1345,6 +1345,8 @@ void render_wipe_vram(struct render *r)
 	unsigned bpp = fb->format.bytes_per_pixel;
 	size_t line = fb->line_length, done;
 
+	if (!fb->map)
+		return;
 	if (backend_ok(b))
 		backend_sync(b);
 	/* one pixel line of background, then every line of the memory */

@@ -323,6 +323,15 @@ void screen_set_grid_max(struct screen *s, unsigned cols, unsigned rows)
 	screen_redraw(s);
 }
 
+/* For the next user: the mapped memory becomes the background
+ * (render_wipe_vram()), the rest of smem_len zeros (fbdev_wipe_unmapped()),
+ * whatever virtual screen consoled or a killed predecessor used. */
+static void screen_wipe_vram_all(struct screen *s)
+{
+	render_wipe_vram(s->render);
+	(void)fbdev_wipe_unmapped(s->fb);
+}
+
 int screen_acquire(struct screen *s)
 {
 	int r;
@@ -367,7 +376,7 @@ int screen_acquire(struct screen *s)
 		}
 	}
 	if (s->wipe_pending) {
-		render_wipe_vram(s->render);
+		screen_wipe_vram_all(s);
 		s->wipe_pending = false;
 	}
 	return 0;
@@ -401,7 +410,7 @@ void screen_wipe(struct screen *s)
 	 * window left behind off the screen included; if another VT is shown,
 	 * when ours comes back. */
 	if (vt_is_active(s->vt) && s->fb)
-		render_wipe_vram(s->render);
+		screen_wipe_vram_all(s);
 	else
 		s->wipe_pending = true;
 }
@@ -832,8 +841,8 @@ void screen_stop(struct screen *s)
 	if (!s)
 		return;
 	/* the next user may get the device through the kernel's console */
-	if (s->render && s->scroller && s->vt && vt_is_active(s->vt))
-		render_wipe_vram(s->render);
+	if (s->render && s->scroller && s->fb && s->vt && vt_is_active(s->vt))
+		screen_wipe_vram_all(s);
 	screen_release_backend(s);
 	if (s->fb && s->vt && vt_is_active(s->vt)) {
 		/* the kernel's console does not unblank a screen it did not blank */

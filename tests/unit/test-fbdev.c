@@ -8,7 +8,11 @@
  * that holds smem_start, so file offset 0 is that page.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -16,6 +20,45 @@
 #include "../../daemon/util/log.h"
 #include "../../daemon/util/util.h"
 #include "tests.h"
+
+/* A fake driver for fbdev_set_virtual() (-Wl,--wrap=ioctl, meson.build):
+ * the mode ioctls on fake_fd read and set fake_var and fake_fix, as a
+ * driver that takes every mode; other descriptors reach the kernel. (On
+ * 32-bit glibc with _TIME_BITS=64, ioctl() is another symbol: fake_calls
+ * stays 0 and the tests that need the fake say they are skipped.) */
+int __real_ioctl(int fd, unsigned long req, ...);
+int __wrap_ioctl(int fd, unsigned long req, ...);
+static int fake_fd = -1;
+static unsigned fake_calls;
+static struct fb_var_screeninfo fake_var;
+static struct fb_fix_screeninfo fake_fix;
+
+int __wrap_ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (fd != fake_fd)
+		return __real_ioctl(fd, req, arg);
+	fake_calls++;
+	switch (req) {
+	case FBIOGET_VSCREENINFO:
+		*(struct fb_var_screeninfo *)arg = fake_var;
+		return 0;
+	case FBIOPUT_VSCREENINFO:
+		fake_var = *(const struct fb_var_screeninfo *)arg;
+		return 0;
+	case FBIOGET_FSCREENINFO:
+		*(struct fb_fix_screeninfo *)arg = fake_fix;
+		return 0;
+	default:
+		errno = ENOTTY;
+		return -1;
+	}
+}
 
 static void test_layout(void)
 {
@@ -303,6 +346,165 @@ static void test_map_virtual(void)
 	fbdev_free(fb);
 }
 
+/* A 32 bpp mode on a memfd of 8 pages standing in for video memory: lines
+ * of half a page, 3 visible, 4 virtual (2 pages mapped). */
+static struct fbdev *fake_device(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct fbdev *fb = xcalloc(1, sizeof(*fb));
+
+	fb->path = xstrdup("memfd");
+	fb->fd = memfd_create("test-fbdev", MFD_CLOEXEC);
+	CHECK(fb->fd >= 0 && ftruncate(fb->fd, 8 * page) == 0);
+	fake_fix = (struct fb_fix_screeninfo){.id = "testfb",
+					      .smem_start = 0xe0000000,
+					      .smem_len = 8 * (uint32_t)page,
+					      .type = FB_TYPE_PACKED_PIXELS,
+					      .visual = FB_VISUAL_TRUECOLOR,
+					      .line_length = (uint32_t)page / 2};
+	fake_var = (struct fb_var_screeninfo){.xres = (uint32_t)page / 8,
+					      .yres = 3,
+					      .xres_virtual = (uint32_t)page / 8,
+					      .yres_virtual = 4,
+					      .bits_per_pixel = 32,
+					      .red = {16, 8, 0},
+					      .green = {8, 8, 0},
+					      .blue = {0, 8, 0}};
+	fb->fix = fake_fix;
+	fb->var = fake_var;
+	fake_fd = fb->fd;
+	CHECK(fbdev_check(fb) == 0);
+	CHECK(fbdev_map(fb) == 0);
+	CHECK_EQ_U(fb->map_size, 2 * (size_t)page);
+	return fb;
+}
+
+/* The descriptor becomes a read-only one of the same memory: a shared
+ * writable mmap() fails (EACCES), as one past a 32-bit address space does
+ * (ENOMEM); the fake driver follows it. */
+static void fail_mmap(struct fbdev *fb)
+{
+	char path[64];
+	int ro;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fb->fd);
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(ro >= 0);
+	close(fb->fd);
+	fb->fd = fake_fd = ro;
+}
+
+/* A taller virtual screen whose mapping fails: the old mode is back and
+ * the old mapping stays, with its size (no NULL map, no stale map_size for
+ * fbdev_line() or the exit wipe). A shorter one needs no mmap(): it works
+ * where mmap() would fail, and what was drawn past it is cleared. A mode
+ * another program set that cannot be mapped gives way to consoled's. */
+static void test_remap_failure(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct fbdev *fb = fake_device();
+	uint8_t *map = fb->map;
+	int r;
+
+	/* grown for real: 8 lines, 4 pages */
+	r = fbdev_set_virtual(fb, 8, 0);
+	if (fake_calls == 0) {
+		fprintf(stderr, "ioctl() not wrapped on this ABI: remap tests skipped\n");
+		fbdev_free(fb);
+		return;
+	}
+	CHECK(r == 0);
+	CHECK_EQ_U(fb->map_size, 4 * page);
+	CHECK(fb->map != NULL);
+	if (!fb->map) {
+		fbdev_free(fb);
+		return;
+	}
+	memset(fb->map, 0x5a, fb->map_size);
+
+	fail_mmap(fb);
+	map = fb->map;
+	r = fbdev_set_virtual(fb, 16, 0);
+	CHECK(r < 0);
+	CHECK(fb->map == map);
+	CHECK_EQ_U(fb->map_size, 4 * page);
+	CHECK_EQ_U(fb->map_length, 4 * page);
+	CHECK_EQ_U(fb->var.yres_virtual, 8);
+	CHECK_EQ_U(fake_var.yres_virtual, 8);
+	if (fb->map)
+		CHECK(fb->map[fb->map_size - 1] == 0x5a);
+
+	/* shorter, with mmap() still failing: the tail is cleared and unmapped */
+	r = fbdev_set_virtual(fb, 4, 0);
+	CHECK(r == 0);
+	CHECK(fb->map == map);
+	CHECK_EQ_U(fb->map_size, 2 * page);
+	CHECK_EQ_U(fb->map_length, 2 * page);
+	CHECK_EQ_U(fake_var.yres_virtual, 4);
+	if (fb->map) {
+		uint8_t b[2];
+
+		CHECK(fb->map[fb->map_size - 1] == 0x5a);
+		CHECK(pread(fb->fd, b, 2, (off_t)(2 * page)) == 2 && b[0] == 0 && b[1] == 0);
+		CHECK(pread(fb->fd, b, 1, (off_t)(4 * page - 1)) == 1 && b[0] == 0);
+	}
+
+	/* Another program's mode whose mapping fails: consoled's is back. */
+	struct fb_var_screeninfo tall = fake_var;
+	tall.yres_virtual = 16;
+	fake_var = tall;
+	CHECK(fbdev_adopt(fb, &tall) == 1);
+	CHECK(fb->map == map);
+	CHECK_EQ_U(fb->map_size, 2 * page);
+	CHECK_EQ_U(fb->var.yres_virtual, 4);
+	CHECK_EQ_U(fake_var.yres_virtual, 4);
+	fbdev_free(fb);
+	fake_fd = -1;
+}
+
+/* A virtual screen past FBDEV_MAP_MAX (only possible on a 32-bit machine,
+ * where it is 256 MiB): refused, as consoled maps all of it. */
+static void test_map_max(void)
+{
+	struct fb_fix_screeninfo fix = {.line_length = 8192, .smem_len = 0xf0000000u};
+	struct fb_var_screeninfo var = {
+	    .xres = 2048, .yres = 1080, .xres_virtual = 2048, .yres_virtual = 0xf0000000u / 8192};
+	unsigned line;
+	const char *why = NULL;
+	int r = fbdev_check_geometry(&fix, &var, 4, &line, &why);
+
+	if (SIZE_MAX <= UINT32_MAX) {
+		CHECK(r == -EINVAL);
+		CHECK(why && strstr(why, "larger than consoled maps"));
+		var.yres_virtual = (uint32_t)(FBDEV_MAP_MAX / 8192);
+		CHECK(fbdev_check_geometry(&fix, &var, 4, &line, &why) == 0);
+	} else
+		CHECK(r == 0);
+}
+
+/* The wipe past the mapping: every byte of smem_len that consoled does not
+ * map is zeroed (pwrite() on the device), the mapped ones are not touched
+ * (render_wipe_vram() draws the background there). */
+static void test_wipe_unmapped(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct fbdev *fb = fake_device();
+	uint8_t *all = xcalloc(1, 8 * page);
+	size_t i, nonzero = 0;
+
+	memset(all, 0x5a, 8 * page);
+	CHECK(pwrite(fb->fd, all, 8 * page, 0) == (ssize_t)(8 * page));
+	CHECK(fbdev_wipe_unmapped(fb) == 0);
+	CHECK(pread(fb->fd, all, 8 * page, 0) == (ssize_t)(8 * page));
+	for (i = 2 * page; i < 8 * page; i++)
+		nonzero += all[i] != 0;
+	CHECK_EQ_U(nonzero, 0);
+	CHECK(all[0] == 0x5a && all[2 * page - 1] == 0x5a);
+	free(all);
+	fbdev_free(fb);
+	fake_fd = -1;
+}
+
 static void test_map(void)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -320,5 +522,8 @@ int main(void)
 	RUN(test_check);
 	RUN(test_map);
 	RUN(test_map_virtual);
+	RUN(test_remap_failure);
+	RUN(test_map_max);
+	RUN(test_wipe_unmapped);
 	return TESTS_RESULT();
 }

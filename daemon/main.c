@@ -308,6 +308,8 @@ static int manager_start(struct manager *m)
 			return r;
 		}
 	}
+	/* a seat's other terminals with a session in the fd store */
+	seat_adopt_terminals(m->seat);
 	/* the mouse, the keyboards and pointers */
 	r = seat_start_input(m->seat);
 	if (r < 0)

@@ -16,6 +16,7 @@
 #include "screen/rotate.h"
 #include "session/session.h"
 #include "terminal/keys.h"
+#include "terminal/restore.h"
 #include "terminal/selection.h"
 #include "terminal/share.h"
 #include "terminal/vcs.h"
@@ -1406,15 +1407,20 @@ void seat_show_terminal(struct seat *seat, struct screen *s, struct terminal *t)
 int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 {
 	const struct options *o = seat->opts;
-	/* the VT has one screen buffer, the fd store one set of names: a
-	 * seat's other terminals and a separate screen's are not kept over a
-	 * restart (restore.h) */
+	/* the VT has one screen buffer: a separate screen's terminal on a VT
+	 * is not kept over a restart; each of a seat's terminals is, under
+	 * names of its own (restore.h) */
 	bool first = seat->n_terminals && t == seat->terminals[0];
+	bool kept = first || o->seat;
+	unsigned slot = 1;
 	struct terminal_config c;
 	uint64_t image_cap;
 	size_t image_memory;
 	int r;
 
+	for (unsigned i = 0; i < seat->n_terminals; i++)
+		if (seat->terminals[i] == t)
+			slot = i + 1;
 	s->terminal = t;
 	/* a mirror's grid before the session's size */
 	seat_fit_grids(seat);
@@ -1447,10 +1453,11 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 		},
 	    .restore =
 		{
-		    .enabled = o->session_restore && first,
+		    .enabled = o->session_restore && kept,
 		    .store =
-			o->session_restore && first && o->session_socket && getenv("NOTIFY_SOCKET"),
+			o->session_restore && kept && o->session_socket && getenv("NOTIFY_SOCKET"),
 		    .sb_size = o->sb_size,
+		    .slot = slot,
 		},
 	    .word_chars = o->word_chars,
 	    /* the mirror is a kernel VT's screen buffer */
@@ -1471,6 +1478,38 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 	if (t->vcs)
 		vcs_set_rows(t->vcs, screen_vcs_row, s);
 	return 0;
+}
+
+void seat_adopt_terminals(struct seat *seat)
+{
+	struct screen *s = seat_screen(seat);
+	struct terminal *shown;
+	int r;
+
+	for (unsigned i = 1; seat->opts->seat && s && i < seat->n_terminals; i++) {
+		struct terminal *t = seat->terminals[i];
+
+		if (t->term || !restore_stored(i + 1))
+			continue;
+		log_info("Terminal %u of %s has a session in the fd store: adopting it", i + 1,
+			 seat->opts->seat);
+		/* started on the screen for its size, then the one in front is
+		 * shown again */
+		shown = s->terminal;
+		r = seat_start_terminal(seat, t, s);
+		s->terminal = shown;
+		seat_fit_grids(seat);
+		if (shown && shown->term && s->render) {
+			render_set_clusters(s->render, term_clusters(shown->term));
+			render_set_images(s->render, term_images(shown->term));
+		}
+		if (r < 0)
+			log_warning_errno(r,
+					  "Terminal %u of %s: no session (%m), started when shown",
+					  i + 1, seat->opts->seat);
+	}
+	/* a terminal beyond terminals= loses its session */
+	restore_drop_unclaimed();
 }
 
 int seat_start_input(struct seat *seat)

@@ -111,10 +111,14 @@ int seat_open_vt(struct seat *seat, sd_event *event);
 void seat_show_terminal(struct seat *seat, struct screen *s, struct terminal *t);
 /* The terminal's session, sized for the screens that show it (the smallest
  * grid among them; s is one of them); the first terminal started is the one
- * in front. Only the first terminal has the VT's vcs mirror and session
- * restore: the VT has one screen buffer and the fd store one set of
- * names. */
+ * in front. Only the first terminal has the VT's vcs mirror and, on a VT,
+ * session restore (the VT has one screen buffer); on a seat without VTs
+ * every terminal's session is kept, under fd names of its own (restore.h). */
 int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s);
+/* After the screens' terminals: on a seat without VTs, every other terminal
+ * whose session the fd store handed over is started at once and adopts it,
+ * behind the one in front; what no terminal took is closed. */
+void seat_adopt_terminals(struct seat *seat);
 /* The keyboards and pointers, and the mouse dispatcher for the terminal in
  * front. */
 int seat_start_input(struct seat *seat);

@@ -29,8 +29,20 @@ static const char *const fd_names[_FD_MAX] = {
     [FD_SNAPSHOT] = "snapshot",
 };
 
+/* What the store handed over at start, not yet taken by a terminal: PID 1
+ * hands everything over once, the terminals start one by one. */
+struct handed_fd {
+	int fd;
+	int kind;      /* FD_* */
+	unsigned slot; /* the terminal, from 1 */
+};
+static struct handed_fd *pool;
+static size_t pool_n;
+
 struct restore {
 	struct restore_config cfg;
+	/* The fd store's names of this terminal's fds: "pty", "pty.2", ... */
+	char names[_FD_MAX][RESTORE_NAME_MAX];
 	struct snapshot *snap;
 	bool unsupported; /* this libtsm cannot be snapshotted */
 	/* What the store handed over, until adopted or dropped. */
@@ -44,21 +56,26 @@ struct restore {
 	bool live;
 };
 
-static void store_remove(const struct restore *r, const char *name)
+static void store_remove_name(bool store, const char *name)
 {
 	int e;
 
-	if (!r->cfg.store && !getenv("NOTIFY_SOCKET"))
+	if (!store && !getenv("NOTIFY_SOCKET"))
 		return;
 	e = sd_notifyf(0, "FDSTOREREMOVE=1\nFDNAME=%s", name);
 	if (e < 0)
 		log_warning_errno(e, "Failed to remove '%s' from the fd store: %m", name);
 }
 
+static void store_remove(const struct restore *r, const char *name)
+{
+	store_remove_name(r->cfg.store, name);
+}
+
 static void store_remove_all(const struct restore *r)
 {
 	for (int i = 0; i < _FD_MAX; i++)
-		store_remove(r, fd_names[i]);
+		store_remove(r, r->names[i]);
 }
 
 static int store_add(const char *name, int fd, bool poll)
@@ -162,16 +179,48 @@ static bool handed_check(const struct restore *r)
 	return true;
 }
 
-void restore_new(const struct restore_config *c, struct restore **ret)
+void restore_fd_name(unsigned slot, int kind, char *buf, size_t size)
 {
-	struct restore *r = xcalloc(1, sizeof(*r));
+	if (slot <= 1)
+		snprintf(buf, size, "%s", fd_names[kind]);
+	else
+		snprintf(buf, size, "%s.%u", fd_names[kind], slot);
+}
+
+/* "pty" is terminal 1's, "pty.2" terminal 2's (up to RESTORE_SLOTS_MAX);
+ * false for any other name. */
+static bool parse_name(const char *name, int *kind, unsigned *slot)
+{
+	for (int k = 0; k < _FD_MAX; k++) {
+		size_t len = strlen(fd_names[k]);
+		unsigned long n;
+		char *end;
+
+		if (strncmp(name, fd_names[k], len) != 0)
+			continue;
+		*kind = k;
+		if (name[len] == '\0') {
+			*slot = 1;
+			return true;
+		}
+		if (name[len] != '.' || name[len + 1] < '2' || name[len + 1] > '9')
+			return false;
+		errno = 0;
+		n = strtoul(name + len + 1, &end, 10);
+		if (errno || *end || n > RESTORE_SLOTS_MAX)
+			return false;
+		*slot = (unsigned)n;
+		return true;
+	}
+	return false;
+}
+
+/* Reads what the store hands over (once: the environment is unset) into
+ * the pool; with session restore off here, everything is closed. */
+static void pool_fill(const struct restore_config *c)
+{
 	char **names = NULL;
 	int n;
-
-	r->cfg = *c;
-	for (int i = 0; i < _FD_MAX; i++)
-		r->handed[i] = -1;
-	*ret = r;
 
 	n = sd_listen_fds_with_names(1, &names);
 	if (n < 0)
@@ -180,37 +229,90 @@ void restore_new(const struct restore_config *c, struct restore **ret)
 		free(names);
 		return;
 	}
+	if (!c->enabled || !c->store)
+		log_info("Session restore is off%s: closing the %d fds from the fd store",
+			 c->enabled ? " here (no session socket)" : "", n);
 	for (int i = 0; i < n; i++) {
-		int fd = SD_LISTEN_FDS_START + i, k;
+		int fd = SD_LISTEN_FDS_START + i, kind;
 		const char *name = names && names[i] ? names[i] : "unknown";
+		unsigned slot;
 
-		for (k = 0; k < _FD_MAX; k++)
-			if (strcmp(name, fd_names[k]) == 0)
-				break;
-		if (!r->cfg.enabled || !r->cfg.store) {
-			/* dropped below, all at once */
-		} else if (k == _FD_MAX) {
+		if (!c->enabled || !c->store) {
+			store_remove_name(c->store, name);
+		} else if (!parse_name(name, &kind, &slot)) {
 			log_warning("Closing fd %d of unknown name '%s' from the fd store", fd,
 				    name);
-			store_remove(r, name);
-		} else if (r->handed[k] >= 0) {
-			log_warning("Closing a second '%s' from the fd store", name);
+			store_remove_name(c->store, name);
 		} else {
-			r->handed[k] = fd;
+			pool = xrealloc(pool, (pool_n + 1) * sizeof(*pool));
+			pool[pool_n++] = (struct handed_fd){fd, kind, slot};
 			continue;
 		}
 		close(fd);
 	}
-	if (!r->cfg.enabled || !r->cfg.store) {
-		log_info("Session restore is off%s: closing the %d fds from the fd store",
-			 r->cfg.enabled ? " here (no session socket)" : "", n);
-		for (int i = 0; i < n; i++)
-			store_remove(r, names && names[i] ? names[i] : "unknown");
-	} else if (!handed_check(r))
-		drop_handed(r);
 	for (int i = 0; names && i < n; i++)
 		free(names[i]);
 	free(names);
+}
+
+bool restore_stored(unsigned slot)
+{
+	for (size_t i = 0; i < pool_n; i++)
+		if (pool[i].slot == (slot ? slot : 1))
+			return true;
+	return false;
+}
+
+void restore_drop_unclaimed(void)
+{
+	char name[RESTORE_NAME_MAX];
+
+	for (size_t i = 0; i < pool_n; i++) {
+		restore_fd_name(pool[i].slot, pool[i].kind, name, sizeof(name));
+		log_warning("Closing '%s' from the fd store: no terminal %u here", name,
+			    pool[i].slot);
+		close(pool[i].fd);
+		store_remove_name(true, name);
+	}
+	free(pool);
+	pool = NULL;
+	pool_n = 0;
+}
+
+void restore_new(const struct restore_config *c, struct restore **ret)
+{
+	struct restore *r = xcalloc(1, sizeof(*r));
+	unsigned slot = c->slot ? c->slot : 1;
+	size_t kept = 0;
+
+	r->cfg = *c;
+	for (int i = 0; i < _FD_MAX; i++) {
+		r->handed[i] = -1;
+		restore_fd_name(slot, i, r->names[i], sizeof(r->names[i]));
+	}
+	*ret = r;
+
+	pool_fill(c);
+	/* this terminal's fds leave the pool */
+	for (size_t i = 0; i < pool_n; i++) {
+		struct handed_fd h = pool[i];
+
+		if (h.slot != slot) {
+			pool[kept++] = h;
+		} else if (r->handed[h.kind] >= 0) {
+			log_warning("Closing a second '%s' from the fd store", r->names[h.kind]);
+			close(h.fd);
+		} else {
+			r->handed[h.kind] = h.fd;
+		}
+	}
+	pool_n = kept;
+	if (r->handed[FD_PTY] < 0 && r->handed[FD_PIDFD] < 0 && r->handed[FD_SNAPSHOT] < 0)
+		return;
+	if (!r->cfg.enabled || !r->cfg.store)
+		drop_handed(r);
+	else if (!handed_check(r))
+		drop_handed(r);
 }
 
 bool restore_handed(struct restore *r, struct term_adopt *ret)
@@ -310,8 +412,8 @@ void restore_session_started(struct restore *r, struct term *t)
 	if (r->replace_snapshot) {
 		/* The handed snapshot goes, ours comes (a crash between the two
 		 * costs the session: a missing snapshot gives a new one). */
-		store_remove(r, fd_names[FD_SNAPSHOT]);
-		if (store_add(fd_names[FD_SNAPSHOT], snapshot_fd(r->snap), true) < 0) {
+		store_remove(r, r->names[FD_SNAPSHOT]);
+		if (store_add(r->names[FD_SNAPSHOT], snapshot_fd(r->snap), true) < 0) {
 			store_remove_all(r);
 			r->stored = false;
 		}
@@ -322,14 +424,15 @@ void restore_session_started(struct restore *r, struct term *t)
 		return;
 	/* The snapshot first, the pty last: a set without its pty is dropped
 	 * at the next start, and a pty is never kept without the rest. */
-	if (store_add(fd_names[FD_SNAPSHOT], snapshot_fd(r->snap), true) < 0 ||
-	    store_add(fd_names[FD_PIDFD], term_pidfd(t), true) < 0 ||
-	    store_add(fd_names[FD_PTY], term_master_fd(t), false) < 0) {
+	if (store_add(r->names[FD_SNAPSHOT], snapshot_fd(r->snap), true) < 0 ||
+	    store_add(r->names[FD_PIDFD], term_pidfd(t), true) < 0 ||
+	    store_add(r->names[FD_PTY], term_master_fd(t), false) < 0) {
 		store_remove_all(r);
 		return;
 	}
 	r->stored = true;
-	log_debug("The session's pty, pidfd and snapshot are in the fd store");
+	log_debug("The session's %s, %s and %s are in the fd store", r->names[FD_PTY],
+		  r->names[FD_PIDFD], r->names[FD_SNAPSHOT]);
 }
 
 void restore_session_ended(struct restore *r)

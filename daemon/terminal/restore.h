@@ -8,8 +8,12 @@
  * login calls vhangup()), "pidfd" (a pidfd of the session's leader, from
  * consoled-session(8)) and "snapshot" (the memfd of snapshot.h).
  *
- * At start, restore_new() takes what the store hands over
- * (sd_listen_fds_with_names()) and checks it: the pty must be a pty master,
+ * A seat without VTs keeps each terminal's session: terminal N's fds are
+ * named "pty.N", "pidfd.N" and "snapshot.N" (terminal 1's as above, so a
+ * VT's single terminal and an older consoled's store read the same). At
+ * start, the first restore_new() reads what the store hands over
+ * (sd_listen_fds_with_names()) into a pool, each terminal's restore_new()
+ * takes its own names from it and checks them: the pty must be a pty master,
  * the pidfd's process alive and the leader of the pty's session; the
  * snapshot is checked by snapshot_restore() when the term adopts the
  * session. Anything else (an incomplete set, a dead session, unknown names,
@@ -33,6 +37,12 @@
  * restart keeps the store, systemctl stop makes PID 1 drop it.
  */
 #include <stdbool.h>
+#include <stddef.h>
+
+/* The terminals a seat can keep over a restart (options.h's
+ * OPTIONS_TERMINALS_MAX), and the longest fd name ("snapshot.12"). */
+#define RESTORE_SLOTS_MAX 12
+#define RESTORE_NAME_MAX 16
 
 struct restore;
 struct term;
@@ -44,7 +54,21 @@ struct restore_config {
 	 * and with sessions through consoled-session (--session-socket). */
 	bool store;
 	unsigned sb_size; /* the snapshot's scrollback */
+	/* The terminal, from 1: its fds are stored as "pty", "pidfd" and
+	 * "snapshot" (terminal 1, and 0 the same), "pty.N", "pidfd.N" and
+	 * "snapshot.N" (terminal N). */
+	unsigned slot;
 };
+
+/* The fd store's name of an fd (kind: 0 pty, 1 pidfd, 2 snapshot) of
+ * terminal slot. */
+void restore_fd_name(unsigned slot, int kind, char *buf, size_t size);
+/* Whether the store handed over fds of terminal slot that no terminal has
+ * taken yet (a seat starts that terminal at once, to adopt its session). */
+bool restore_stored(unsigned slot);
+/* Closes and removes from the store what the store handed over and no
+ * terminal took (a terminal beyond terminals=), with a log line each. */
+void restore_drop_unclaimed(void);
 
 /* Takes the fds the store handed over (closing and removing what cannot be
  * adopted). Never fails: a problem only costs the old session. */

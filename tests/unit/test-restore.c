@@ -180,7 +180,7 @@ static int snapshot_of(const char *text, unsigned cols, unsigned rows)
 static void hand_over(const int *fds, const char *const *names, unsigned n)
 {
 	char buf[256] = "", pid[32];
-	int high[8];
+	int high[16];
 
 	for (unsigned i = 0; i < n; i++)
 		high[i] = fcntl(fds[i], F_DUPFD, 200);
@@ -487,6 +487,72 @@ static void test_refused(void)
 	close(snap);
 }
 
+/* A seat's terminals: each takes its own names from what is handed over
+ * ("pty" terminal 1's, "pty.2" terminal 2's), a name of no terminal (a
+ * leading zero, beyond RESTORE_SLOTS_MAX) is closed at once, one of a
+ * terminal that takes nothing (terminals= lowered) by
+ * restore_drop_unclaimed(); a terminal's fds leave the store by its names. */
+static void test_slots(void)
+{
+	static const char *const names[] = {"pty.2",	"pidfd.2", "snapshot.2", "pty",	  "pidfd",
+					    "snapshot", "pty.5",   "pty.02",	 "pty.13"};
+	int snap = snapshot_of("x", 80, 24);
+	struct restore *r1 = NULL, *r2 = NULL;
+	struct term_adopt a;
+	char got[1024];
+	unsigned n_fds;
+	int m1, m2, fds[9], status;
+	pid_t p1 = session_start(&m1), p2 = session_start(&m2);
+
+	fds[0] = m2;
+	fds[1] = session_pidfd_open(p2);
+	fds[2] = dup(snap);
+	fds[3] = m1;
+	fds[4] = session_pidfd_open(p1);
+	fds[5] = dup(snap);
+	for (int i = 6; i < 9; i++)
+		fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	hand_over(fds, names, 9);
+
+	restore_new(&(struct restore_config){.enabled = true, .store = true, .sb_size = 100}, &r1);
+	notify_read(got, sizeof(got), &n_fds);
+	CHECK(strcmp(got, "FDSTOREREMOVE=1,FDNAME=pty.02|FDSTOREREMOVE=1,FDNAME=pty.13") == 0);
+	CHECK(!fd_open(10) && !fd_open(11));
+	CHECK(restore_handed(r1, &a));
+	CHECK(a.master == 6 && a.pidfd == 7 && a.snapshot == 8);
+	CHECK(restore_stored(2) && restore_stored(5) && !restore_stored(1) && !restore_stored(3));
+
+	restore_new(
+	    &(struct restore_config){.enabled = true, .store = true, .sb_size = 100, .slot = 2},
+	    &r2);
+	CHECK(restore_handed(r2, &a));
+	CHECK(a.master == 3 && a.pidfd == 4 && a.snapshot == 5);
+	CHECK(!restore_stored(2) && restore_stored(5));
+
+	restore_drop_unclaimed();
+	CHECK(!fd_open(9) && !restore_stored(5));
+	notify_read(got, sizeof(got), &n_fds);
+	CHECK(strcmp(got, "FDSTOREREMOVE=1,FDNAME=pty.5") == 0);
+
+	/* refused: terminal 2's session is hung up and leaves the store by its
+	 * names, terminal 1's is left alone */
+	restore_handed_done(r2, false, -EBADMSG);
+	CHECK(!fd_open(3) && !fd_open(4) && !fd_open(5));
+	CHECK(fd_open(6) && fd_open(7) && fd_open(8));
+	notify_read(got, sizeof(got), &n_fds);
+	CHECK(strcmp(got, "FDSTOREREMOVE=1,FDNAME=pty.2|FDSTOREREMOVE=1,FDNAME=pidfd.2|"
+			  "FDSTOREREMOVE=1,FDNAME=snapshot.2") == 0);
+	CHECK(waitpid(p2, &status, 0) == p2 && WIFSIGNALED(status) && WTERMSIG(status) == SIGHUP);
+	restore_handed_done(r1, false, -EBADMSG);
+	notify_read(got, sizeof(got), &n_fds);
+	CHECK(strcmp(got, "FDSTOREREMOVE=1,FDNAME=pty|FDSTOREREMOVE=1,FDNAME=pidfd|"
+			  "FDSTOREREMOVE=1,FDNAME=snapshot") == 0);
+	CHECK(waitpid(p1, &status, 0) == p1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGHUP);
+	restore_free(r1);
+	restore_free(r2);
+	close(snap);
+}
+
 /* Whether TIOCGSID names a pty's session leader here: restore checks the
  * handed pidfd with it. qemu-user (the cross-architecture runs of
  * tests/cross/run) answers it without writing the sid. */
@@ -516,6 +582,7 @@ int main(void)
 	notify_setup();
 	RUN(test_adopt);
 	RUN(test_refused);
+	RUN(test_slots);
 	notify_teardown();
 	return TESTS_RESULT();
 }

@@ -35,10 +35,12 @@ an event without a console never goes to a bound handler).
                Ctrl+Alt+F1 makes the first's active; consoled never lets
                go of the seat meanwhile.  The screendump goes to
                <out>/systemd-seat-b.png.
-  seat-restore kill -SEGV of consoled-seat@seat-b: systemd restarts it, the
-               new consoled adopts the first terminal's session from the fd
-               store (journal), its screen shows the session's output and
-               typing on kbd2 reaches the same shell.
+  seat-restore a login on terminal 2 too, then kill -SEGV of
+               consoled-seat@seat-b: systemd restarts it, the new consoled
+               adopts both terminals' sessions from the fd store (journal),
+               each terminal's screen (Ctrl+Alt+F1, F2) shows its session's
+               output and typing on kbd2 reaches the same shell; terminal
+               2's logout, terminal 1 in front and active again.
   seat-options what works on a VT, on seat-b: a drop-in of the unit gives
                consoled --scroll-mode=redraw --rotate=1 (and the test
                build's 2 s bell flash); after a restart (the first
@@ -382,8 +384,22 @@ def check_seat_terminals(self):
 
 
 def check_seat_restore(self):
+    sysd = self.sysd
     seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
               "the first terminal's session is not on seat-b before the crash")
+    first = self.sh("loginctl show-seat %s -p ActiveSession --value" % SEAT).strip()
+    # terminal 2 with a shell of its own: kept too, under fd names of its own
+    seat_combo(self, ["ctrl", "alt", "f2"])
+    seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines)
+              and not lines_with(s, "SEAT1-42"),
+              "Ctrl+Alt+F2 on kbd2 did not show terminal 2's login prompt")
+    seat_login(self, "terminal 2 of seat-b")
+    seat_type(self, "echo TERM2-$((6*7))\n")
+    seat_wait(self, lambda s: any(l.rstrip() == "TERM2-42" for l in s.lines),
+              "terminal 2's shell did not answer before the crash")
+    seat_combo(self, ["ctrl", "alt", "f1"])
+    seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
+              "Ctrl+Alt+F1 on kbd2 did not bring the first terminal back before the crash")
     before = self.unit(SEAT_UNIT, "MainPID", "NRestarts")
     cursor = self.journal_cursor()
     self.sh("kill -SEGV %s" % before["MainPID"])
@@ -391,10 +407,11 @@ def check_seat_restore(self):
                    lambda p: p["ActiveState"] == "active" and p["MainPID"] != before["MainPID"]
                    and p["MainPID"] != "0", timeout=30)
     deadline = time.monotonic() + 20
-    while "Adopted the session" not in self.journal_since(cursor, "-o cat -u " + SEAT_UNIT):
+    # both terminals' sessions adopted at start (terminal 2 behind terminal 1)
+    while self.journal_since(cursor, "-o cat -u " + SEAT_UNIT).count("Adopted the session") < 2:
         if time.monotonic() > deadline:
-            self.fail("the restarted consoled did not adopt the session; it logged:\n"
-                      + self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)[-3000:])
+            self.fail("the restarted consoled did not adopt both terminals' sessions; it "
+                      "logged:\n" + self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)[-3000:])
         time.sleep(0.5)
     seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
               "the session's screen is not back on seat-b after the restart")
@@ -402,6 +419,24 @@ def check_seat_restore(self):
     seat_wait(self, lambda s: any(l.rstrip() == "AFTER-42" for l in s.lines)
               and any(l.rstrip() == "SEAT1-42" for l in s.lines),
               "typing on kbd2 after the restart did not reach the same shell")
+    seat_combo(self, ["ctrl", "alt", "f2"])
+    seat_wait(self, lambda s: any(l.rstrip() == "TERM2-42" for l in s.lines)
+              and not lines_with(s, "SEAT1-42"),
+              "Ctrl+Alt+F2 after the restart did not bring terminal 2's screen back")
+    seat_type(self, "echo TERM2-AFTER-$((6*7))\n")
+    seat_wait(self, lambda s: any(l.rstrip() == "TERM2-AFTER-42" for l in s.lines)
+              and any(l.rstrip() == "TERM2-42" for l in s.lines),
+              "typing on terminal 2 after the restart did not reach the same shell")
+    # its logout, and terminal 1 in front again for the checks that follow
+    seat_type(self, "exit\n")
+    seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines)
+              and not any(l.startswith(sysd.SHELL_PROMPT) for l in s.lines),
+              "no login prompt on terminal 2 after its logout", sysd.LOGIN_WAIT)
+    seat_combo(self, ["ctrl", "alt", "f1"])
+    seat_wait(self, lambda s: any(l.rstrip() == "SEAT1-42" for l in s.lines),
+              "Ctrl+Alt+F1 on kbd2 did not bring the first terminal back after the restart")
+    seat_wait_active(self, first, "Ctrl+Alt+F1 after the restart did not make terminal 1's "
+                     "session active")
 
 
 def seat_restart(self, what):

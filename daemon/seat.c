@@ -208,6 +208,16 @@ static void seat_term_respawning(struct terminal *t, void *userdata)
 		mouse_reset(seat->mouse);
 }
 
+/* A screen's renderer draws t's cells: its cluster table and its images
+ * (both start anew with each session). */
+static void seat_render_tables(struct screen *s, const struct terminal *t)
+{
+	if (!s->render || !t || !t->term)
+		return;
+	render_set_clusters(s->render, term_clusters(t->term));
+	render_set_images(s->render, term_images(t->term));
+}
+
 static void seat_term_respawned(struct terminal *t, void *userdata)
 {
 	struct seat *seat = userdata;
@@ -219,8 +229,7 @@ static void seat_term_respawned(struct terminal *t, void *userdata)
 			continue;
 		/* the cluster table starts empty: stand-ins are handed out
 		 * again */
-		render_set_clusters(s->render, term_clusters(t->term));
-		render_set_images(s->render, term_images(t->term));
+		seat_render_tables(s, t);
 		screen_wipe(s);
 	}
 }
@@ -1098,10 +1107,8 @@ static void seat_switch_terminal(struct seat *seat, unsigned i)
 		term_resize(t->term, render_cols(s->render), render_rows(s->render), w, h);
 	}
 	for (unsigned k = 0; k < seat->n_screens && k < OPTIONS_SCREENS_MAX; k++)
-		if (shown[k] && seat->screens[k]->render) {
-			render_set_clusters(seat->screens[k]->render, term_clusters(t->term));
-			render_set_images(seat->screens[k]->render, term_images(t->term));
-		}
+		if (shown[k])
+			seat_render_tables(seat->screens[k], t);
 	mouse_free(seat->mouse);
 	seat->mouse = NULL;
 	if (mouse_new(term_stream(t->term), &seat_mouse_callbacks, seat, &seat->mouse) >= 0) {
@@ -1334,6 +1341,13 @@ struct seat *seat_new(const struct options *opts, int *exit_status)
 	seat->opts = opts;
 	seat->exit_status = exit_status;
 	seat->follow_fd = -1;
+	/* once for every terminal's image store */
+	seat->image_memory =
+	    options_image_memory(opts->image_memory_mib, memory_cap(memory_physical(), SIZE_MAX));
+	if (seat->image_memory < (uint64_t)opts->image_memory_mib << 20)
+		log_warning("image-memory=%u MiB cut to %zu MiB, a quarter of the memory and an "
+			    "eighth of the address space",
+			    opts->image_memory_mib, seat->image_memory >> 20);
 	return seat;
 }
 
@@ -1414,8 +1428,6 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 	bool kept = first || o->seat;
 	unsigned slot = 1;
 	struct terminal_config c;
-	uint64_t image_cap;
-	size_t image_memory;
 	int r;
 
 	for (unsigned i = 0; i < seat->n_terminals; i++)
@@ -1424,12 +1436,6 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 	s->terminal = t;
 	/* a mirror's grid before the session's size */
 	seat_fit_grids(seat);
-	image_cap = memory_cap(memory_physical(), SIZE_MAX);
-	image_memory = options_image_memory(o->image_memory_mib, image_cap);
-	if (image_memory < (uint64_t)o->image_memory_mib << 20)
-		log_warning("image-memory=%u MiB cut to %zu MiB, a quarter of the memory and an "
-			    "eighth of the address space",
-			    o->image_memory_mib, image_memory >> 20);
 	c = (struct terminal_config){
 	    .term =
 		{
@@ -1443,7 +1449,7 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 		    .term = o->term,
 		    .session_socket = o->session_socket,
 		    .sb_size = o->sb_size,
-		    .image_memory = image_memory,
+		    .image_memory = seat->image_memory,
 		    .vt = vt_number(seat->vt),
 		    .seat = o->seat,
 		    .truecolor = !s->fb->format.indexed,
@@ -1468,10 +1474,8 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 	if (r < 0)
 		return r;
 	for (unsigned i = 0; i < seat->n_screens; i++)
-		if (seat->screens[i]->terminal == t && seat->screens[i]->render) {
-			render_set_clusters(seat->screens[i]->render, term_clusters(t->term));
-			render_set_images(seat->screens[i]->render, term_images(t->term));
-		}
+		if (seat->screens[i]->terminal == t)
+			seat_render_tables(seat->screens[i], t);
 	if (!seat->front)
 		seat->front = t;
 	/* the band's and the view's rows in the mirror, as on the glass */
@@ -1499,10 +1503,7 @@ void seat_adopt_terminals(struct seat *seat)
 		r = seat_start_terminal(seat, t, s);
 		s->terminal = shown;
 		seat_fit_grids(seat);
-		if (shown && shown->term && s->render) {
-			render_set_clusters(s->render, term_clusters(shown->term));
-			render_set_images(s->render, term_images(shown->term));
-		}
+		seat_render_tables(s, shown);
 		if (r < 0)
 			log_warning_errno(r,
 					  "Terminal %u of %s: no session (%m), started when shown",

@@ -47,7 +47,9 @@ struct seat {
 	struct terminal **terminals;
 	unsigned n_terminals;
 	struct terminal *front; /* the terminal keys and the pointer go to */
-	bool fitting;		/* seat_fit_grids() is laying screens out */
+	/* image-memory= in bytes, cut to what the machine can give (seat_new()) */
+	size_t image_memory;
+	bool fitting; /* seat_fit_grids() is laying screens out */
 	/* Ctrl+Alt+Logo+Right/Left moved the focus: its release is not sent */
 	bool focus_key_down;
 	/* Kernel messages (kmsg.h; NULL: kernel-messages=off, or /dev/kmsg

@@ -82,6 +82,13 @@ not by its number (seat1vga's was fb1 and seat1vgb's fb2 so far).
                seat ... exiting with status 7" and exits; 2 s later the
                unit is inactive (Result success), not failed and not
                restarted.
+  seat-wait    seat1vgb's framebuffer alone is attached to seat-c: udev's
+               rule starts consoled-seat@seat\x2dc, but logind makes no
+               seat of a device that is no master-of-seat
+               (/run/systemd/seats/seat-c never comes): 10 s after its
+               start consoled logs "logind has no such seat after 10 s:
+               exiting with status 7"; the unit is inactive, not failed.
+               Then loginctl flush-devices.
 """
 
 import re
@@ -93,7 +100,7 @@ import screenstest
 import vmlib
 
 CHECKS = ["seat-start", "seat-login", "seat-oracle", "seat-terminals", "seat-restore",
-          "seat-options", "seat-grab", "seat-screens", "seat-stop"]
+          "seat-options", "seat-grab", "seat-screens", "seat-stop", "seat-wait"]
 
 # A dash, as in logind's automatic seats (seat-PATH): the unit's instance
 # is escaped (consoled-seat@seat\x2db.service) and %I gives the name back.
@@ -125,9 +132,14 @@ OPTIONS_DROPIN = "'/run/systemd/system/%s.d/50-seatcheck.conf'" % SEAT_UNIT.stri
 FLASH_MS = 2000
 # seat-screens: the drop-in that names both of seat-b's framebuffers.
 SCREENS_DROPIN = "'/run/systemd/system/%s.d/50-screens.conf'" % SEAT_UNIT.strip("'")
-# How long consoled waits for a seat's state file that went (seat.h,
-# SEAT_GONE_GRACE_SEC) before it exits with status 7.
+# How long consoled waits for a seat's state file that went, and for one
+# not there at its start (seat.h, SEAT_GONE_GRACE_SEC, SEAT_WAIT_SEC), before
+# it exits with status 7.
 SEAT_GONE_GRACE_SEC = 2
+SEAT_WAIT_SEC = 10
+# seat-wait: a seat of a framebuffer alone, which logind never makes.
+WAIT_SEAT = "seat-c"
+WAIT_UNIT = "'consoled-seat@%s.service'" % WAIT_SEAT.replace("-", "\\x2d")
 
 
 def seat_fb(self, display):
@@ -673,10 +685,9 @@ def check_seat_screens(self):
         after = self.unit(SEAT_UNIT, "ActiveState", "MainPID", "NRestarts")
         if (after["ActiveState"], after["MainPID"], after["NRestarts"]) != (
                 "active", before["MainPID"], before["NRestarts"]):
-            log = self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)[-3000:]
-            twice = self.vm.run("journalctl -b -o cat | grep 'appeared twice'")[0]
             self.fail("%s is %r after the first card went back to seat0, was %r; it logged:\n%s"
-                      "\nsystemd: %s" % (SEAT_UNIT, after, before, log, twice))
+                      % (SEAT_UNIT, after, before,
+                         self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)[-3000:]))
         seat_type(self, "echo STILL-$((6*7))\n")
         seat_wait(self, lambda s: any(l.rstrip() == "STILL-42" for l in s.lines)
                   and any(l.rstrip() == "SCREENS-42" for l in s.lines),
@@ -710,6 +721,40 @@ def check_seat_stop(self):
                                                        "Result": "success"}:
         self.fail("%s did not end by the seat's removal (status 7, inactive, no restart): %r;"
                   " it logged:\n%s" % (SEAT_UNIT, state, log[-3000:]))
+
+
+def check_seat_wait(self):
+    """A seat logind never makes: seat1vgb's framebuffer alone on seat-c
+    (no master device, so no /run/systemd/seats/seat-c)."""
+    fb, _ = seat_card(self, seat_wait_fbs(self)[1])
+    cursor = self.journal_cursor()
+    try:
+        seat_attach(self, WAIT_SEAT, [fb])
+        # consoled started by udev's rule, waiting for the seat
+        deadline = time.monotonic() + 30
+        while "logind has no such seat yet" not in self.journal_since(
+                cursor, "-o cat -u " + WAIT_UNIT):
+            if time.monotonic() > deadline:
+                self.fail("%s did not start waiting for %s; it logged:\n%s" % (
+                    WAIT_UNIT, WAIT_SEAT,
+                    self.journal_since(cursor, "-o cat -u " + WAIT_UNIT)[-3000:]))
+            time.sleep(0.5)
+        if self.vm.run("test -e /run/systemd/seats/" + WAIT_SEAT)[1] == 0:
+            self.fail("logind made %s of a framebuffer alone" % WAIT_SEAT)
+        self.wait_unit(WAIT_UNIT, "the exit %d s after the start" % SEAT_WAIT_SEC,
+                       lambda p: p["ActiveState"] in ("inactive", "failed"),
+                       timeout=SEAT_WAIT_SEC + 20)
+        # (no restart after status 7: seat-stop waits for one)
+        state = self.unit(WAIT_UNIT, "ActiveState", "Result")
+        log = self.journal_since(cursor, "-o cat -u " + WAIT_UNIT)
+        if ("logind has no such seat after %d s: exiting with status 7" % SEAT_WAIT_SEC) \
+                not in log or "Scheduled restart" in log or state != {
+                    "ActiveState": "inactive", "Result": "success"}:
+            self.fail("%s did not end %d s after its start without logind's seat (status 7,"
+                      " inactive): %r; it logged:\n%s"
+                      % (WAIT_UNIT, SEAT_WAIT_SEC, state, log[-3000:]))
+    finally:
+        self.sh("loginctl flush-devices && udevadm settle -t 20", timeout=30)
 
 
 def install(runner_class, sysd):

@@ -1357,23 +1357,72 @@ static int seat_on_follow(sd_event_source *src, int fd, uint32_t revents, void *
 	return 0;
 }
 
-int seat_follow(struct seat *seat)
+/* Adds the watches still missing; whether both are there. Logs a failure
+ * once per directory (and its end). */
+static bool seat_follow_watch(struct seat *seat)
 {
 	static const char *const dirs[] = {SEAT_LOGIND_SEATS, SEAT_LOGIND_SESSIONS};
+	bool all = true;
+
+	for (unsigned i = 0; i < ELEMENTSOF(dirs); i++) {
+		unsigned bit = 1u << i;
+
+		if (seat->follow_watched & bit)
+			continue;
+		/* logind writes a temporary file and renames it over the old
+		 * one */
+		if (inotify_add_watch(seat->follow_fd, dirs[i],
+				      IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE) >= 0) {
+			seat->follow_watched |= bit;
+			if (seat->follow_failed & bit)
+				log_info("Watching %s now", dirs[i]);
+			continue;
+		}
+		all = false;
+		if (!(seat->follow_failed & bit))
+			log_warning_errno(errno,
+					  "Failed to watch %s (%m): reading it every second "
+					  "until a watch can be added",
+					  dirs[i]);
+		seat->follow_failed |= bit;
+	}
+	return all;
+}
+
+/* Without a watch on both directories (one not made yet: /run/systemd/
+ * sessions comes with the first session; out of inotify watches), the
+ * files are read every SEAT_FOLLOW_POLL_USEC, and the watch tried again. */
+static int seat_on_follow_poll(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	if (seat_follow_watch(seat))
+		seat->follow_poll = sd_event_source_disable_unref(seat->follow_poll);
+	else
+		(void)sd_event_source_set_time(src, usec + SEAT_FOLLOW_POLL_USEC);
+	seat_follow_check(seat);
+	return 0;
+}
+
+int seat_follow(struct seat *seat)
+{
 	int r;
 
 	seat->follow_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (seat->follow_fd < 0)
 		return log_error_errno(errno, "Failed to watch logind's state: %m");
-	/* logind writes a temporary file and renames it over the old one */
-	for (unsigned i = 0; i < ELEMENTSOF(dirs); i++)
-		if (inotify_add_watch(seat->follow_fd, dirs[i],
-				      IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE) < 0)
-			log_warning_errno(errno, "Failed to watch %s, ignoring: %m", dirs[i]);
 	r = sd_event_add_io(seat->event, &seat->follow_source, seat->follow_fd, EPOLLIN,
 			    seat_on_follow, seat);
 	if (r < 0)
 		return log_error_errno(r, "Failed to watch logind's state: %m");
+	if (!seat_follow_watch(seat)) {
+		r = sd_event_add_time_relative(seat->event, &seat->follow_poll, CLOCK_MONOTONIC,
+					       SEAT_FOLLOW_POLL_USEC, 0, seat_on_follow_poll, seat);
+		if (r < 0)
+			return log_error_errno(r, "Failed to arm the timer that reads logind's "
+						  "state: %m");
+		(void)sd_event_source_set_enabled(seat->follow_poll, SD_EVENT_ON);
+	}
 	seat_follow_check(seat);
 	return 0;
 }
@@ -1403,6 +1452,7 @@ void seat_free(struct seat *seat)
 		return;
 	seat_kmsg_stop(seat);
 	seat->follow_source = sd_event_source_disable_unref(seat->follow_source);
+	seat->follow_poll = sd_event_source_disable_unref(seat->follow_poll);
 	seat->gone_timer = sd_event_source_disable_unref(seat->gone_timer);
 	if (seat->follow_fd >= 0)
 		close(seat->follow_fd);

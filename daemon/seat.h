@@ -93,6 +93,11 @@ struct seat {
 	 * /run/systemd/seats and /run/systemd/sessions), seat_follow(). */
 	int follow_fd;
 	sd_event_source *follow_source;
+	/* Which of the two directories have a watch, and which failed to get
+	 * one; while one lacks it, follow_poll reads the files every
+	 * SEAT_FOLLOW_POLL_USEC and tries again. */
+	unsigned follow_watched, follow_failed;
+	sd_event_source *follow_poll;
 	/* Armed while the seat's state file is missing: consoled exits when
 	 * it fires (seat_follow()); seat_seen once the file was there. */
 	sd_event_source *gone_timer;
@@ -144,8 +149,9 @@ void seat_acquire(struct seat *seat);
  * or one of its terminals' (TTY= of /run/systemd/sessions/ID is one of
  * their ptys) that no program controls (no CONTROLLER=: a compositor's
  * TakeControl); otherwise it lets go, as on a VT switch, until that is so
- * again. Both directories are watched (inotify): no system bus. Runs the
- * first check now.
+ * again. Both directories are watched (inotify): no system bus; one that
+ * cannot be (not made yet, no watches left) is read every
+ * SEAT_FOLLOW_POLL_USEC until it can. Runs the first check now.
  * The seat itself is followed too: logind removes /run/systemd/seats/NAME
  * when the seat's last master device (its last graphics card) goes; once
  * that file is gone for SEAT_GONE_GRACE_SEC, or not there SEAT_WAIT_SEC
@@ -153,6 +159,8 @@ void seat_acquire(struct seat *seat);
  * consoled exits with EXIT_SEAT_GONE, its sessions ending as at SIGTERM. */
 int seat_follow(struct seat *seat);
 #define SEAT_GONE_GRACE_SEC 2
+/* How often the files are read while a directory has no inotify watch. */
+#define SEAT_FOLLOW_POLL_USEC (1000 * 1000ULL)
 #define SEAT_WAIT_SEC 10
 /* Whether the seat is consoled's now, by the files (the rule above); while
  * the active session's file is not written yet, as it was. */

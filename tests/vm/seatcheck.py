@@ -59,7 +59,10 @@ not by its number (seat1vga's was fb1 and seat1vgb's fb2 so far).
                flashes the screen inverted pixel for pixel and the picture
                is back after it; without the drop-in, restarted
                again, the screen is upright.
-  seat-grab    the test user's program on seat-b takes its session's devices
+  seat-grab    consoled restarted with fs.inotify.max_user_watches at 1 (no
+               watch left for root): it adopts the session and says it
+               reads logind's files every second; then the test user's
+               program on seat-b takes its session's devices
                from logind (vtgrab logind: TakeControl, what a compositor
                does): consoled lets go (journal), keys typed on kbd2 reach
                no shell; after ReleaseControl consoled draws again and typing
@@ -111,6 +114,9 @@ DISPLAY = "seat1vga"
 # seat-screens: a second card for seat-b, kept on seat0 until then.
 DISPLAY2 = "seat1vgb"
 # (quoted for the guest's shell, which the harness hands unit names to)
+# consoled's seat follows logind's files with inotify; seat-grab takes the
+# watches away
+INOTIFY_WATCHES = "/proc/sys/fs/inotify/max_user_watches"
 SEAT_UNIT = "'consoled-seat@%s.service'" % SEAT.replace("-", "\\x2d")
 # The second card and keyboard on the guest's QEMU command line.
 QEMU_ARGS = ["-device", "bochs-display,id=%s" % DISPLAY,
@@ -617,8 +623,31 @@ def check_seat_options(self):
 
 
 def check_seat_grab(self):
+    # consoled started with no inotify watch left for root: it reads
+    # logind's files every second instead, and the grab below is followed
+    # that way; the limit is back at the end
+    limit = self.sh("cat %s" % INOTIFY_WATCHES).strip()
+    self.sh("systemctl daemon-reload")
+    self.sh("echo 1 > %s" % INOTIFY_WATCHES)
+    try:
+        seat_grab_polled(self)
+    finally:
+        self.vm.run("echo %s > %s" % (limit, INOTIFY_WATCHES))
+
+
+def seat_grab_polled(self):
     sysd = self.sysd
     cursor = self.journal_cursor()
+    self.sh("systemctl restart " + SEAT_UNIT, timeout=60)
+    deadline = time.monotonic() + 30
+    while True:
+        log = self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)
+        if "Adopted the session" in log and "reading it every second" in log:
+            break
+        if time.monotonic() > deadline:
+            self.fail("consoled restarted without inotify watches did not adopt the session "
+                      "and say it reads logind's files every second:\n" + log[-3000:])
+        time.sleep(0.5)
     self.sh("rm -f /tmp/vtgrab.log /tmp/vtgrab.go /tmp/seat-leaked")
     seat_type(self, "%s logind /tmp/vtgrab.log /tmp/vtgrab.go; echo grab-$((6*7))\n" % sysd.VTGRAB)
 

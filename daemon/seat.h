@@ -104,6 +104,15 @@ void seat_free(struct seat *seat);
  * the caller (screen_open()...). */
 struct screen *seat_add_screen(struct seat *seat, const struct screen_config *cfg,
 			       const struct palette *palette);
+/* A screen that could not be opened (seat_add_screen()) goes again, freed. */
+void seat_drop_screen(struct seat *seat, struct screen *s);
+/* A screen added while consoled runs (fbdev=all: a framebuffer that came
+ * on the seat), opened and started (screen_start()): with screens=mirror it
+ * shows the terminal in front (the grid is the smallest screen's: the
+ * session gets SIGWINCH if that shrinks), with separate a new terminal and
+ * session of its own (the keyboard stays where it is). Drawn at once if the
+ * VT (the seat) is consoled's, else at the next acquire. */
+int seat_attach_screen(struct seat *seat, struct screen *s);
 /* A terminal, its timers and bell; started by seat_start_terminal(). */
 int seat_add_terminal(struct seat *seat, sd_event *event, struct terminal **ret);
 /* The seat's VT (--vt, --switch), which every screen follows. */

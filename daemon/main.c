@@ -4,7 +4,8 @@
  *
  * What runs is a seat (seat.h: its VT, keyboards and pointers, which
  * terminal is in front), its screens (screen/screen.h: one framebuffer each
- * and its frames, screen/frame.h; fbdev= lists them) and its terminals
+ * and its frames, screen/frame.h; fbdev= lists them, or fbdev=all takes
+ * the seat's, devices/fbseat.h) and its terminals
  * (terminal/terminal.h: one session each; one for all screens, or one per
  * screen with screens=separate). Start-up touches the framebuffer before the VT, so an unusable
  * device is refused before anything changes on the console. Exit undoes

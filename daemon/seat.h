@@ -7,12 +7,12 @@
  * switch to every screen, a terminal's output to the screens that show it.
  *
  * A seat has one VT and one screen per framebuffer (fbdev=, up to
- * OPTIONS_SCREENS_MAX). With screens=mirror one terminal is shown on every
- * screen, each drawing it at its own resolution, depth, font and rotation;
- * the grid is the smallest screen's (seat_fit_grids(): the larger screens'
- * grids are capped, render_set_grid_max()). With screens=separate every
- * screen shows a terminal of its own, with its own session; the keyboard
- * goes to the terminal in front (`front`), which Ctrl+Alt+Logo+Right/Left
+ * OPTIONS_SCREENS_MAX; fbdev=all: every one of the seat's, and a screen
+ * more for each that comes later, seat_attach_screen()). With screens=mirror one terminal is shown
+ * on every screen, each drawing it at its own resolution, depth, font and rotation; the grid is the
+ * smallest screen's (seat_fit_grids(): the larger screens' grids are capped,
+ * render_set_grid_max()). With screens=separate every screen shows a terminal of its own, with its
+ * own session; the keyboard goes to the terminal in front (`front`), which Ctrl+Alt+Logo+Right/Left
  * or a click on another screen moves. The pointer moves over the screens
  * side by side, in the order fbdev= lists them. Both follow the VT: every
  * screen is drawn while it is in front, none while it is away. A screen

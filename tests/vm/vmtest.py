@@ -244,7 +244,9 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   the first of them loads it) two framebuffers: mirrored
                   (fb0 against fbcon's oracle, fb1 the same grid),
                   separate sessions and the focus key, fb1's driver
-                  unbound and bound again, one screen turned: see
+                  unbound and bound again, one screen turned, fb1 bound
+                  while --fbdev=all runs becomes a screen (mirror, and
+                  a session of its own with separate): see
                   screenstest.py.
 
 The ARM guest, --card vexpress (QEMU's vexpress-a9, its PL111 under the

@@ -40,7 +40,10 @@ strategies. QMP's screendump takes the device's id for fb1's picture.
   screens-hotplug   --fbdev=all with fb1 absent (bochs-drm unbound): only
                     fb0 is taken (log); bochs-drm bound: fb1 is added (log)
                     and equals fb0's picture (palette colours), a line typed
-                    shows on both. Then --fbdev=all --screens=separate with
+                    shows on both; fb1's card put on seat1 (a udev database
+                    entry with ID_SEAT and a change uevent): let go, a line
+                    typed shows on fb0 only; back on seat0: taken again by
+                    its screen, not added twice. Then --fbdev=all --screens=separate with
                     fb1 absent, bound later: fb1 shows a new session (its
                     own shell: another $$) and Ctrl+Alt+Logo+Right moves the
                     keyboard there
@@ -396,6 +399,36 @@ class ScreensChecks:
                 r.fail("%s: %d pixels differ in %r" % (what, diff.count, diff.bbox), want, img1)
             time.sleep(0.3)
 
+    def move_fb1(self, pci):
+        """fb1's card put on seat1 as `loginctl attach` does (the guest has
+        no udevd: the card's udev database entry gets ID_SEAT, which fb1
+        inherits as 73-seat-late.rules hands it down, then a `change`
+        uevent): consoled lets fb1 go and draws a typed line on fb0 only;
+        back on seat0 (entry gone, `change`), the screen waiting at
+        /dev/fb1 takes it again: no second screen."""
+        r = self.r
+        db = "/run/udev/data/+pci:%s" % pci
+        r.sh("mkdir -p /run/udev/data && echo E:ID_SEAT=seat1 > %s"
+             " && echo change > %s/uevent" % (db, FB1))
+        try:
+            r.wait_log("/tmp/consoled.log", "is on seat1 now (udev's ID_SEAT), not seat0",
+                       "consoled did not let fb1 go when it moved to seat1")
+            r.vm.send_text("echo moved-away\n")
+            r.wait_text(self.font, lambda s: line_starting(s, "moved-away"),
+                        "fb0 does not draw after fb1 moved to seat1")
+            time.sleep(0.5)
+            _, s1 = self.wait2(lambda s: True, "")
+            if "moved-away" in s1.text():
+                r.fail("fb1 was drawn on after it moved to seat1:\n" + s1.text())
+        finally:
+            r.vm.run("rm -f %s; echo change > %s/uevent" % (db, FB1))
+        r.wait_log("/tmp/consoled.log", "Took over /dev/fb1",
+                   "the screen did not take fb1 back when it came back to seat0")
+        self.wait2(lambda s: line_starting(s, "moved-away"),
+                   "fb1 back on seat0 does not show the session")
+        if r.consoled_log().count("/dev/fb1 came on seat0") != 1:
+            r.fail("fb1 was added twice:\n" + r.consoled_log())
+
     def check_hotplug(self):
         """--fbdev=all: fb1 bound while consoled runs becomes a screen."""
         r = self.r
@@ -429,6 +462,7 @@ class ScreensChecks:
                         "fb0 does not show the echo")
             self.wait2(lambda s: line_starting(s, "hotplug-line"),
                        "fb1 added does not show the echo")
+            self.move_fb1(pci)
             r.stop_consoled()
             # separate: fb1 that comes gets a session of its own
             absent()

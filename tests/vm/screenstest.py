@@ -38,8 +38,9 @@ strategies. QMP's screendump takes the device's id for fb1's picture.
                     size is fb1's (the smaller grid), grows to fb0's while
                     fb1 is unbound and is fb1's again once it is bound
   screens-hotplug   --fbdev=all with fb1 absent (bochs-drm unbound): only
-                    fb0 is taken (log); bochs-drm bound: fb1 is added (log)
-                    and equals fb0's picture (palette colours), a line typed
+                    fb0 is taken (log); bochs-drm bound while tty2 is in
+                    front: fb1 is added (log) but not drawn; tty1 back: it
+                    equals fb0's picture (palette colours), a line typed
                     shows on both; fb1's card put on seat1 (a udev database
                     entry with ID_SEAT and a change uevent): let go, a line
                     typed shows on fb0 only; back on seat0: taken again by
@@ -450,9 +451,19 @@ class ScreensChecks:
             r.start_shell(font, "--fbdev=all")
             r.wait_log(log, "(fbdev=all): taken: /dev/fb0; left out: none",
                        "consoled did not take fb0 alone")
+            # added while tty2 is in front: drawn once tty1 is back
+            r.sh("chvt 2")
             bind()
             r.wait_log(log, "/dev/fb1 shows the terminal in front",
                        "fb1 was not added to the mirror when bochs-drm was bound")
+            pts = re.search(r"on (/dev/pts/\d+)", r.consoled_log()).group(1)
+            r.sh("echo away-text > %s; sleep 1" % pts)
+            _, s1 = self.wait2(lambda s: True, "")
+            if prompt(s1) or "away-text" in s1.text():
+                r.fail("fb1 was drawn while tty2 was in front:\n" + s1.text())
+            r.sh("chvt 1")
+            r.wait_text(font, lambda s: "away-text" in s.text(),
+                        "fb0 does not show the output made while tty2 was in front")
             self.wait_fb0_in_fb1(w1, h1, "fb1 added (mirror) is not fb0's picture")
             for line in r.consoled_log().splitlines():
                 if "fbdev=all" in line or "came on" in line or "shows the terminal" in line:

@@ -2122,20 +2122,24 @@ exec sleep 100000
         return len([n for n in self.sh("ls /sys/class/graphics").split()
                     if re.fullmatch(r"fb\d+", n)])
 
-    def check_fb_wait_none(self):
-        """No framebuffer at all: --fb-wait=4 waits its 4 s, then exit 3."""
+    def fb_wait_exit(self, args):
+        """consoled on a guest without a framebuffer, with args: its exit
+        status, the guest's uptime at its start and after its exit, its log."""
         if self.fb_count():
             self.fail("the guest has a framebuffer: %s" % self.sh("ls /sys/class/graphics"))
         self.sh("rm -f %s %s" % (CONSOLED_LOG, CONSOLED_STATUS))
-        # The guest's uptime before the start and after the exit.
-        self.sh("(cut -d' ' -f1 /proc/uptime > /tmp/fbw.t0; consoled --vt=1 --fb-wait=4"
+        self.sh("(cut -d' ' -f1 /proc/uptime > /tmp/fbw.t0; consoled --vt=1 %s"
                 " --login -- /bin/sh >%s 2>&1; echo $? >%s.tmp;"
                 " cut -d' ' -f1 /proc/uptime > /tmp/fbw.t1; mv %s.tmp %s)"
                 " </dev/null >/dev/null 2>&1 &"
-                % (CONSOLED_LOG, CONSOLED_STATUS, CONSOLED_STATUS, CONSOLED_STATUS))
+                % (args, CONSOLED_LOG, CONSOLED_STATUS, CONSOLED_STATUS, CONSOLED_STATUS))
         status = self.wait_consoled_exit(timeout=30)
         t0, t1 = (float(self.sh("cat /tmp/fbw.t%d" % i)) for i in (0, 1))
-        log = self.consoled_log()
+        return status, t0, t1, self.consoled_log()
+
+    def check_fb_wait_none(self):
+        """No framebuffer at all: --fb-wait=4 waits its 4 s, then exit 3."""
+        status, t0, t1, log = self.fb_wait_exit("--fb-wait=4")
         if status != 3:
             self.fail("consoled exited with %d, expected 3; log:\n%s" % (status, log))
         if not 3.95 <= t1 - t0 <= 7:
@@ -2154,17 +2158,7 @@ exec sleep 100000
     def check_fb_wait_all(self):
         """--fbdev=all and no framebuffer: the seat's first is waited for
         (fb-wait=2), then exit 3."""
-        if self.fb_count():
-            self.fail("the guest has a framebuffer: %s" % self.sh("ls /sys/class/graphics"))
-        self.sh("rm -f %s %s" % (CONSOLED_LOG, CONSOLED_STATUS))
-        self.sh("(cut -d' ' -f1 /proc/uptime > /tmp/fbw.t0; consoled --vt=1 --fbdev=all"
-                " --fb-wait=2 --login -- /bin/sh >%s 2>&1; echo $? >%s.tmp;"
-                " cut -d' ' -f1 /proc/uptime > /tmp/fbw.t1; mv %s.tmp %s)"
-                " </dev/null >/dev/null 2>&1 &"
-                % (CONSOLED_LOG, CONSOLED_STATUS, CONSOLED_STATUS, CONSOLED_STATUS))
-        status = self.wait_consoled_exit(timeout=30)
-        t0, t1 = (float(self.sh("cat /tmp/fbw.t%d" % i)) for i in (0, 1))
-        log = self.consoled_log()
+        status, t0, t1, log = self.fb_wait_exit("--fbdev=all --fb-wait=2")
         if status != 3:
             self.fail("consoled exited with %d, expected 3; log:\n%s" % (status, log))
         if not 1.95 <= t1 - t0 <= 5:

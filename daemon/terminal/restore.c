@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@ enum {
 	FD_PTY,
 	FD_PIDFD,
 	FD_SNAPSHOT,
+	FD_HELPER,
 	_FD_MAX,
 };
 
@@ -27,6 +30,7 @@ static const char *const fd_names[_FD_MAX] = {
     [FD_PTY] = "pty",
     [FD_PIDFD] = "pidfd",
     [FD_SNAPSHOT] = "snapshot",
+    [FD_HELPER] = "helper",
 };
 
 /* What the store handed over at start, not yet taken by a terminal: PID 1
@@ -179,6 +183,29 @@ static bool handed_check(const struct restore *r)
 	return true;
 }
 
+/* The connection to consoled-session that started the session, if the store
+ * has it (optional: a consoled before it kept none): a stream socket, or it
+ * is closed and the session is adopted without it. */
+static void handed_check_helper(struct restore *r)
+{
+	struct stat st;
+	int type = 0;
+	socklen_t len = sizeof(type);
+
+	if (r->handed[FD_HELPER] < 0)
+		return;
+	if (fstat(r->handed[FD_HELPER], &st) < 0 || !S_ISSOCK(st.st_mode) ||
+	    getsockopt(r->handed[FD_HELPER], SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+	    (type != SOCK_STREAM && type != SOCK_SEQPACKET)) {
+		log_warning("The fd store's '%s' is not a socket: the session is adopted "
+			    "without its helper",
+			    r->names[FD_HELPER]);
+		close(r->handed[FD_HELPER]);
+		r->handed[FD_HELPER] = -1;
+		store_remove(r, r->names[FD_HELPER]);
+	}
+}
+
 void restore_fd_name(unsigned slot, int kind, char *buf, size_t size)
 {
 	if (slot <= 1)
@@ -307,22 +334,31 @@ void restore_new(const struct restore_config *c, struct restore **ret)
 		}
 	}
 	pool_n = kept;
-	if (r->handed[FD_PTY] < 0 && r->handed[FD_PIDFD] < 0 && r->handed[FD_SNAPSHOT] < 0)
+	if (r->handed[FD_PTY] < 0 && r->handed[FD_PIDFD] < 0 && r->handed[FD_SNAPSHOT] < 0 &&
+	    r->handed[FD_HELPER] < 0)
 		return;
 	if (!r->cfg.enabled || !r->cfg.store)
 		drop_handed(r);
 	else if (!handed_check(r))
 		drop_handed(r);
+	else
+		handed_check_helper(r);
 }
 
 bool restore_handed(struct restore *r, struct term_adopt *ret)
 {
+	pid_t pid = 0;
+
 	if (r->handed[FD_PTY] < 0)
 		return false;
+	/* handed_check() found it a live pidfd */
+	(void)pidfd_get_pid(r->handed[FD_PIDFD], &pid);
 	*ret = (struct term_adopt){
+	    .pid = pid,
 	    .master = r->handed[FD_PTY],
 	    .pidfd = r->handed[FD_PIDFD],
 	    .snapshot = r->handed[FD_SNAPSHOT],
+	    .helper = r->handed[FD_HELPER],
 	};
 	return true;
 }
@@ -338,8 +374,8 @@ void restore_handed_done(struct restore *r, bool adopted, int error)
 		drop_handed(r);
 		return;
 	}
-	/* The term has master and pidfd; they stay in the store as they
-	 * are. Our own snapshot replaces the handed one. */
+	/* The term has master, pidfd and the helper's connection; they stay
+	 * in the store as they are. Our own snapshot replaces the handed one. */
 	close(r->handed[FD_SNAPSHOT]);
 	for (int i = 0; i < _FD_MAX; i++)
 		r->handed[i] = -1;
@@ -423,9 +459,14 @@ void restore_session_started(struct restore *r, struct term *t)
 	if (term_pidfd(t) < 0 || term_master_fd(t) < 0)
 		return;
 	/* The snapshot first, the pty last: a set without its pty is dropped
-	 * at the next start, and a pty is never kept without the rest. */
+	 * at the next start, and a pty is never kept without the rest. The
+	 * helper's connection lets a successor ask for the session's
+	 * activation (a seat without VTs) and hear its exit status; PID 1
+	 * drops it when the helper hangs up (polled). */
 	if (store_add(r->names[FD_SNAPSHOT], snapshot_fd(r->snap), true) < 0 ||
 	    store_add(r->names[FD_PIDFD], term_pidfd(t), true) < 0 ||
+	    (term_helper_fd(t) >= 0 &&
+	     store_add(r->names[FD_HELPER], term_helper_fd(t), true) < 0) ||
 	    store_add(r->names[FD_PTY], term_master_fd(t), false) < 0) {
 		store_remove_all(r);
 		return;

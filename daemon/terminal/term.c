@@ -658,11 +658,20 @@ static int term_adopt(struct term *t, const struct term_adopt *a)
 		(void)fcntl(a->master, F_SETFL, flags | O_NONBLOCK);
 	t->master = a->master;
 	t->pidfd = a->pidfd;
+	/* With the helper's connection the session's end comes from it, with
+	 * its status, and term_activate() works for the adopted session. */
+	if (a->helper >= 0) {
+		t->helper = a->helper;
+		t->helper_pid = a->pid;
+	}
 	r = term_watch_session(t);
 	if (r < 0) {
 		t->master = -1;
 		t->pidfd = -1;
+		t->helper = -1;
+		t->helper_pid = 0;
 		t->io_source = sd_event_source_disable_unref(t->io_source);
+		t->helper_source = sd_event_source_disable_unref(t->helper_source);
 		return r;
 	}
 	log_info("Adopted the session of the last consoled (snapshot of %ux%u)", cols, rows);
@@ -881,6 +890,11 @@ int term_activate(struct term *t)
 int term_pidfd(struct term *t)
 {
 	return t->pidfd;
+}
+
+int term_helper_fd(struct term *t)
+{
+	return t->helper;
 }
 
 struct tsm_vte *term_vte(struct term *t)

@@ -45,6 +45,10 @@ struct term_adopt {
 	int master;   /* the pty master; the term takes it */
 	int pidfd;    /* the session leader's pidfd; the term takes it */
 	int snapshot; /* the snapshot's memfd; read, left to the caller */
+	/* the connection to consoled-session that started the session, or
+	 * -1; the term takes it (its exit status, ACTIVATE) */
+	int helper;
+	pid_t pid; /* the session leader's (the pidfd's) */
 };
 
 struct term_callbacks {
@@ -147,6 +151,8 @@ void term_key_trace_done(struct term *t);
  * consoled forked, or a helper without pidfds), or -1 between sessions. */
 int term_master_fd(struct term *t);
 int term_pidfd(struct term *t);
+/* The connection to consoled-session of the session, or -1. */
+int term_helper_fd(struct term *t);
 /* Asks consoled-session, on the session's connection, to make the session's
  * logind session the seat's active one (a seat without VTs: session.h,
  * ACTIVATE); the answer comes later and is only logged. 0 once asked,

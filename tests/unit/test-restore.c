@@ -376,7 +376,7 @@ static void test_adopt(void)
 	restore_session_ended(r);
 	notify_read(got, sizeof(got), &n_fds);
 	CHECK(strcmp(got, "FDSTOREREMOVE=1,FDNAME=pty|FDSTOREREMOVE=1,FDNAME=pidfd|"
-			  "FDSTOREREMOVE=1,FDNAME=snapshot") == 0);
+			  "FDSTOREREMOVE=1,FDNAME=snapshot|FDSTOREREMOVE=1,FDNAME=helper") == 0);
 	/* Frames after the session's end still show its screen (the new
 	 * session starts later): none of it goes into the snapshot, which the
 	 * next session's start stores again. */
@@ -418,7 +418,7 @@ static void test_refused(void)
 	CHECK(!fd_open(3) && !fd_open(4) && !fd_open(5));
 	notify_read(got, sizeof(got), &n_fds);
 	CHECK(strcmp(got, "FDSTOREREMOVE=1,FDNAME=pty|FDSTOREREMOVE=1,FDNAME=pidfd|"
-			  "FDSTOREREMOVE=1,FDNAME=snapshot") == 0);
+			  "FDSTOREREMOVE=1,FDNAME=snapshot|FDSTOREREMOVE=1,FDNAME=helper") == 0);
 	restore_free(r);
 
 	/* a corrupt snapshot: the session is hung up */
@@ -540,17 +540,137 @@ static void test_slots(void)
 	CHECK(!fd_open(3) && !fd_open(4) && !fd_open(5));
 	CHECK(fd_open(6) && fd_open(7) && fd_open(8));
 	notify_read(got, sizeof(got), &n_fds);
-	CHECK(strcmp(got, "FDSTOREREMOVE=1,FDNAME=pty.2|FDSTOREREMOVE=1,FDNAME=pidfd.2|"
-			  "FDSTOREREMOVE=1,FDNAME=snapshot.2") == 0);
+	CHECK(strcmp(got,
+		     "FDSTOREREMOVE=1,FDNAME=pty.2|FDSTOREREMOVE=1,FDNAME=pidfd.2|"
+		     "FDSTOREREMOVE=1,FDNAME=snapshot.2|FDSTOREREMOVE=1,FDNAME=helper.2") == 0);
 	CHECK(waitpid(p2, &status, 0) == p2 && WIFSIGNALED(status) && WTERMSIG(status) == SIGHUP);
 	restore_handed_done(r1, false, -EBADMSG);
 	notify_read(got, sizeof(got), &n_fds);
 	CHECK(strcmp(got, "FDSTOREREMOVE=1,FDNAME=pty|FDSTOREREMOVE=1,FDNAME=pidfd|"
-			  "FDSTOREREMOVE=1,FDNAME=snapshot") == 0);
+			  "FDSTOREREMOVE=1,FDNAME=snapshot|FDSTOREREMOVE=1,FDNAME=helper") == 0);
 	CHECK(waitpid(p1, &status, 0) == p1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGHUP);
 	restore_free(r1);
 	restore_free(r2);
 	close(snap);
+}
+
+/* A term of 80x24 that adopts a. */
+static struct term *adopt_80x24(sd_event *event, const struct term_adopt *a, struct events *ev)
+{
+	struct term *t = NULL;
+
+	CHECK(term_new(event,
+		       &(struct term_config){.cols = 80,
+					     .rows = 24,
+					     .width_px = 640,
+					     .height_px = 384,
+					     .term = "xterm",
+					     .sb_size = 100,
+					     .adopt = a},
+		       &(struct term_callbacks){on_damage, on_exited}, ev, &t) == 0);
+	return t;
+}
+
+/* The connection to consoled-session comes back with the session: the
+ * adopted term asks it for the session's activation (ACTIVATE with the
+ * leader's pid) and hears the exit status from it; a session started through
+ * a helper stores it; a "helper" that is no socket is closed and the session
+ * is adopted without it. */
+static void test_adopt_helper(void)
+{
+	static const char *const names[] = {"pty", "pidfd", "snapshot", "helper"};
+	struct restore *r = NULL;
+	struct term_adopt a;
+	struct term *t = NULL;
+	struct events ev = {};
+	struct session_msg msg;
+	sd_event *event = NULL;
+	char got[1024];
+	unsigned n_fds;
+	size_t len = 0;
+	int master, fds[4], sp[2], extra = -1, status;
+	pid_t pid = session_start(&master);
+
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == 0);
+	/* the helper's end away from 3.., where the store's fds go */
+	{
+		int high = fcntl(sp[1], F_DUPFD_CLOEXEC, 60);
+
+		close(sp[1]);
+		sp[1] = high;
+	}
+	fds[0] = master;
+	fds[1] = session_pidfd_open(pid);
+	fds[2] = snapshot_of("adopted", 80, 24);
+	fds[3] = sp[0];
+	hand_over(fds, names, 4);
+	restore_new(&(struct restore_config){.enabled = true, .store = true, .sb_size = 100}, &r);
+	notify_read(got, sizeof(got), &n_fds);
+	CHECK(got[0] == '\0');
+	CHECK(restore_handed(r, &a));
+	CHECK(a.helper == 6 && a.pid == pid);
+	CHECK(sd_event_new(&event) >= 0);
+	t = adopt_80x24(event, &a, &ev);
+	restore_handed_done(r, true, 0);
+	CHECK(term_helper_fd(t) == 6);
+	/* the snapshot is replaced; the helper's connection stays stored */
+	restore_session_started(r, t);
+	notify_read(got, sizeof(got), &n_fds);
+	CHECK(strcmp(got, "FDSTOREREMOVE=1,FDNAME=snapshot|FDSTORE=1,FDNAME=snapshot") == 0);
+
+	/* ACTIVATE reaches the helper with the session leader's pid */
+	CHECK(term_activate(t) == 0);
+	{
+		struct pollfd pfd = {.fd = sp[1], .events = POLLIN};
+		CHECK(poll(&pfd, 1, 2000) == 1);
+	}
+	CHECK(session_recv_msg(sp[1], &msg, &len, &extra) == 1);
+	CHECK(session_msg_check(&msg, len, SESSION_MSG_ACTIVATE) == 0 && msg.value == pid);
+	/* its answer is only logged; the exit status comes from the helper */
+	CHECK(session_send_msg(sp[1], SESSION_MSG_ACTIVATED, 0, -1) == 0);
+	kill(pid, SIGKILL);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(session_send_msg(sp[1], SESSION_MSG_EXITED, 7, -1) == 0);
+	for (int i = 0; i < 200 && !ev.exited; i++)
+		sd_event_run(event, 10 * 1000);
+	CHECK(ev.exited == 1 && ev.status == 7);
+	restore_session_ended(r);
+	notify_read(got, sizeof(got), &n_fds);
+	CHECK(strcmp(got, "FDSTOREREMOVE=1,FDNAME=pty|FDSTOREREMOVE=1,FDNAME=pidfd|"
+			  "FDSTOREREMOVE=1,FDNAME=snapshot|FDSTOREREMOVE=1,FDNAME=helper") == 0);
+	if (notify_last_fd >= 0)
+		close(notify_last_fd);
+	notify_last_fd = -1;
+	term_free(t);
+	restore_free(r);
+	close(sp[1]);
+
+	/* a "helper" that is not a socket: closed, removed, adopted without */
+	pid = session_start(&master);
+	fds[0] = master;
+	fds[1] = session_pidfd_open(pid);
+	fds[2] = snapshot_of("adopted", 80, 24);
+	fds[3] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	hand_over(fds, names, 4);
+	restore_new(&(struct restore_config){.enabled = true, .store = true, .sb_size = 100}, &r);
+	notify_read(got, sizeof(got), &n_fds);
+	CHECK(strcmp(got, "FDSTOREREMOVE=1,FDNAME=helper") == 0);
+	CHECK(!fd_open(6));
+	CHECK(restore_handed(r, &a));
+	CHECK(a.helper == -1);
+	t = adopt_80x24(event, &a, &ev);
+	restore_handed_done(r, true, 0);
+	CHECK(term_helper_fd(t) == -1);
+	CHECK(term_activate(t) == -ENOTCONN);
+	kill(pid, SIGKILL);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	term_free(t);
+	restore_free(r);
+	notify_read(got, sizeof(got), &n_fds);
+	if (notify_last_fd >= 0)
+		close(notify_last_fd);
+	notify_last_fd = -1;
+	sd_event_unref(event);
 }
 
 /* Whether TIOCGSID names a pty's session leader here: restore checks the
@@ -583,6 +703,7 @@ int main(void)
 	RUN(test_adopt);
 	RUN(test_refused);
 	RUN(test_slots);
+	RUN(test_adopt_helper);
 	notify_teardown();
 	return TESTS_RESULT();
 }

@@ -6,7 +6,6 @@
  * (memory_cap() of this machine), and log what they cut and why; an
  * sb-size that fits is kept whole and not logged.
  */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,13 +110,7 @@ static void test_sb_bound(void)
 
 int main(void)
 {
-	sigset_t chld;
-
-	/* sd-event watches the session's child with SIGCHLD blocked */
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &chld, NULL);
-	signal(SIGHUP, SIG_IGN);
+	tests_session_signals();
 	if (!mkdtemp(dir))
 		return 1;
 	log_set_max_level(LOG_INFO);

@@ -6,6 +6,7 @@
  * program failed (exit status 1), so meson reports it.
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,19 @@ static inline void print_bytes(FILE *f, const char *s, size_t len)
 		else
 			fputc(c, f);
 	}
+}
+
+/* Before a test starts a session on a pty (term_new()): sd-event watches the
+ * session's child with SIGCHLD blocked, and the session's hang-up must not
+ * end the test. */
+static inline void tests_session_signals(void)
+{
+	sigset_t chld;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	signal(SIGHUP, SIG_IGN);
 }
 
 #define TESTS_RESULT() (tests_failed ? EXIT_FAILURE : EXIT_SUCCESS)

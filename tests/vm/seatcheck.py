@@ -39,7 +39,9 @@ an event without a console never goes to a bound handler).
                consoled-seat@seat-b: systemd restarts it, the new consoled
                adopts both terminals' sessions from the fd store (journal),
                each terminal's screen (Ctrl+Alt+F1, F2) shows its session's
-               output and typing on kbd2 reaches the same shell; terminal
+               output and typing on kbd2 reaches the same shell; the keys
+               make each adopted session the seat's active one (F2, F1, F2:
+               the helper's connection came back from the store); terminal
                2's logout, terminal 1 in front and active again.
   seat-options what works on a VT, on seat-b: a drop-in of the unit gives
                consoled --scroll-mode=redraw --rotate=1 (and the test
@@ -394,6 +396,10 @@ def check_seat_restore(self):
               and not lines_with(s, "SEAT1-42"),
               "Ctrl+Alt+F2 on kbd2 did not show terminal 2's login prompt")
     seat_login(self, "terminal 2 of seat-b")
+    second = [i for i in seat_sessions(self) if i != first]
+    if len(second) != 1:
+        self.fail("expected one session on terminal 2 of %s, found %r" % (SEAT, second))
+    seat_wait_active(self, second[0], "after the login on terminal 2")
     seat_type(self, "echo TERM2-$((6*7))\n")
     seat_wait(self, lambda s: any(l.rstrip() == "TERM2-42" for l in s.lines),
               "terminal 2's shell did not answer before the crash")
@@ -423,10 +429,22 @@ def check_seat_restore(self):
     seat_wait(self, lambda s: any(l.rstrip() == "TERM2-42" for l in s.lines)
               and not lines_with(s, "SEAT1-42"),
               "Ctrl+Alt+F2 after the restart did not bring terminal 2's screen back")
+    # the adopted sessions are activated by the keys as before the crash
+    # (their helpers' connections came back from the fd store)
+    seat_wait_active(self, second[0], "Ctrl+Alt+F2 after the restart did not make terminal "
+                     "2's adopted session active")
     seat_type(self, "echo TERM2-AFTER-$((6*7))\n")
     seat_wait(self, lambda s: any(l.rstrip() == "TERM2-AFTER-42" for l in s.lines)
               and any(l.rstrip() == "TERM2-42" for l in s.lines),
               "typing on terminal 2 after the restart did not reach the same shell")
+    seat_combo(self, ["ctrl", "alt", "f1"])
+    seat_wait(self, lambda s: any(l.rstrip() == "AFTER-42" for l in s.lines),
+              "Ctrl+Alt+F1 after the restart did not bring terminal 1 back")
+    seat_wait_active(self, first, "Ctrl+Alt+F1 after the restart did not make terminal 1's "
+                     "adopted session active")
+    seat_combo(self, ["ctrl", "alt", "f2"])
+    seat_wait(self, lambda s: any(l.rstrip() == "TERM2-AFTER-42" for l in s.lines),
+              "Ctrl+Alt+F2 did not bring terminal 2 back")
     # its logout, and terminal 1 in front again for the checks that follow
     seat_type(self, "exit\n")
     seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines)

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Flood pacing (frame.c) on a real terminal whose session writes a known
+ * number of lines, under a clock the test sets: frame.c's calls of
+ * now_usec() reach fake_now (-Wl,--wrap=now_usec, meson.build), so a frame
+ * takes exactly the time the test says and the timer's due time can be
+ * compared to the microsecond. Two rules that were seen only in a 4K boot
+ * (3840x2160 at 8x16: 480x135 cells):
+ *
+ * - a flood counts from FLOOD_LINES (50) lines on a screen taller than
+ *   that: a `cat` gets one or two reads of 4 KiB (65-135 lines) between two
+ *   frames, so a screenful of 135 rows was seldom reached;
+ * - a flood's frame comes after its bytes stop for FLOOD_QUIET (one frame
+ *   interval) or twice a whole frame's time if that is more, at most the
+ *   flood's gap.
+ */
+#include <stdio.h>
+#include <systemd/sd-event.h>
+
+#include "../../daemon/screen/frame.h"
+#include "../../daemon/terminal/term.h"
+#include "../../daemon/util/log.h"
+#include "../../daemon/util/util.h"
+#include "tests.h"
+
+/* The clock frame.c reads: fake_now, or the real one while it is 0 (the
+ * terminal's reads of the pty and the test's own deadlines). */
+uint64_t __real_now_usec(void);
+uint64_t __wrap_now_usec(void);
+static uint64_t fake_now;
+
+uint64_t __wrap_now_usec(void)
+{
+	return fake_now ? fake_now : __real_now_usec();
+}
+
+static void on_damage(void *userdata)
+{
+	(void)userdata;
+}
+
+static void on_exited(int status, void *userdata)
+{
+	(void)status;
+	(void)userdata;
+}
+
+static int on_frame(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)s;
+	(void)usec;
+	(void)userdata;
+	return 0;
+}
+
+struct paced {
+	sd_event *event;
+	struct term *term;
+	struct frame frame;
+	uint64_t t0; /* the fake clock's start */
+};
+
+/* A cols x rows terminal whose session writes `lines` lines ("1" to
+ * "lines", a few bytes each: never a screenful of bytes) and sleeps, and
+ * its frame pacing; nothing of the session's output is read yet. */
+static int paced_new(struct paced *p, unsigned cols, unsigned rows, unsigned lines)
+{
+	char script[64];
+	char *argv[] = {"sh", "-c", script, NULL};
+	int r;
+
+	snprintf(script, sizeof(script), "seq %u; exec sleep 30", lines);
+	*p = (struct paced){.t0 = __real_now_usec()};
+	r = sd_event_new(&p->event);
+	if (r < 0)
+		return r;
+	r = term_new(p->event,
+		     &(struct term_config){.cols = cols,
+					   .rows = rows,
+					   .width_px = cols * 8,
+					   .height_px = rows * 16,
+					   .argv = argv,
+					   .term = "xterm"},
+		     &(struct term_callbacks){on_damage, on_exited}, NULL, &p->term);
+	if (r < 0)
+		return r;
+	return frame_init(&p->frame, p->event, on_frame, NULL);
+}
+
+static void paced_free(struct paced *p)
+{
+	fake_now = 0;
+	frame_fini(&p->frame);
+	if (p->term)
+		term_free(p->term);
+	sd_event_unref(p->event);
+}
+
+/* The session's lines read by the terminal (the real clock runs meanwhile:
+ * the frame's time stands still between frame_drawn() and
+ * frame_schedule()). */
+static bool paced_read(struct paced *p, unsigned lines)
+{
+	uint64_t deadline;
+
+	fake_now = 0;
+	deadline = now_usec() + 10 * USEC_PER_SEC;
+	while (term_lines_in(p->term) < lines && now_usec() < deadline)
+		sd_event_run(p->event, 100 * USEC_PER_MSEC);
+	return term_lines_in(p->term) == lines;
+}
+
+/* A frame drawn at t0 that took render_usec and drew `cells`; then the
+ * session's `lines` lines come; 1 ms after the frame ended, the terminal
+ * calls for the next frame (frame_schedule(), as screen.c does on damage). */
+static void paced_run(struct paced *p, uint64_t render_usec, uint64_t cells, unsigned lines)
+{
+	fake_now = p->t0 + render_usec;
+	frame_drawn(&p->frame, p->term, p->t0, p->t0, false, cells);
+	CHECK(paced_read(p, lines));
+	fake_now = p->t0 + render_usec + USEC_PER_MSEC;
+	frame_schedule(&p->frame, p->term);
+}
+
+/* Whether `lines` lines that come between two frames on a cols x rows
+ * screen are a flood. */
+static bool flood_after(unsigned cols, unsigned rows, unsigned lines)
+{
+	struct paced p;
+	bool flood = false;
+
+	if (paced_new(&p, cols, rows, lines) >= 0) {
+		/* a frame of an echo: 1 ms, a few cells */
+		paced_run(&p, USEC_PER_MSEC, 10, lines);
+		flood = frame_flood(&p.frame);
+	} else
+		CHECK(!"a terminal with a session");
+	paced_free(&p);
+	return flood;
+}
+
+static void test_flood_lines(void)
+{
+	/* 3840x2160 at 8x16: 135 rows; 60 lines (one 4 KiB read of a `cat`)
+	 * are a flood, as are 50 (FLOOD_LINES); 49 are not */
+	CHECK(flood_after(480, 135, 60));
+	CHECK(flood_after(480, 135, 50));
+	CHECK(!flood_after(480, 135, 49));
+	/* a screen shorter than FLOOD_LINES: a screenful of lines */
+	CHECK(flood_after(80, 30, 30));
+	CHECK(!flood_after(80, 30, 29));
+}
+
+/* After a frame of the whole 80x30 screen that took render_usec and a
+ * flood of 60 lines (two screenfuls: a flood by any count of FLOOD_LINES),
+ * how long the next frame waits from the moment it is called for. */
+static uint64_t flood_wait(uint64_t render_usec)
+{
+	struct paced p;
+	uint64_t due = 0, now;
+
+	if (paced_new(&p, 80, 30, 60) < 0) {
+		CHECK(!"a terminal with a session");
+		paced_free(&p);
+		return 0;
+	}
+	paced_run(&p, render_usec, 80 * 30, 60);
+	now = fake_now;
+	CHECK(frame_flood(&p.frame));
+	CHECK(frame_pending(&p.frame));
+	CHECK(sd_event_source_get_time(p.frame.source, &due) >= 0);
+	paced_free(&p);
+	fprintf(stderr, "a frame of %" PRIu64 " us: the flood's frame %" PRIu64 " us later\n",
+		render_usec, due - now);
+	return due - now;
+}
+
+static void test_flood_quiet(void)
+{
+	/* a frame of 40 ms (a whole 3840x2160x32 screen under TCG): the flood's
+	 * frame comes 80 ms after the last byte, not FLOOD_QUIET (16 ms) */
+	CHECK_EQ_U(flood_wait(40 * USEC_PER_MSEC), 80 * USEC_PER_MSEC);
+	/* a frame of 5 ms: twice that is less than FLOOD_QUIET, which is the
+	 * frame interval */
+	CHECK_EQ_U(flood_wait(5 * USEC_PER_MSEC), FRAME_INTERVAL_USEC);
+	/* a frame of 200 ms: twice that is more than the flood's gap
+	 * (FLOOD_GAP_MAX, 250 ms from the frame's end): the gap's end comes
+	 * first */
+	CHECK_EQ_U(flood_wait(200 * USEC_PER_MSEC), 249 * USEC_PER_MSEC);
+}
+
+int main(void)
+{
+	tests_session_signals();
+	log_set_max_level(LOG_INFO);
+	RUN(test_flood_lines);
+	RUN(test_flood_quiet);
+	return TESTS_RESULT();
+}

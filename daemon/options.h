@@ -135,7 +135,7 @@ struct options {
 #define OPTIONS_BLANK_KERNEL (~0u)
 
 /* consoled's exit statuses besides EXIT_SUCCESS and EXIT_FAILURE (consoled(8),
- * EXIT STATUS). Each is a permanent error that a restart cannot mend: they
+ * EXIT STATUS). 2 to 6 are permanent errors that a restart cannot mend: they
  * are listed in consoled@.service's RestartPreventExitStatus= so that getty
  * takes the VT over at once, not after StartLimitBurst= restarts
  * (test-options checks the unit file and the manual against this list). */
@@ -149,6 +149,11 @@ struct options {
 /* The font's cell is larger than the screen (render_new()'s -ERANGE): the
  * same font meets the same mode at the next start. */
 #define EXIT_FONT_TOO_LARGE 6
+/* With --seat: logind has no such seat (any more): its last graphics card
+ * went, or it never came (seat.h, seat_follow()). Not an error for
+ * consoled-seat@.service (SuccessExitStatus=), and no restart: the seat's
+ * next card starts the unit again. */
+#define EXIT_SEAT_GONE 7
 
 /* The files options_parse() reads. A NULL path is not read. */
 struct options_files {

@@ -1290,6 +1290,51 @@ bool seat_is_ours(struct seat *seat)
 	return false;
 }
 
+static int seat_on_gone(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct seat *seat = userdata;
+
+	(void)src;
+	(void)usec;
+	if (seat->seat_seen)
+		log_info("%s: logind removed the seat (its last graphics card went): exiting "
+			 "with status %d",
+			 seat->opts->seat, EXIT_SEAT_GONE);
+	else
+		log_warning("%s: logind has no such seat after %d s: exiting with status %d",
+			    seat->opts->seat, SEAT_WAIT_SEC, EXIT_SEAT_GONE);
+	seat_exit(seat, EXIT_SEAT_GONE);
+	return 0;
+}
+
+/* The seat's state file there: the timer off; missing: the timer armed
+ * (if it is not yet), for the grace of a seat seen or the wait at start.
+ * logind replaces the file by a rename, so a missing file is a removal. */
+static void seat_follow_presence(struct seat *seat)
+{
+	char path[256];
+	int sec, r;
+
+	snprintf(path, sizeof(path), SEAT_LOGIND_SEATS "/%s", seat->opts->seat);
+	if (access(path, F_OK) == 0) {
+		if (seat->gone_timer)
+			log_info("%s: logind's seat is there", seat->opts->seat);
+		seat->gone_timer = sd_event_source_disable_unref(seat->gone_timer);
+		seat->seat_seen = true;
+		return;
+	}
+	if (seat->gone_timer)
+		return;
+	sec = seat->seat_seen ? SEAT_GONE_GRACE_SEC : SEAT_WAIT_SEC;
+	log_info("%s: logind has no such seat %s; exiting unless it is there within %d s",
+		 seat->opts->seat, seat->seat_seen ? "any more" : "yet", sec);
+	/* housekeeping: sd-event's default accuracy */
+	r = sd_event_add_time_relative(seat->event, &seat->gone_timer, CLOCK_MONOTONIC,
+				       (uint64_t)sec * USEC_PER_SEC, 0, seat_on_gone, seat);
+	if (r < 0)
+		log_warning_errno(r, "Failed to arm the seat's timer, ignoring: %m");
+}
+
 static void seat_follow_check(struct seat *seat)
 {
 	bool ours = seat_is_ours(seat);
@@ -1299,6 +1344,7 @@ static void seat_follow_check(struct seat *seat)
 			 ours ? "one of consoled's sessions is active again: drawing"
 			      : "another session is active or controlled: letting go");
 	vt_set_active(seat->vt, ours);
+	seat_follow_presence(seat);
 }
 
 static int seat_on_follow(sd_event_source *src, int fd, uint32_t revents, void *userdata)
@@ -1357,6 +1403,7 @@ void seat_free(struct seat *seat)
 		return;
 	seat_kmsg_stop(seat);
 	seat->follow_source = sd_event_source_disable_unref(seat->follow_source);
+	seat->gone_timer = sd_event_source_disable_unref(seat->gone_timer);
 	if (seat->follow_fd >= 0)
 		close(seat->follow_fd);
 	seat->band_timer = sd_event_source_disable_unref(seat->band_timer);

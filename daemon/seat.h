@@ -93,6 +93,10 @@ struct seat {
 	 * /run/systemd/seats and /run/systemd/sessions), seat_follow(). */
 	int follow_fd;
 	sd_event_source *follow_source;
+	/* Armed while the seat's state file is missing: consoled exits when
+	 * it fires (seat_follow()); seat_seen once the file was there. */
+	sd_event_source *gone_timer;
+	bool seat_seen;
 };
 
 struct seat *seat_new(const struct options *opts, int *exit_status);
@@ -150,8 +154,15 @@ void seat_acquire(struct seat *seat);
  * their ptys) that no program controls (no CONTROLLER=: a compositor's
  * TakeControl); otherwise it lets go, as on a VT switch, until that is so
  * again. Both directories are watched (inotify): no system bus. Runs the
- * first check now. */
+ * first check now.
+ * The seat itself is followed too: logind removes /run/systemd/seats/NAME
+ * when the seat's last master device (its last graphics card) goes; once
+ * that file is gone for SEAT_GONE_GRACE_SEC, or not there SEAT_WAIT_SEC
+ * after the start (logind may make the seat after udev started the unit),
+ * consoled exits with EXIT_SEAT_GONE, its sessions ending as at SIGTERM. */
 int seat_follow(struct seat *seat);
+#define SEAT_GONE_GRACE_SEC 2
+#define SEAT_WAIT_SEC 10
 /* Whether the seat is consoled's now, by the files (the rule above); while
  * the active session's file is not written yet, as it was. */
 bool seat_is_ours(struct seat *seat);

@@ -1211,34 +1211,24 @@ static char *read_source(const char *name)
 	return buf;
 }
 
-/* The permanent exit statuses (options.h) are exactly those the unit lists
- * in RestartPreventExitStatus= (else systemd restarts consoled into the
- * same error five times before getty gets the VT), and consoled(8)'s EXIT
- * STATUS describes every status there is. */
-static void test_exit_statuses(void)
+/* The statuses a unit lists on its line KEY= ("\nKEY="), into listed[];
+ * how many. */
+static unsigned unit_statuses(const char *unit, const char *key, bool listed[256])
 {
-	static const int permanent[] = {EXIT_USAGE, EXIT_NO_FRAMEBUFFER, EXIT_NO_VT,
-					EXIT_NO_SESSION_HELPER, EXIT_FONT_TOO_LARGE};
-	_cleanup_(freep) char *unit = read_source("systemd/consoled@.service.in");
-	_cleanup_(freep) char *man = read_source("man/consoled.8");
-	bool listed[256] = {false};
-	const char *line, *section, *end;
+	const char *line = strstr(unit, key);
 	unsigned n = 0;
 
-	CHECK(unit && man);
-	if (!unit || !man)
-		return;
-	line = strstr(unit, "\nRestartPreventExitStatus=");
+	memset(listed, 0, 256 * sizeof(*listed));
 	CHECK(line);
 	if (!line)
-		return;
-	line += strlen("\nRestartPreventExitStatus=");
+		return 0;
+	line += strlen(key);
 	for (const char *p = line; *p && *p != '\n';) {
 		char *e;
 		long v = strtol(p, &e, 10);
 
 		if (e == p) {
-			fprintf(stderr, "RestartPreventExitStatus=: not a number at '%.10s'\n", p);
+			fprintf(stderr, "%s: not a number at '%.10s'\n", key + 1, p);
 			tests_failed = 1;
 			break;
 		}
@@ -1248,20 +1238,50 @@ static void test_exit_statuses(void)
 		}
 		p = e + strspn(e, " \t");
 	}
+	return n;
+}
+
+/* The permanent exit statuses (options.h) are exactly those the units list
+ * in RestartPreventExitStatus= (else systemd restarts consoled into the
+ * same error five times before getty gets the VT); consoled-seat@.service
+ * lists the seat's removal (EXIT_SEAT_GONE) there too, and as a success;
+ * consoled(8)'s EXIT STATUS describes every status there is. */
+static void test_exit_statuses(void)
+{
+	static const int permanent[] = {EXIT_USAGE, EXIT_NO_FRAMEBUFFER, EXIT_NO_VT,
+					EXIT_NO_SESSION_HELPER, EXIT_FONT_TOO_LARGE};
+	_cleanup_(freep) char *unit = read_source("systemd/consoled@.service.in");
+	_cleanup_(freep) char *seat_unit = read_source("systemd/consoled-seat@.service.in");
+	_cleanup_(freep) char *man = read_source("man/consoled.8");
+	bool listed[256], seat_listed[256];
+	const char *section, *end;
+	unsigned n, seat_n;
+
+	CHECK(unit && seat_unit && man);
+	if (!unit || !seat_unit || !man)
+		return;
+	n = unit_statuses(unit, "\nRestartPreventExitStatus=", listed);
+	seat_n = unit_statuses(seat_unit, "\nRestartPreventExitStatus=", seat_listed);
 	for (size_t i = 0; i < ELEMENTSOF(permanent); i++)
-		if (!listed[permanent[i]]) {
-			fprintf(stderr, "exit status %d is not in RestartPreventExitStatus=\n",
+		if (!listed[permanent[i]] || !seat_listed[permanent[i]]) {
+			fprintf(stderr,
+				"exit status %d is not in RestartPreventExitStatus= of both"
+				" units\n",
 				permanent[i]);
 			tests_failed = 1;
 		}
 	CHECK_EQ_U(n, ELEMENTSOF(permanent));
+	CHECK(seat_listed[EXIT_SEAT_GONE]);
+	CHECK_EQ_U(seat_n, ELEMENTSOF(permanent) + 1);
+	CHECK_EQ_U(unit_statuses(seat_unit, "\nSuccessExitStatus=", seat_listed), 1);
+	CHECK(seat_listed[EXIT_SEAT_GONE]);
 
 	section = strstr(man, "\n.SH EXIT STATUS\n");
 	CHECK(section);
 	if (!section)
 		return;
 	end = strstr(section + 1, "\n.SH ");
-	for (int status = 0; status <= EXIT_FONT_TOO_LARGE; status++) {
+	for (int status = 0; status <= EXIT_SEAT_GONE; status++) {
 		char want[32];
 		const char *at;
 

@@ -1,23 +1,28 @@
 """A seat without VTs, checks of systemdtest.py's guest, run in its boot
-(CHECKS, in this order, before weston).  The guest has a second card, a
-bochs-display (QEMU id seat1vga, its bochs DRM driver blacklisted at boot so
-fb0 stays cirrusfb's), and a second USB keyboard (kbd2) bound to that
-display, so QMP input-send-event with device=seat1vga types on kbd2 only
-while send-key types on the PS/2 keyboard (QEMU's qemu_input_find_handler():
-an event without a console never goes to a bound handler).
+(CHECKS, in this order, before weston).  The guest has two more cards,
+bochs-displays (QEMU ids seat1vga and seat1vgb, their bochs DRM driver
+blacklisted at boot so fb0 stays cirrusfb's), and a second USB keyboard
+(kbd2) bound to seat1vga, so QMP input-send-event with device=seat1vga
+types on kbd2 only while send-key types on the PS/2 keyboard (QEMU's
+qemu_input_find_handler(): an event without a console never goes to a
+bound handler).  Each card's framebuffer is found by its PCI address
+(QMP query-pci, the guest's /sys/bus/pci/devices/*/graphics; seat_fb()),
+not by its number (seat1vga's was fb1 and seat1vgb's fb2 so far).
 
-  seat-start   bochs is loaded (fb1); fbcon draws the oracle text
-               (vmtest.oracle_text(), the guest's Lat15-Fixed16 and the
-               Linux palette, as the card guests' oracle checks) on fb1:
-               VT 9 mapped to fb1 with FBIOPUT_CON2FBMAP (con2fb.c), shown,
-               the text written, a screendump of seat1vga kept, VT 9
-               mapped back to fb0 and tty1 shown.  Then the card's DRM device,
-               its fb1 and kbd2 are attached to seat-b (loginctl attach): udev's rule
-               (74-consoled-seat.rules) starts consoled-seat@seat\x2db by itself;
-               its STATUS= names seat-b and /dev/fb1, it opened no VT, the
-               login prompt is on seat-b's screen (screendump of seat1vga),
-               /etc/issue's \\l there names the session's pty, and tty1
-               still shows its own.
+  seat-start   bochs is loaded (a framebuffer for each card); fbcon
+               draws the oracle text (vmtest.oracle_text(), the guest's
+               Lat15-Fixed16 and the Linux palette, as the card guests'
+               oracle checks) on seat1vga's: VT 9 mapped to it with
+               FBIOPUT_CON2FBMAP (con2fb.c), shown, the text written, a
+               screendump of seat1vga kept, VT 9 mapped back to fb0 and
+               tty1 shown.  Then that card's DRM device, its framebuffer and
+               kbd2 are attached to seat-b (loginctl attach): udev's rule
+               (74-consoled-seat.rules) starts consoled-seat@seat\x2db by
+               itself; its STATUS= names seat-b and that framebuffer, it
+               opened no VT, the login prompt is on seat-b's screen
+               (screendump of seat1vga), /etc/issue's \\l there names the
+               session's pty, and tty1 still shows its own.  seat1vgb
+               stays on seat0 (no consoled there) until seat-screens.
   seat-login   the test user logs in with keys typed on kbd2: the command's
                output shows on seat-b, not on tty1; logind has a session of
                the user with Seat=seat-b, no VT (VTNr=0), active; keys typed
@@ -59,8 +64,33 @@ an event without a console never goes to a bound handler).
                does): consoled lets go (journal), keys typed on kbd2 reach
                no shell; after ReleaseControl consoled draws again and typing
                works; then the user logs out.
-  seat-stop    loginctl flush-devices gives the card back to seat0: the
-               unit stops (BindsTo= its card's device).
+  seat-screens seat1vgb's DRM device and framebuffer are attached to
+               seat-b too (its udev rule asks for the running unit again);
+               a drop-in of the unit names both framebuffers (--fbdev=, by
+               their sysfs paths) and the unit is restarted: the journal
+               says 2 screens, the login prompt is on both cards
+               (screendumps of seat1vga and seat1vgb); the user logs in on
+               kbd2 and a command's output shows on both.  Then seat1vga's
+               card (seat-b's first, whose framebuffer registered first)
+               goes back to seat0 (loginctl attach seat0): logind keeps
+               seat-b (seat1vgb's card), and after consoled's grace for a
+               seat's removal (2 s) and a second the unit is still active
+               with the same MainPID and no restart; a command typed on
+               kbd2 shows on seat1vgb below the first one's output (the
+               same shell), seat-b has the same sessions; the user logs
+               out.  The drop-in goes (daemon-reload, no restart).
+  seat-stop    loginctl flush-devices gives the cards back to seat0:
+               logind removes seat-b, consoled logs "logind removed the
+               seat ... exiting with status 7" and exits; 2 s later the
+               unit is inactive (Result success), not failed and not
+               restarted.
+  seat-wait    seat1vgb's framebuffer alone is attached to seat-c: udev's
+               rule starts consoled-seat@seat\x2dc, but logind makes no
+               seat of a device that is no master-of-seat
+               (/run/systemd/seats/seat-c never comes): 10 s after its
+               start consoled logs "logind has no such seat after 10 s:
+               exiting with status 7"; the unit is inactive, not failed.
+               Then loginctl flush-devices.
 """
 
 import re
@@ -72,26 +102,29 @@ import screenstest
 import vmlib
 
 CHECKS = ["seat-start", "seat-login", "seat-oracle", "seat-terminals", "seat-restore",
-          "seat-options", "seat-grab", "seat-stop"]
+          "seat-options", "seat-grab", "seat-screens", "seat-stop", "seat-wait"]
 
 # A dash, as in logind's automatic seats (seat-PATH): the unit's instance
 # is escaped (consoled-seat@seat\x2db.service) and %I gives the name back.
 SEAT = "seat-b"
 DISPLAY = "seat1vga"
+# seat-screens: a second card for seat-b, kept on seat0 until then.
+DISPLAY2 = "seat1vgb"
 # (quoted for the guest's shell, which the harness hands unit names to)
 SEAT_UNIT = "'consoled-seat@%s.service'" % SEAT.replace("-", "\\x2d")
 # The second card and keyboard on the guest's QEMU command line.
 QEMU_ARGS = ["-device", "bochs-display,id=%s" % DISPLAY,
+             "-device", "bochs-display,id=%s" % DISPLAY2,
              "-device", "usb-kbd,id=kbd2,bus=xhci.0,display=%s" % DISPLAY]
-# Modules: the card's DRM driver (blacklisted at boot: loaded by seat-start).
+# Modules: the cards' DRM driver (blacklisted at boot: loaded by seat-start).
 MODULES = ["bochs"]
 BLACKLIST = "blacklist bochs\n"
 # The test tool that maps a VT to a framebuffer for fbcon (con2fb.c).
 CON2FB = "/usr/local/libexec/consoled-test/con2fb"
-# The VT fbcon draws the oracle on, mapped to seat-b's fb1 meanwhile: above
+# The VT fbcon draws the oracle on, mapped to seat-b's card meanwhile: above
 # logind's NAutoVTs (6), so no getty starts there when it is shown.
 ORACLE_VT = 9
-# The oracle text (vmtest.oracle_text() at fb1's width), readable by the
+# The oracle text (vmtest.oracle_text() at the card's width), readable by the
 # test user's session on seat-b, and the script that shows it there.
 ORACLE_TEXT = "/tmp/seat-oracle"
 ORACLE_SCRIPT = "/tmp/seat-oracle.sh"
@@ -99,11 +132,56 @@ ORACLE_SCRIPT = "/tmp/seat-oracle.sh"
 # build's hook) long enough for a screendump.
 OPTIONS_DROPIN = "'/run/systemd/system/%s.d/50-seatcheck.conf'" % SEAT_UNIT.strip("'")
 FLASH_MS = 2000
+# seat-screens: the drop-in that names both of seat-b's framebuffers.
+SCREENS_DROPIN = "'/run/systemd/system/%s.d/50-screens.conf'" % SEAT_UNIT.strip("'")
+# How long consoled waits for a seat's state file that went, and for one
+# not there at its start (seat.h, SEAT_GONE_GRACE_SEC, SEAT_WAIT_SEC), before
+# it exits with status 7.
+SEAT_GONE_GRACE_SEC = 2
+SEAT_WAIT_SEC = 10
+# seat-wait: a seat of a framebuffer alone, which logind never makes.
+WAIT_SEAT = "seat-c"
+WAIT_UNIT = "'consoled-seat@%s.service'" % WAIT_SEAT.replace("-", "\\x2d")
 
 
-def seat_grab(self):
-    """seat-b's card as QEMU shows it."""
-    return self.vm.screendump(device=DISPLAY)
+def seat_fb(self, display):
+    """The framebuffer (fbN) of the QEMU display device of that id, by
+    its PCI address (QMP query-pci) and the guest's sysfs, not its number
+    (the order the framebuffers registered in); None while it has none."""
+    cache = self.__dict__.setdefault("seat_fbs", {})
+    if display not in cache:
+        path = None
+        for bus in self.vm.qmp.cmd("query-pci"):
+            for dev in bus["devices"]:
+                if dev.get("qdev_id") == display:
+                    path = "/sys/bus/pci/devices/0000:%02x:%02x.%x" % (
+                        dev["bus"], dev["slot"], dev["function"])
+        if path is None:
+            self.fail("QEMU has no PCI device %s" % display)
+        out, rc = self.vm.run("ls %s/graphics" % path)
+        if rc != 0 or not re.fullmatch(r"fb\d+", out.strip()):
+            return None
+        cache[display] = out.strip()
+    return cache[display]
+
+
+def seat_wait_fbs(self, timeout=20):
+    """After modprobe bochs: both cards' framebuffers (fbN of DISPLAY,
+    DISPLAY2), logged."""
+    deadline = time.monotonic() + timeout
+    while not (seat_fb(self, DISPLAY) and seat_fb(self, DISPLAY2)):
+        if time.monotonic() > deadline:
+            self.fail("bochs made no framebuffer for %s and %s: %s" % (
+                DISPLAY, DISPLAY2, self.sh("ls /sys/class/graphics; dmesg | tail -5")))
+        time.sleep(0.5)
+    self.sysd.log("framebuffers: %s %s, %s %s" % (DISPLAY, seat_fb(self, DISPLAY), DISPLAY2,
+                                                  seat_fb(self, DISPLAY2)))
+    return seat_fb(self, DISPLAY), seat_fb(self, DISPLAY2)
+
+
+def seat_grab(self, display=DISPLAY):
+    """seat-b's card (or the card of that QEMU id) as QEMU shows it."""
+    return self.vm.screendump(device=display)
 
 
 def seat_grab_turned(self):
@@ -111,15 +189,16 @@ def seat_grab_turned(self):
     return screenstest.turn_back(seat_grab(self))
 
 
-def seat_wait(self, predicate, what, timeout=30, turned=False):
+def seat_wait(self, predicate, what, timeout=30, turned=False, display=DISPLAY):
     """Wait until seat-b's decoded screen (turned: turned back from
-    rotate=1) satisfies predicate; fail with it."""
+    rotate=1; display: the card of that QEMU id) satisfies predicate; fail
+    with it."""
     img, decoded = self.vm.wait_screen(self.sysd.vmtest.load_font(self.sysd.FONT), predicate,
                                        timeout=timeout, interval=0.5,
                                        grab=lambda: (seat_grab_turned(self) if turned
-                                                     else seat_grab(self)))
+                                                     else seat_grab(self, display)))
     if not predicate(decoded):
-        path = self.vm.save_png(img, "systemd-%d-seat-b.png" % self.n)
+        path = self.vm.save_png(img, "systemd-%d-%s.png" % (self.n, display))
         self.fail("%s; seat-b shows:\n%s\n(picture: %s)" % (what, decoded.text(), path))
     return img, decoded
 
@@ -168,54 +247,58 @@ def lines_with(decoded, text):
 
 def fbcon_oracle(self):
     """fbcon's picture of the oracle text on seat-b's card, before the card
-    is seat-b's: VT ORACLE_VT mapped to fb1 (FBIOPUT_CON2FBMAP), shown, the
-    font loaded and the text written there; then the VT back on fb0 (fbcon
-    lets fb1 go) and tty1 again.  Kept as self.seat_fbcon for seat-oracle."""
+    is seat-b's: VT ORACLE_VT mapped to its fb (FBIOPUT_CON2FBMAP), shown,
+    the font loaded and the text written there; then the VT back on fb0
+    (fbcon lets the card go) and tty1 again.  Kept as self.seat_fbcon for
+    seat-oracle."""
     sysd = self.sysd
     vmtest = sysd.vmtest
     self.seat_fbcon = None
-    xres = int(self.sh("cat /sys/class/graphics/fb1/virtual_size").split(",")[0])
+    fb = seat_fb(self, DISPLAY)
+    xres = int(self.sh("cat /sys/class/graphics/%s/virtual_size" % fb).split(",")[0])
     text, _ = vmtest.oracle_text(sysd.FONT, xres // vmtest.load_font(sysd.FONT).width)
     self.put_file(ORACLE_TEXT, text)
     self.put_file(ORACLE_SCRIPT, ("cat %s; read x; printf '\\033[?25h\\033[H\\033[2J';"
                                   " echo SEAT1-42\n" % ORACLE_TEXT).encode())
     self.sh("chmod 644 %s %s" % (ORACLE_TEXT, ORACLE_SCRIPT))
     try:
-        mapped = self.sh("%s /dev/fb1 %d 1 && chvt %d && setfont -C /dev/tty%d %s && cat %s >"
-                         " /dev/tty%d" % (CON2FB, ORACLE_VT, ORACLE_VT, ORACLE_VT,
+        mapped = self.sh("%s /dev/%s %d %s && chvt %d && setfont -C /dev/tty%d %s && cat %s >"
+                         " /dev/tty%d" % (CON2FB, fb, ORACLE_VT, fb[2:], ORACLE_VT, ORACLE_VT,
                                           sysd.GUEST_FONT, ORACLE_TEXT, ORACLE_VT)).strip()
-        if mapped != "1":
-            self.fail("VT %d is on fb%s, not fb1" % (ORACLE_VT, mapped))
+        if mapped != fb[2:]:
+            self.fail("VT %d is on fb%s, not %s" % (ORACLE_VT, mapped, fb))
         img = self.stable_grab(grab=lambda: seat_grab(self))
     finally:
         # back to fb0 while VT 9 is in front: a mapping changed behind
         # consoled@tty1's back resets fb0's mode under it
-        self.sh("%s /dev/fb1 %d 0; chvt 1" % (CON2FB, ORACLE_VT))
+        self.sh("%s /dev/%s %d 0; chvt 1" % (CON2FB, fb, ORACLE_VT))
     decoded = screen.read_screen(img, vmtest.load_font(sysd.FONT))
     if not lines_with(decoded, "consoled pixel oracle") or not lines_with(decoded, "last line"):
         path = self.vm.save_png(img, "systemd-%d-seat-fbcon.png" % self.n)
-        self.fail("fbcon's picture on fb1 does not show the oracle text:\n%s\n(picture: %s)"
-                  % (decoded.text(), path))
+        self.fail("fbcon's picture on %s does not show the oracle text:\n%s\n(picture: %s)"
+                  % (fb, decoded.text(), path))
     self.seat_fbcon = img
+
+
+def seat_card(self, fbname):
+    """The sysfs paths of the framebuffer fbname and of its card's DRM
+    device."""
+    card = self.sh("ls -d /sys/class/graphics/%s/device/drm/card*" % fbname).split()
+    if len(card) != 1:
+        self.fail("the DRM device of %s's card not found: %r" % (fbname, card))
+    return (self.sh("readlink -f /sys/class/graphics/%s" % fbname).strip(),
+            self.sh("readlink -f %s" % card[0]).strip())
 
 
 def check_seat_start(self):
     sysd = self.sysd
     self.sh("modprobe bochs")
-    deadline = time.monotonic() + 20
-    while self.vm.run("test -e /sys/class/graphics/fb1")[1] != 0:
-        if time.monotonic() > deadline:
-            self.fail("bochs made no fb1: " + self.sh("ls /sys/class/graphics; dmesg | tail -5"))
-        time.sleep(0.5)
+    fbname, _ = seat_wait_fbs(self)
     # the DRM device (logind's master-of-seat, which makes the seat) and
     # the framebuffer (tagged "seat" by 71-seat.rules; a child of the PCI
     # device, not of the DRM device, so it needs its own attach)
     fbcon_oracle(self)
-    card = self.sh("ls -d /sys/class/graphics/fb1/device/drm/card*").split()
-    if len(card) != 1:
-        self.fail("bochs's DRM device not found: %r" % card)
-    fb = self.sh("readlink -f /sys/class/graphics/fb1").strip()
-    card = self.sh("readlink -f %s" % card[0]).strip()
+    fb, card = seat_card(self, fbname)
     kbd = self.sh("for i in /sys/class/input/input*; do grep -q 'USB Keyboard' $i/name &&"
                   " readlink -f $i; done").split()
     if len(kbd) != 1:
@@ -228,21 +311,21 @@ def check_seat_start(self):
     # row may find the old rules. Once more after a reload, as logind asks.
     self.sh("udevadm control --reload && udevadm trigger --action=change %s %s %s &&"
             " udevadm settle -t 20" % (card, fb, kbd[0]), timeout=30)
-    sysd.log("attached %s, %s and %s to %s; fb1: %s" % (
-        card, fb, kbd[0], SEAT, self.sh("udevadm info -q property /sys/class/graphics/fb1 |"
-                                   " grep -E 'ID_SEAT|TAGS|SYSTEMD'").replace("\n", " ")))
+    sysd.log("attached %s, %s and %s to %s; %s: %s" % (
+        card, fb, kbd[0], SEAT, fbname, self.sh("udevadm info -q property %s |"
+                                                " grep -E 'ID_SEAT|TAGS|SYSTEMD'"
+                                                % fb).replace("\n", " ")))
     try:
         self.wait_unit(SEAT_UNIT, "the start by udev's rule",
                        lambda p: p["ActiveState"] == "active", timeout=30)
     except Exception:  # noqa: BLE001 -- CheckFailed, logged and raised again
         # what udev, logind and systemd made of it
         sysd.log(self.vm.run("cat /etc/udev/rules.d/72-seat*; loginctl seat-status %s"
-                             " --no-pager; systemctl status --no-pager consoled-%s.device"
-                             % (SEAT, SEAT), timeout=60)[0])
+                             " --no-pager" % SEAT, timeout=60)[0])
         raise
     state = self.unit(SEAT_UNIT, "MainPID")
     status = self.unit(SEAT_UNIT, "StatusText")["StatusText"]
-    if not status.startswith("Running on %s, /dev/fb1" % SEAT):
+    if not status.startswith("Running on %s, /dev/%s" % (SEAT, fbname)):
         self.fail("%s's STATUS= is %r" % (SEAT_UNIT, status))
     fds = self.sh("ls -l /proc/%s/fd" % state["MainPID"])
     if re.search(r"/dev/tty\d", fds):
@@ -570,10 +653,126 @@ def check_seat_grab(self):
               and not lines_with(s, "back-42"), "no login prompt after the logout")
 
 
+def seat_attach(self, seat, paths):
+    """loginctl attach of every path to seat, and the udev events again
+    after a reload of the rules (see seat-start)."""
+    self.sh(" && ".join("loginctl attach %s %s" % (seat, p) for p in paths))
+    self.sh("udevadm control --reload && udevadm trigger --action=change %s &&"
+            " udevadm settle -t 20" % " ".join(paths), timeout=30)
+
+
+def check_seat_screens(self):
+    sysd = self.sysd
+    fbs = seat_wait_fbs(self)
+    first, second = (seat_card(self, fb) for fb in fbs)
+    cursor = self.journal_cursor()
+    # the second card on seat-b: its framebuffer's udev rule asks for the
+    # unit again (already running)
+    seat_attach(self, SEAT, [second[1], second[0]])
+    self.sh("mkdir -p %s" % SCREENS_DROPIN.rsplit("/", 1)[0] + "'")
+    self.put_file(SCREENS_DROPIN, (
+        "[Service]\nExecStart=\nExecStart=%s --seat=%%I --session-socket=/run/consoled-session.sock"
+        " --fbdev=/dev/%s,/dev/%s\n" % (self.sh("command -v consoled").strip(), fbs[0],
+                                         fbs[1])).encode())
+    try:
+        self.sh("systemctl daemon-reload && systemctl restart " + SEAT_UNIT, timeout=60)
+        self.wait_unit(SEAT_UNIT, "the restart with both framebuffers",
+                       lambda p: p["ActiveState"] == "active", timeout=30)
+        log = self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)
+        if "2 screens" not in log:
+            self.fail("consoled on seat-b did not open both framebuffers:\n" + log[-3000:])
+        for display in (DISPLAY, DISPLAY2):
+            seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines),
+                      "no login prompt on %s's card" % display, display=display)
+        seat_login(self, "seat-b with two screens")
+        seat_type(self, "echo SCREENS-$((6*7))\n")
+        for display in (DISPLAY, DISPLAY2):
+            seat_wait(self, lambda s: any(l.rstrip() == "SCREENS-42" for l in s.lines),
+                      "the command typed on kbd2 is not on %s's card" % display,
+                      display=display)
+        before = self.unit(SEAT_UNIT, "MainPID", "NRestarts")
+        sessions = seat_sessions(self)
+        # the first card (seat-b's since seat-start) back to seat0: seat-b
+        # keeps the second one, logind keeps the seat
+        seat_attach(self, "seat0", [first[1], first[0]])
+        sysd.log("seat-b after the first card went: " + self.sh(
+            "loginctl seat-status %s --no-pager | grep -E 'drm|graphics'" % SEAT).replace(
+                "\n", " "))
+        # past the grace consoled gives a seat's state file: still running
+        time.sleep(SEAT_GONE_GRACE_SEC + 1)
+        after = self.unit(SEAT_UNIT, "ActiveState", "MainPID", "NRestarts")
+        if (after["ActiveState"], after["MainPID"], after["NRestarts"]) != (
+                "active", before["MainPID"], before["NRestarts"]):
+            self.fail("%s is %r after the first card went back to seat0, was %r; it logged:\n%s"
+                      % (SEAT_UNIT, after, before,
+                         self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)[-3000:]))
+        seat_type(self, "echo STILL-$((6*7))\n")
+        seat_wait(self, lambda s: any(l.rstrip() == "STILL-42" for l in s.lines)
+                  and any(l.rstrip() == "SCREENS-42" for l in s.lines),
+                  "the session on the second card did not go on after the first went back to"
+                  " seat0", display=DISPLAY2)
+        if seat_sessions(self) != sessions:
+            self.fail("seat-b's sessions were %r, are %r" % (sessions, seat_sessions(self)))
+        seat_type(self, "exit\n")
+        seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines)
+                  and not lines_with(s, "STILL-42"), "no login prompt after the logout",
+                  sysd.LOGIN_WAIT, display=DISPLAY2)
+    finally:
+        # the next start without it (the running consoled keeps both)
+        self.sh("rm -rf %s && systemctl daemon-reload" % (
+            SCREENS_DROPIN.rsplit("/", 1)[0] + "'"))
+
+
 def check_seat_stop(self):
+    cursor = self.journal_cursor()
     self.sh("loginctl flush-devices")
     self.wait_unit(SEAT_UNIT, "the stop when its card went back to seat0",
-                   lambda p: p["ActiveState"] in ("inactive", "failed"), timeout=30)
+                   lambda p: p["ActiveState"] in ("inactive", "failed"),
+                   timeout=30 + SEAT_GONE_GRACE_SEC)
+    # no restart (RestartSec=1) after status 7, and no failure; systemd
+    # may have unloaded the dead unit already (ExecMainStatus says 0 then)
+    time.sleep(2)
+    state = self.unit(SEAT_UNIT, "ActiveState", "Result")
+    log = self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)
+    if "logind removed the seat (its last graphics card went): exiting with status 7" not in log \
+            or "Scheduled restart" in log or state != {"ActiveState": "inactive",
+                                                       "Result": "success"}:
+        self.fail("%s did not end by the seat's removal (status 7, inactive, no restart): %r;"
+                  " it logged:\n%s" % (SEAT_UNIT, state, log[-3000:]))
+
+
+def check_seat_wait(self):
+    """A seat logind never makes: seat1vgb's framebuffer alone on seat-c
+    (no master device, so no /run/systemd/seats/seat-c)."""
+    fb, _ = seat_card(self, seat_wait_fbs(self)[1])
+    cursor = self.journal_cursor()
+    try:
+        seat_attach(self, WAIT_SEAT, [fb])
+        # consoled started by udev's rule, waiting for the seat
+        deadline = time.monotonic() + 30
+        while "logind has no such seat yet" not in self.journal_since(
+                cursor, "-o cat -u " + WAIT_UNIT):
+            if time.monotonic() > deadline:
+                self.fail("%s did not start waiting for %s; it logged:\n%s" % (
+                    WAIT_UNIT, WAIT_SEAT,
+                    self.journal_since(cursor, "-o cat -u " + WAIT_UNIT)[-3000:]))
+            time.sleep(0.5)
+        if self.vm.run("test -e /run/systemd/seats/" + WAIT_SEAT)[1] == 0:
+            self.fail("logind made %s of a framebuffer alone" % WAIT_SEAT)
+        self.wait_unit(WAIT_UNIT, "the exit %d s after the start" % SEAT_WAIT_SEC,
+                       lambda p: p["ActiveState"] in ("inactive", "failed"),
+                       timeout=SEAT_WAIT_SEC + 20)
+        # (no restart after status 7: seat-stop waits for one)
+        state = self.unit(WAIT_UNIT, "ActiveState", "Result")
+        log = self.journal_since(cursor, "-o cat -u " + WAIT_UNIT)
+        if ("logind has no such seat after %d s: exiting with status 7" % SEAT_WAIT_SEC) \
+                not in log or "Scheduled restart" in log or state != {
+                    "ActiveState": "inactive", "Result": "success"}:
+            self.fail("%s did not end %d s after its start without logind's seat (status 7,"
+                      " inactive): %r; it logged:\n%s"
+                      % (WAIT_UNIT, SEAT_WAIT_SEC, state, log[-3000:]))
+    finally:
+        self.sh("loginctl flush-devices && udevadm settle -t 20", timeout=30)
 
 
 def install(runner_class, sysd):

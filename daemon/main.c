@@ -4,7 +4,8 @@
  *
  * What runs is a seat (seat.h: its VT, keyboards and pointers, which
  * terminal is in front), its screens (screen/screen.h: one framebuffer each
- * and its frames, screen/frame.h; fbdev= lists them) and its terminals
+ * and its frames, screen/frame.h; fbdev= lists them, or fbdev=all takes
+ * the seat's, devices/fbseat.h) and its terminals
  * (terminal/terminal.h: one session each; one for all screens, or one per
  * screen with screens=separate). Start-up touches the framebuffer before the VT, so an unusable
  * device is refused before anything changes on the console. Exit undoes
@@ -25,6 +26,7 @@
 
 #include "devices/backend.h"
 #include "devices/fbdev.h"
+#include "devices/fbseat.h"
 #include "devices/fbwait.h"
 #include "devices/udevseat.h"
 #include "devices/vt.h"
@@ -47,7 +49,10 @@ struct manager {
 	struct options opts;
 	struct palette palette;
 	struct seat *seat; /* one seat: the VT's, or one without VTs (--seat) */
-	char *seat_fb;	   /* --seat without --fbdev: the seat's first framebuffer */
+	/* fbdev=all: screen i's path (its watch waits there for a successor),
+	 * and the watch for the seat's framebuffers that come later */
+	char *fb_paths[OPTIONS_SCREENS_MAX];
+	struct fbseat *fbseat;
 	int exit_status;
 };
 
@@ -124,31 +129,28 @@ static int manager_on_sigusr1(sd_event_source *s, const struct signalfd_siginfo 
 	return 0;
 }
 
-/* Whether the framebuffer at path is on seat (udevseat.h); one that
- * cannot be looked up is not. */
-static bool manager_fb_on_seat(const char *path, const char *seat)
+/* The seat whose framebuffers consoled may take (udevseat.h): --seat's;
+ * on a VT with fbdev=all, seat0's; NULL: any (a VT's fbdev= list, or the
+ * first framebuffer). */
+static const char *manager_fb_seat(const struct options *o)
 {
-	struct udev *udev = udev_new();
-	struct udev_device *d = NULL;
-	struct stat st;
-	bool on = false;
-
-	if (udev && stat(path, &st) == 0 && S_ISCHR(st.st_mode))
-		d = udev_device_new_from_devnum(udev, 'c', st.st_rdev);
-	if (d)
-		on = udevseat_is(d, seat);
-	udev_device_unref(d);
-	udev_unref(udev);
-	return on;
+	if (o->seat)
+		return o->seat;
+	return options_fbdev_all(o) ? UDEVSEAT_DEFAULT : NULL;
 }
 
-/* Screen i of fbdev='s list (one screen without fbdev=): opened (waited
- * for), its fonts and its renderer. */
-static int manager_open_screen(struct manager *m, unsigned i, struct screen **ret)
+/* The seat's next screen on path (NULL: the first framebuffer, of the seat
+ * with fbdev=all; waited for, fb-wait=): opened, its fonts and its
+ * renderer. On failure it is no screen of the seat, and *ret_status says
+ * what consoled exits with if it is the start's only one. */
+static int manager_open_screen(struct manager *m, const char *path, struct screen **ret,
+			       int *ret_status)
 {
 	const struct options *o = &m->opts;
+	unsigned i = m->seat->n_screens;
 	struct screen_config sc = {
-	    .fbdev = o->n_fbdevs ? o->fbdevs[i] : NULL,
+	    .fbdev = path,
+	    .seat = manager_fb_seat(o),
 	    .fb_wait = o->fb_wait,
 	    .font_file = o->font_file,
 	    .font_name = o->font_name,
@@ -164,48 +166,184 @@ static int manager_open_screen(struct manager *m, unsigned i, struct screen **re
 	struct screen *s;
 	int r;
 
-	if (o->seat && o->n_fbdevs && !manager_fb_on_seat(o->fbdevs[i], o->seat)) {
+	*ret_status = EXIT_FAILURE;
+	if (o->seat && path) {
 		/* fbdev= of the files every instance reads: not another seat's */
-		log_error("%s is not on %s (udev's ID_SEAT): refusing it", o->fbdevs[i], o->seat);
-		m->exit_status = EXIT_NO_FRAMEBUFFER;
-		return -EPERM;
-	}
-	if (o->seat && !o->n_fbdevs && i == 0) {
-		/* the seat's own card: udev's ID_SEAT on the fb or a parent */
 		struct udev *udev = udev_new();
+		bool ours = udevseat_node_is(udev, path, o->seat);
 
-		m->seat_fb = udev ? fbwait_first_node_on(udev, o->seat) : NULL;
 		udev_unref(udev);
-		if (!m->seat_fb) {
-			log_error("No framebuffer on %s", o->seat);
-			m->exit_status = EXIT_NO_FRAMEBUFFER;
-			return -ENODEV;
+		if (!ours) {
+			log_error("%s is not on %s (udev's ID_SEAT): refusing it", path, o->seat);
+			*ret_status = EXIT_NO_FRAMEBUFFER;
+			return -EPERM;
 		}
-		log_info("%s's framebuffer is %s", o->seat, m->seat_fb);
-		sc.fbdev = m->seat_fb;
 	}
 	s = seat_add_screen(m->seat, &sc, &m->palette);
-	*ret = s;
 	/* The driver may come after us at boot: wait for it (bounded). */
 	r = screen_open(s);
+	if (r < 0)
+		*ret_status = EXIT_NO_FRAMEBUFFER;
+	if (r >= 0)
+		r = screen_load_fonts(s);
+	if (r >= 0) {
+		r = screen_new_render(s);
+		if (r == -ERANGE)
+			/* the same font on the same screen next time: no restart */
+			*ret_status = EXIT_FONT_TOO_LARGE;
+	}
 	if (r < 0) {
-		m->exit_status = EXIT_NO_FRAMEBUFFER;
+		seat_drop_screen(m->seat, s);
 		return r;
 	}
-	r = screen_load_fonts(s);
-	if (r < 0)
+	*ret = s;
+	return 0;
+}
+
+/* fbdev=all: the screen at path, whose string the manager keeps for the
+ * screen's life (its watch waits there for a successor). */
+static int manager_open_screen_at(struct manager *m, const char *path, struct screen **ret,
+				  int *ret_status)
+{
+	unsigned i = m->seat->n_screens;
+	int r;
+
+	if (i >= OPTIONS_SCREENS_MAX)
+		return -ENOSPC;
+	free(m->fb_paths[i]);
+	m->fb_paths[i] = path ? xstrdup(path) : NULL;
+	r = manager_open_screen(m, m->fb_paths[i], ret, ret_status);
+	if (r >= 0 && !path) {
+		/* waited for: its path from now on */
+		m->fb_paths[i] = xstrdup((*ret)->fb->path);
+		(*ret)->cfg.fbdev = m->fb_paths[i];
+	}
+	return r;
+}
+
+/* " node", or " node (why)", appended to the log line in buf. */
+static void manager_list_fb(char *buf, size_t size, const char *node, const char *why)
+{
+	size_t len = strlen(buf);
+
+	if (len + 1 < size)
+		snprintf(buf + len, size - len, why ? " %s (%s)" : " %s", node, why);
+}
+
+/* fbdev=all at start: every framebuffer of the seat, in /dev/fbN order,
+ * OPTIONS_SCREENS_MAX at most; the log says which were taken and why the
+ * others were not. With none there yet, the first is waited for (fb-wait=),
+ * then the seat's are looked at again. One that cannot be used is left
+ * out; none usable: consoled exits. */
+static int manager_open_all(struct manager *m)
+{
+	const char *seat = manager_fb_seat(&m->opts);
+	struct udev *udev = udev_new();
+	struct fbseat_entry *e = NULL;
+	size_t n = 0;
+	char taken[512] = "", left[512] = "", why[64];
+	struct screen *s;
+	int r = 0, status = EXIT_NO_FRAMEBUFFER;
+
+	n = udev ? fbseat_list(udev, &e) : 0;
+	fbseat_choose(e, n, seat, NULL, 0, OPTIONS_SCREENS_MAX);
+	bool any = false;
+	for (size_t i = 0; i < n; i++)
+		any = any || e[i].verdict == FBSEAT_TAKE;
+	if (!any) {
+		/* the first one of the seat, waited for as one screen's is */
+		fbseat_list_free(e, n);
+		e = NULL;
+		n = 0;
+		r = manager_open_screen_at(m, NULL, &s, &status);
+		if (r < 0) {
+			udev_unref(udev);
+			m->exit_status = status;
+			return r;
+		}
+		n = udev ? fbseat_list(udev, &e) : 0;
+		fbseat_choose(e, n, seat, (const char *const[]){s->cfg.fbdev}, 1,
+			      OPTIONS_SCREENS_MAX);
+		manager_list_fb(taken, sizeof(taken), s->cfg.fbdev, NULL);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].verdict == FBSEAT_USED)
+			continue;
+		if (e[i].verdict == FBSEAT_OTHER_SEAT) {
+			snprintf(why, sizeof(why), "on %s", e[i].seat);
+			manager_list_fb(left, sizeof(left), e[i].node, why);
+			continue;
+		}
+		if (e[i].verdict == FBSEAT_FULL) {
+			snprintf(why, sizeof(why), "%u screens at most", OPTIONS_SCREENS_MAX);
+			manager_list_fb(left, sizeof(left), e[i].node, why);
+			continue;
+		}
+		r = manager_open_screen_at(m, e[i].node, &s, &status);
+		manager_list_fb(r < 0 ? left : taken, r < 0 ? sizeof(left) : sizeof(taken),
+				e[i].node, r < 0 ? "cannot be used" : NULL);
+	}
+	fbseat_list_free(e, n);
+	udev_unref(udev);
+	if (!m->seat->n_screens) {
+		m->exit_status = status;
+		return r < 0 ? r : -ENODEV;
+	}
+	log_info("The framebuffers of %s (fbdev=all): taken:%s; left out:%s", seat, taken,
+		 left[0] ? left : " none");
+	return 0;
+}
+
+/* The idle timer's seconds (blank.h). */
+static unsigned manager_blank_sec(const struct manager *m)
+{
+	return m->opts.blank_sec == OPTIONS_BLANK_KERNEL
+		   ? blank_kernel_timeout(BLANK_KERNEL_SETTING)
+		   : m->opts.blank_sec;
+}
+
+/* fbdev=all: the paths the screens have or wait at (fbseat.h). */
+static size_t manager_fbs_used(const char **used, size_t max, void *userdata)
+{
+	struct manager *m = userdata;
+	size_t n = 0;
+
+	for (unsigned i = 0; i < m->seat->n_screens && n < max; i++)
+		if (m->seat->screens[i]->cfg.fbdev)
+			used[n++] = m->seat->screens[i]->cfg.fbdev;
+	return n;
+}
+
+/* fbdev=all: a framebuffer that came on the seat is a new screen, opened
+ * as at start, then shown (seat_attach_screen()). One that cannot be used
+ * is left out; consoled goes on. */
+static int manager_fb_added(const char *node, void *userdata)
+{
+	struct manager *m = userdata;
+	struct screen *s;
+	int status, r;
+
+	r = manager_open_screen_at(m, node, &s, &status);
+	if (r < 0) {
+		log_warning_errno(r, "%s is left out: %m", node);
 		return r;
-	r = screen_new_render(s);
-	if (r == -ERANGE)
-		/* the same font on the same screen next time: no restart */
-		m->exit_status = EXIT_FONT_TOO_LARGE;
+	}
+	r = screen_start(s, m->event, manager_blank_sec(m));
+	if (r >= 0)
+		r = seat_attach_screen(m->seat, s);
+	if (r < 0) {
+		/* a session that cannot start, no memory for a timer: as at
+		 * start */
+		log_error_errno(r, "Cannot show %s: %m", node);
+		seat_exit(m->seat, m->opts.session_socket ? EXIT_NO_SESSION_HELPER : EXIT_FAILURE);
+	}
 	return r;
 }
 
 static int manager_start(struct manager *m)
 {
 	static const int exit_signals[] = {SIGTERM, SIGINT, SIGHUP};
-	unsigned n_screens = m->opts.n_fbdevs ? m->opts.n_fbdevs : 1;
+	unsigned n_screens;
 	struct screen *screens[OPTIONS_SCREENS_MAX];
 	struct terminal *terms[OPTIONS_SCREENS_MAX];
 	sigset_t mask;
@@ -218,11 +356,24 @@ static int manager_start(struct manager *m)
 	m->seat = seat_new(&m->opts, &m->exit_status);
 	/* every framebuffer before the VT is touched: one consoled cannot
 	 * draw on is refused with the console as it was */
-	for (unsigned i = 0; i < n_screens; i++) {
-		r = manager_open_screen(m, i, &screens[i]);
+	if (options_fbdev_all(&m->opts)) {
+		r = manager_open_all(m);
 		if (r < 0)
 			return r;
 	}
+	for (unsigned i = 0; !options_fbdev_all(&m->opts) && i < MAX(m->opts.n_fbdevs, 1u); i++) {
+		int status;
+
+		r = manager_open_screen(m, m->opts.n_fbdevs ? m->opts.fbdevs[i] : NULL, &screens[i],
+					&status);
+		if (r < 0) {
+			m->exit_status = status;
+			return r;
+		}
+	}
+	n_screens = m->seat->n_screens;
+	for (unsigned i = 0; i < n_screens; i++)
+		screens[i] = m->seat->screens[i];
 	if (n_screens > 1)
 		log_info("%u screens, %s", n_screens,
 			 m->opts.screens == OPTIONS_SCREENS_SEPARATE ? "a terminal each"
@@ -260,10 +411,7 @@ static int manager_start(struct manager *m)
 
 	/* the device watch, the frame and pointer timers, the idle timer */
 	for (unsigned i = 0; i < n_screens; i++) {
-		r = screen_start(screens[i], m->event,
-				 m->opts.blank_sec == OPTIONS_BLANK_KERNEL
-				     ? blank_kernel_timeout(BLANK_KERNEL_SETTING)
-				     : m->opts.blank_sec);
+		r = screen_start(screens[i], m->event, manager_blank_sec(m));
 		if (r < 0)
 			return r;
 	}
@@ -319,11 +467,18 @@ static int manager_start(struct manager *m)
 	if (r < 0)
 		return r;
 
-	if (m->opts.seat)
+	if (m->opts.seat) {
 		/* in front while the seat's active session is none or ours */
-		return seat_follow(m->seat);
-	if (vt_is_active(m->seat->vt))
+		r = seat_follow(m->seat);
+		if (r < 0)
+			return r;
+	} else if (vt_is_active(m->seat->vt))
 		seat_acquire(m->seat);
+	/* fbdev=all: a framebuffer that comes on the seat later is a screen */
+	if (options_fbdev_all(&m->opts))
+		return fbseat_new(m->event, manager_fb_seat(&m->opts), OPTIONS_SCREENS_MAX,
+				  &(struct fbseat_callbacks){manager_fbs_used, manager_fb_added}, m,
+				  &m->fbseat);
 	return 0;
 }
 
@@ -344,6 +499,8 @@ static void manager_stop(struct manager *m)
 		manager_log_stats(m);
 	for (unsigned i = 0; i < seat->n_terminals; i++)
 		bell_stop(seat->terminals[i]->bell); /* a tone going on ends with us */
+	fbseat_free(m->fbseat);
+	m->fbseat = NULL;
 	for (unsigned i = 0; i < seat->n_screens; i++)
 		screen_unwatch(seat->screens[i]);
 	input_free(seat->input);
@@ -436,7 +593,8 @@ int main(int argc, char **argv)
 		sd_notify(0, "STOPPING=1");
 	}
 	manager_stop(&m);
-	free(m.seat_fb);
+	for (unsigned i = 0; i < OPTIONS_SCREENS_MAX; i++)
+		free(m.fb_paths[i]);
 	options_fini(&m.opts);
 	if (r < 0)
 		return m.exit_status != EXIT_SUCCESS ? m.exit_status : EXIT_FAILURE;

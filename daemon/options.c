@@ -105,7 +105,7 @@ static const struct key {
      "expected a seat name other than seat0: seat, then letters, digits, - and _"},
     {"terminals", KEY_UINT, FIELD(terminals), 1, OPTIONS_TERMINALS_MAX, NULL},
     {"fbdev", KEY_FBDEV, FIELD(fbdev), 0, 0,
-     "expected device paths separated by commas (at most 4)"},
+     "expected all, or device paths separated by commas (at most 4)"},
     {"screens", KEY_SCREENS, FIELD(screens), 0, 0, "expected mirror or separate"},
     {"fb-wait", KEY_UINT, FIELD(fb_wait), 0, FB_WAIT_MAX, NULL},
     {"login", KEY_LOGIN, FIELD(login_argv), 0, 0, "expected a command"},
@@ -203,8 +203,10 @@ void options_help(FILE *f)
 	      "                          framebuffer and input devices by udev's ID_SEAT\n"
 	      "      --terminals=N       terminals on such a seat, Ctrl+Alt+F1..FN\n"
 	      "                          (default: 6)\n"
-	      "      --fbdev=/dev/fbN[,/dev/fbM...]  framebuffers, a screen each, at most 4\n"
-	      "                          (default: the first one found)\n"
+	      "      --fbdev=/dev/fbN[,/dev/fbM...]|all  framebuffers, a screen each, at\n"
+	      "                          most 4; all: every one of the seat, also those\n"
+	      "                          that come later (default: the first one found;\n"
+	      "                          with --seat, all)\n"
 	      "      --screens=mirror|separate  several framebuffers show the same terminal,\n"
 	      "                          or a terminal each (default: mirror)\n"
 	      "      --fb-wait=SECONDS   wait that long for it at start, 0 = not at all;\n"
@@ -535,12 +537,19 @@ int options_set(struct options *o, const char *key, const char *value, char *err
 			p = comma + 1;
 		}
 		if (k->type == KEY_FBDEV) {
+			/* all: alone, the seat's framebuffers instead of a list */
+			bool all = n == 1 && strcmp(items[0], "all") == 0;
+
+			for (unsigned i = 0; i < n; i++)
+				if (!all && strcmp(items[i], "all") == 0)
+					goto invalid;
 			for (unsigned i = 0; i < o->n_fbdevs; i++)
 				free(o->fbdevs[i]);
-			for (unsigned i = 0; i < n; i++)
+			o->n_fbdevs = all ? 0 : n;
+			for (unsigned i = 0; i < o->n_fbdevs; i++)
 				o->fbdevs[i] = xstrdup(items[i]);
-			o->n_fbdevs = n;
-			o->fbdev = o->fbdevs[0];
+			o->fbdev = all ? NULL : o->fbdevs[0];
+			o->fbdev_all = all;
 		} else if (k->type == KEY_ROTATE) {
 			for (unsigned i = 0; i < n; i++)
 				o->rotates[i] = (int)nums[i];

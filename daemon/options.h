@@ -71,10 +71,12 @@ struct options {
 	char *seat;
 	unsigned terminals; /* the seat's terminals, Ctrl+Alt+F1..Fn */
 	/* fbdev=: the framebuffers, one screen each (n_fbdevs; fbdev is the
-	 * first, NULL = the first framebuffer found with libudev) */
+	 * first, NULL = the first framebuffer found with libudev, or with
+	 * fbdev_all every one of the seat's: options_fbdev_all()) */
 	char *fbdev;
 	char *fbdevs[OPTIONS_SCREENS_MAX];
 	unsigned n_fbdevs;
+	bool fbdev_all;	   /* fbdev=all */
 	int screens;	   /* enum options_screens */
 	unsigned fb_wait;  /* seconds to wait for the framebuffer at start (fbwait.h) */
 	char **login_argv; /* NULL-terminated; default /bin/login -p */
@@ -196,6 +198,14 @@ static inline unsigned options_font_size(const struct options *o, unsigned i)
 static inline int options_rotate(const struct options *o, unsigned i)
 {
 	return o->n_rotates ? o->rotates[i < o->n_rotates ? i : o->n_rotates - 1] : o->rotate;
+}
+
+/* Whether consoled uses every framebuffer of its seat (fbdev=all), also
+ * those that come later: the default of a seat without VTs (--seat) that
+ * lists none; a VT's consoled takes one without fbdev=. */
+static inline bool options_fbdev_all(const struct options *o)
+{
+	return o->fbdev_all || (o->seat && !o->n_fbdevs);
 }
 
 /* image-memory= in bytes: `mib` MiB, or `cap` (memory_cap()) if that is

@@ -1479,6 +1479,47 @@ struct screen *seat_add_screen(struct seat *seat, const struct screen_config *cf
 	return s;
 }
 
+void seat_drop_screen(struct seat *seat, struct screen *s)
+{
+	for (unsigned i = 0; i < seat->n_screens; i++)
+		if (seat->screens[i] == s) {
+			memmove(seat->screens + i, seat->screens + i + 1,
+				(seat->n_screens - i - 1) * sizeof(*seat->screens));
+			seat->n_screens--;
+			break;
+		}
+	screen_free(s);
+}
+
+int seat_attach_screen(struct seat *seat, struct screen *s)
+{
+	struct terminal *t = seat->front;
+	int r;
+
+	if (seat->opts->screens == OPTIONS_SCREENS_SEPARATE) {
+		/* a terminal and session of its own; the keyboard stays */
+		r = seat_add_terminal(seat, seat->event, &t);
+		if (r >= 0)
+			r = seat_start_terminal(seat, t, s);
+		if (r < 0)
+			return r;
+		log_info("%s shows terminal %u, a session of its own", s->cfg.fbdev,
+			 seat->n_terminals);
+	} else {
+		/* the terminal in front, in the smallest screen's grid: a
+		 * smaller one shrinks the session's (SIGWINCH) */
+		seat_show_terminal(seat, s, t);
+		seat_render_tables(s, t);
+		seat_fit_grids(seat);
+		log_info("%s shows the terminal in front (mirror)", s->cfg.fbdev);
+	}
+	seat_pointer_area(seat);
+	/* drawn now if the VT (the seat) is ours, else at the next acquire */
+	if (vt_is_active(seat->vt))
+		seat_acquire_screen(seat, s);
+	return 0;
+}
+
 int seat_add_terminal(struct seat *seat, sd_event *event, struct terminal **ret)
 {
 	int r;
@@ -1522,14 +1563,16 @@ int seat_start_terminal(struct seat *seat, struct terminal *t, struct screen *s)
 	 * is not kept over a restart; each of a seat's terminals is, under
 	 * names of its own (restore.h) */
 	bool first = seat->n_terminals && t == seat->terminals[0];
-	bool kept = first || o->seat;
 	unsigned slot = 1;
 	struct terminal_config c;
+	bool kept;
 	int r;
 
 	for (unsigned i = 0; i < seat->n_terminals; i++)
 		if (seat->terminals[i] == t)
 			slot = i + 1;
+	/* (a screen's that came later may be beyond the store's names) */
+	kept = (first || o->seat) && slot <= RESTORE_SLOTS_MAX;
 	s->terminal = t;
 	/* a mirror's grid before the session's size */
 	seat_fit_grids(seat);
@@ -1585,8 +1628,21 @@ void seat_adopt_terminals(struct seat *seat)
 {
 	struct screen *s = seat_screen(seat);
 	struct terminal *shown;
+	unsigned last = seat->n_terminals;
 	int r;
 
+	/* a terminal beyond terminals=, of a screen that came while the last
+	 * consoled ran (fbdev=all, screens=separate): its session lives on
+	 * behind, Ctrl+Alt+Fn shows it */
+	for (unsigned slot = last + 1; seat->opts->seat && s && slot <= RESTORE_SLOTS_MAX; slot++)
+		if (restore_stored(slot))
+			last = slot;
+	while (seat->n_terminals < last) {
+		struct terminal *more;
+
+		if (seat_add_terminal(seat, seat->event, &more) < 0)
+			break;
+	}
 	for (unsigned i = 1; seat->opts->seat && s && i < seat->n_terminals; i++) {
 		struct terminal *t = seat->terminals[i];
 

@@ -7,12 +7,12 @@
  * switch to every screen, a terminal's output to the screens that show it.
  *
  * A seat has one VT and one screen per framebuffer (fbdev=, up to
- * OPTIONS_SCREENS_MAX). With screens=mirror one terminal is shown on every
- * screen, each drawing it at its own resolution, depth, font and rotation;
- * the grid is the smallest screen's (seat_fit_grids(): the larger screens'
- * grids are capped, render_set_grid_max()). With screens=separate every
- * screen shows a terminal of its own, with its own session; the keyboard
- * goes to the terminal in front (`front`), which Ctrl+Alt+Logo+Right/Left
+ * OPTIONS_SCREENS_MAX; fbdev=all: every one of the seat's, and a screen
+ * more for each that comes later, seat_attach_screen()). With screens=mirror one terminal is shown
+ * on every screen, each drawing it at its own resolution, depth, font and rotation; the grid is the
+ * smallest screen's (seat_fit_grids(): the larger screens' grids are capped,
+ * render_set_grid_max()). With screens=separate every screen shows a terminal of its own, with its
+ * own session; the keyboard goes to the terminal in front (`front`), which Ctrl+Alt+Logo+Right/Left
  * or a click on another screen moves. The pointer moves over the screens
  * side by side, in the order fbdev= lists them. Both follow the VT: every
  * screen is drawn while it is in front, none while it is away. A screen
@@ -113,6 +113,15 @@ void seat_free(struct seat *seat);
  * the caller (screen_open()...). */
 struct screen *seat_add_screen(struct seat *seat, const struct screen_config *cfg,
 			       const struct palette *palette);
+/* A screen that could not be opened (seat_add_screen()) goes again, freed. */
+void seat_drop_screen(struct seat *seat, struct screen *s);
+/* A screen added while consoled runs (fbdev=all: a framebuffer that came
+ * on the seat), opened and started (screen_start()): with screens=mirror it
+ * shows the terminal in front (the grid is the smallest screen's: the
+ * session gets SIGWINCH if that shrinks), with separate a new terminal and
+ * session of its own (the keyboard stays where it is). Drawn at once if the
+ * VT (the seat) is consoled's, else at the next acquire. */
+int seat_attach_screen(struct seat *seat, struct screen *s);
 /* A terminal, its timers and bell; started by seat_start_terminal(). */
 int seat_add_terminal(struct seat *seat, sd_event *event, struct terminal **ret);
 /* The seat's VT (--vt, --switch), which every screen follows. */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <libudev.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fbseat.h"
 #include "fbwait.h"
 #include "udevseat.h"
 #include "../util/log.h"
@@ -22,6 +24,7 @@
 
 struct fbwait {
 	const char *path; /* --fbdev, or NULL: the first framebuffer */
+	const char *seat; /* without path: the first on this seat (NULL: any) */
 	sd_event *event;
 	struct udev *udev;
 	struct udev_monitor *monitor;
@@ -52,43 +55,30 @@ char *fbwait_first_node(struct udev *udev)
 
 char *fbwait_first_node_on(struct udev *udev, const char *seat)
 {
-	struct udev_enumerate *e = udev_enumerate_new(udev);
-	struct udev_list_entry *item;
-	char *best = NULL;
-	unsigned best_n = ~0u, n;
+	struct fbseat_entry *e;
+	size_t n = fbseat_list(udev, &e);
+	const char *best = NULL;
+	unsigned best_n = ~0u;
+	char *ret;
 
-	if (!e)
-		return NULL;
-	udev_enumerate_add_match_subsystem(e, "graphics");
-	(void)udev_enumerate_scan_devices(e);
-	udev_list_entry_foreach (item, udev_enumerate_get_list_entry(e)) {
-		struct udev_device *d =
-		    udev_device_new_from_syspath(udev, udev_list_entry_get_name(item));
-		const char *node;
-
-		if (!d)
-			continue;
-		node = udev_device_get_devnode(d);
-		if (node && fbwait_sysname(udev_device_get_sysname(d), &n) && n < best_n &&
-		    (!seat || udevseat_is(d, seat))) {
-			free(best);
-			best = xstrdup(node);
-			best_n = n;
+	for (size_t i = 0; i < n; i++)
+		if (e[i].n < best_n && (!seat || strcmp(e[i].seat, seat) == 0)) {
+			best = e[i].node;
+			best_n = e[i].n;
 		}
-		udev_device_unref(d);
-	}
-	udev_enumerate_unref(e);
-	return best;
+	ret = best ? xstrdup(best) : NULL;
+	fbseat_list_free(e, n);
+	return ret;
 }
 
 /* The node to open: path if it exists; without a path, that of the first
- * framebuffer, as fbdev_find_default() (which logs an error when there is
- * none). NULL: none yet. */
-static char *fbwait_lookup(struct udev *udev, const char *path)
+ * framebuffer (on seat, if given), as fbdev_find_default() (which logs an
+ * error when there is none). NULL: none yet. */
+static char *fbwait_lookup(struct udev *udev, const char *path, const char *seat)
 {
 	if (path)
 		return access(path, F_OK) == 0 ? xstrdup(path) : NULL;
-	return fbwait_first_node(udev);
+	return fbwait_first_node_on(udev, seat);
 }
 
 /* Found: the wait ends. announced is the node of a framebuffer that an
@@ -96,7 +86,7 @@ static char *fbwait_lookup(struct udev *udev, const char *path)
  * gives it time). */
 static void fbwait_check(struct fbwait *w, const char *announced)
 {
-	char *node = fbwait_lookup(w->udev, w->path);
+	char *node = fbwait_lookup(w->udev, w->path, w->seat);
 
 	if (!node && announced && (!w->path || strcmp(announced, w->path) == 0))
 		node = xstrdup(announced);
@@ -123,7 +113,8 @@ static int fbwait_on_monitor(sd_event_source *s, int fd, uint32_t revents, void 
 	log_debug("uevent: %s %s (%s)", action ? action : "?", udev_device_get_sysname(dev),
 		  node ? node : "no node");
 	if (!action || strcmp(action, "add") != 0 ||
-	    !fbwait_sysname(udev_device_get_sysname(dev), NULL))
+	    !fbwait_sysname(udev_device_get_sysname(dev), NULL) ||
+	    (w->seat && !udevseat_is(dev, w->seat)))
 		node = NULL;
 	fbwait_check(w, node);
 	udev_device_unref(dev);
@@ -261,18 +252,23 @@ static int fbwait_open_node(const char *node, const struct palette *palette, str
 	return fbdev_open(node, palette, ret);
 }
 
-int fbwait_open(const char *path, unsigned wait_sec, const struct palette *palette,
-		struct fbdev **ret)
+int fbwait_open(const char *path, const char *seat, unsigned wait_sec,
+		const struct palette *palette, struct fbdev **ret)
 {
-	struct fbwait w = {.path = path};
+	struct fbwait w = {.path = path, .seat = path ? NULL : seat};
 	_cleanup_(freep) char *node = NULL;
+	char on_seat[96];
 	const char *what = path ? path : "any /dev/fbN";
 	uint64_t start = now_usec();
 	int r;
 
+	if (w.seat) {
+		snprintf(on_seat, sizeof(on_seat), "any /dev/fbN on %s", w.seat);
+		what = on_seat;
+	}
 	w.udev = udev_new();
 	if (w.udev)
-		node = fbwait_lookup(w.udev, path);
+		node = fbwait_lookup(w.udev, path, w.seat);
 	if (node || wait_sec == 0 || !w.udev)
 		goto open;
 	if (fbwait_setup(&w, wait_sec) < 0) {
@@ -280,7 +276,7 @@ int fbwait_open(const char *path, unsigned wait_sec, const struct palette *palet
 		goto open;
 	}
 	/* One registered before the monitor listened has no event to come. */
-	node = fbwait_lookup(w.udev, path);
+	node = fbwait_lookup(w.udev, path, w.seat);
 	if (node)
 		goto open;
 
@@ -313,6 +309,11 @@ open:
 	 * that came just now is taken all the same). */
 	if (path)
 		return fbdev_open(path, palette, ret);
+	if (w.seat) {
+		/* never another seat's */
+		log_error("No framebuffer on %s", w.seat);
+		return -ENODEV;
+	}
 	r = fbdev_find_default(&node);
 	if (r < 0)
 		return r;

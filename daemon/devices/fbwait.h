@@ -44,11 +44,13 @@ char *fbwait_first_node_on(struct udev *udev, const char *seat);
 /* udev's queue must stay empty this long before the wait gives up. */
 #define FBWAIT_SETTLE_USEC (2 * UINT64_C(1000000))
 
-/* Opens (fbdev_open()) path, or without one (NULL) the first framebuffer.
+/* Opens (fbdev_open()) path, or without one (NULL) the first framebuffer
+ * (on seat, udevseat.h, unless that is NULL; without path a framebuffer of
+ * another seat is never taken).
  * If there is none, waits up to wait_sec seconds for it (0: not at all), as
  * above, saying so in the log (once) and in sd_notify's STATUS=. A device
  * node that appears a moment after its uevent (devtmpfs) is given up to a
  * second. Returns 0 with *ret set, or the negative errno of the last
  * attempt, logged with why the wait ended (timeout, coldplug done). */
-int fbwait_open(const char *path, unsigned wait_sec, const struct palette *palette,
-		struct fbdev **ret);
+int fbwait_open(const char *path, const char *seat, unsigned wait_sec,
+		const struct palette *palette, struct fbdev **ret);

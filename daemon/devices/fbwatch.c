@@ -14,6 +14,7 @@
 
 #include "fbwait.h"
 #include "fbwatch.h"
+#include "udevseat.h"
 #include "../util/log.h"
 #include "../util/util.h"
 
@@ -27,6 +28,7 @@ struct fbwatch {
 	sd_event *event;
 	struct fbdev *fb; /* the caller's; NULL while there is none */
 	char *path;	  /* --fbdev, or NULL: the first framebuffer */
+	char *seat;	  /* only a framebuffer on this seat (udevseat.h); NULL: any */
 	const struct palette *palette;
 	struct fbwatch_callbacks cb;
 	void *userdata;
@@ -79,30 +81,43 @@ static bool fbwatch_registered(int fd, ino_t ino)
 	return ioctl(fd, FBIOGET_FSCREENINFO, &fix) == 0;
 }
 
-/* 1: a successor was taken; 0: none there (yet); a negative errno: there is
- * one, but it cannot be used (fbdev_open() or the caller said why). */
-static int fbwatch_try(struct fbwatch *w)
+bool fbwatch_probe(const char *path)
 {
-	_cleanup_(freep) char *path = w->path ? xstrdup(w->path) : fbwait_first_node(w->udev);
 	struct fb_var_screeninfo var;
-	struct fbdev *fb;
-	ino_t ino;
 	int fd, r;
 
-	if (!path)
-		return 0;
-	/* A quiet look first: the node may be there before its framebuffer
-	 * is registered (ENODEV), or gone with the old one (ENOENT). */
+	/* The node may be there before its framebuffer is registered
+	 * (ENODEV), or gone with the old one (ENOENT). */
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0 && (errno == ENOENT || errno == ENODEV || errno == ENXIO))
-		return 0;
+		return false;
 	if (fd >= 0) {
 		r = ioctl(fd, FBIOGET_VSCREENINFO, &var) < 0 ? -errno : 0;
 		if (r == 0 && !fbwatch_registered(fd, 0))
 			r = -ENODEV;
 		close(fd);
 		if (r == -ENODEV)
-			return 0;
+			return false;
+	}
+	return true;
+}
+
+/* 1: a successor was taken; 0: none there (yet); a negative errno: there is
+ * one, but it cannot be used (fbdev_open() or the caller said why). */
+static int fbwatch_try(struct fbwatch *w)
+{
+	_cleanup_(freep) char *path =
+	    w->path ? xstrdup(w->path) : fbwait_first_node_on(w->udev, w->seat);
+	struct fbdev *fb;
+	ino_t ino;
+	int r;
+
+	/* a quiet look first */
+	if (!path || !fbwatch_probe(path))
+		return 0;
+	if (w->seat && !udevseat_node_is(w->udev, path, w->seat)) {
+		log_debug("%s is not on %s: not taken", path, w->seat);
+		return 0;
 	}
 	r = fbdev_open(path, w->palette, &fb);
 	if (r < 0)
@@ -162,19 +177,38 @@ static int fbwatch_on_retry(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* The device is not ours any more (why: logged): gone(), then a
+ * successor is looked for, retries times more. */
+static void fbwatch_let_go(struct fbwatch *w, const char *why, unsigned retries)
+{
+	log_warning("%s (%s) %s: letting it go; the terminal and the session go on", w->fb->path,
+		    w->fb->fix.id, why);
+	w->fb = NULL;
+	w->wait_logged = false;
+	w->cb.gone(w->userdata);
+	w->retries_left = retries;
+	fbwatch_search(w);
+}
+
 void fbwatch_lost(struct fbwatch *w)
 {
 	if (!w || !w->fb)
 		return;
-	log_warning("%s (%s) was unregistered by its driver: letting it go; the terminal and the "
-		    "session go on",
-		    w->fb->path, w->fb->fix.id);
-	w->fb = NULL;
-	w->wait_logged = false;
-	w->cb.gone(w->userdata);
 	/* Its successor (a handover) may be registering right now. */
-	w->retries_left = FBWATCH_RETRIES;
-	fbwatch_search(w);
+	fbwatch_let_go(w, "was unregistered by its driver", FBWATCH_RETRIES);
+}
+
+/* A `change` uevent of d: loginctl attach moved it (or its card) to another
+ * seat than w's? Then it is never drawn on again. */
+static bool fbwatch_moved_away(struct fbwatch *w, struct udev_device *d, char *why, size_t size)
+{
+	struct stat st;
+
+	if (!w->seat || !w->fb || fstat(w->fb->fd, &st) < 0 ||
+	    udev_device_get_devnum(d) != st.st_rdev || udevseat_is(d, w->seat))
+		return false;
+	snprintf(why, size, "is on %s now (udev's ID_SEAT), not %s", udevseat_of(d), w->seat);
+	return true;
 }
 
 static int fbwatch_on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -183,7 +217,8 @@ static int fbwatch_on_monitor(sd_event_source *s, int fd, uint32_t revents, void
 	struct udev_device *dev;
 	struct fb_var_screeninfo cur;
 	const char *action;
-	bool add;
+	char why[128];
+	bool add, away;
 
 	(void)s;
 	(void)fd;
@@ -192,13 +227,20 @@ static int fbwatch_on_monitor(sd_event_source *s, int fd, uint32_t revents, void
 	if (!dev)
 		return 0;
 	action = udev_device_get_action(dev);
-	add = action && strcmp(action, "add") == 0;
+	/* an `add`, or a `change` that may have brought it onto our seat */
+	add = action && (strcmp(action, "add") == 0 || strcmp(action, "change") == 0);
 	if (!fbwait_sysname(udev_device_get_sysname(dev), NULL) || !action) {
 		udev_device_unref(dev);
 		return 0;
 	}
 	log_debug("udev: %s %s", action, udev_device_get_sysname(dev));
+	away = strcmp(action, "change") == 0 && fbwatch_moved_away(w, dev, why, sizeof(why));
 	udev_device_unref(dev);
+	if (away) {
+		/* the other seat's consoled or compositor has it now */
+		fbwatch_let_go(w, why, 0);
+		return 0;
+	}
 	/* Any framebuffer coming or going: is ours still there? (A remove
 	 * may also be an old one's, seen after ours replaced it.) */
 	if (w->fb) {
@@ -218,8 +260,33 @@ static int fbwatch_on_monitor(sd_event_source *s, int fd, uint32_t revents, void
 	return 0;
 }
 
-int fbwatch_new(sd_event *event, struct fbdev *fb, const char *path, const struct palette *palette,
-		const struct fbwatch_callbacks *cb, void *userdata, struct fbwatch **ret)
+int fbwatch_monitor_new(sd_event *event, struct udev *udev, sd_event_io_handler_t handler,
+			void *userdata, struct udev_monitor **ret, sd_event_source **ret_source)
+{
+	/* Without udevd (an initramfs, a container) only the kernel's
+	 * uevents arrive. */
+	struct udev_monitor *mon = udev_monitor_new_from_netlink(
+	    udev, access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel");
+	int r = mon ? 0 : -ENOMEM;
+
+	if (r >= 0)
+		r = udev_monitor_filter_add_match_subsystem_devtype(mon, "graphics", NULL);
+	if (r >= 0)
+		r = udev_monitor_enable_receiving(mon);
+	if (r >= 0)
+		r = sd_event_add_io(event, ret_source, udev_monitor_get_fd(mon), EPOLLIN, handler,
+				    userdata);
+	if (r < 0) {
+		udev_monitor_unref(mon);
+		return r;
+	}
+	*ret = mon;
+	return 0;
+}
+
+int fbwatch_new(sd_event *event, struct fbdev *fb, const char *path, const char *seat,
+		const struct palette *palette, const struct fbwatch_callbacks *cb, void *userdata,
+		struct fbwatch **ret)
 {
 	struct fbwatch *w = xcalloc(1, sizeof(*w));
 	int r;
@@ -228,6 +295,7 @@ int fbwatch_new(sd_event *event, struct fbdev *fb, const char *path, const struc
 	w->fb = fb;
 	w->sys_ino = fb ? fbwatch_sysfs_ino(fb->fd) : 0;
 	w->path = path ? xstrdup(path) : NULL;
+	w->seat = seat ? xstrdup(seat) : NULL;
 	w->palette = palette;
 	w->cb = *cb;
 	w->userdata = userdata;
@@ -245,18 +313,8 @@ int fbwatch_new(sd_event *event, struct fbdev *fb, const char *path, const struc
 		fbwatch_free(w);
 		return log_error_errno(ENOMEM, "Failed to create a udev context: %m");
 	}
-	/* Without udevd (an initramfs, a container) only the kernel's
-	 * uevents arrive. */
-	w->monitor = udev_monitor_new_from_netlink(
-	    w->udev, access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel");
-	if (w->monitor &&
-	    udev_monitor_filter_add_match_subsystem_devtype(w->monitor, "graphics", NULL) >= 0 &&
-	    udev_monitor_enable_receiving(w->monitor) >= 0) {
-		r = sd_event_add_io(event, &w->monitor_source, udev_monitor_get_fd(w->monitor),
-				    EPOLLIN, fbwatch_on_monitor, w);
-		if (r < 0)
-			log_warning_errno(r, "Failed to watch the graphics subsystem: %m");
-	} else
+	if (fbwatch_monitor_new(event, w->udev, fbwatch_on_monitor, w, &w->monitor,
+				&w->monitor_source) < 0)
 		log_warning("Failed to watch the graphics subsystem: a framebuffer that replaces "
 			    "a lost one is not seen");
 	*ret = w;
@@ -273,5 +331,6 @@ void fbwatch_free(struct fbwatch *w)
 	udev_unref(w->udev);
 	sd_event_unref(w->event);
 	free(w->path);
+	free(w->seat);
 	free(w);
 }

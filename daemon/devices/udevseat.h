@@ -9,6 +9,7 @@
  */
 #include <stdbool.h>
 
+struct udev;
 struct udev_device;
 
 #define UDEVSEAT_DEFAULT "seat0"
@@ -18,3 +19,6 @@ struct udev_device;
 const char *udevseat_of(struct udev_device *d);
 /* Whether d is on seat (NULL: seat0). */
 bool udevseat_is(struct udev_device *d, const char *seat);
+/* Whether the device node at path (a character device) is on seat; one
+ * that cannot be looked up is not. */
+bool udevseat_node_is(struct udev *udev, const char *path, const char *seat);

@@ -760,7 +760,7 @@ int screen_open(struct screen *s)
 	int r;
 
 	/* The driver may come after us at boot: wait for it (bounded). */
-	r = fbwait_open(s->cfg.fbdev, s->cfg.fb_wait, s->palette, &s->fb);
+	r = fbwait_open(s->cfg.fbdev, s->cfg.seat, s->cfg.fb_wait, s->palette, &s->fb);
 	if (r < 0)
 		return r;
 	/* What the kernel's console gets back on exit: the mode the first
@@ -796,7 +796,7 @@ int screen_start(struct screen *s, sd_event *event, unsigned blank_sec)
 	int r;
 
 	s->event = event;
-	r = fbwatch_new(event, s->fb, s->cfg.fbdev, s->palette,
+	r = fbwatch_new(event, s->fb, s->cfg.fbdev, s->cfg.seat, s->palette,
 			&(struct fbwatch_callbacks){screen_on_fb_gone, screen_on_fb_found}, s,
 			&s->fbwatch);
 	if (r < 0)

@@ -38,12 +38,15 @@ struct screen;
 
 struct screen_config {
 	const char *fbdev; /* NULL = the first framebuffer found */
-	unsigned fb_wait;  /* seconds (fbwait.h) */
+	/* The framebuffer and a successor only on this seat (udevseat.h);
+	 * NULL: any */
+	const char *seat;
+	unsigned fb_wait; /* seconds (fbwait.h) */
 	const char *font_file, *font_name;
 	unsigned font_size, font_dpi; /* points; dpi 0 = from the device */
 	int scroll_mode;	      /* enum scroll_mode */
 	bool calibrate;
-	bool stats; /* --stats: a Key: line per echoed key */
+	bool stats;	     /* --stats: a Key: line per echoed key */
 	int fb_flush;	     /* enum fb_flush */
 	const char *backend; /* NULL = auto */
 	int rotate;	     /* enum rotation at start */

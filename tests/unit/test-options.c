@@ -324,12 +324,32 @@ static void test_screens(void)
 	CHECK(parse(&o, (const char *const[]){"--fbdev=/dev/fb0,/dev/fb1", "--fbdev=/dev/fb2",
 					      NULL}) == 0);
 	CHECK(o.n_fbdevs == 1 && strcmp(o.fbdev, "/dev/fb2") == 0);
+	CHECK(!o.fbdev_all && !options_fbdev_all(&o));
+	options_fini(&o);
+	/* all: the seat's framebuffers, no list; a list after it wins, and
+	 * all after a list */
+	CHECK(parse(&o, (const char *const[]){"--fbdev=/dev/fb0,/dev/fb1", "--fbdev=all", NULL}) ==
+	      0);
+	CHECK(o.fbdev_all && o.n_fbdevs == 0 && o.fbdev == NULL && options_fbdev_all(&o));
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--fbdev=all", "--fbdev=/dev/fb1", NULL}) == 0);
+	CHECK(!options_fbdev_all(&o) && o.n_fbdevs == 1 && strcmp(o.fbdev, "/dev/fb1") == 0);
+	options_fini(&o);
+	/* a seat's default is all; a VT's is one framebuffer */
+	CHECK(parse(&o, (const char *const[]){"--seat=seat1", NULL}) == 0);
+	CHECK(!o.fbdev_all && options_fbdev_all(&o));
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){"--seat=seat1", "--fbdev=/dev/fb1", NULL}) == 0);
+	CHECK(!options_fbdev_all(&o));
+	options_fini(&o);
+	CHECK(parse(&o, (const char *const[]){NULL}) == 0);
+	CHECK(!options_fbdev_all(&o));
 	options_fini(&o);
 	static const char *const bad[] = {
-	    "--fbdev=/dev/fb0,", "--fbdev=,/dev/fb0", "--fbdev=a,b,c,d,e",
-	    "--screens=clone",	 "--screens=",	      "--rotate=0,,1",
-	    "--rotate=0,45",	 "--font-size=12,0",  "--font-size=1,2,3,4,5",
-	    "--font-size=12,x",
+	    "--fbdev=/dev/fb0,",    "--fbdev=,/dev/fb0",     "--fbdev=a,b,c,d,e",
+	    "--fbdev=all,/dev/fb1", "--fbdev=/dev/fb0,all",  "--screens=clone",
+	    "--screens=",	    "--rotate=0,,1",	     "--rotate=0,45",
+	    "--font-size=12,0",	    "--font-size=1,2,3,4,5", "--font-size=12,x",
 	};
 	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
 		int r = parse(&o, (const char *const[]){bad[i], NULL});

@@ -40,6 +40,17 @@ strategies. QMP's screendump takes the device's id for fb1's picture.
                     DejaVu Sans Mono with --font-size=12,36: the session's
                     size is fb1's (the smaller grid), grows to fb0's while
                     fb1 is unbound and is fb1's again once it is bound
+  screens-hotplug   --fbdev=all with fb1 absent (bochs-drm unbound): only
+                    fb0 is taken (log); bochs-drm bound while tty2 is in
+                    front: fb1 is added (log) but not drawn; tty1 back: it
+                    equals fb0's picture (palette colours), a line typed
+                    shows on both; fb1's card put on seat1 (a udev database
+                    entry with ID_SEAT and a change uevent): let go, a line
+                    typed shows on fb0 only; back on seat0: taken again by
+                    its screen, not added twice. Then --fbdev=all --screens=separate with
+                    fb1 absent, bound later: fb1 shows a new session (its
+                    own shell: another $$) and Ctrl+Alt+Logo+Right moves the
+                    keyboard there
 """
 import re
 import time
@@ -47,7 +58,8 @@ import time
 import initramfs
 import screen
 
-CHECKS = ["screens-mirror", "screens-separate", "screens-unbind", "screens-rotate"]
+CHECKS = ["screens-mirror", "screens-separate", "screens-unbind", "screens-rotate",
+          "screens-hotplug"]
 CARDS = ("cirrus",)
 SECOND = "second"
 # the second display: no driver binds it until load_second() loads bochs-drm
@@ -97,6 +109,7 @@ class ScreensChecks:
             "screens-separate": self.check_separate,
             "screens-unbind": self.check_unbind,
             "screens-rotate": self.check_rotate,
+            "screens-hotplug": self.check_hotplug,
         }
 
     # -- helpers --
@@ -398,6 +411,119 @@ class ScreensChecks:
         again = self.session_size(lambda size: size == both)
         print("# session size: both %r, fb0 alone %r, fb1 back %r" % (both, alone, again))
         r.stop_consoled()
+
+    def wait_fb0_in_fb1(self, w1, h1, what):
+        """fb1 equals fb0's picture widened to fb1's w1 x h1 (the mirror's
+        grid is fb0's; palette colours)."""
+        r = self.r
+        deadline = time.monotonic() + 20
+        while True:
+            img0 = r.stable_grab()
+            want, img1 = self.widen(img0, w1, h1), self.grab2()
+            if img1.data == want.data:
+                return
+            if time.monotonic() > deadline:
+                diff = screen.compare(want, img1)
+                r.fail("%s: %d pixels differ in %r" % (what, diff.count, diff.bbox), want, img1)
+            time.sleep(0.3)
+
+    def move_fb1(self, pci):
+        """fb1's card put on seat1 as `loginctl attach` does (the guest has
+        no udevd: the card's udev database entry gets ID_SEAT, which fb1
+        inherits as 73-seat-late.rules hands it down, then a `change`
+        uevent): consoled lets fb1 go and draws a typed line on fb0 only;
+        back on seat0 (entry gone, `change`), the screen waiting at
+        /dev/fb1 takes it again: no second screen."""
+        r = self.r
+        db = "/run/udev/data/+pci:%s" % pci
+        r.sh("mkdir -p /run/udev/data && echo E:ID_SEAT=seat1 > %s"
+             " && echo change > %s/uevent" % (db, FB1))
+        try:
+            r.wait_log("/tmp/consoled.log", "is on seat1 now (udev's ID_SEAT), not seat0",
+                       "consoled did not let fb1 go when it moved to seat1")
+            r.vm.send_text("echo moved-away\n")
+            r.wait_text(self.font, lambda s: line_starting(s, "moved-away"),
+                        "fb0 does not draw after fb1 moved to seat1")
+            time.sleep(0.5)
+            _, s1 = self.wait2(lambda s: True, "")
+            if "moved-away" in s1.text():
+                r.fail("fb1 was drawn on after it moved to seat1:\n" + s1.text())
+        finally:
+            r.vm.run("rm -f %s; echo change > %s/uevent" % (db, FB1))
+        r.wait_log("/tmp/consoled.log", "Took over /dev/fb1",
+                   "the screen did not take fb1 back when it came back to seat0")
+        self.wait2(lambda s: line_starting(s, "moved-away"),
+                   "fb1 back on seat0 does not show the session")
+        if r.consoled_log().count("/dev/fb1 came on seat0") != 1:
+            r.fail("fb1 was added twice:\n" + r.consoled_log())
+
+    def check_hotplug(self):
+        """--fbdev=all: fb1 bound while consoled runs becomes a screen."""
+        r = self.r
+        font = self.font
+        log = "/tmp/consoled.log"
+        w1, h1 = self.load_second()
+        pci = r.sh("basename $(readlink %s/device)" % FB1).strip()
+        drv = "/sys/bus/pci/drivers/bochs-drm/"
+
+        def absent():
+            r.sh("test -e %s && echo %s > %sunbind; while test -e /dev/fb1; do sleep 0.1;"
+                 " done" % (FB1, pci, drv), timeout=20)
+
+        def bind():
+            r.vm.run("test -e %s || echo %s > %sbind" % (FB1, pci, drv))
+
+        try:
+            absent()
+            r.start_shell(font, "--fbdev=all")
+            r.wait_log(log, "(fbdev=all): taken: /dev/fb0; left out: none",
+                       "consoled did not take fb0 alone")
+            # added while tty2 is in front: drawn once tty1 is back
+            r.sh("chvt 2")
+            bind()
+            r.wait_log(log, "/dev/fb1 shows the terminal in front",
+                       "fb1 was not added to the mirror when bochs-drm was bound")
+            pts = re.search(r"on (/dev/pts/\d+)", r.consoled_log()).group(1)
+            r.sh("echo away-text > %s; sleep 1" % pts)
+            _, s1 = self.wait2(lambda s: True, "")
+            if prompt(s1) or "away-text" in s1.text():
+                r.fail("fb1 was drawn while tty2 was in front:\n" + s1.text())
+            r.sh("chvt 1")
+            r.wait_text(font, lambda s: "away-text" in s.text(),
+                        "fb0 does not show the output made while tty2 was in front")
+            self.wait_fb0_in_fb1(w1, h1, "fb1 added (mirror) is not fb0's picture")
+            for line in r.consoled_log().splitlines():
+                if "fbdev=all" in line or "came on" in line or "shows the terminal" in line:
+                    print("# " + line)
+            r.vm.send_text("echo hotplug-line\n")
+            r.wait_text(font, lambda s: line_starting(s, "hotplug-line"),
+                        "fb0 does not show the echo")
+            self.wait2(lambda s: line_starting(s, "hotplug-line"),
+                       "fb1 added does not show the echo")
+            self.move_fb1(pci)
+            r.stop_consoled()
+            # separate: fb1 that comes gets a session of its own
+            absent()
+            r.start_shell(font, "--fbdev=all --screens=separate")
+            r.wait_log(log, "(fbdev=all): taken: /dev/fb0; left out: none",
+                       "consoled (separate) did not take fb0 alone")
+            bind()
+            r.wait_log(log, "/dev/fb1 shows terminal 2, a session of its own",
+                       "fb1 was not added with a terminal of its own")
+            self.wait2(prompt, "no prompt on fb1 added")
+            r.vm.send_text("echo one-$$\n")
+            _, s0 = r.wait_text(font, lambda s: line_starting(s, "one-"),
+                                "fb0's shell did not answer")
+            pid0 = line_starting(s0, "one-").split("-")[-1]
+            r.vm.send_keys(["ctrl", "alt", "meta_l", "right"], hold_ms=50)
+            r.vm.send_text("echo two-$$\n")
+            _, s1 = self.wait2(lambda s: line_starting(s, "two-"),
+                               "after Ctrl+Alt+Logo+Right the keys do not reach fb1's shell")
+            if line_starting(s1, "two-").split("-")[-1] == pid0:
+                r.fail("fb1's shell is fb0's (pid %s)" % pid0)
+            r.stop_consoled()
+        finally:
+            bind()
 
     def session_size(self, until=lambda size: True, timeout=20):
         """The session's pty size (rows, cols) once until(size) holds."""

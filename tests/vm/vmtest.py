@@ -170,6 +170,10 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   once that it waits, waits 4 s (no udevd: nothing ends the
                   wait earlier; the guest's clock, 4 to 7 s) and exits 3 with
                   the reason logged.
+  fb-wait-all     (late, after fb-wait-none) consoled --fbdev=all
+                  --fb-wait=2 with no framebuffer waits for the seat's
+                  first ("any /dev/fbN on seat0"), 2 to 5 s, and exits 3
+                  with "No framebuffer on seat0".
   fb-wait-late    (late, after fb-wait-none) consoled --fb-wait=30 waits;
                   3 s later the test inserts cirrusfb: consoled takes
                   /dev/fb0 at once (the kernel's uevent), draws its session
@@ -244,7 +248,9 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
                   the first of them loads it) two framebuffers: mirrored
                   (fb0 against fbcon's oracle, fb1 the same grid),
                   separate sessions and the focus key, fb1's driver
-                  unbound and bound again, one screen turned: see
+                  unbound and bound again, one screen turned, fb1 bound
+                  while --fbdev=all runs becomes a screen (mirror, and
+                  a session of its own with separate): see
                   screenstest.py.
 
 The ARM guest, --card vexpress (QEMU's vexpress-a9, its PL111 under the
@@ -433,14 +439,15 @@ class Runner:
     # caught on the host's clock before a timer ends it: sync-output (a 1 s
     # hold), blank, pointer-* (the pointer hides after 3 s), cursor-blink,
     # bell-flash, bell-scroll, kmsg-* (the band's 2 s), deferred-prompt
-    # (1 s), respawn-clean (the 10 s respawn pause), fb-wait-none (4-7 s);
+    # (1 s), respawn-clean (the 10 s respawn pause), fb-wait-none (4-7 s),
+    # fb-wait-all (2-5 s);
     # events kept in order by 0.1-0.4 s gaps: mouse-report, select-paste,
     # paste-keys (a double click's 400 ms).
     TIMED = {"frames", "syn-dropped", "osc52-flood", "bell-flood", "keys-kitty", "sync-output",
              "blank", "pointer-oracle", "pointer-events", "pointer-zoom", "pointer-scroll",
              "pointer-vt-away", "pointer-blank", "cursor-blink", "bell-flash", "bell-scroll",
              "kmsg-band", "kmsg-view", "kmsg-blank", "kmsg-real", "kmsg-flood",
-             "deferred-prompt", "respawn-clean", "fb-wait-none", "mouse-report",
+             "deferred-prompt", "respawn-clean", "fb-wait-none", "fb-wait-all", "mouse-report",
              "select-paste", "paste-keys"}
 
     def check(self, name, fn):
@@ -2115,20 +2122,24 @@ exec sleep 100000
         return len([n for n in self.sh("ls /sys/class/graphics").split()
                     if re.fullmatch(r"fb\d+", n)])
 
-    def check_fb_wait_none(self):
-        """No framebuffer at all: --fb-wait=4 waits its 4 s, then exit 3."""
+    def fb_wait_exit(self, args):
+        """consoled on a guest without a framebuffer, with args: its exit
+        status, the guest's uptime at its start and after its exit, its log."""
         if self.fb_count():
             self.fail("the guest has a framebuffer: %s" % self.sh("ls /sys/class/graphics"))
         self.sh("rm -f %s %s" % (CONSOLED_LOG, CONSOLED_STATUS))
-        # The guest's uptime before the start and after the exit.
-        self.sh("(cut -d' ' -f1 /proc/uptime > /tmp/fbw.t0; consoled --vt=1 --fb-wait=4"
+        self.sh("(cut -d' ' -f1 /proc/uptime > /tmp/fbw.t0; consoled --vt=1 %s"
                 " --login -- /bin/sh >%s 2>&1; echo $? >%s.tmp;"
                 " cut -d' ' -f1 /proc/uptime > /tmp/fbw.t1; mv %s.tmp %s)"
                 " </dev/null >/dev/null 2>&1 &"
-                % (CONSOLED_LOG, CONSOLED_STATUS, CONSOLED_STATUS, CONSOLED_STATUS))
+                % (args, CONSOLED_LOG, CONSOLED_STATUS, CONSOLED_STATUS, CONSOLED_STATUS))
         status = self.wait_consoled_exit(timeout=30)
         t0, t1 = (float(self.sh("cat /tmp/fbw.t%d" % i)) for i in (0, 1))
-        log = self.consoled_log()
+        return status, t0, t1, self.consoled_log()
+
+    def check_fb_wait_none(self):
+        """No framebuffer at all: --fb-wait=4 waits its 4 s, then exit 3."""
+        status, t0, t1, log = self.fb_wait_exit("--fb-wait=4")
         if status != 3:
             self.fail("consoled exited with %d, expected 3; log:\n%s" % (status, log))
         if not 3.95 <= t1 - t0 <= 7:
@@ -2142,6 +2153,21 @@ exec sleep 100000
                 self.fail("the log lacks %r:\n%s" % (needle, log))
         if log.count("Waiting up to") != 1:
             self.fail("the wait is logged %d times:\n%s" % (log.count("Waiting up to"), log))
+        tap_note("consoled exited 3 after %.2f s" % (t1 - t0))
+
+    def check_fb_wait_all(self):
+        """--fbdev=all and no framebuffer: the seat's first is waited for
+        (fb-wait=2), then exit 3."""
+        status, t0, t1, log = self.fb_wait_exit("--fbdev=all --fb-wait=2")
+        if status != 3:
+            self.fail("consoled exited with %d, expected 3; log:\n%s" % (status, log))
+        if not 1.95 <= t1 - t0 <= 5:
+            self.fail("consoled --fbdev=all --fb-wait=2 exited after %.2f s, expected 2 to 5;"
+                      " log:\n%s" % (t1 - t0, log))
+        for needle in ("Waiting up to 2 s for a framebuffer (any /dev/fbN on seat0)",
+                       "No framebuffer on seat0"):
+            if needle not in log:
+                self.fail("the log lacks %r:\n%s" % (needle, log))
         tap_note("consoled exited 3 after %.2f s" % (t1 - t0))
 
     def check_fb_wait_late(self):
@@ -2518,7 +2544,7 @@ def main():
                   + ["scroll-" + m for m in SCROLL_MODES[args.card]])
     elif args.card == "late":
         # In this order: the second loads the driver.
-        checks = ["fb-wait-none", "fb-wait-late", "drm-no-blitter"]
+        checks = ["fb-wait-none", "fb-wait-all", "fb-wait-late", "drm-no-blitter"]
     else:
         checks = (["oracle-" + f for f in ORACLE_FONTS]
                   + ["keyboard", "session", "keys", "syn-dropped", "respawn", "bad-font",
@@ -2649,6 +2675,7 @@ def main():
                                                        env="CONSOLED_TEST_BACKEND_HANG=1"),
             "refusal": r.check_refusal,
             "fb-wait-none": r.check_fb_wait_none,
+            "fb-wait-all": r.check_fb_wait_all,
             "fb-wait-late": r.check_fb_wait_late,
             "drm-no-blitter": r.check_drm_no_blitter,
             "handover": r.check_handover,

@@ -179,13 +179,13 @@ static int fbwatch_on_retry(sd_event_source *s, uint64_t usec, void *userdata)
 
 /* The device is not ours any more (why: logged): gone(), then a
  * successor is looked for, retries times more. */
-static void fbwatch_let_go(struct fbwatch *w, const char *why, unsigned retries)
+static void fbwatch_let_go(struct fbwatch *w, const char *why, bool usable, unsigned retries)
 {
 	log_warning("%s (%s) %s: letting it go; the terminal and the session go on", w->fb->path,
 		    w->fb->fix.id, why);
 	w->fb = NULL;
 	w->wait_logged = false;
-	w->cb.gone(w->userdata);
+	w->cb.gone(usable, w->userdata);
 	w->retries_left = retries;
 	fbwatch_search(w);
 }
@@ -195,7 +195,7 @@ void fbwatch_lost(struct fbwatch *w)
 	if (!w || !w->fb)
 		return;
 	/* Its successor (a handover) may be registering right now. */
-	fbwatch_let_go(w, "was unregistered by its driver", FBWATCH_RETRIES);
+	fbwatch_let_go(w, "was unregistered by its driver", false, FBWATCH_RETRIES);
 }
 
 /* A `change` uevent of d: loginctl attach moved it (or its card) to another
@@ -238,7 +238,7 @@ static int fbwatch_on_monitor(sd_event_source *s, int fd, uint32_t revents, void
 	udev_device_unref(dev);
 	if (away) {
 		/* the other seat's consoled or compositor has it now */
-		fbwatch_let_go(w, why, 0);
+		fbwatch_let_go(w, why, true, 0);
 		return 0;
 	}
 	/* Any framebuffer coming or going: is ours still there? (A remove

@@ -38,8 +38,11 @@ struct fbwatch;
 
 struct fbwatch_callbacks {
 	/* The device in use is gone: stop using it, drop what depends on it
-	 * without touching the hardware, and free it (fbdev_free()). */
-	void (*gone)(void *userdata);
+	 * without touching the hardware, and free it (fbdev_free()). usable:
+	 * it is still registered, moved to another seat: the caller leaves it
+	 * first as at its exit (nothing of the session's screen stays on a
+	 * card another seat's user gets, the mode found is back). */
+	void (*gone)(bool usable, void *userdata);
 	/* A successor, opened and checked: 0 if the caller took it (and owns
 	 * it from now on), a negative errno if it cannot use it (fbwatch frees
 	 * it and waits for another). */

@@ -699,11 +699,17 @@ static void screen_refit_fonts(struct screen *s)
 /* The framebuffer was unregistered (fbwatch.h): nothing more is drawn (a
  * frame in flight was the last), and nothing touches the hardware: the
  * blitter is abandoned without a sync, the mapping and the fd go, and so does
- * the saved boot mode. The terminal, the session and the keyboard go on. */
-static void screen_on_fb_gone(void *userdata)
+ * the saved boot mode. The terminal, the session and the keyboard go on.
+ * One moved to another seat (usable) is left as at exit first
+ * (screen_stop(): video memory wiped while it was ours to draw on, the
+ * blitter synced and released, the mode found put back). */
+static void screen_on_fb_gone(bool usable, void *userdata)
 {
 	struct screen *s = userdata;
 
+	/* moved to another seat: wiped and its mode back, as at exit */
+	if (usable)
+		screen_stop(s);
 	fbdev_drop_boot_mode(s->fb, BOOTMODE_DIR);
 	render_set_device(s->render, NULL, s->fonts);
 	scroller_free(s->scroller);

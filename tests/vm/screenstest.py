@@ -45,8 +45,8 @@ strategies. QMP's screendump takes the device's id for fb1's picture.
                     front: fb1 is added (log) but not drawn; tty1 back: it
                     equals fb0's picture (palette colours), a line typed
                     shows on both; fb1's card put on seat1 (a udev database
-                    entry with ID_SEAT and a change uevent): let go, a line
-                    typed shows on fb0 only; back on seat0: taken again by
+                    entry with ID_SEAT and a change uevent): let go and
+                    wiped black, a line typed shows on fb0 only; back on seat0: taken again by
                     its screen, not added twice. Then --fbdev=all --screens=separate with
                     fb1 absent, bound later: fb1 shows a new session (its
                     own shell: another $$) and Ctrl+Alt+Logo+Right moves the
@@ -431,7 +431,8 @@ class ScreensChecks:
         """fb1's card put on seat1 as `loginctl attach` does (the guest has
         no udevd: the card's udev database entry gets ID_SEAT, which fb1
         inherits as 73-seat-late.rules hands it down, then a `change`
-        uevent): consoled lets fb1 go and draws a typed line on fb0 only;
+        uevent): consoled lets fb1 go, wiped black (nothing of the session
+        on a card another seat gets), and draws a typed line on fb0 only;
         back on seat0 (entry gone, `change`), the screen waiting at
         /dev/fb1 takes it again: no second screen."""
         r = self.r
@@ -441,6 +442,18 @@ class ScreensChecks:
         try:
             r.wait_log("/tmp/consoled.log", "is on seat1 now (udev's ID_SEAT), not seat0",
                        "consoled did not let fb1 go when it moved to seat1")
+            # nothing of the session stays on a card another seat gets
+            deadline = time.monotonic() + 5
+            while True:
+                img1 = self.grab2()
+                if img1.data.count(0) == len(img1.data):
+                    break
+                if time.monotonic() > deadline:
+                    path = r.vm.save_png(img1, "cirrus-moved-fb1.png")
+                    r.fail("fb1 still shows the session's screen after it moved to seat1: "
+                           "%d of %d bytes are not black (picture: %s)"
+                           % (len(img1.data) - img1.data.count(0), len(img1.data), path))
+                time.sleep(0.3)
             r.vm.send_text("echo moved-away\n")
             r.wait_text(self.font, lambda s: line_starting(s, "moved-away"),
                         "fb0 does not draw after fb1 moved to seat1")

@@ -68,20 +68,20 @@ not by its number (seat1vga's was fb1 and seat1vgb's fb2 so far).
                no shell; after ReleaseControl consoled draws again and typing
                works; then the user logs out.
   seat-screens seat1vgb's DRM device and framebuffer are attached to
-               seat-b too (its udev rule asks for the running unit again);
-               a drop-in of the unit names both framebuffers (--fbdev=, by
-               their sysfs paths) and the unit is restarted: the journal
-               says 2 screens, the login prompt is on both cards
-               (screendumps of seat1vga and seat1vgb); the user logs in on
-               kbd2 and a command's output shows on both.  Then seat1vga's
-               card (seat-b's first, whose framebuffer registered first)
-               goes back to seat0 (loginctl attach seat0): logind keeps
-               seat-b (seat1vgb's card), and after consoled's grace for a
-               seat's removal (2 s) and a second the unit is still active
-               with the same MainPID and no restart; a command typed on
+               seat-b too: the running consoled (fbdev=all, a seat's
+               default) adds the framebuffer as a screen (journal), the
+               login prompt is on both cards (screendumps of seat1vga and
+               seat1vgb); the user logs in on kbd2 and a command's output
+               shows on both.  Then seat1vga's card (seat-b's first, whose
+               framebuffer registered first) goes back to seat0 (loginctl
+               attach seat0): logind keeps seat-b (seat1vgb's card), and
+               after consoled's grace for a seat's removal (2 s) and a
+               second the unit is still active with the same MainPID and
+               no restart since before the attach; consoled let the first
+               card go (journal) and wiped it black; a command typed on
                kbd2 shows on seat1vgb below the first one's output (the
                same shell), seat-b has the same sessions; the user logs
-               out.  The drop-in goes (daemon-reload, no restart).
+               out.
   seat-stop    loginctl flush-devices gives the cards back to seat0:
                logind removes seat-b, consoled logs "logind removed the
                seat ... exiting with status 7" and exits; 2 s later the
@@ -139,7 +139,6 @@ ORACLE_SCRIPT = "/tmp/seat-oracle.sh"
 OPTIONS_DROPIN = "'/run/systemd/system/%s.d/50-seatcheck.conf'" % SEAT_UNIT.strip("'")
 FLASH_MS = 2000
 # seat-screens: the drop-in that names both of seat-b's framebuffers.
-SCREENS_DROPIN = "'/run/systemd/system/%s.d/50-screens.conf'" % SEAT_UNIT.strip("'")
 # How long consoled waits for a seat's state file that went, and for one
 # not there at its start (seat.h, SEAT_GONE_GRACE_SEC, SEAT_WAIT_SEC), before
 # it exits with status 7.
@@ -695,61 +694,60 @@ def check_seat_screens(self):
     fbs = seat_wait_fbs(self)
     first, second = (seat_card(self, fb) for fb in fbs)
     cursor = self.journal_cursor()
-    # the second card on seat-b: its framebuffer's udev rule asks for the
-    # unit again (already running)
+    before = self.unit(SEAT_UNIT, "MainPID", "NRestarts")
+    unit_log = lambda: self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)  # noqa: E731
+    # the second card on seat-b: the running consoled (fbdev=all, the
+    # default on a seat) makes a screen of its framebuffer, mirrored
     seat_attach(self, SEAT, [second[1], second[0]])
-    self.sh("mkdir -p %s" % SCREENS_DROPIN.rsplit("/", 1)[0] + "'")
-    self.put_file(SCREENS_DROPIN, (
-        "[Service]\nExecStart=\nExecStart=%s --seat=%%I --session-socket=/run/consoled-session.sock"
-        " --fbdev=/dev/%s,/dev/%s\n" % (self.sh("command -v consoled").strip(), fbs[0],
-                                         fbs[1])).encode())
-    try:
-        self.sh("systemctl daemon-reload && systemctl restart " + SEAT_UNIT, timeout=60)
-        self.wait_unit(SEAT_UNIT, "the restart with both framebuffers",
-                       lambda p: p["ActiveState"] == "active", timeout=30)
-        log = self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)
-        if "2 screens" not in log:
-            self.fail("consoled on seat-b did not open both framebuffers:\n" + log[-3000:])
-        for display in (DISPLAY, DISPLAY2):
-            seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines),
-                      "no login prompt on %s's card" % display, display=display)
-        seat_login(self, "seat-b with two screens")
-        seat_type(self, "echo SCREENS-$((6*7))\n")
-        for display in (DISPLAY, DISPLAY2):
-            seat_wait(self, lambda s: any(l.rstrip() == "SCREENS-42" for l in s.lines),
-                      "the command typed on kbd2 is not on %s's card" % display,
-                      display=display)
-        before = self.unit(SEAT_UNIT, "MainPID", "NRestarts")
-        sessions = seat_sessions(self)
-        # the first card (seat-b's since seat-start) back to seat0: seat-b
-        # keeps the second one, logind keeps the seat
-        seat_attach(self, "seat0", [first[1], first[0]])
-        sysd.log("seat-b after the first card went: " + self.sh(
-            "loginctl seat-status %s --no-pager | grep -E 'drm|graphics'" % SEAT).replace(
-                "\n", " "))
-        # past the grace consoled gives a seat's state file: still running
-        time.sleep(SEAT_GONE_GRACE_SEC + 1)
-        after = self.unit(SEAT_UNIT, "ActiveState", "MainPID", "NRestarts")
-        if (after["ActiveState"], after["MainPID"], after["NRestarts"]) != (
-                "active", before["MainPID"], before["NRestarts"]):
-            self.fail("%s is %r after the first card went back to seat0, was %r; it logged:\n%s"
-                      % (SEAT_UNIT, after, before,
-                         self.journal_since(cursor, "-o cat -u " + SEAT_UNIT)[-3000:]))
-        seat_type(self, "echo STILL-$((6*7))\n")
-        seat_wait(self, lambda s: any(l.rstrip() == "STILL-42" for l in s.lines)
-                  and any(l.rstrip() == "SCREENS-42" for l in s.lines),
-                  "the session on the second card did not go on after the first went back to"
-                  " seat0", display=DISPLAY2)
-        if seat_sessions(self) != sessions:
-            self.fail("seat-b's sessions were %r, are %r" % (sessions, seat_sessions(self)))
-        seat_type(self, "exit\n")
-        seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines)
-                  and not lines_with(s, "STILL-42"), "no login prompt after the logout",
-                  sysd.LOGIN_WAIT, display=DISPLAY2)
-    finally:
-        # the next start without it (the running consoled keeps both)
-        self.sh("rm -rf %s && systemctl daemon-reload" % (
-            SCREENS_DROPIN.rsplit("/", 1)[0] + "'"))
+    deadline = time.monotonic() + 20
+    while "/dev/%s came on %s: a screen for it" % (fbs[1], SEAT) not in unit_log():
+        if time.monotonic() > deadline:
+            self.fail("consoled on seat-b did not add /dev/%s when its card came:\n%s"
+                      % (fbs[1], unit_log()[-3000:]))
+        time.sleep(0.5)
+    for display in (DISPLAY, DISPLAY2):
+        seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines),
+                  "no login prompt on %s's card" % display, display=display)
+    seat_login(self, "seat-b with two screens")
+    seat_type(self, "echo SCREENS-$((6*7))\n")
+    for display in (DISPLAY, DISPLAY2):
+        seat_wait(self, lambda s: any(l.rstrip() == "SCREENS-42" for l in s.lines),
+                  "the command typed on kbd2 is not on %s's card" % display,
+                  display=display)
+    sessions = seat_sessions(self)
+    # the first card (seat-b's since seat-start) back to seat0: seat-b
+    # keeps the second one, logind keeps the seat, consoled lets the first
+    # go, wiped
+    seat_attach(self, "seat0", [first[1], first[0]])
+    sysd.log("seat-b after the first card went: " + self.sh(
+        "loginctl seat-status %s --no-pager | grep -E 'drm|graphics'" % SEAT).replace(
+            "\n", " "))
+    # past the grace consoled gives a seat's state file: still running
+    time.sleep(SEAT_GONE_GRACE_SEC + 1)
+    after = self.unit(SEAT_UNIT, "ActiveState", "MainPID", "NRestarts")
+    if (after["ActiveState"], after["MainPID"], after["NRestarts"]) != (
+            "active", before["MainPID"], before["NRestarts"]):
+        self.fail("%s is %r after the first card went back to seat0, was %r; it logged:\n%s"
+                  % (SEAT_UNIT, after, before, unit_log()[-3000:]))
+    if "/dev/%s (" % fbs[0] not in unit_log() or "is on seat0 now" not in unit_log():
+        self.fail("consoled did not let /dev/%s go when its card went to seat0:\n%s"
+                  % (fbs[0], unit_log()[-3000:]))
+    seat_type(self, "echo STILL-$((6*7))\n")
+    seat_wait(self, lambda s: any(l.rstrip() == "STILL-42" for l in s.lines)
+              and any(l.rstrip() == "SCREENS-42" for l in s.lines),
+              "the session on the second card did not go on after the first went back to"
+              " seat0", display=DISPLAY2)
+    # nothing of seat-b's session on the card seat0 has now
+    img = seat_grab(self, DISPLAY)
+    if img.data.count(0) != len(img.data):
+        path = self.vm.save_png(img, "systemd-seat-moved.png")
+        self.fail("the card given back to seat0 still shows seat-b's session (%s)" % path)
+    if seat_sessions(self) != sessions:
+        self.fail("seat-b's sessions were %r, are %r" % (sessions, seat_sessions(self)))
+    seat_type(self, "exit\n")
+    seat_wait(self, lambda s: any(l.rstrip() == sysd.PROMPT for l in s.lines)
+              and not lines_with(s, "STILL-42"), "no login prompt after the logout",
+              sysd.LOGIN_WAIT, display=DISPLAY2)
 
 
 def check_seat_stop(self):

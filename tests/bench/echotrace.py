@@ -51,7 +51,7 @@ cut -d' ' -f2 window | sed 's/, .*//; s/(\(.*\)/ \1/' | grep -v "^gettid\|^epoll
     sort | uniq -c | sort -rn
 n=$(grep -n "^[0-9:.]* write($pty, " window | sed -n '10p' | cut -d: -f1)
 echo "--- from the 11th key's write"
-sed -n "$n,$((n + 60))p" window | cut -c1-150
+sed -n "$n,$((n + 60))p" window | cut -c1-120
 """
 
 

@@ -35,7 +35,12 @@
  * bytes), and under TCG the session took longer than one frame interval
  * to write it for a tenth of the keys (bochs, 100 keys: one frame 16 ms
  * after the key gave 33.9/687.5 ms median/p99, the gap alone 253/634).
- * At most FLOOD_KEY_USEC / FRAME_INTERVAL whole frames per key. */
+ * At most FLOOD_KEY_USEC / FRAME_INTERVAL whole frames per key, and a
+ * frame waits at least what the last one of the whole screen took: where
+ * that is long (3840x2160 under TCG: 145 ms) frames back to back left one
+ * read of the pty between them, and with keys typed 20-30 ms apart the
+ * echo, behind what the pty held, took 546/631 ms median/p99 (fbcon
+ * 9.0/21.5). */
 #define FLOOD_KEY_USEC (100 * USEC_PER_MSEC)
 
 /* A frame due at once: drawn from the defer source, as the timer would. */
@@ -234,9 +239,11 @@ void frame_schedule(struct frame *f, struct term *term)
 		when = MAX(MIN(MAX(when, f->gap_from_usec + f->frame_gap_usec),
 			       now + frame_flood_quiet(f)),
 			   f->last_frame_usec + FRAME_INTERVAL_USEC);
-		/* and for a key typed into it (FLOOD_KEY_USEC) */
+		/* and for a key typed into it (FLOOD_KEY_USEC), drawing at most
+		 * half the time */
 		if (key && key->key_usec && now < key->key_usec + FLOOD_KEY_USEC)
-			when = MIN(when, f->last_frame_usec + FRAME_INTERVAL_USEC);
+			when = MIN(when, f->last_frame_usec +
+					     MAX(FRAME_INTERVAL_USEC, f->full_render_usec));
 	} else if (enabled != SD_EVENT_OFF)
 		return;
 	if (enabled != SD_EVENT_OFF) {

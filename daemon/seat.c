@@ -1001,8 +1001,13 @@ static void seat_on_key(uint32_t keysym, uint32_t ascii, unsigned mods, uint32_t
 	 * Ctrl+Plus) */
 	if (!keys_is_modifier(keysym) && !release)
 		screen_hide_pointer(seat_screen(seat));
-	/* not one key for the shell after a compositor took the VT */
-	vt_poll(seat->vt);
+	/* not one key for the shell after a compositor took the VT; a release
+	 * the session did not ask for reaches no session (term_handle_key()
+	 * drops it) and is not asked about: an ioctl less per key typed, on
+	 * the way between the key's write to the pty and the read of its
+	 * echo (the frame's vt_poll() still asks before anything is drawn) */
+	if (!release || (t->term && term_sends_releases(t->term)))
+		vt_poll(seat->vt);
 	/* screens=separate: the screen in front went (fbwatch.h): the keys
 	 * go to a screen that is there */
 	if (seat->opts->screens == OPTIONS_SCREENS_SEPARATE && !seat_screen(seat)->fb) {

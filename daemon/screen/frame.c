@@ -25,6 +25,23 @@
 #define FLOOD_GAP_MIN_USEC (100 * USEC_PER_MSEC)
 #define FLOOD_GAP_MAX_USEC (250 * USEC_PER_MSEC)
 #define FLOOD_QUIET_USEC FRAME_INTERVAL_USEC
+/* A key typed into a flood (a shell's output scrolling while its user
+ * types, Ctrl+C): for FLOOD_KEY_USEC after it, frames come at the pace of
+ * quiet output (FRAME_INTERVAL), not at the end of the flood's gap, so the
+ * key's echo, parsed behind what the pty held, shows within a frame or two
+ * of its arrival, not 100-250 ms later (the latency benchmark's echo while
+ * the same terminal scrolls: tests/bench/README.md). A window, not one
+ * frame: the echo's arrival is not known (it comes among the flood's
+ * bytes), and under TCG the session took longer than one frame interval
+ * to write it for a tenth of the keys (bochs, 100 keys: one frame 16 ms
+ * after the key gave 33.9/687.5 ms median/p99, the gap alone 253/634).
+ * At most FLOOD_KEY_USEC / FRAME_INTERVAL whole frames per key, and a
+ * frame waits at least what the last one of the whole screen took: where
+ * that is long (3840x2160 under TCG: 145 ms) frames back to back left one
+ * read of the pty between them, and with keys typed 20-30 ms apart the
+ * echo, behind what the pty held, took 546/631 ms median/p99 (fbcon
+ * 9.0/21.5). */
+#define FLOOD_KEY_USEC (100 * USEC_PER_MSEC)
 
 /* A frame due at once: drawn from the defer source, as the timer would. */
 static int frame_on_now(sd_event_source *src, void *userdata)
@@ -215,12 +232,19 @@ void frame_schedule(struct frame *f, struct term *term)
 		f->gap_from_usec = MAX(f->last_frame_usec, now - MIN(now, FRAME_INTERVAL_USEC));
 	}
 	when = MAX(now, f->last_frame_usec + FRAME_INTERVAL_USEC);
-	if (f->frame_gap_usec > FRAME_INTERVAL_USEC)
+	if (f->frame_gap_usec > FRAME_INTERVAL_USEC) {
+		const struct term_key_trace *key = term ? term_key_trace(term) : NULL;
+
 		/* a flood's long gap ends early when the bytes stop */
 		when = MAX(MIN(MAX(when, f->gap_from_usec + f->frame_gap_usec),
 			       now + frame_flood_quiet(f)),
 			   f->last_frame_usec + FRAME_INTERVAL_USEC);
-	else if (enabled != SD_EVENT_OFF)
+		/* and for a key typed into it (FLOOD_KEY_USEC), drawing at most
+		 * half the time */
+		if (key && key->key_usec && now < key->key_usec + FLOOD_KEY_USEC)
+			when = MIN(when, f->last_frame_usec +
+					     MAX(FRAME_INTERVAL_USEC, f->full_render_usec));
+	} else if (enabled != SD_EVENT_OFF)
 		return;
 	if (enabled != SD_EVENT_OFF) {
 		uint64_t due = 0;

@@ -986,6 +986,11 @@ void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned m
 	}
 }
 
+bool term_sends_releases(struct term *t)
+{
+	return stream_kitty_flags(t->stream) & STREAM_KITTY_EVENT_TYPES;
+}
+
 void term_send(struct term *t, const char *bytes, size_t len)
 {
 	if (t->master >= 0)

@@ -177,6 +177,9 @@ const struct image_store *term_images(struct term *t);
 struct keys_event;
 void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned mods,
 		     uint32_t unicode, const struct keys_event *ev);
+/* Whether term_handle_key() would send a release (flag 2 on top of the
+ * kitty stack of the screen shown). */
+bool term_sends_releases(struct term *t);
 
 /* Where OSC 52 from the session goes: what follows "52;" (stream.h);
  * NULL: dropped. */

@@ -36,6 +36,8 @@ struct vcs {
 	bool cleared;
 	uint64_t last_usec;
 	sd_event_source *timer;
+	/* a mirror due at once: the next loop turn (vcs_damage()) */
+	sd_event_source *now_source;
 	vcs_source_fn source;
 	void *userdata;
 	vcs_row_fn row; /* rows over the screen's; NULL: none */
@@ -301,6 +303,17 @@ static int vcs_on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+static int vcs_on_now(sd_event_source *s, void *userdata)
+{
+	return vcs_on_timer(s, 0, userdata);
+}
+
+static void vcs_cancel(struct vcs *v)
+{
+	sd_event_source_set_enabled(v->timer, SD_EVENT_OFF);
+	sd_event_source_set_enabled(v->now_source, SD_EVENT_OFF);
+}
+
 void vcs_damage(struct vcs *v)
 {
 	int enabled = SD_EVENT_OFF;
@@ -313,18 +326,26 @@ void vcs_damage(struct vcs *v)
 	if (!v->active)
 		return;
 	sd_event_source_get_enabled(v->timer, &enabled);
+	if (enabled == SD_EVENT_OFF)
+		sd_event_source_get_enabled(v->now_source, &enabled);
 	if (enabled != SD_EVENT_OFF)
 		return;
 	now = now_usec();
 	/* Output that goes on right after a mirror is a flood: a screen
 	 * reader cannot follow 20 screens a second anyway, and each mirror
 	 * costs the kernel a screenful of terminal output. */
-	if (now < v->last_usec + VCS_INTERVAL_USEC)
+	if (now < v->last_usec + VCS_INTERVAL_USEC) {
 		when = v->last_usec + VCS_FLOOD_INTERVAL_USEC;
-	else
-		when = now;
-	sd_event_source_set_time(v->timer, when);
-	sd_event_source_set_enabled(v->timer, SD_EVENT_ONESHOT);
+		sd_event_source_set_time(v->timer, when);
+		sd_event_source_set_enabled(v->timer, SD_EVENT_ONESHOT);
+		return;
+	}
+	/* Due at once (a key's echo after a pause): the defer source runs
+	 * at the loop's next turn, after the frame (which has a higher
+	 * priority), without the timer's timerfd_settime(), its wake-up in
+	 * epoll and the read of the timerfd, three system calls an echo
+	 * paid for its mirror. */
+	sd_event_source_set_enabled(v->now_source, SD_EVENT_ONESHOT);
 }
 
 void vcs_set_rows(struct vcs *v, vcs_row_fn row, void *userdata)
@@ -342,7 +363,7 @@ void vcs_set_active(struct vcs *v, bool active)
 		return;
 	v->active = active;
 	if (!active) {
-		sd_event_source_set_enabled(v->timer, SD_EVENT_OFF);
+		vcs_cancel(v);
 		return;
 	}
 	/* another program may have written to the VT meanwhile */
@@ -358,7 +379,7 @@ void vcs_clear(struct vcs *v)
 {
 	if (!v)
 		return;
-	sd_event_source_set_enabled(v->timer, SD_EVENT_OFF);
+	vcs_cancel(v);
 	(void)vcs_write(v, vcs_clear_seq, sizeof(vcs_clear_seq) - 1);
 	/* the next screen (the new session's) is mirrored when it changes */
 	v->dirty = true;
@@ -413,13 +434,17 @@ int vcs_new(sd_event *event, unsigned vt, vcs_source_fn source, void *userdata, 
 	/* to the millisecond: with sd-event's default accuracy (250 ms) the
 	 * mirror could lag the screen by that much more than VCS_INTERVAL */
 	r = sd_event_add_time(event, &v->timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC, vcs_on_timer, v);
+	if (r >= 0)
+		r = sd_event_add_defer(event, &v->now_source, vcs_on_now, v);
 	if (r < 0) {
 		log_warning_errno(r, "Failed to set up the mirror's timer, no mirror: %m");
+		sd_event_source_unref(v->timer);
 		close(v->fd);
 		free(v);
 		return r;
 	}
 	sd_event_source_set_enabled(v->timer, SD_EVENT_OFF);
+	sd_event_source_set_enabled(v->now_source, SD_EVENT_OFF);
 	*ret = v;
 	return 0;
 }
@@ -432,6 +457,7 @@ void vcs_free(struct vcs *v)
 	 * still be there */
 	(void)vcs_write(v, vcs_clear_seq, sizeof(vcs_clear_seq) - 1);
 	sd_event_source_unref(v->timer);
+	sd_event_source_unref(v->now_source);
 	close(v->fd);
 	vcs_buf_fini(&v->buf);
 	free(v);

@@ -6,8 +6,9 @@
  * and kmscon through evdev and fbcon and fbterm through the kernel's
  * keyboard handler), maps the framebuffer and plays steps:
  *
- *     keylat [--fb=DEV] [--poll-us=N] [--timeout-ms=N] [--quiet-ms=N] STEP...
+ *     keylat [--fb=DEV] [--poll-us=N] [--timeout-ms=N] [--quiet-ms=N] [--gap-ms=N] STEP...
  *     keylat --run COMMAND [ARG...]
+ *     keylat --echo-at ROW
  *
  *     wait-file PATH  wait (at most 15 x --timeout-ms) until PATH exists
  *     touch PATH      create PATH
@@ -17,14 +18,29 @@
  *                     (a peer that set its own depth, kmscon, leaves it so)
  *     echo N          N timed keys into a canonical tty with echo: letters
  *                     and, every 20, as many backspaces (each timed too), so
- *                     the echo stays on one text row; prints
+ *                     the echo stays on one text row; after each key's echo
+ *                     the next comes --gap-ms (default 20) plus 0-10 ms
+ *                     later, jittered; prints
  *                     "echo n=N median_us=M p99_us=P max_us=X"
+ *     echo-rows N Y0 Y1
+ *                     N timed keys, as echo, with pixel rows Y0 to Y1 (the
+ *                     bottom text row) watched from the first key on: the
+ *                     rest of the screen scrolls (the session's `--echo-at`
+ *                     writes each key there while lines scroll above it);
+ *                     prints "scroll n=N median_us=M p99_us=P max_us=X"
  *     int N FLOOD_MS  N rounds: Enter (the session starts a flood), wait
  *                     until the prompt is gone, FLOOD_MS of flood, then
  *                     Ctrl+C; the time until the prompt (a solid block of
  *                     reverse-video cells at the left edge) is on screen and
  *                     the left strip has not changed for --quiet-ms; prints
  *                     "int n=N median_us=M p99_us=P max_us=X"
+ *
+ * --echo-at is the session's side of echo-rows: in a tty set -icanon
+ * -echo, it reads keys from stdin and writes each letter at row ROW (from
+ * column 1 on; DEL erases the last one), in one write() that saves the
+ * cursor, moves there and restores it (DECSC, CUP, DECRC), so the lines a
+ * writer scrolls above row ROW (a scroll region that ends before it) go on
+ * where they were.
  *
  * --run executes COMMAND with SIGINT and SIGQUIT at their defaults: the
  * fbcon run's session is started in the background by a shell without job
@@ -70,7 +86,7 @@ static size_t fblen;
 static struct fb_fix_screeninfo fix;
 static struct fb_var_screeninfo var;
 static unsigned bypp;
-static long poll_us = 200, timeout_ms = 20000, quiet_ms = 300;
+static long poll_us = 200, timeout_ms = 20000, quiet_ms = 300, gap_ms = 20;
 
 static void die(const char *what)
 {
@@ -277,7 +293,7 @@ static void step_echo(unsigned n)
 		t[i++] = timed_key(code, y0, y1, &first, &last, a, b);
 		typed = typed < 20 ? typed + 1 : (typed == 39 ? 0 : typed + 1);
 		/* not at a frame's pace: keys ~20-30 ms apart, jittered */
-		sleep_us(20000 + (long)(i * 7919u % 10000u));
+		sleep_us(gap_ms * 1000 + (long)(i * 7919u % 10000u));
 	}
 	/* the row left empty, whatever the count */
 	for (unsigned left = typed < 20 ? typed : 40 - typed; left; left--) {
@@ -291,6 +307,68 @@ static void step_echo(unsigned n)
 	free(a);
 	free(b);
 	free(t);
+}
+
+/* Keys typed while the screen scrolls: the band is given (the bottom text
+ * row, outside the session's scroll region), as the screen never stands
+ * still for the echo step's calibration. */
+static void step_echo_rows(unsigned n, unsigned y0, unsigned y1)
+{
+	size_t w = (size_t)var.xres * bypp;
+	uint8_t *a, *b;
+	uint64_t *t = calloc(n, sizeof(*t));
+	unsigned first, last, typed = 0, i = 0;
+
+	if (y1 > var.yres)
+		y1 = var.yres;
+	if (y0 >= y1)
+		fail("echo-rows: an empty band");
+	a = malloc(w * (y1 - y0));
+	b = malloc(w * (y1 - y0));
+	if (!a || !b || !t)
+		fail("out of memory");
+	while (i < n) {
+		unsigned code = typed < 20 ? letters[i % 26] : KEY_BACKSPACE;
+
+		t[i++] = timed_key(code, y0, y1, &first, &last, a, b);
+		typed = typed < 20 ? typed + 1 : (typed == 39 ? 0 : typed + 1);
+		sleep_us(gap_ms * 1000 + (long)(i * 7919u % 10000u));
+	}
+	printf("scroll band rows %u-%u\n", y0, y1 - 1);
+	report("scroll", t, n);
+	free(a);
+	free(b);
+	free(t);
+}
+
+/* The session's side of echo-rows (--echo-at ROW). */
+static int echo_at(unsigned row)
+{
+	unsigned col = 0;
+	unsigned char c;
+
+	for (;;) {
+		char out[64];
+		int len;
+		ssize_t r = read(0, &c, 1);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return 0;
+		if (c == 0x7f || c == 0x08) {
+			if (!col)
+				continue;
+			col--;
+			c = ' ';
+		} else if (c < 0x20 || c > 0x7e)
+			continue;
+		len = snprintf(out, sizeof(out), "\0337\033[%u;%uH%c\0338", row, col + 1, c);
+		if (c != ' ')
+			col++;
+		if (write(1, out, (size_t)len) != len)
+			return 1;
+	}
 }
 
 /* Whether the prompt's block is in the strip: BLOCK_ROWS rows in a row whose
@@ -416,6 +494,8 @@ int main(int argc, char **argv)
 	char node[PATH_MAX];
 	int i = 1;
 
+	if (argc == 3 && strcmp(argv[1], "--echo-at") == 0)
+		return echo_at((unsigned)num(argv[2]));
 	if (argc > 2 && strcmp(argv[1], "--run") == 0) {
 		signal(SIGINT, SIG_DFL);
 		signal(SIGQUIT, SIG_DFL);
@@ -431,6 +511,8 @@ int main(int argc, char **argv)
 			timeout_ms = num(argv[i] + 13);
 		else if (strncmp(argv[i], "--quiet-ms=", 11) == 0)
 			quiet_ms = num(argv[i] + 11);
+		else if (strncmp(argv[i], "--gap-ms=", 9) == 0)
+			gap_ms = num(argv[i] + 9);
 		else {
 			fprintf(stderr, "keylat: unknown option %s\n", argv[i]);
 			return 2;
@@ -496,6 +578,13 @@ int main(int argc, char **argv)
 		} else if (strcmp(verb, "echo") == 0) {
 			fb_read_mode();
 			step_echo((unsigned)num(arg));
+		} else if (strcmp(verb, "echo-rows") == 0) {
+			if (i + 2 >= argc)
+				fail("echo-rows needs N, Y0 and Y1");
+			fb_read_mode();
+			unsigned n = (unsigned)num(arg), y0 = (unsigned)num(argv[i + 1]);
+			step_echo_rows(n, y0, (unsigned)num(argv[i + 2]) + 1);
+			i += 2;
 		} else if (strcmp(verb, "int") == 0) {
 			if (i + 1 >= argc)
 				fail("int needs N and FLOOD_MS");

@@ -1,6 +1,6 @@
-"""The benchmark's latency section (README.md, Latency): key to pixels, idle
-and while another VT floods, and Ctrl+C under a flood until the prompt is on
-screen, for fbcon, consoled, fbterm and kmscon in the card's one boot.
+"""The benchmark's latency section (README.md, Latency): key to pixels, idle,
+while another VT floods and while the same terminal scrolls, and Ctrl+C
+under a flood until the prompt is on screen, for fbcon, consoled, fbterm and kmscon in the card's one boot.
 
 bench.py calls add_args(), guest_files() and run() and appends
 format_card() to the card's block; the figures go to the card's "latency"
@@ -29,7 +29,7 @@ IDLE_SECONDS = 60
 # screen_log_key()), in order
 KEY_STAGES = ["to pty", "echo read", "parse", "frame wait", "due", "cells", "detect", "draw",
               "flush", "total"]
-RESULT_RE = re.compile(r"^(echo|int) n=(\d+) median_us=(\d+) p99_us=(\d+) max_us=(\d+)"
+RESULT_RE = re.compile(r"^(echo|scroll|int) n=(\d+) median_us=(\d+) p99_us=(\d+) max_us=(\d+)"
                        r" min_us=(\d+)$", re.M)
 
 
@@ -105,9 +105,12 @@ def run_terminal(b, args, term, font, kmscon):
     keys, rounds = args.latency_keys, args.int_rounds
     d = G_DIR
     vm.check("rm -rf %s; mkdir -p %s; pkill -x yes; true" % (d, d))
+    # the echo while the terminal scrolls: its last text row (lat.sh)
+    band = ((b.rows - 1) * b.font_h, b.rows * b.font_h - 1)
     steps = ("bpp %d wait-file %s/ready sleep 2000 echo %d touch %s/e1 wait-file %s/g2"
-             " echo %d touch %s/e2 wait-file %s/g3 touch %s/ready.int sleep 1000 int %d 1000"
-             % (b.bpp, d, keys, d, d, keys, d, d, d, rounds))
+             " echo %d touch %s/e2 wait-file %s/g3 touch %s/ready.scroll sleep 2000"
+             " echo-rows %d %d %d touch %s/ready.int sleep 1000 int %d 1000"
+             % (b.bpp, d, keys, d, d, keys, d, d, d, keys, band[0], band[1], d, rounds))
     vm.check("(keylat %s >%s/keylat.log 2>&1; echo $? >%s/status) </dev/null >/dev/null 2>&1 &"
              % (steps, d, d))
     # The keyboard exists before the terminal starts (kmscon enumerates input
@@ -135,7 +138,7 @@ def run_terminal(b, args, term, font, kmscon):
         if not wait_file(vm, d + "/e2", status, int(60 + keys * per_key * 4)):
             raise RuntimeError("echo under flood did not finish")
         vm.check("pkill -x yes; touch %s/g3" % d)
-        wait_file(vm, status, status, int(60 + rounds * 10))
+        wait_file(vm, status, status, int(60 + rounds * 10 + keys * per_key * 2))
         log = vm.check("cat %s/keylat.log; echo status $(cat %s 2>/dev/null)" % (d, status))
         if "status 0" not in log:
             shot = os.path.join(vm.out_dir, "latency-%s-failed.png" % term)
@@ -158,12 +161,12 @@ def run_terminal(b, args, term, font, kmscon):
     if "status 0" not in log:
         raise RuntimeError("keylat failed:\n%s" % log)
     found = {}
-    for i, m in enumerate(RESULT_RE.finditer(log)):
-        key = {0: "idle", 1: "flood", 2: "int"}.get(i)
+    for m in RESULT_RE.finditer(log):
+        key = {"echo": "flood" if "idle" in found else "idle"}.get(m.group(1), m.group(1))
         found[key] = {"n": int(m.group(2)), "median_ms": int(m.group(3)) / 1000,
                       "p99_ms": int(m.group(4)) / 1000, "max_ms": int(m.group(5)) / 1000,
                       "min_ms": int(m.group(6)) / 1000}
-    if set(found) != {"idle", "flood", "int"}:
+    if set(found) != {"idle", "flood", "scroll", "int"}:
         raise RuntimeError("keylat printed no figures:\n%s" % log)
     band = re.search(r"echo band rows (\d+)-(\d+)", log)
     mode = re.search(r"mode (\S+) (\d+) bpp", log)
@@ -225,10 +228,11 @@ def run(b, args, result, font, kmscon):
             r = run_terminal(b, args, term, font, kmscon)
             r["term"] = term
             print("# %s latency %s: echo idle %.1f/%.1f ms, flood %.1f/%.1f ms,"
-                  " Ctrl+C %.1f/%.1f ms (median/p99)"
+                  " scroll %.1f/%.1f ms, Ctrl+C %.1f/%.1f ms (median/p99)"
                   % (b.card, term, r["idle"]["median_ms"], r["idle"]["p99_ms"],
-                     r["flood"]["median_ms"], r["flood"]["p99_ms"], r["int"]["median_ms"],
-                     r["int"]["p99_ms"]), flush=True)
+                     r["flood"]["median_ms"], r["flood"]["p99_ms"], r["scroll"]["median_ms"],
+                     r["scroll"]["p99_ms"], r["int"]["median_ms"], r["int"]["p99_ms"]),
+                  flush=True)
         except Exception as e:  # noqa: BLE001 -- the next terminal still runs
             print("# %s latency %s: FAILED: %s" % (b.card, term, e), flush=True)
             r = {"term": term, "error": str(e)}
@@ -254,8 +258,9 @@ def format_card(card):
     out = ["   latency (indicative: TCG, the poller shares the guest's one CPU): key to"
            " pixels over %d keys, Ctrl+C under base64 to a still prompt over %d rounds, ms"
            % (lat["keys"], lat["rounds"]),
-           "   %-9s %9s %9s %10s %10s %9s %9s" % ("terminal", "idle med", "idle p99",
-                                                 "flood med", "flood p99", "^C med", "^C p99")]
+           "   %-9s %9s %9s %10s %10s %11s %11s %9s %9s"
+           % ("terminal", "idle med", "idle p99", "flood med", "flood p99", "scroll med",
+              "scroll p99", "^C med", "^C p99")]
     for r in lat["rows"]:
         if "error" in r:
             out.append("   %-9s FAILED: %s" % (r["term"], r["error"].splitlines()[0]))
@@ -264,10 +269,10 @@ def format_card(card):
         if "skipped" in r:
             out.append("   %-9s skipped: %s" % (r["term"], r["skipped"]))
             continue
-        out.append("   %-9s %9.1f %9.1f %10.1f %10.1f %9.1f %9.1f"
+        out.append("   %-9s %9.1f %9.1f %10.1f %10.1f %11.1f %11.1f %9.1f %9.1f"
                    % (r["term"], r["idle"]["median_ms"], r["idle"]["p99_ms"],
-                      r["flood"]["median_ms"], r["flood"]["p99_ms"], r["int"]["median_ms"],
-                      r["int"]["p99_ms"]))
+                      r["flood"]["median_ms"], r["flood"]["p99_ms"], r["scroll"]["median_ms"],
+                      r["scroll"]["p99_ms"], r["int"]["median_ms"], r["int"]["p99_ms"]))
     for r in lat["rows"]:
         if r.get("idle_wakeups") is not None or r.get("guest_wakeups") is not None:
             own = ("%d wake-ups of the process, " % r["idle_wakeups"]

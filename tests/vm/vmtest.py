@@ -77,7 +77,12 @@ Checks (each prints a TAP line; any failure makes the exit status 1):
   frames          `cat` of 20000 lines is drawn in far fewer frames than lines
                   (output is coalesced), at most one per 100 ms of the cat
                   (flood pacing) and 4, each on time (median at most 50 ms
-                  after it was due), and the final screen is right.
+                  after it was due), and the final screen is right. Then 5
+                  keys typed 0.3 s apart into a looping cat of the same
+                  lines: each key's --stats Key: line has a frame at most
+                  80 ms after the read that followed the key (the flood's
+                  frames keep the 16 ms pace for 100 ms after a key; the
+                  gap alone gave 39-226 ms), and at least 3 such lines.
   idle            (cirrus, bochs) consoled with a shell prompt and a steady
                   cursor, nothing written and no key: over 10 s its context
                   switches (/proc/PID/status, voluntary and not) grow by at
@@ -1213,6 +1218,34 @@ exec sleep 100000
         if sorted(late)[len(late) // 2] > 50:
             self.fail("the flood's frames came %s ms after they were due: reading the pty"
                       " holds them back" % late)
+        # A key typed into a flood: for 100 ms after it the flood's frames
+        # keep the 16 ms pace (frame.c FLOOD_KEY_USEC), so its echo is not
+        # held for the flood's 100-250 ms gap. The session cats the lines
+        # until the keys are typed; each key's --stats "Key:" line says how
+        # long after the first read that followed it a frame began.
+        self.sh("rm -f /tmp/frames-keys")
+        self.start_consoled(font, "/bin/sh -c 'while [ ! -e /tmp/frames-keys ]; do"
+                            " cat /tmp/lines; done; printf \"\\033[2Jdone\";"
+                            " exec sleep 100000'", extra="--stats")
+        self.wait_text(font, lambda s: "the quick brown fox" in s.text(),
+                       "the looping cat did not start", timeout=60)
+        time.sleep(1)
+        for _ in range(5):
+            self.vm.send_text("x")
+            time.sleep(0.3)
+        self.sh("touch /tmp/frames-keys")
+        self.wait_text(font, lambda s: "done" in s.text(), "the looping cat did not end",
+                       timeout=60)
+        self.stop_consoled()
+        waits = [int(us) // 1000 for us in re.findall(
+            r"Key: .* frame (\d+) us after the parse", self.sh("cat %s" % CONSOLED_LOG))]
+        print("# keys typed into the flood: frames %s ms after the read that followed"
+              % waits, flush=True)
+        if len(waits) < 3:
+            self.fail("%d of 5 keys typed into the flood got a Key: line" % len(waits))
+        if max(waits) > 80:
+            self.fail("a key typed into the flood waited %s ms for a frame after its read:"
+                      " the flood's gap held it" % waits)
 
     IDLE_SECONDS = 10
 

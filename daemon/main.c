@@ -130,13 +130,14 @@ static int manager_on_sigusr1(sd_event_source *s, const struct signalfd_siginfo 
 }
 
 /* The seat whose framebuffers consoled may take (udevseat.h): --seat's;
- * on a VT with fbdev=all, seat0's; NULL: any (a VT's fbdev= list, or the
- * first framebuffer). */
+ * on a VT with fbdev=all or an fbdev= list, seat0's (a screen lets its
+ * framebuffer go when it moves to another seat); NULL: any (a VT's first
+ * framebuffer). */
 static const char *manager_fb_seat(const struct options *o)
 {
 	if (o->seat)
 		return o->seat;
-	return options_fbdev_all(o) ? UDEVSEAT_DEFAULT : NULL;
+	return options_fbdev_all(o) || o->n_fbdevs ? UDEVSEAT_DEFAULT : NULL;
 }
 
 /* The seat's next screen on path (NULL: the first framebuffer, of the seat

@@ -36,7 +36,9 @@ strategies. QMP's screendump takes the device's id for fb1's picture.
                     the text on fb1 (fbcon_pictures(): screens-mirror's,
                     taken here if it did not run) and fb0 still fbcon's
   screens-rotate    mirror with --rotate=0,1: fb1 turned a quarter clockwise
-                    (its dump turned back shows the text), fb0 upright; then
+                    (its dump turned back shows the text), fb0 upright; fb1
+                    of that --fbdev= list moved to seat1 and back as in
+                    screens-hotplug (let go, black, taken again); then
                     DejaVu Sans Mono with --font-size=12,36: the session's
                     size is fb1's (the smaller grid), grows to fb0's while
                     fb1 is unbound and is fb1's again once it is bound
@@ -391,6 +393,10 @@ class ScreensChecks:
         self.wait2(lambda s: line_starting(s, "turned-text"),
                    "fb1 turned back does not show the echo (not turned a quarter clockwise?)",
                    turned=True)
+        # a screen of fbdev='s list lets its framebuffer go too when it
+        # moves to another seat (a VT's consoled is seat0's)
+        self.move_fb1(r.sh("basename $(readlink %s/device)" % FB1).strip(), turned=True,
+                      added=False)
         r.stop_consoled()
         # a font size per screen: 12 points on fb0 (640x480), 36 on fb1
         # (1280x800): fb1's grid is the smaller, the session's size; with
@@ -427,14 +433,15 @@ class ScreensChecks:
                 r.fail("%s: %d pixels differ in %r" % (what, diff.count, diff.bbox), want, img1)
             time.sleep(0.3)
 
-    def move_fb1(self, pci):
+    def move_fb1(self, pci, turned=False, added=True):
         """fb1's card put on seat1 as `loginctl attach` does (the guest has
         no udevd: the card's udev database entry gets ID_SEAT, which fb1
         inherits as 73-seat-late.rules hands it down, then a `change`
         uevent): consoled lets fb1 go, wiped black (nothing of the session
         on a card another seat gets), and draws a typed line on fb0 only;
         back on seat0 (entry gone, `change`), the screen waiting at
-        /dev/fb1 takes it again: no second screen."""
+        /dev/fb1 takes it again: no second screen (added: fb1 came as a
+        screen of fbdev=all; turned: fb1 is turned a quarter)."""
         r = self.r
         db = "/run/udev/data/+pci:%s" % pci
         r.sh("mkdir -p /run/udev/data && echo E:ID_SEAT=seat1 > %s"
@@ -458,7 +465,7 @@ class ScreensChecks:
             r.wait_text(self.font, lambda s: line_starting(s, "moved-away"),
                         "fb0 does not draw after fb1 moved to seat1")
             time.sleep(0.5)
-            _, s1 = self.wait2(lambda s: True, "")
+            _, s1 = self.wait2(lambda s: True, "", turned=turned)
             if "moved-away" in s1.text():
                 r.fail("fb1 was drawn on after it moved to seat1:\n" + s1.text())
         finally:
@@ -466,8 +473,8 @@ class ScreensChecks:
         r.wait_log("/tmp/consoled.log", "Took over /dev/fb1",
                    "the screen did not take fb1 back when it came back to seat0")
         self.wait2(lambda s: line_starting(s, "moved-away"),
-                   "fb1 back on seat0 does not show the session")
-        if r.consoled_log().count("/dev/fb1 came on seat0") != 1:
+                   "fb1 back on seat0 does not show the session", turned=turned)
+        if added and r.consoled_log().count("/dev/fb1 came on seat0") != 1:
             r.fail("fb1 was added twice:\n" + r.consoled_log())
 
     def check_hotplug(self):

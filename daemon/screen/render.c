@@ -1400,6 +1400,42 @@ static bool render_draw_cells(struct render *r, struct scroll_counters *c)
 	return render_do_fills(r, c);
 }
 
+/* Before a region's move in the RAM copy or by the blitter: the rows
+ * outside the region that changed are drawn and, from the RAM copy, written
+ * out first. The move touches none of them, so the order changes no pixel;
+ * what it changes is when a row beside a scrolling region shows: a line
+ * typed below a region that scrolls a flood (the latency benchmark's echo
+ * while the terminal scrolls, a status line, an editor's command line) no
+ * longer waits for the move and the region's flush, a whole screen's
+ * pixels through DRM fbdev emulation. They are then prev's, so the frame's
+ * own pass finds nothing left in them. False when the blitter failed. */
+static bool render_draw_outside(struct render *r, const struct frame_plan *p,
+				struct scroll_counters *c)
+{
+	bool ok, any = false;
+
+	for (unsigned y = 0; y < r->rows; y++) {
+		struct cell *prev = r->prev + (size_t)y * r->cols;
+		const struct cell *cur = r->cur + (size_t)y * r->cols;
+		unsigned n;
+
+		if ((y >= p->top && y < p->bottom) || (r->rows_known && !r->row_changed[y]))
+			continue;
+		n = damage_row_runs(prev, cur, r->cols, 2, r->runs);
+		for (unsigned i = 0; i < n; i++)
+			render_run_or_fill(r, y, &r->runs[i], c);
+		if (n) {
+			memcpy(prev, cur, r->cols * sizeof(*cur));
+			r->stats.rows_before_move++;
+			any = true;
+		}
+	}
+	ok = render_do_fills(r, c);
+	if (any && r->shadow)
+		render_flush_shadow(r, c);
+	return ok;
+}
+
 /* ... and the margins: all of them when prev is not valid, else those of
  * the rows a pan or wrap brought into view. */
 static void render_draw_margins(struct render *r, struct scroll_counters *c)
@@ -1701,7 +1737,14 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 		if (r->check_damage && r->rows_known)
 			render_check_damage(r, &f, top, bottom, within);
 		frame_plan_build(&f, &p);
-		move_run(&t, &p, &r->counters[p.mode], &rep);
+		if ((p.move == FRAME_MOVE_SHADOW || p.move == FRAME_MOVE_COPY) &&
+		    (p.top > 0 || p.bottom < r->rows) &&
+		    !render_draw_outside(r, &p, &r->counters[p.mode]))
+			/* the blitter failed filling (only a copy's frame has one):
+			 * no copy, the frame falls back as after a failed one */
+			rep = (struct move_report){.blitter_failed = true, .copy_failed = true};
+		else
+			move_run(&t, &p, &r->counters[p.mode], &rep);
 		render_moved(r, &p, &rep, f.base);
 		mode = p.mode;
 	} else {

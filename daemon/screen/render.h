@@ -80,6 +80,7 @@ struct render_stats {
 	uint64_t cells_resolved;    /* libtsm's cells resolved again (the rest kept) */
 	uint64_t rows_hashed;	    /* rows hashed for damage (both grids' when not incremental) */
 	uint64_t damage_mismatches; /* render_set_check_damage()'s disagreements */
+	uint64_t rows_before_move;  /* rows drawn (and flushed) ahead of a region's move */
 	uint64_t render_usec;
 	struct render_frame_times last;
 };

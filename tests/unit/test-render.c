@@ -957,6 +957,74 @@ static void test_write_flush_narrow(void)
 	fake_fini(&b);
 }
 
+/* A region that scrolls while a row below it changes, in one frame
+ * (a status line under a flood): the row outside the region is drawn and
+ * written out ahead of the region's move (rows_before_move), and the device
+ * holds what a redraw draws, frame after frame; a scroll of the whole
+ * screen has no row outside it. */
+static void test_rows_before_move(void)
+{
+	struct fake a, b;
+	struct scroller *s = NULL;
+	struct scroller_config cfg = {
+	    .mode = SCROLL_MODE_SHADOW, .font_height = 16, .flush = FB_FLUSH_WRITE};
+	char path[] = "/tmp/test-render-fb-XXXXXX", buf[160];
+	int fd = mkstemp(path);
+	uint8_t *file;
+	uint64_t before = 0;
+
+	CHECK(fd >= 0);
+	fake_init(&a, 32, 320, 160, 0); /* 40x10 */
+	fake_init(&b, 32, 320, 160, 0);
+	CHECK(ftruncate(fd, (off_t)b.fb.map_size) == 0);
+	b.fb.fd = fd;
+	cfg.text_rows = render_rows(b.render);
+	CHECK(scroller_new(&b.fb, &cfg, &s) == 0);
+	CHECK(render_set_scroller(b.render, s) == 0);
+	file = malloc(b.fb.map_size);
+	CHECK(file != NULL);
+	for (unsigned i = 0; i < 40; i++) {
+		const struct render_stats *st = render_get_stats(b.render);
+
+		if (i == 0)
+			snprintf(buf, sizeof(buf),
+				 "\033[?25l\033[H\033[2J\033[1;9r1\r\n2\r\n3\r\n4\r\n5\r\n6"
+				 "\r\n7\r\n8\r\n9");
+		else if (i % 8 == 7)
+			/* the whole screen scrolls: nothing outside it */
+			snprintf(buf, sizeof(buf), "\033[r\033[10;1H\r\n\033[1;9r");
+		else
+			/* three lines into rows 1-9, a key's echo on row 10 */
+			snprintf(buf, sizeof(buf),
+				 "\0337\033[9;1H\r\nline %u a\r\nline %u b\r\nline %u c"
+				 "\033[10;%uH%c\0338",
+				 i, i, i, i, 'a' + (char)(i % 26));
+		before = st->rows_before_move;
+		feed(&a, buf);
+		feed(&b, buf);
+		render_frame(a.render, a.screen);
+		render_frame(b.render, b.screen);
+		if (i > 0 && i % 8 != 7)
+			CHECK_EQ_U(st->rows_before_move - before, 1);
+		else
+			CHECK_EQ_U(st->rows_before_move - before, 0);
+		CHECK(pread(fd, file, b.fb.map_size, 0) == (ssize_t)b.fb.map_size);
+		if (memcmp(file, a.fb.map, 160 * a.fb.line_length) != 0) {
+			fprintf(stderr, "rows before the move: step %u differs\n", i);
+			CHECK(0);
+			break;
+		}
+	}
+	CHECK(render_get_counters(b.render, SCROLL_MODE_SHADOW)->rows_scrolled > 0);
+	free(file);
+	render_set_scroller(b.render, NULL);
+	scroller_free(s);
+	close(fd);
+	unlink(path);
+	fake_fini(&a);
+	fake_fini(&b);
+}
+
 static const struct overlay_msg band_msgs[] = {
     {1234567, 6, "usb 1-1: new high-speed USB device number 2 using xhci_hcd"},
     {2000001, 3, "EXT4-fs error (device sda1): ext4_lookup: deleted inode referenced"},
@@ -1684,6 +1752,7 @@ int main(void)
 	RUN(test_shadow_equals_redraw);
 	RUN(test_write_flush_retry);
 	RUN(test_write_flush_narrow);
+	RUN(test_rows_before_move);
 	RUN(test_rotation);
 	RUN(test_cluster_reset);
 	RUN(test_relayout);

@@ -896,33 +896,62 @@ static void session_step(unsigned i, unsigned *seed, char *buf, size_t size)
 		snprintf(buf, size, "\033[%u;%uHX\033[10;1H", 1 + i % 10, 1 + i % 40);
 }
 
+/* A redraw (a) beside shadow mode with fb-flush write (b) whose device is
+ * a file of pad bytes of padding a line, 40x10 cells each; file holds room
+ * for b's device read back. */
+struct write_pair {
+	struct fake a, b;
+	struct scroller *s;
+	char path[32];
+	int fd;
+	uint8_t *file;
+};
+
+static void write_pair_init(struct write_pair *w, unsigned pad)
+{
+	struct scroller_config cfg = {
+	    .mode = SCROLL_MODE_SHADOW, .font_height = 16, .flush = FB_FLUSH_WRITE};
+
+	snprintf(w->path, sizeof(w->path), "/tmp/test-render-fb-XXXXXX");
+	w->fd = mkstemp(w->path);
+	w->s = NULL;
+	CHECK(w->fd >= 0);
+	fake_init(&w->a, 32, 320, 160, pad);
+	fake_init(&w->b, 32, 320, 160, pad);
+	CHECK(ftruncate(w->fd, (off_t)w->b.fb.map_size) == 0);
+	w->b.fb.fd = w->fd;
+	cfg.text_rows = render_rows(w->b.render);
+	CHECK(scroller_new(&w->b.fb, &cfg, &w->s) == 0);
+	CHECK(render_set_scroller(w->b.render, w->s) == 0);
+	w->file = malloc(w->b.fb.map_size);
+	CHECK(w->file != NULL);
+}
+
+static void write_pair_fini(struct write_pair *w)
+{
+	free(w->file);
+	render_set_scroller(w->b.render, NULL);
+	scroller_free(w->s);
+	close(w->fd);
+	unlink(w->path);
+	fake_fini(&w->a);
+	fake_fini(&w->b);
+}
+
 /* fb-flush write on a device whose lines are padded (8 bytes here): the
  * device (a file) must hold what a redraw draws after every frame of
  * echoes, lines, region scrolls, inserts and deletes. */
 static void test_write_flush_narrow(void)
 {
-	struct fake a, b;
-	struct scroller *s = NULL;
-	struct scroller_config cfg = {
-	    .mode = SCROLL_MODE_SHADOW, .font_height = 16, .flush = FB_FLUSH_WRITE};
-	char path[] = "/tmp/test-render-fb-XXXXXX", buf[128];
-	int fd = mkstemp(path);
+	struct write_pair w;
+	struct fake *a = &w.a, *b = &w.b;
+	char buf[128];
 	unsigned seed = 5;
-	uint8_t *file;
 
-	CHECK(fd >= 0);
-	fake_init(&a, 32, 320, 160, 8); /* 40x10, 8 bytes of padding a line */
-	fake_init(&b, 32, 320, 160, 8);
-	CHECK(ftruncate(fd, (off_t)b.fb.map_size) == 0);
-	b.fb.fd = fd;
-	cfg.text_rows = render_rows(b.render);
-	CHECK(scroller_new(&b.fb, &cfg, &s) == 0);
-	CHECK(render_set_scroller(b.render, s) == 0);
-	file = malloc(b.fb.map_size);
-	CHECK(file != NULL);
+	write_pair_init(&w, 8); /* 8 bytes of padding a line */
 	for (unsigned i = 0; i < 300; i++) {
 		const struct scroll_counters *sc =
-		    render_get_counters(b.render, SCROLL_MODE_SHADOW);
+		    render_get_counters(b->render, SCROLL_MODE_SHADOW);
 		uint64_t written = sc->vram_bytes_written;
 		bool echo = i % 3 != 0;
 
@@ -930,17 +959,17 @@ static void test_write_flush_narrow(void)
 			snprintf(buf, sizeof(buf), "%c", 'a' + (char)(i % 26));
 		else
 			session_step(i, &seed, buf, sizeof(buf));
-		feed(&a, buf);
-		feed(&b, buf);
-		render_frame(a.render, a.screen);
-		render_frame(b.render, b.screen);
+		feed(a, buf);
+		feed(b, buf);
+		render_frame(a->render, a->screen);
+		render_frame(b->render, b->screen);
 		/* the visible lines, where the window is (var.yoffset) */
-		CHECK(pread(fd, file, 160 * b.fb.line_length,
-			    (off_t)b.fb.var.yoffset * b.fb.line_length) ==
-		      (ssize_t)(160 * b.fb.line_length));
+		CHECK(pread(w.fd, w.file, 160 * b->fb.line_length,
+			    (off_t)b->fb.var.yoffset * b->fb.line_length) ==
+		      (ssize_t)(160 * b->fb.line_length));
 		for (unsigned y = 0; y < 160; y++)
-			if (memcmp(file + (size_t)y * b.fb.line_length,
-				   a.fb.map + (size_t)y * a.fb.line_length, 320 * 4) != 0) {
+			if (memcmp(w.file + (size_t)y * b->fb.line_length,
+				   a->fb.map + (size_t)y * a->fb.line_length, 320 * 4) != 0) {
 				fprintf(stderr, "narrow flush: step %u, line %u differs\n", i, y);
 				CHECK(0);
 				i = 300;
@@ -948,13 +977,7 @@ static void test_write_flush_narrow(void)
 			}
 		(void)written;
 	}
-	free(file);
-	render_set_scroller(b.render, NULL);
-	scroller_free(s);
-	close(fd);
-	unlink(path);
-	fake_fini(&a);
-	fake_fini(&b);
+	write_pair_fini(&w);
 }
 
 /* A region that scrolls while a row below it changes, in one frame
@@ -964,27 +987,14 @@ static void test_write_flush_narrow(void)
  * screen has no row outside it. */
 static void test_rows_before_move(void)
 {
-	struct fake a, b;
-	struct scroller *s = NULL;
-	struct scroller_config cfg = {
-	    .mode = SCROLL_MODE_SHADOW, .font_height = 16, .flush = FB_FLUSH_WRITE};
-	char path[] = "/tmp/test-render-fb-XXXXXX", buf[160];
-	int fd = mkstemp(path);
-	uint8_t *file;
+	struct write_pair w;
+	struct fake *a = &w.a, *b = &w.b;
+	char buf[160];
 	uint64_t before = 0;
 
-	CHECK(fd >= 0);
-	fake_init(&a, 32, 320, 160, 0); /* 40x10 */
-	fake_init(&b, 32, 320, 160, 0);
-	CHECK(ftruncate(fd, (off_t)b.fb.map_size) == 0);
-	b.fb.fd = fd;
-	cfg.text_rows = render_rows(b.render);
-	CHECK(scroller_new(&b.fb, &cfg, &s) == 0);
-	CHECK(render_set_scroller(b.render, s) == 0);
-	file = malloc(b.fb.map_size);
-	CHECK(file != NULL);
+	write_pair_init(&w, 0);
 	for (unsigned i = 0; i < 40; i++) {
-		const struct render_stats *st = render_get_stats(b.render);
+		const struct render_stats *st = render_get_stats(b->render);
 
 		if (i == 0)
 			snprintf(buf, sizeof(buf),
@@ -1000,29 +1010,23 @@ static void test_rows_before_move(void)
 				 "\033[10;%uH%c\0338",
 				 i, i, i, i, 'a' + (char)(i % 26));
 		before = st->rows_before_move;
-		feed(&a, buf);
-		feed(&b, buf);
-		render_frame(a.render, a.screen);
-		render_frame(b.render, b.screen);
+		feed(a, buf);
+		feed(b, buf);
+		render_frame(a->render, a->screen);
+		render_frame(b->render, b->screen);
 		if (i > 0 && i % 8 != 7)
 			CHECK_EQ_U(st->rows_before_move - before, 1);
 		else
 			CHECK_EQ_U(st->rows_before_move - before, 0);
-		CHECK(pread(fd, file, b.fb.map_size, 0) == (ssize_t)b.fb.map_size);
-		if (memcmp(file, a.fb.map, 160 * a.fb.line_length) != 0) {
+		CHECK(pread(w.fd, w.file, b->fb.map_size, 0) == (ssize_t)b->fb.map_size);
+		if (memcmp(w.file, a->fb.map, 160 * a->fb.line_length) != 0) {
 			fprintf(stderr, "rows before the move: step %u differs\n", i);
 			CHECK(0);
 			break;
 		}
 	}
-	CHECK(render_get_counters(b.render, SCROLL_MODE_SHADOW)->rows_scrolled > 0);
-	free(file);
-	render_set_scroller(b.render, NULL);
-	scroller_free(s);
-	close(fd);
-	unlink(path);
-	fake_fini(&a);
-	fake_fini(&b);
+	CHECK(render_get_counters(b->render, SCROLL_MODE_SHADOW)->rows_scrolled > 0);
+	write_pair_fini(&w);
 }
 
 static const struct overlay_msg band_msgs[] = {

@@ -147,7 +147,12 @@ struct render {
 	unsigned last_overlay_top, last_overlay_end; /* the overlay's rows in the last frame */
 	int last_pointer_row;			     /* -1: none */
 	bool last_flash;
-	bool cur_is_last;  /* cur holds the last frame's cells (prev's, as drawn) */
+	bool cur_is_last; /* cur holds the last frame's cells (prev's, as drawn) */
+	/* render_defer_region(): the next frame may leave a region's move to
+	 * the frame after it; the rows it left (changed in cur, prev's old
+	 * cells and hashes kept), marked changed again in that frame */
+	bool defer_next;
+	bool *row_pending;
 	bool check_damage; /* render_set_check_damage() */
 
 	/* After a pan or wrap: the text rows [exposed_top, exposed_bottom)
@@ -206,6 +211,7 @@ static void render_free_grid(struct render *r)
 	free(r->prev_hash);
 	free(r->cur_hash);
 	free(r->row_changed);
+	free(r->row_pending);
 	free(r->runs);
 	free(r->fills);
 	free(r->dirty);
@@ -218,7 +224,7 @@ static void render_free_grid(struct render *r)
 	r->prev = r->cur = r->snap = NULL;
 	r->snap_valid = false;
 	r->prev_hash = r->cur_hash = NULL;
-	r->row_changed = NULL;
+	r->row_changed = r->row_pending = NULL;
 	r->damage_known = false;
 	r->cur_is_last = false;
 	r->runs = NULL;
@@ -304,6 +310,7 @@ static int render_setup_grid(struct render *r)
 	r->prev_hash = xcalloc(r->rows, sizeof(uint64_t));
 	r->cur_hash = xcalloc(r->rows, sizeof(uint64_t));
 	r->row_changed = xcalloc(r->rows, sizeof(bool));
+	r->row_pending = xcalloc(r->rows, sizeof(bool));
 	r->runs = xcalloc(r->cols / 2 + 1, sizeof(struct damage_run));
 	/* at most one fill per FILL_MIN_CELLS cells */
 	r->fills =
@@ -1637,6 +1644,11 @@ static bool render_mark_rows(struct render *r, bool incremental)
 	return incremental;
 }
 
+void render_defer_region(struct render *r)
+{
+	r->defer_next = true;
+}
+
 void render_set_check_damage(struct render *r, bool on)
 {
 	r->check_damage = on;
@@ -1684,7 +1696,7 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 	struct scroll_counters *c;
 	struct cell *tmp;
 	uint64_t *tmp_hash;
-	bool incremental, hashed = false;
+	bool incremental, hashed = false, defer, deferred = false, region = false;
 
 	render_find_cursor(r, screen);
 	/* what a tile code point shows changed: no cached tile is served */
@@ -1695,6 +1707,14 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 		memset(r->nearest_key, 0, sizeof(r->nearest_key));
 	r->memo.valid = false;
 	memset(r->row_changed, 0, r->rows * sizeof(*r->row_changed));
+	/* the rows the last frame left (render_defer_region()) still differ */
+	for (unsigned y = 0; y < r->rows; y++)
+		if (r->row_pending[y]) {
+			r->row_changed[y] = true;
+			r->row_pending[y] = false;
+		}
+	defer = r->defer_next;
+	r->defer_next = false;
 	incremental = render_snapshot_take(r, screen);
 	render_mark_last_rows(r);
 	render_snapshot_to_cur(r, incremental);
@@ -1737,13 +1757,27 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 		if (r->check_damage && r->rows_known)
 			render_check_damage(r, &f, top, bottom, within);
 		frame_plan_build(&f, &p);
-		if ((p.move == FRAME_MOVE_SHADOW || p.move == FRAME_MOVE_COPY) &&
-		    (p.top > 0 || p.bottom < r->rows) &&
-		    !render_draw_outside(r, &p, &r->counters[p.mode]))
+		region = (p.move == FRAME_MOVE_SHADOW || p.move == FRAME_MOVE_COPY) &&
+			 (p.top > 0 || p.bottom < r->rows);
+		if (region && !render_draw_outside(r, &p, &r->counters[p.mode]))
 			/* the blitter failed filling (only a copy's frame has one):
 			 * no copy, the frame falls back as after a failed one */
 			rep = (struct move_report){.blitter_failed = true, .copy_failed = true};
-		else
+		else if (region && defer && r->rows_known && r->prev_valid) {
+			/* the region, its move and its rows, left to the next
+			 * frame: what differs there stays marked */
+			for (unsigned y = p.top; y < p.bottom; y++)
+				if (r->row_changed[y]) {
+					r->row_pending[y] = true;
+					r->cur_hash[y] = r->prev_hash[y];
+					r->row_changed[y] = false;
+				}
+			deferred = true;
+			rep = (struct move_report){0};
+			p.move = FRAME_MOVE_NONE;
+			p.rows_scrolled = 0;
+			p.exposed_top = p.exposed_bottom = 0;
+		} else
 			move_run(&t, &p, &r->counters[p.mode], &rep);
 		render_moved(r, &p, &rep, f.base);
 		mode = p.mode;
@@ -1767,7 +1801,10 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 	    .detect_usec = detect_done - cells_done,
 	    .draw_usec = draw_done - detect_done,
 	    .flush_usec = end - draw_done,
+	    .region_move = region,
+	    .deferred = deferred,
 	};
+	r->stats.frames_deferred += deferred;
 
 	/* prev becomes this frame's cells: the rows that changed or moved
 	 * copied when the others are equal, else the buffers swapped (cur is

@@ -72,6 +72,8 @@ struct overlay;
  * copy flushed (memcpy, packing or pwrite()). */
 struct render_frame_times {
 	uint64_t cells_usec, detect_usec, draw_usec, flush_usec;
+	bool region_move; /* the frame moved (or left) a region smaller than the screen */
+	bool deferred;	  /* ... left it to the next frame (render_defer_region()) */
 };
 
 struct render_stats {
@@ -81,6 +83,7 @@ struct render_stats {
 	uint64_t rows_hashed;	    /* rows hashed for damage (both grids' when not incremental) */
 	uint64_t damage_mismatches; /* render_set_check_damage()'s disagreements */
 	uint64_t rows_before_move;  /* rows drawn (and flushed) ahead of a region's move */
+	uint64_t frames_deferred;   /* frames that left a region to the next */
 	uint64_t render_usec;
 	struct render_frame_times last;
 };
@@ -90,6 +93,14 @@ struct render_stats {
  * stats.damage_mismatches each row and each guess that disagrees: a check
  * for the tests, a second detection over the whole grid per frame. */
 void render_set_check_damage(struct render *r, bool on);
+
+/* The next frame, when it would move a region smaller than the screen
+ * (a scroll region's flood beside still rows), draws only the rows outside
+ * the region and leaves the region, its move and its rows, to the frame
+ * after it (stats.last.deferred): a key's frame in a flood draws the line
+ * it typed under the region, not the region's whole screen of pixels. A
+ * frame that moves the whole screen, or nothing, is drawn whole. */
+void render_defer_region(struct render *r);
 
 /* The renderer draws with `fonts` (which the caller keeps) in its current
  * cell size. -ERANGE (logged) when that cell is larger than the screen. */

@@ -1029,6 +1029,81 @@ static void test_rows_before_move(void)
 	write_pair_fini(&w);
 }
 
+/* render_defer_region(): a frame asked to defer, where a region scrolls
+ * and the row below it changes, draws that row alone (the region's pixels
+ * stay the last frame's), several such frames in a row too; a frame that
+ * scrolls the whole screen is drawn whole; and the next frame not asked to
+ * defer leaves what a redraw draws. The damage from the marked rows agrees
+ * with a whole detection throughout (render_set_check_damage()). */
+static void test_defer_region(void)
+{
+	struct write_pair w;
+	struct fake *a = &w.a, *b = &w.b;
+	const struct render_stats *st;
+	size_t line, region;
+	uint8_t *before;
+	char buf[160];
+	unsigned deferred = 0;
+
+	write_pair_init(&w, 0);
+	line = b->fb.line_length;
+	region = 144 * line; /* rows 1-9 of 16 lines */
+	before = malloc(b->fb.map_size);
+	CHECK(before != NULL);
+	st = render_get_stats(b->render);
+	render_set_check_damage(b->render, true);
+	for (unsigned i = 0; i < 60; i++) {
+		bool full = i % 8 == 5, defer = i > 0 && i % 4 != 0;
+
+		if (i == 0)
+			snprintf(buf, sizeof(buf),
+				 "\033[?25l\033[H\033[2J\033[1;9r1\r\n2\r\n3\r\n4\r\n5\r\n6"
+				 "\r\n7\r\n8\r\n9");
+		else if (full)
+			snprintf(buf, sizeof(buf), "\033[r\033[10;1H\r\n\033[1;9r");
+		else if (!defer)
+			/* a key alone: what the region has to show is what the
+			 * frames before left */
+			snprintf(buf, sizeof(buf), "\0337\033[10;%uH%c\0338", 1 + i % 40,
+				 'A' + (char)(i % 26));
+		else
+			snprintf(buf, sizeof(buf),
+				 "\0337\033[9;1H\r\nline %u a\r\nline %u b\033[10;%uH%c\0338", i, i,
+				 1 + i % 40, 'a' + (char)(i % 26));
+		CHECK(pread(w.fd, before, b->fb.map_size, 0) == (ssize_t)b->fb.map_size);
+		feed(a, buf);
+		feed(b, buf);
+		if (defer)
+			render_defer_region(b->render);
+		render_frame(a->render, a->screen);
+		render_frame(b->render, b->screen);
+		CHECK(pread(w.fd, w.file, b->fb.map_size, 0) == (ssize_t)b->fb.map_size);
+		if (defer && !full) {
+			CHECK(st->last.deferred);
+			deferred += st->last.deferred;
+			/* the region as it was, the row below it drawn */
+			if (memcmp(w.file, before, region) != 0 ||
+			    memcmp(w.file + region, a->fb.map + region, 16 * line) != 0) {
+				fprintf(stderr, "defer: step %u shows the wrong rows\n", i);
+				CHECK(0);
+				break;
+			}
+			continue;
+		}
+		CHECK(!st->last.deferred);
+		if (memcmp(w.file, a->fb.map, 160 * line) != 0) {
+			fprintf(stderr, "defer: step %u differs from a redraw\n", i);
+			CHECK(0);
+			break;
+		}
+	}
+	CHECK(deferred >= 20);
+	CHECK_EQ_U(st->frames_deferred, deferred);
+	CHECK_EQ_U(st->damage_mismatches, 0);
+	free(before);
+	write_pair_fini(&w);
+}
+
 static const struct overlay_msg band_msgs[] = {
     {1234567, 6, "usb 1-1: new high-speed USB device number 2 using xhci_hcd"},
     {2000001, 3, "EXT4-fs error (device sda1): ext4_lookup: deleted inode referenced"},
@@ -1757,6 +1832,7 @@ int main(void)
 	RUN(test_write_flush_retry);
 	RUN(test_write_flush_narrow);
 	RUN(test_rows_before_move);
+	RUN(test_defer_region);
 	RUN(test_rotation);
 	RUN(test_cluster_reset);
 	RUN(test_relayout);

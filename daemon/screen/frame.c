@@ -42,6 +42,14 @@
  * echo, behind what the pty held, took 546/631 ms median/p99 (fbcon
  * 9.0/21.5). */
 #define FLOOD_KEY_USEC (100 * USEC_PER_MSEC)
+/* ... and where the flood scrolls a region smaller than the screen (a
+ * status line, an editor's or a chat client's input line below it: the
+ * echo while the terminal scrolls in the latency benchmark), the key's
+ * frames are quick ones, FRAME_INTERVAL apart whenever output came: they
+ * draw the rows beside the region and leave the region, a whole screen of
+ * pixels, to the flood's own frame at the end of its gap
+ * (render_defer_region()). The echo then waits for no whole frame, only,
+ * by chance, for one in progress. */
 
 /* A frame due at once: drawn from the defer source, as the timer would. */
 static int frame_on_now(sd_event_source *src, void *userdata)
@@ -207,11 +215,28 @@ void frame_drawn(struct frame *f, struct term *term, uint64_t start, uint64_t du
 			  (unsigned long long)(f->frame_gap_usec / USEC_PER_MSEC));
 }
 
+void frame_region_seen(struct frame *f, bool region)
+{
+	f->region_moving = region;
+}
+
+bool frame_quick(const struct frame *f)
+{
+	return f->quick;
+}
+
+void frame_quick_drawn(struct frame *f, struct term *term)
+{
+	f->quick = false;
+	f->last_quick_usec = now_usec();
+	f->quick_bytes_in = term_bytes_in(term);
+}
+
 void frame_schedule(struct frame *f, struct term *term)
 {
 	int enabled = SD_EVENT_OFF;
 	uint64_t now = now_usec(), when;
-	bool now_pending = frame_now_pending(f);
+	bool now_pending = frame_now_pending(f), quick = false;
 
 	sd_event_source_get_enabled(f->source, &enabled);
 	/* a frame due at once, pending in the defer source, is a frame due */
@@ -239,11 +264,20 @@ void frame_schedule(struct frame *f, struct term *term)
 		when = MAX(MIN(MAX(when, f->gap_from_usec + f->frame_gap_usec),
 			       now + frame_flood_quiet(f)),
 			   f->last_frame_usec + FRAME_INTERVAL_USEC);
-		/* and for a key typed into it (FLOOD_KEY_USEC), drawing at most
-		 * half the time */
-		if (key && key->key_usec && now < key->key_usec + FLOOD_KEY_USEC)
-			when = MIN(when, f->last_frame_usec +
-					     MAX(FRAME_INTERVAL_USEC, f->full_render_usec));
+		/* and for a key typed into it (FLOOD_KEY_USEC): quick frames
+		 * beside a region that scrolls, whenever output came since the
+		 * last one; else whole ones, drawing at most half the time */
+		if (key && key->key_usec && now < key->key_usec + FLOOD_KEY_USEC) {
+			uint64_t q = MAX(now, MAX(f->last_frame_usec, f->last_quick_usec) +
+						  FRAME_INTERVAL_USEC);
+
+			if (f->region_moving && term_bytes_in(term) != f->quick_bytes_in) {
+				quick = q < when;
+				when = MIN(when, q);
+			} else if (!f->region_moving)
+				when = MIN(when, f->last_frame_usec +
+						     MAX(FRAME_INTERVAL_USEC, f->full_render_usec));
+		}
 	} else if (enabled != SD_EVENT_OFF)
 		return;
 	if (enabled != SD_EVENT_OFF) {
@@ -258,6 +292,7 @@ void frame_schedule(struct frame *f, struct term *term)
 		if (sd_event_source_get_time(f->source, &due) >= 0 && (due <= now || due == when))
 			return;
 	}
+	f->quick = quick;
 	if (when <= now) {
 		sd_event_source_set_enabled(f->source, SD_EVENT_OFF);
 		f->now_due = when;

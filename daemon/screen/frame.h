@@ -37,6 +37,13 @@ struct frame {
 	 * at least half of it: a flood's frames redraw all of it. */
 	uint64_t full_render_usec;
 	uint64_t gap_from_usec; /* the frame gap counts from here */
+	/* A key's quick frames during a flood (frame.c, FLOOD_KEY_USEC):
+	 * whether the last frame moved or left a region smaller than the
+	 * screen (frame_region_seen()), whether the frame due is a quick one,
+	 * and the last quick frame's time and the session's byte count then */
+	bool region_moving;
+	bool quick;
+	uint64_t last_quick_usec, quick_bytes_in;
 };
 
 /* The timer (off), to the millisecond; draw is called when a frame is due. */
@@ -53,3 +60,13 @@ bool frame_flood(const struct frame *f);
  * it. */
 void frame_drawn(struct frame *f, struct term *term, uint64_t start, uint64_t due, bool flood,
 		 uint64_t cells);
+/* Whether the last frame drawn moved a region smaller than the screen, or
+ * left one to the next frame (render.h stats.last.region_move). */
+void frame_region_seen(struct frame *f, bool region);
+/* Whether the frame now due is a key's quick frame in a flood: the screen
+ * asks the renderer to leave a scrolling region to the flood's own frame
+ * (render_defer_region()). */
+bool frame_quick(const struct frame *f);
+/* A quick frame left the region (stats.last.deferred): it does not count
+ * as the flood's frame, whose time stays; call frame_schedule() after. */
+void frame_quick_drawn(struct frame *f, struct term *term);

@@ -159,8 +159,20 @@ static int screen_on_frame(sd_event_source *src, uint64_t usec, void *userdata)
 	struct stream_cursor cursor = stream_cursor(term_stream(t->term));
 
 	render_set_cursor(s->render, cursor.shape, !(cursor.blink && s->cursor_off));
+	if (frame_quick(&s->frame))
+		render_defer_region(s->render);
 	bool again = render_frame(s->render, term_screen(t->term));
+	const struct render_frame_times *last = &render_get_stats(s->render)->last;
 	screen_blink_follow(s, cursor.blink && render_cursor_visible(s->render));
+	frame_region_seen(&s->frame, last->region_move);
+	if (last->deferred) {
+		/* a key's quick frame: the region is the flood's frame's */
+		frame_quick_drawn(&s->frame, t->term);
+		screen_log_key(s, t->term, usec, start);
+		terminal_frame_done(t);
+		screen_schedule_frame(s);
+		return 0;
+	}
 	/* A frame that drew nothing (a key that brought the view back from
 	 * the scrollback to where it was drawn, a blink) starts no frame
 	 * interval, so a key's echo right after it is drawn at once, not

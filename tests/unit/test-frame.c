@@ -189,11 +189,87 @@ static void test_flood_quiet(void)
 	CHECK_EQ_U(flood_wait(200 * USEC_PER_MSEC), 249 * USEC_PER_MSEC);
 }
 
+/* The frame's due time and whether it is a quick one. */
+static uint64_t due_of(struct paced *p, bool *quick)
+{
+	uint64_t due = 0;
+	int enabled = SD_EVENT_OFF;
+
+	sd_event_source_get_enabled(p->frame.source, &enabled);
+	if (enabled == SD_EVENT_OFF)
+		due = p->frame.now_due; /* due at once: the defer source */
+	else
+		CHECK(sd_event_source_get_time(p->frame.source, &due) >= 0);
+	*quick = frame_quick(&p->frame);
+	return due;
+}
+
+/* A key typed into a flood (FLOOD_KEY_USEC) on a 3840x2160 screen whose
+ * whole frame takes 140 ms: where the last frame moved a region smaller
+ * than the screen, the next frame is a quick one a frame interval after
+ * the last, and after it (no output since) the flood's own frame keeps its
+ * time; output again brings another quick frame an interval after that
+ * one. Where the whole screen scrolled, whole frames come, the last one's
+ * time apart, as before. */
+static void test_key_quick_frames(void)
+{
+	for (int region = 1; region >= 0; region--) {
+		struct paced p;
+		uint64_t due, flood_due, end;
+		bool quick;
+
+		if (paced_new(&p, 480, 135, 60) < 0) {
+			CHECK(!"a terminal with a session");
+			paced_free(&p);
+			return;
+		}
+		/* a flood's frame of the whole screen, then 60 lines */
+		paced_run(&p, 140 * USEC_PER_MSEC, 480 * 135, 60);
+		CHECK(frame_flood(&p.frame));
+		flood_due = due_of(&p, &quick);
+		CHECK(!quick);
+		end = p.t0 + 140 * USEC_PER_MSEC;
+		frame_region_seen(&p.frame, region);
+		/* a key, then its echo among the flood's bytes */
+		fake_now = end + 2 * USEC_PER_MSEC;
+		term_handle_key(p.term, 'a', 'a', 0, 'a', NULL);
+		fake_now = end + 3 * USEC_PER_MSEC;
+		frame_schedule(&p.frame, p.term);
+		due = due_of(&p, &quick);
+		if (!region) {
+			/* whole frames: the last one's time after it */
+			CHECK(!quick);
+			CHECK_EQ_U(due, end + 140 * USEC_PER_MSEC);
+			paced_free(&p);
+			continue;
+		}
+		CHECK(quick);
+		CHECK_EQ_U(due, end + FRAME_INTERVAL_USEC);
+		/* the quick frame, 1 ms long, left the region */
+		fake_now = due + USEC_PER_MSEC;
+		frame_cancel(&p.frame); /* dispatched: the source is off */
+		frame_quick_drawn(&p.frame, p.term);
+		frame_schedule(&p.frame, p.term);
+		due = due_of(&p, &quick);
+		CHECK(!quick);
+		CHECK_EQ_U(due, flood_due);
+		/* more output (the session's 60 lines are all it writes: the
+		 * byte count at the quick frame is moved back instead) */
+		p.frame.quick_bytes_in--;
+		frame_schedule(&p.frame, p.term);
+		due = due_of(&p, &quick);
+		CHECK(quick);
+		CHECK_EQ_U(due, end + FRAME_INTERVAL_USEC + USEC_PER_MSEC + FRAME_INTERVAL_USEC);
+		paced_free(&p);
+	}
+}
+
 int main(void)
 {
 	tests_session_signals();
 	log_set_max_level(LOG_INFO);
 	RUN(test_flood_lines);
 	RUN(test_flood_quiet);
+	RUN(test_key_quick_frames);
 	return TESTS_RESULT();
 }

@@ -330,11 +330,19 @@ static int manager_fb_added(const char *node, void *userdata)
 		return r;
 	}
 	r = screen_start(s, m->event, manager_blank_sec(m));
-	if (r >= 0)
-		r = seat_attach_screen(m->seat, s);
 	if (r < 0) {
-		/* a session that cannot start, no memory for a timer: as at
-		 * start */
+		/* nothing of it shown, no terminal given to it: left out,
+		 * the other screens and their sessions go on */
+		log_warning_errno(r, "Cannot show %s, left out: %m", node);
+		screen_unwatch(s);
+		screen_stop(s);
+		seat_drop_screen(m->seat, s);
+		return r;
+	}
+	r = seat_attach_screen(m->seat, s);
+	if (r < 0) {
+		/* its own terminal's session could not start (separate): as
+		 * a session that fails anywhere (seat_term_failed()) */
 		log_error_errno(r, "Cannot show %s: %m", node);
 		seat_exit(m->seat, m->opts.session_socket ? EXIT_NO_SESSION_HELPER : EXIT_FAILURE);
 	}

@@ -51,6 +51,7 @@ struct restore {
 	bool unsupported; /* this libtsm cannot be snapshotted */
 	/* What the store handed over, until adopted or dropped. */
 	int handed[_FD_MAX];
+	pid_t handed_pid; /* the handed pidfd's process (handed_check()) */
 	/* The running session's fds are in the store. */
 	bool stored;
 	/* The handed snapshot's stored copy is replaced by ours. */
@@ -139,8 +140,9 @@ static int pidfd_get_pid(int fd, pid_t *ret)
 	return is_pidfd ? 0 : -ENOTTY;
 }
 
-/* Whether the handed fds are a session worth adopting; logs why not. */
-static bool handed_check(const struct restore *r)
+/* Whether the handed fds are a session worth adopting (its leader's pid
+ * kept in handed_pid); logs why not. */
+static bool handed_check(struct restore *r)
 {
 	struct pollfd pfd = {.fd = r->handed[FD_PIDFD], .events = POLLIN};
 	unsigned ptn;
@@ -180,6 +182,7 @@ static bool handed_check(const struct restore *r)
 		return false;
 	}
 	log_debug("The fd store handed over /dev/pts/%u with session leader %d", ptn, (int)pid);
+	r->handed_pid = pid;
 	return true;
 }
 
@@ -347,14 +350,10 @@ void restore_new(const struct restore_config *c, struct restore **ret)
 
 bool restore_handed(struct restore *r, struct term_adopt *ret)
 {
-	pid_t pid = 0;
-
 	if (r->handed[FD_PTY] < 0)
 		return false;
-	/* handed_check() found it a live pidfd */
-	(void)pidfd_get_pid(r->handed[FD_PIDFD], &pid);
 	*ret = (struct term_adopt){
-	    .pid = pid,
+	    .pid = r->handed_pid, /* handed_check() found it a live pidfd's */
 	    .master = r->handed[FD_PTY],
 	    .pidfd = r->handed[FD_PIDFD],
 	    .snapshot = r->handed[FD_SNAPSHOT],

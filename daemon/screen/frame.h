@@ -37,13 +37,14 @@ struct frame {
 	 * at least half of it: a flood's frames redraw all of it. */
 	uint64_t full_render_usec;
 	uint64_t gap_from_usec; /* the frame gap counts from here */
-	/* A key's quick frames during a flood (frame.c, FLOOD_KEY_USEC):
+	/* A key's quick frames (frame.c, QUICK_INTERVAL_USEC):
 	 * whether the last frame moved or left a region smaller than the
 	 * screen (frame_region_seen()), whether the frame due is a quick one,
 	 * and the last quick frame's time and the session's byte count then */
 	bool region_moving;
 	bool quick;
 	uint64_t last_quick_usec, quick_bytes_in;
+	uint64_t quick_key_done; /* the key whose quick frames drew beside the region */
 };
 
 /* The timer (off), to the millisecond; draw is called when a frame is due. */
@@ -68,5 +69,8 @@ void frame_region_seen(struct frame *f, bool region);
  * (render_defer_region()). */
 bool frame_quick(const struct frame *f);
 /* A quick frame left the region (stats.last.deferred): it does not count
- * as the flood's frame, whose time stays; call frame_schedule() after. */
+ * as the output's frame, whose time stays; call frame_schedule() after. */
 void frame_quick_drawn(struct frame *f, struct term *term);
+/* A frame drew rows beside a moving region (stats.rows_before_move): the
+ * last key's quick frames are over. */
+void frame_beside_drawn(struct frame *f, struct term *term);

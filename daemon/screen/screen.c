@@ -161,10 +161,13 @@ static int screen_on_frame(sd_event_source *src, uint64_t usec, void *userdata)
 	render_set_cursor(s->render, cursor.shape, !(cursor.blink && s->cursor_off));
 	if (frame_quick(&s->frame))
 		render_defer_region(s->render);
+	uint64_t beside = render_get_stats(s->render)->rows_before_move;
 	bool again = render_frame(s->render, term_screen(t->term));
 	const struct render_frame_times *last = &render_get_stats(s->render)->last;
 	screen_blink_follow(s, cursor.blink && render_cursor_visible(s->render));
 	frame_region_seen(&s->frame, last->region_move);
+	if (render_get_stats(s->render)->rows_before_move != beside)
+		frame_beside_drawn(&s->frame, t->term);
 	if (last->deferred) {
 		/* a key's quick frame: the region is the flood's frame's */
 		frame_quick_drawn(&s->frame, t->term);

@@ -204,33 +204,40 @@ static uint64_t due_of(struct paced *p, bool *quick)
 	return due;
 }
 
-/* A key typed into a flood (FLOOD_KEY_USEC) on a 3840x2160 screen whose
- * whole frame takes 140 ms: where the last frame moved a region smaller
- * than the screen, the next frame is a quick one a frame interval after
- * the last, and after it (no output since) the flood's own frame keeps its
- * time; output again brings another quick frame an interval after that
- * one. Where the whole screen scrolled, whole frames come, the last one's
- * time apart, as before. */
+/* A key typed while a region scrolls (FLOOD_KEY_USEC): where the last
+ * frame moved a region smaller than the screen, the next frame is a quick
+ * one 4 ms (QUICK_INTERVAL) after the last frame's end, sooner than the
+ * output's own frame; after it (no output since) the output's frame keeps
+ * its time; output again brings another quick frame 4 ms after that one;
+ * once a frame drew a row beside the region (frame_beside_drawn()), no
+ * more for that key. Both during a flood (a 3840x2160 screen whose whole
+ * frame takes 140 ms) and at the quiet pace (16 ms after the last frame).
+ * Where the whole screen scrolled, a flood's whole frames come the last
+ * one's time apart, as before. */
 static void test_key_quick_frames(void)
 {
-	for (int region = 1; region >= 0; region--) {
+	for (int run = 0; run < 3; run++) {
+		bool region = run != 2, flood = run != 1;
+		uint64_t render_usec = flood ? 140 * USEC_PER_MSEC : 5 * USEC_PER_MSEC;
 		struct paced p;
-		uint64_t due, flood_due, end;
+		uint64_t due, own_due, end, q;
 		bool quick;
 
-		if (paced_new(&p, 480, 135, 60) < 0) {
+		/* 60 lines: a flood after a frame of the whole screen; 20
+		 * after a frame of a few cells are not */
+		if (paced_new(&p, 480, 135, flood ? 60 : 20) < 0) {
 			CHECK(!"a terminal with a session");
 			paced_free(&p);
 			return;
 		}
-		/* a flood's frame of the whole screen, then 60 lines */
-		paced_run(&p, 140 * USEC_PER_MSEC, 480 * 135, 60);
-		CHECK(frame_flood(&p.frame));
-		flood_due = due_of(&p, &quick);
+		paced_run(&p, render_usec, flood ? 480 * 135 : 10, flood ? 60 : 20);
+		CHECK(frame_flood(&p.frame) == flood);
+		own_due = due_of(&p, &quick);
 		CHECK(!quick);
-		end = p.t0 + 140 * USEC_PER_MSEC;
+		end = p.t0 + render_usec;
+		CHECK_EQ_U(own_due, flood ? end + 250 * USEC_PER_MSEC : end + FRAME_INTERVAL_USEC);
 		frame_region_seen(&p.frame, region);
-		/* a key, then its echo among the flood's bytes */
+		/* a key, then output (its echo among it) */
 		fake_now = end + 2 * USEC_PER_MSEC;
 		term_handle_key(p.term, 'a', 'a', 0, 'a', NULL);
 		fake_now = end + 3 * USEC_PER_MSEC;
@@ -244,22 +251,34 @@ static void test_key_quick_frames(void)
 			continue;
 		}
 		CHECK(quick);
-		CHECK_EQ_U(due, end + FRAME_INTERVAL_USEC);
+		CHECK_EQ_U(due, end + 4 * USEC_PER_MSEC);
 		/* the quick frame, 1 ms long, left the region */
 		fake_now = due + USEC_PER_MSEC;
+		q = fake_now;
 		frame_cancel(&p.frame); /* dispatched: the source is off */
 		frame_quick_drawn(&p.frame, p.term);
 		frame_schedule(&p.frame, p.term);
 		due = due_of(&p, &quick);
 		CHECK(!quick);
-		CHECK_EQ_U(due, flood_due);
-		/* more output (the session's 60 lines are all it writes: the
-		 * byte count at the quick frame is moved back instead) */
+		CHECK_EQ_U(due, own_due);
+		/* more output (the session's lines are all it writes: the byte
+		 * count at the quick frame is moved back instead) */
 		p.frame.quick_bytes_in--;
 		frame_schedule(&p.frame, p.term);
 		due = due_of(&p, &quick);
 		CHECK(quick);
-		CHECK_EQ_U(due, end + FRAME_INTERVAL_USEC + USEC_PER_MSEC + FRAME_INTERVAL_USEC);
+		CHECK_EQ_U(due, q + 4 * USEC_PER_MSEC);
+		/* that one drew the echo beside the region: output again
+		 * brings none, the output's frame is next */
+		fake_now = due + USEC_PER_MSEC;
+		frame_cancel(&p.frame);
+		frame_quick_drawn(&p.frame, p.term);
+		frame_beside_drawn(&p.frame, p.term);
+		p.frame.quick_bytes_in--;
+		frame_schedule(&p.frame, p.term);
+		due = due_of(&p, &quick);
+		CHECK(!quick);
+		CHECK_EQ_U(due, own_due);
 		paced_free(&p);
 	}
 }

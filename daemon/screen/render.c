@@ -579,6 +579,26 @@ static void render_find_cursor(struct render *r, struct tsm_screen *screen)
 		r->cursor_cell = (size_t)y * r->cols + x;
 }
 
+/* The session's scroll region (DECSTBM: libtsm's margins) when it leaves
+ * rows of the screen out, as drawn now: not with an overlay over the
+ * session's rows or a view into the scrollback, whose rows are not the
+ * screen's. */
+static bool render_margins(const struct render *r, struct tsm_screen *screen, unsigned *ret_top,
+			   unsigned *ret_bottom)
+{
+	const struct tsmpeek_screen *p;
+
+	if ((r->overlay && r->overlay->n > 0) || !tsmpeek_check(screen))
+		return false;
+	p = tsmpeek(screen);
+	if (tsmpeek_view_offset(p) != 0 || p->rows != r->rows || p->margin_top > p->margin_bottom ||
+	    p->margin_bottom >= p->rows || (p->margin_top == 0 && p->margin_bottom + 1 == p->rows))
+		return false;
+	*ret_top = p->margin_top;
+	*ret_bottom = p->margin_bottom + 1;
+	return true;
+}
+
 void render_set_overlay(struct render *r, const struct overlay *o)
 {
 	r->overlay = o;
@@ -1416,7 +1436,7 @@ static bool render_draw_cells(struct render *r, struct scroll_counters *c)
  * longer waits for the move and the region's flush, a whole screen's
  * pixels through DRM fbdev emulation. They are then prev's, so the frame's
  * own pass finds nothing left in them. False when the blitter failed. */
-static bool render_draw_outside(struct render *r, const struct frame_plan *p,
+static bool render_draw_outside(struct render *r, unsigned top, unsigned bottom,
 				struct scroll_counters *c)
 {
 	bool ok, any = false;
@@ -1426,7 +1446,7 @@ static bool render_draw_outside(struct render *r, const struct frame_plan *p,
 		const struct cell *cur = r->cur + (size_t)y * r->cols;
 		unsigned n;
 
-		if ((y >= p->top && y < p->bottom) || (r->rows_known && !r->row_changed[y]))
+		if ((y >= top && y < bottom) || (r->rows_known && !r->row_changed[y]))
 			continue;
 		n = damage_row_runs(prev, cur, r->cols, 2, r->runs);
 		for (unsigned i = 0; i < n; i++)
@@ -1733,7 +1753,7 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 		struct move_target t = render_move_target(r);
 		struct move_report rep;
 		struct frame_plan p;
-		unsigned top = 0, bottom = 0;
+		unsigned top = 0, bottom = 0, rtop = r->rows, rbottom = 0, mtop, mbottom;
 		/* with an overlay, the session's rows move beside it, never it */
 		bool within = r->overlay && render_movable_rows(r, &top, &bottom);
 
@@ -1757,16 +1777,34 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 		if (r->check_damage && r->rows_known)
 			render_check_damage(r, &f, top, bottom, within);
 		frame_plan_build(&f, &p);
-		region = (p.move == FRAME_MOVE_SHADOW || p.move == FRAME_MOVE_COPY) &&
-			 (p.top > 0 || p.bottom < r->rows);
-		if (region && !render_draw_outside(r, &p, &r->counters[p.mode]))
+		/* A region that scrolls beside still rows: the rows a move
+		 * takes (copy, shadow) and the session's scroll region
+		 * (margins) with them; without a move (redrawn: the rows may be
+		 * drawn in any order) the scroll region, which a flood of more
+		 * lines than it has rows scrolls past any guess, or the guessed
+		 * region if it is as good as the whole screen's. */
+		if (render_margins(r, screen, &mtop, &mbottom)) {
+			rtop = mtop;
+			rbottom = mbottom;
+		}
+		if (p.move == FRAME_MOVE_SHADOW || p.move == FRAME_MOVE_COPY) {
+			rtop = MIN(rtop, p.top);
+			rbottom = MAX(rbottom, p.bottom);
+		} else if (rtop >= rbottom && p.move == FRAME_MOVE_NONE && f.region.shift &&
+			   f.region.gain >= f.full.gain) {
+			rtop = f.region.top;
+			rbottom = f.region.bottom;
+		}
+		region = p.move != FRAME_MOVE_WINDOW && rtop < rbottom &&
+			 (rtop > 0 || rbottom < r->rows);
+		if (region && !render_draw_outside(r, rtop, rbottom, &r->counters[p.mode]))
 			/* the blitter failed filling (only a copy's frame has one):
 			 * no copy, the frame falls back as after a failed one */
 			rep = (struct move_report){.blitter_failed = true, .copy_failed = true};
 		else if (region && defer && r->rows_known && r->prev_valid) {
 			/* the region, its move and its rows, left to the next
 			 * frame: what differs there stays marked */
-			for (unsigned y = p.top; y < p.bottom; y++)
+			for (unsigned y = rtop; y < rbottom; y++)
 				if (r->row_changed[y]) {
 					r->row_pending[y] = true;
 					r->cur_hash[y] = r->prev_hash[y];
@@ -1777,8 +1815,14 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 			p.move = FRAME_MOVE_NONE;
 			p.rows_scrolled = 0;
 			p.exposed_top = p.exposed_bottom = 0;
-		} else
+		} else {
+			if (region && defer)
+				log_debug("A frame that could leave its region draws it: the cells "
+					  "were %staken incrementally, the last frame %s",
+					  r->rows_known ? "" : "not ",
+					  r->prev_valid ? "is known" : "is not known");
 			move_run(&t, &p, &r->counters[p.mode], &rep);
+		}
 		render_moved(r, &p, &rep, f.base);
 		mode = p.mode;
 	} else {

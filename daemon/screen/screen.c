@@ -169,7 +169,9 @@ static int screen_on_frame(sd_event_source *src, uint64_t usec, void *userdata)
 	if (render_get_stats(s->render)->rows_before_move != beside)
 		frame_beside_drawn(&s->frame, t->term);
 	if (last->deferred) {
-		/* a key's quick frame: the region is the flood's frame's */
+		/* a key's quick frame: the region is the output's frame's */
+		log_debug("Frame: quick, %llu us, the region left to the next",
+			  (unsigned long long)(now_usec() - start));
 		frame_quick_drawn(&s->frame, t->term);
 		screen_log_key(s, t->term, usec, start);
 		terminal_frame_done(t);

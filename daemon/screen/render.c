@@ -117,6 +117,7 @@ struct render {
 	bool snap_valid;    /* snap shows snap_screen at snap_age */
 	bool snap_filter;   /* this draw: cells not newer than snap_age are kept */
 	bool snap_resolved; /* the cell before was resolved (a right half follows it) */
+	unsigned snap_skip_top, snap_skip_bottom; /* this draw: rows left out */
 	const struct tsm_screen *snap_screen;
 	tsm_age_t snap_age;		  /* tsm_screen_draw()'s, when snap was taken */
 	unsigned snap_width, snap_height; /* libtsm's screen then */
@@ -802,6 +803,10 @@ static int render_snapshot_cell(struct tsm_screen *con, uint64_t id, const uint3
 	 * 0: it must be drawn), unless the cursor is or was on it (its shape
 	 * and blink are consoled's) or it is the right half of a cell just
 	 * resolved. */
+	if (r->snap_filter && posy >= r->snap_skip_top && posy < r->snap_skip_bottom) {
+		r->snap_resolved = false; /* a row left out (render_snapshot_take()) */
+		return 0;
+	}
 	if (r->snap_filter && age != 0 && age <= r->snap_age && i != r->cursor_cell &&
 	    i != r->snap_cursor && !(width == 0 && r->snap_resolved)) {
 		r->snap_resolved = false;
@@ -1542,23 +1547,31 @@ static void render_peek_again(struct render *r, struct tsm_screen *screen,
  * skipped in the callback an echo took 1.65M, this way 0.71M. Only for
  * the plain case: no selection, the view not in the scrollback, no code
  * point libtsm would look up as a sequence, no line narrower than the
- * screen, and no change to the whole screen (its age). False when it does
- * not apply; snap is then unchanged or right as far as it got. */
-static bool render_snapshot_peek(struct render *r, struct tsm_screen *screen)
+ * screen, and no change to the whole screen (its age) unless rows
+ * [skip_top, skip_bottom) are left out (a quick frame beside the scroll
+ * region: the rows taken are few, all their cells are taken). False when
+ * it does not apply; snap is then unchanged or right as far as it got. */
+static bool render_snapshot_peek(struct render *r, struct tsm_screen *screen, unsigned skip_top,
+				 unsigned skip_bottom)
 {
 	const struct tsmpeek_screen *p = tsmpeek(screen);
 	unsigned cols = MIN(r->cols, p->cols), rows = MIN(r->rows, p->rows);
 	tsm_age_t since = r->snap_age;
+	/* a change to the whole screen (a scroll moves libtsm's lines):
+	 * every cell changed; with rows left out the others are few */
+	bool screen_changed = p->age > since;
 
-	if (p->sel_active || p->sb_pos || p->age > since)
+	if (p->sel_active || p->sb_pos || (screen_changed && skip_top >= skip_bottom))
 		return false;
 	for (unsigned y = 0; y < rows; y++) {
 		const struct tsmpeek_line *line = p->lines[y];
 		const struct tsmpeek_cell *cells = line->cells;
-		bool all = line->age > since, resolved = false;
+		bool all = screen_changed || line->age > since, resolved = false;
 
 		if (line->size < p->cols)
 			return false;
+		if (y >= skip_top && y < skip_bottom)
+			continue;
 		for (unsigned x = 0; x < cols; x++) {
 			if (!all && cells[x].age <= since && !(resolved && cells[x].width == 0)) {
 				resolved = false;
@@ -1571,9 +1584,14 @@ static bool render_snapshot_peek(struct render *r, struct tsm_screen *screen)
 			resolved = true;
 		}
 	}
-	render_peek_again(r, screen, p, r->cursor_cell);
-	if (r->snap_cursor != r->cursor_cell)
-		render_peek_again(r, screen, p, r->snap_cursor);
+	for (unsigned i = 0; i < 2; i++) {
+		size_t c = i ? r->snap_cursor : r->cursor_cell;
+
+		if ((i && c == r->cursor_cell) ||
+		    (c != SIZE_MAX && c / r->cols >= skip_top && c / r->cols < skip_bottom))
+			continue;
+		render_peek_again(r, screen, p, c);
+	}
 	return true;
 }
 
@@ -1583,21 +1601,36 @@ static bool render_snapshot_peek(struct render *r, struct tsm_screen *screen)
  * its ages: the next frame resolves every cell. True when the cells were
  * taken incrementally (only the rows marked in row_changed changed in
  * snap). */
-static bool render_snapshot_take(struct render *r, struct tsm_screen *screen)
+static bool render_snapshot_take(struct render *r, struct tsm_screen *screen, unsigned skip_top,
+				 unsigned skip_bottom)
 {
 	bool keeps = render_snapshot_keeps(r, screen);
 	tsm_age_t age;
 
 	r->fill = r->snap;
-	if (keeps && render_snapshot_peek(r, screen))
+	if (!keeps)
+		skip_top = skip_bottom = 0; /* every cell, these rows too */
+	if (keeps && render_snapshot_peek(r, screen, skip_top, skip_bottom))
 		age = tsmpeek(screen)->age_cnt;
 	else {
 		r->snap_filter = keeps;
 		r->snap_resolved = false;
+		r->snap_skip_top = skip_top;
+		r->snap_skip_bottom = skip_bottom;
 		age = tsm_screen_draw(screen, render_snapshot_cell, r);
+		r->snap_skip_top = r->snap_skip_bottom = 0;
 	}
 	r->fill = r->cur;
 	r->snap_filter = false;
+	if (skip_top < skip_bottom) {
+		/* rows left out: what changed there since snap_age is still to
+		 * be taken, so snap stays at that age (the rows taken now are
+		 * taken again) and at its cursor; if libtsm's ages went round,
+		 * the next frame takes every cell */
+		if (age == 0)
+			r->snap_valid = false;
+		return keeps;
+	}
 	r->snap_valid = age != 0;
 	r->snap_age = age;
 	r->snap_screen = screen;
@@ -1717,6 +1750,7 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 	struct cell *tmp;
 	uint64_t *tmp_hash;
 	bool incremental, hashed = false, defer, deferred = false, region = false;
+	unsigned skip_top = 0, skip_bottom = 0;
 
 	render_find_cursor(r, screen);
 	/* what a tile code point shows changed: no cached tile is served */
@@ -1735,7 +1769,12 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 		}
 	defer = r->defer_next;
 	r->defer_next = false;
-	incremental = render_snapshot_take(r, screen);
+	/* a frame that may leave the session's scroll region does not take
+	 * its cells either: a quick frame beside a flooded region of 49x160
+	 * cells took 6-7 ms resolving them under TCG */
+	if (!defer || !render_margins(r, screen, &skip_top, &skip_bottom))
+		skip_top = skip_bottom = 0;
+	incremental = render_snapshot_take(r, screen, skip_top, skip_bottom);
 	render_mark_last_rows(r);
 	render_snapshot_to_cur(r, incremental);
 	if (r->overlay)

@@ -1057,14 +1057,14 @@ static void defer_region(enum scroll_mode mode)
 	st = render_get_stats(b->render);
 	render_set_check_damage(b->render, true);
 	for (unsigned i = 0; i < 60; i++) {
-		bool full = i % 8 == 5, defer = i > 0 && i % 4 != 0;
+		bool full = i % 8 == 4, defer = i > 0 && i % 4 != 0;
 
 		if (i == 0)
 			snprintf(buf, sizeof(buf),
 				 "\033[?25l\033[H\033[2J\033[1;9r1\r\n2\r\n3\r\n4\r\n5\r\n6"
 				 "\r\n7\r\n8\r\n9");
 		else if (full)
-			snprintf(buf, sizeof(buf), "\033[r\033[10;1H\r\n");
+			snprintf(buf, sizeof(buf), "\033[r\033[10;1H\r\n\033[1;9r");
 		else if (!defer)
 			/* a key alone: what the region has to show is what the
 			 * frames before left */
@@ -1074,7 +1074,7 @@ static void defer_region(enum scroll_mode mode)
 			/* two lines into rows 1-9, or twelve (more than the
 			 * region holds: no move is found, the region is the
 			 * session's scroll region), and a key's echo on row 10 */
-			int n = snprintf(buf, sizeof(buf), "\033[1;9r\033[9;1H");
+			int n = snprintf(buf, sizeof(buf), "\033[9;1H");
 
 			for (unsigned k = 0; k < (i % 4 == 3 ? 12u : 2u); k++)
 				n += snprintf(buf + n, sizeof(buf) - (size_t)n, "\r\nline %u %u", i,

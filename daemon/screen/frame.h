@@ -64,8 +64,8 @@ void frame_drawn(struct frame *f, struct term *term, uint64_t start, uint64_t du
 /* Whether the last frame drawn moved a region smaller than the screen, or
  * left one to the next frame (render.h stats.last.region_move). */
 void frame_region_seen(struct frame *f, bool region);
-/* Whether the frame now due is a key's quick frame in a flood: the screen
- * asks the renderer to leave a scrolling region to the flood's own frame
+/* Whether the frame now due is a key's quick frame: the screen asks the
+ * renderer to leave a scrolling region to the output's own frame
  * (render_defer_region()). */
 bool frame_quick(const struct frame *f);
 /* A quick frame left the region (stats.last.deferred): it does not count

@@ -1749,8 +1749,8 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 	struct scroll_counters *c;
 	struct cell *tmp;
 	uint64_t *tmp_hash;
-	bool incremental, hashed = false, defer, deferred = false, region = false;
-	unsigned skip_top = 0, skip_bottom = 0;
+	bool incremental, hashed = false, defer, deferred = false, region = false, margins;
+	unsigned skip_top = 0, skip_bottom = 0, mtop = 0, mbottom = 0;
 
 	render_find_cursor(r, screen);
 	/* what a tile code point shows changed: no cached tile is served */
@@ -1769,11 +1769,14 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 		}
 	defer = r->defer_next;
 	r->defer_next = false;
+	margins = render_margins(r, screen, &mtop, &mbottom);
 	/* a frame that may leave the session's scroll region does not take
 	 * its cells either: a quick frame beside a flooded region of 49x160
 	 * cells took 6-7 ms resolving them under TCG */
-	if (!defer || !render_margins(r, screen, &skip_top, &skip_bottom))
-		skip_top = skip_bottom = 0;
+	if (defer && margins) {
+		skip_top = mtop;
+		skip_bottom = mbottom;
+	}
 	incremental = render_snapshot_take(r, screen, skip_top, skip_bottom);
 	render_mark_last_rows(r);
 	render_snapshot_to_cur(r, incremental);
@@ -1792,7 +1795,7 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 		struct move_target t = render_move_target(r);
 		struct move_report rep;
 		struct frame_plan p;
-		unsigned top = 0, bottom = 0, rtop = r->rows, rbottom = 0, mtop, mbottom;
+		unsigned top = 0, bottom = 0, rtop = r->rows, rbottom = 0;
 		/* with an overlay, the session's rows move beside it, never it */
 		bool within = r->overlay && render_movable_rows(r, &top, &bottom);
 
@@ -1822,7 +1825,7 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 		 * drawn in any order) the scroll region, which a flood of more
 		 * lines than it has rows scrolls past any guess, or the guessed
 		 * region if it is as good as the whole screen's. */
-		if (render_margins(r, screen, &mtop, &mbottom)) {
+		if (margins) {
 			rtop = mtop;
 			rbottom = mbottom;
 		}
@@ -1840,7 +1843,7 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 			/* the blitter failed filling (only a copy's frame has one):
 			 * no copy, the frame falls back as after a failed one */
 			rep = (struct move_report){.blitter_failed = true, .copy_failed = true};
-		else if (region && defer && r->rows_known && r->prev_valid) {
+		else if (region && defer && r->rows_known) {
 			/* the region, its move and its rows, left to the next
 			 * frame: what differs there stays marked */
 			for (unsigned y = rtop; y < rbottom; y++)
@@ -1856,10 +1859,8 @@ bool render_frame(struct render *r, struct tsm_screen *screen)
 			p.exposed_top = p.exposed_bottom = 0;
 		} else {
 			if (region && defer)
-				log_debug("A frame that could leave its region draws it: the cells "
-					  "were %staken incrementally, the last frame %s",
-					  r->rows_known ? "" : "not ",
-					  r->prev_valid ? "is known" : "is not known");
+				log_debug("A frame that could leave its region draws it: the "
+					  "cells were not taken incrementally");
 			move_run(&t, &p, &r->counters[p.mode], &rep);
 		}
 		render_moved(r, &p, &rep, f.base);

@@ -94,12 +94,13 @@ struct render_stats {
  * for the tests, a second detection over the whole grid per frame. */
 void render_set_check_damage(struct render *r, bool on);
 
-/* The next frame, when it would move a region smaller than the screen
- * (a scroll region's flood beside still rows), draws only the rows outside
- * the region and leaves the region, its move and its rows, to the frame
- * after it (stats.last.deferred): a key's frame in a flood draws the line
- * it typed under the region, not the region's whole screen of pixels. A
- * frame that moves the whole screen, or nothing, is drawn whole. */
+/* The next frame, when a region smaller than the screen scrolls beside
+ * still rows (a move of one, or the session's scroll region), draws only
+ * the rows outside the region and leaves the region, its move, its rows and
+ * their cells, to the frame after it (stats.last.deferred): a key's quick
+ * frame draws the line typed under the region, not the region's whole
+ * screen of pixels. A frame whose whole screen scrolls, or that was not
+ * taken incrementally, is drawn whole. */
 void render_defer_region(struct render *r);
 
 /* The renderer draws with `fonts` (which the caller keeps) in its current

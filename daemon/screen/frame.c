@@ -208,6 +208,7 @@ void frame_drawn(struct frame *f, struct term *term, uint64_t start, uint64_t du
 	uint64_t screen_cells = frame_screen_cells(term);
 
 	f->last_frame_usec = now_usec();
+	f->last_start_usec = start;
 	if (cells * 2 >= screen_cells)
 		f->full_render_usec = (f->last_frame_usec - start) * screen_cells / cells;
 	frame_pace(f, term, f->last_frame_usec - start);
@@ -263,6 +264,25 @@ void frame_beside_drawn(struct frame *f, struct term *term)
 	f->quick_key_done = key->key_usec;
 }
 
+/* Since the flood's last frame, less than a row of bytes and at most one
+ * line came: the pty had nothing more when that frame ended (a flood's
+ * first read after a frame brings what the pty held meanwhile, 4 KiB), so
+ * the flood has stopped, and what came is what follows it, the prompt after
+ * a Ctrl+C most likely. For a key's frames (FLOOD_KEY_USEC) that one is
+ * drawn at once, not a whole frame's time after the flood's: the prompt
+ * after Ctrl+C waited FRAME_INTERVAL (16 ms) after the flood's last frame,
+ * a whole 1280x800 screen under TCG (bochs: 53 ms median from the Ctrl+C
+ * to a still prompt, fbcon 11-14 ms). Should the flood go on, the next
+ * frame finds more than a screenful since this one and is paced as the
+ * flood's again. */
+static bool frame_flood_stopped(const struct frame *f, struct term *term)
+{
+	uint64_t cols = tsm_screen_get_width(term_screen(term));
+
+	return term_bytes_in(term) - f->frame_bytes_in < cols &&
+	       term_lines_in(term) - f->frame_lines_in <= 1;
+}
+
 void frame_schedule(struct frame *f, struct term *term)
 {
 	int enabled = SD_EVENT_OFF;
@@ -297,11 +317,22 @@ void frame_schedule(struct frame *f, struct term *term)
 			   f->last_frame_usec + FRAME_INTERVAL_USEC);
 		/* and for a key typed into it (FLOOD_KEY_USEC), where no
 		 * region scrolls (quick frames below), whole frames, drawing
-		 * at most half the time */
-		if (key && key->key_usec && now < key->key_usec + FLOOD_KEY_USEC &&
-		    !f->region_moving)
-			when = MIN(when, f->last_frame_usec +
-					     MAX(FRAME_INTERVAL_USEC, f->full_render_usec));
+		 * at most half the time; once the flood has stopped, at once,
+		 * also after the window where the key's frame began in it
+		 * (3840x2160 under TCG: the frame after Ctrl+C, 140 ms, ends
+		 * after the window, and the prompt waited for the flood's quiet
+		 * time, twice that) */
+		if (key && key->key_usec && !f->region_moving) {
+			bool window = now < key->key_usec + FLOOD_KEY_USEC;
+			bool key_frame = f->last_start_usec >= key->key_usec &&
+					 f->last_start_usec < key->key_usec + FLOOD_KEY_USEC;
+
+			if ((window || key_frame) && frame_flood_stopped(f, term))
+				when = now;
+			else if (window)
+				when = MIN(when, f->last_frame_usec +
+						     MAX(FRAME_INTERVAL_USEC, f->full_render_usec));
+		}
 	}
 	quick = frame_quick_time(f, term, now, &when);
 	if (f->frame_gap_usec <= FRAME_INTERVAL_USEC && !quick && enabled != SD_EVENT_OFF)

@@ -27,6 +27,7 @@ struct frame {
 	void *draw_data;
 	uint64_t now_due;
 	uint64_t last_frame_usec;
+	uint64_t last_start_usec; /* when the last frame (not a quick one) began */
 	/* The least time from one frame to the next: FRAME_INTERVAL, longer
 	 * during a flood (FLOOD_RENDER_FACTOR); and the session's byte count
 	 * at the last frame, which tells a flood. */

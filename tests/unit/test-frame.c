@@ -283,6 +283,56 @@ static void test_key_quick_frames(void)
 	}
 }
 
+/* Ctrl+C typed into a flood (FLOOD_KEY_USEC): the flood's frame after the
+ * key is a whole one, the last one's time after it; then what comes is
+ * the prompt (28 bytes, a line): the flood has stopped, and its frame is
+ * drawn at once (frame_flood_stopped()), not a whole frame's time after
+ * the flood's, though the key's window (100 ms) ended during that frame.
+ * More than that after the flood's frame (the flood going on: 4 KiB) waits
+ * for the flood's gap, as before. A 3840x2160 screen whose whole frame
+ * takes 140 ms. */
+static void test_key_flood_stopped(void)
+{
+	for (int run = 0; run < 2; run++) {
+		bool stopped = run == 0;
+		uint64_t render_usec = 140 * USEC_PER_MSEC, end, now, due;
+		struct paced p;
+		bool quick;
+
+		if (paced_new(&p, 480, 135, 60) < 0) {
+			CHECK(!"a terminal with a session");
+			paced_free(&p);
+			return;
+		}
+		paced_run(&p, render_usec, 480 * 135, 60);
+		CHECK(frame_flood(&p.frame));
+		fake_now = p.t0 + render_usec + 2 * USEC_PER_MSEC;
+		term_handle_key(p.term, 0x03, 'c', 0, 'c', NULL);
+		/* the flood's frame, its 60 lines: the flood's gap after it */
+		frame_cancel(&p.frame);
+		end = fake_now + render_usec;
+		fake_now = end;
+		frame_drawn(&p.frame, p.term, end - render_usec, end - render_usec, true,
+			    480 * 135);
+		CHECK(frame_flood(&p.frame));
+		/* then the prompt, or 4 KiB more of the flood (the session's
+		 * lines are all it writes: the counts at the frame are moved
+		 * back instead) */
+		p.frame.frame_bytes_in -= stopped ? 28 : 4096;
+		p.frame.frame_lines_in -= stopped ? 1 : 60;
+		now = fake_now = end + USEC_PER_MSEC;
+		frame_schedule(&p.frame, p.term);
+		CHECK(frame_pending(&p.frame));
+		due = due_of(&p, &quick);
+		CHECK(!quick);
+		if (stopped)
+			CHECK_EQ_U(due, now);
+		else /* the key's window is over: the flood's gap */
+			CHECK_EQ_U(due, end + 250 * USEC_PER_MSEC);
+		paced_free(&p);
+	}
+}
+
 int main(void)
 {
 	tests_session_signals();
@@ -290,5 +340,6 @@ int main(void)
 	RUN(test_flood_lines);
 	RUN(test_flood_quiet);
 	RUN(test_key_quick_frames);
+	RUN(test_key_flood_stopped);
 	return TESTS_RESULT();
 }

@@ -17,8 +17,12 @@ import screen
 import vmtest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TERMINALS = ["fbcon", "consoled", "fbterm", "kmscon"]
+TERMINALS = ["fbcon", "floor", "consoled", "fbterm", "kmscon"]
+# "floor" (echofloor.c): the pty's round trip and a cell filled per echoed
+# byte, the least any terminal on a pty does; it has the echo phases only
+FLOOR_PHASES = {"idle", "flood"}
 G_KEYLAT = "/usr/bin/keylat"
+G_ECHOFLOOR = "/usr/bin/echofloor"
 G_LAT_SH = "/bench/lat.sh"
 G_LAT_RUN = "/bench/lat-run.sh"
 G_DIR = "/tmp/lat"
@@ -57,14 +61,17 @@ def guest_files(args, consoled):
     """({guest: host} files, {guest: host} binaries) the section needs."""
     if not terminals(args):
         return {}, {}
-    keylat = os.path.join(os.path.dirname(os.path.abspath(consoled)), "..", "tests", "bench",
-                          "keylat")
-    if not os.path.exists(keylat):
-        raise SystemExit("bench: --latency needs keylat next to consoled (%s): build"
-                         " tests/bench/keylat, or --latency ''" % os.path.normpath(keylat))
+    elves = {}
+    for guest, name in ((G_KEYLAT, "keylat"), (G_ECHOFLOOR, "echofloor")):
+        path = os.path.join(os.path.dirname(os.path.abspath(consoled)), "..", "tests", "bench",
+                            name)
+        if not os.path.exists(path):
+            raise SystemExit("bench: --latency needs %s next to consoled (%s): build"
+                             " tests/bench/%s, or --latency ''"
+                             % (name, os.path.normpath(path), name))
+        elves[guest] = os.path.normpath(path)
     return ({G_LAT_SH: os.path.join(HERE, "lat.sh"),
-             G_LAT_RUN: "exec keylat --run /bin/sh %s \"$@\"\n" % G_LAT_SH},
-            {G_KEYLAT: os.path.normpath(keylat)})
+             G_LAT_RUN: "exec keylat --run /bin/sh %s \"$@\"\n" % G_LAT_SH}, elves)
 
 
 def start_command(b, term, ready, font, kmscon):
@@ -84,6 +91,10 @@ def start_command(b, term, ready, font, kmscon):
         return ("CONSOLED_BACKEND_DIR=%s consoled --vt=1 --fbdev=/dev/fb0 --font-file=%s"
                 " --verbose --stats --login -- %s >%s/term.log 2>&1"
                 % (vmtest.GUEST_BACKEND_DIR, font, session, G_DIR))
+    if term == "floor":
+        # keylat's keyboard, from its log (keylat starts first)
+        return ("echofloor $(sed -n 's/^keylat: created //p' %s/keylat.log) %d %d -- %s"
+                " >%s/term.log 2>&1" % (G_DIR, b.font_w, b.font_h, session, G_DIR))
     if term == "fbterm":
         return ("FONTCONFIG_FILE=%s setsid -c fbterm -n 'DejaVu Sans Mono' -s 13 --font-width=%d"
                 " --font-height=%d -- %s </dev/tty1 >%s/term.log 2>&1"
@@ -108,16 +119,19 @@ def run_terminal(b, args, term, font, kmscon):
     # the echo while the terminal scrolls: its last text row (lat.sh)
     band = ((b.rows - 1) * b.font_h, b.rows * b.font_h - 1)
     steps = ("bpp %d wait-file %s/ready sleep 2000 echo %d touch %s/e1 wait-file %s/g2"
-             " echo %d touch %s/e2 wait-file %s/g3 touch %s/ready.scroll sleep 2000"
-             " echo-rows %d %d %d touch %s/ready.int sleep 1000 int %d 1000"
-             % (b.bpp, d, keys, d, d, keys, d, d, d, keys, band[0], band[1], d, rounds))
+             " echo %d touch %s/e2" % (b.bpp, d, keys, d, d, keys, d))
+    if term != "floor":
+        steps += (" wait-file %s/g3 touch %s/ready.scroll sleep 2000"
+                  " echo-rows %d %d %d touch %s/ready.int sleep 1000 int %d 1000"
+                  % (d, d, keys, band[0], band[1], d, rounds))
     vm.check("(keylat %s >%s/keylat.log 2>&1; echo $? >%s/status) </dev/null >/dev/null 2>&1 &"
              % (steps, d, d))
     # The keyboard exists before the terminal starts (kmscon enumerates input
     # devices at start; the guest has no udevd to tell it of new ones).
     vm.check("i=0; until grep -q created %s/keylat.log || [ $i -gt 100 ]; do sleep 0.1;"
              " i=$((i + 1)); done" % d, timeout=60)
-    proc = {"fbcon": None, "consoled": "consoled", "fbterm": "fbterm", "kmscon": "kmscon"}[term]
+    proc = {"fbcon": None, "floor": "echofloor", "consoled": "consoled", "fbterm": "fbterm",
+            "kmscon": "kmscon"}[term]
     vm.check("(%s &) </dev/null >/dev/null 2>&1" % start_command(b, term, d + "/ready", font, kmscon))
     status = d + "/status"
     # fbterm scans the fonts at start (~20 s under TCG, minutes on a busy
@@ -166,7 +180,7 @@ def run_terminal(b, args, term, font, kmscon):
         found[key] = {"n": int(m.group(2)), "median_ms": int(m.group(3)) / 1000,
                       "p99_ms": int(m.group(4)) / 1000, "max_ms": int(m.group(5)) / 1000,
                       "min_ms": int(m.group(6)) / 1000}
-    if set(found) != {"idle", "flood", "scroll", "int"}:
+    if set(found) != (FLOOR_PHASES if term == "floor" else {"idle", "flood", "scroll", "int"}):
         raise RuntimeError("keylat printed no figures:\n%s" % log)
     band = re.search(r"echo band rows (\d+)-(\d+)", log)
     mode = re.search(r"mode (\S+) (\d+) bpp", log)
@@ -216,6 +230,16 @@ def key_stages(lines):
     return out
 
 
+def figures(r):
+    """A row's medians and p99s (ms) of idle, flood, scroll and Ctrl+C, "-"
+    for a phase it has not (the floor's scroll and Ctrl+C)."""
+    out = []
+    for phase in ("idle", "flood", "scroll", "int"):
+        for k in ("median_ms", "p99_ms"):
+            out.append("%.1f" % r[phase][k] if phase in r else "-")
+    return tuple(out)
+
+
 def run(b, args, result, font, kmscon):
     """The section for one card: a row per terminal in result["latency"]."""
     rows = []
@@ -227,11 +251,9 @@ def run(b, args, result, font, kmscon):
         try:
             r = run_terminal(b, args, term, font, kmscon)
             r["term"] = term
-            print("# %s latency %s: echo idle %.1f/%.1f ms, flood %.1f/%.1f ms,"
-                  " scroll %.1f/%.1f ms, Ctrl+C %.1f/%.1f ms (median/p99)"
-                  % (b.card, term, r["idle"]["median_ms"], r["idle"]["p99_ms"],
-                     r["flood"]["median_ms"], r["flood"]["p99_ms"], r["scroll"]["median_ms"],
-                     r["scroll"]["p99_ms"], r["int"]["median_ms"], r["int"]["p99_ms"]),
+            f = figures(r)
+            print("# %s latency %s: echo idle %s/%s ms, flood %s/%s ms,"
+                  " scroll %s/%s ms, Ctrl+C %s/%s ms (median/p99)" % ((b.card, term) + f),
                   flush=True)
         except Exception as e:  # noqa: BLE001 -- the next terminal still runs
             print("# %s latency %s: FAILED: %s" % (b.card, term, e), flush=True)
@@ -269,10 +291,7 @@ def format_card(card):
         if "skipped" in r:
             out.append("   %-9s skipped: %s" % (r["term"], r["skipped"]))
             continue
-        out.append("   %-9s %9.1f %9.1f %10.1f %10.1f %11.1f %11.1f %9.1f %9.1f"
-                   % (r["term"], r["idle"]["median_ms"], r["idle"]["p99_ms"],
-                      r["flood"]["median_ms"], r["flood"]["p99_ms"], r["scroll"]["median_ms"],
-                      r["scroll"]["p99_ms"], r["int"]["median_ms"], r["int"]["p99_ms"]))
+        out.append("   %-9s %9s %9s %10s %10s %11s %11s %9s %9s" % ((r["term"],) + figures(r)))
     for r in lat["rows"]:
         if r.get("idle_wakeups") is not None or r.get("guest_wakeups") is not None:
             own = ("%d wake-ups of the process, " % r["idle_wakeups"]

@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ptysession.h"
+
 static const char query[] = "\033[6n";
 
 int main(int argc, char **argv)
@@ -55,29 +57,9 @@ int main(int argc, char **argv)
 	}
 	if (ioctl(master, TIOCSWINSZ, &ws) < 0)
 		perror("ptyfloor: TIOCSWINSZ");
-	child = fork();
-	if (child < 0) {
-		perror("ptyfloor: fork");
+	child = pty_session(master, argv + 6, "ptyfloor");
+	if (child < 0)
 		return 1;
-	}
-	if (child == 0) {
-		int slave;
-
-		setsid();
-		slave = open(ptsname(master), O_RDWR);
-		if (slave < 0 || ioctl(slave, TIOCSCTTY, 0) < 0) {
-			perror("ptyfloor: slave");
-			_exit(127);
-		}
-		dup2(slave, 0);
-		dup2(slave, 1);
-		dup2(slave, 2);
-		if (slave > 2)
-			close(slave);
-		execvp(argv[6], argv + 6);
-		perror("ptyfloor: exec");
-		_exit(127);
-	}
 	for (;;) {
 		struct pollfd p = {master, POLLIN, 0};
 		ssize_t n;

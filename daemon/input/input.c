@@ -79,6 +79,9 @@ struct input_device {
 	unsigned reported;    /* buttons 1..3 (bits 0..2) as the callback has them */
 	/* Since a SYN_DROPPED, until the SYN_REPORT that ends the broken report. */
 	bool dropped;
+	/* its events carry CLOCK_MONOTONIC times (EVIOCSCLOCKID), which the
+	 * key trace of --stats compares with its own clock */
+	bool clock_monotonic;
 	/* The keys this device has pressed into the xkb state: what a resync
 	 * compares with the keys the device reports down. */
 	unsigned long down[NBITS(KEY_MAX + 1)];
@@ -90,6 +93,7 @@ struct input {
 	void *userdata;
 	struct input_config cfg;
 	bool active;
+	uint64_t event_usec; /* the key event being handled: its kernel time */
 
 	struct udev *udev;
 	struct udev_monitor *monitor;
@@ -338,7 +342,7 @@ static void input_send_text(struct input *in, const char *text, uint32_t keysym,
 /* What the kitty keyboard protocol needs of key beyond its keysym. */
 static struct keys_event input_key_event(struct input *in, uint32_t key, enum keys_event_type type)
 {
-	struct keys_event ev = {.type = type};
+	struct keys_event ev = {.type = type, .event_usec = in->event_usec};
 	const xkb_keysym_t *syms;
 	xkb_layout_index_t layout = xkb_state_key_get_layout(in->state, key);
 
@@ -935,8 +939,15 @@ static int input_on_device(sd_event_source *s, int fd, uint32_t revents, void *u
 			/* dropped while the VT is away; resynced on acquire */
 			if (in->active)
 				pointer_event(d, &ev[i]);
-		} else if (ev[i].type == EV_KEY && d->keyboard && !input_code_is_button(ev[i].code))
+		} else if (ev[i].type == EV_KEY && d->keyboard &&
+			   !input_code_is_button(ev[i].code)) {
+			in->event_usec = d->clock_monotonic
+					     ? (uint64_t)ev[i].input_event_sec * USEC_PER_SEC +
+						   (uint64_t)ev[i].input_event_usec
+					     : 0;
 			input_handle_key(d, ev[i].code, ev[i].value);
+			in->event_usec = 0;
+		}
 	}
 	return 0;
 }
@@ -1032,6 +1043,7 @@ static void input_add_device(struct input *in, const char *devnode)
 	d->pointer = pointer;
 	d->sound = sound;
 	d->wheel_hi_res = pointer && hi_res;
+	d->clock_monotonic = keyboard && ioctl(fd, EVIOCSCLOCKID, &(int){CLOCK_MONOTONIC}) >= 0;
 	if (pointer == POINTER_ABS || pointer == POINTER_TOUCHPAD) {
 		if (ioctl(fd, EVIOCGABS(ABS_X), &d->abs_x) < 0 ||
 		    ioctl(fd, EVIOCGABS(ABS_Y), &d->abs_y) < 0) {

@@ -87,9 +87,13 @@ static void screen_log_key(struct screen *s, struct term *term, uint64_t due, ui
 	term_key_trace_done(term);
 	if (!s->cfg.stats)
 		return;
-	log_info("Key: %llu us to the pty, echo read %llu us later, parsed in %llu us; frame "
+	log_info("Key: read %llu us after its event, %llu us to the pty, echo read %llu us later, "
+		 "parsed in %llu us; frame "
 		 "%llu us after the parse (due at %lld us): cells %llu, detect %llu, draw %llu, "
 		 "flush %llu us; %llu us from the key to the glass",
+		 (unsigned long long)(k->event_usec && k->event_usec < k->key_usec
+					  ? k->key_usec - k->event_usec
+					  : 0),
 		 (unsigned long long)(k->write_usec - k->key_usec),
 		 (unsigned long long)(k->read_usec - k->write_usec),
 		 (unsigned long long)(k->parsed_usec - k->read_usec),

@@ -87,6 +87,9 @@ struct keys_event {
 	enum keys_event_type type;
 	uint32_t unshifted; /* the key's keysym at its first shift level, 0: unknown */
 	uint32_t base;	    /* the key's keysym in the US PC-101 layout, 0: unknown */
+	/* the kernel's time of its evdev event (CLOCK_MONOTONIC, us), 0:
+	 * none (a software repeat) or unknown */
+	uint64_t event_usec;
 };
 
 /* The longest sequence keys_kitty_encode() writes: a code with two alternate

@@ -966,8 +966,10 @@ void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned m
 	if (n > 0)
 		term_write_cb(t->vte, seq, n, t);
 	if (n > 0 || tsm_vte_handle_keyboard(t->vte, keysym, ascii, mods, unicode)) {
-		t->key = (struct term_key_trace){
-		    .key_usec = start, .write_usec = now_usec(), .pending = true};
+		t->key = (struct term_key_trace){.event_usec = ev ? ev->event_usec : 0,
+						 .key_usec = start,
+						 .write_usec = now_usec(),
+						 .pending = true};
 		/* Typing brings the view back from the scrollback, as in xterm;
 		 * a modifier or a release (kitty protocol) does not, or Shift+
 		 * PageUp could not page back under flags 8 or 2. Only that

@@ -31,8 +31,8 @@ G_DIR = "/tmp/lat"
 IDLE_SECONDS = 60
 # the figures of consoled --stats's line per echoed key (screen.c
 # screen_log_key()), in order
-KEY_STAGES = ["to pty", "echo read", "parse", "frame wait", "due", "cells", "detect", "draw",
-              "flush", "total"]
+KEY_STAGES = ["input", "to pty", "echo read", "parse", "frame wait", "due", "cells", "detect",
+              "draw", "flush", "total"]
 RESULT_RE = re.compile(r"^(echo|scroll|int) n=(\d+) median_us=(\d+) p99_us=(\d+) max_us=(\d+)"
                        r" min_us=(\d+)$", re.M)
 
@@ -220,13 +220,15 @@ def key_stages(lines):
     """Medians (us) of each stage of consoled's idle echoes: the figures of its
     Key: lines, one line each."""
     rows = [[int(v) for v in l.split()] for l in lines.splitlines()]
+    # a daemon older than the input stage (echotrace.py --compare) has none
+    rows = [[None] + r if len(r) == len(KEY_STAGES) - 1 else r for r in rows]
     rows = [r for r in rows if len(r) == len(KEY_STAGES)]
     if not rows:
         return None
     out = {"n": len(rows)}
     for i, name in enumerate(KEY_STAGES):
-        vals = sorted(r[i] for r in rows)
-        out[name] = vals[len(vals) // 2]
+        vals = sorted(r[i] for r in rows if r[i] is not None)
+        out[name] = vals[len(vals) // 2] if vals else -1
     return out
 
 

@@ -93,7 +93,9 @@ struct input {
 	void *userdata;
 	struct input_config cfg;
 	bool active;
-	uint64_t event_usec; /* the key event being handled: its kernel time */
+	/* the key event being handled: its kernel time, and when its device's
+	 * read began (the key trace of --stats) */
+	uint64_t event_usec, read_usec;
 
 	struct udev *udev;
 	struct udev_monitor *monitor;
@@ -342,7 +344,8 @@ static void input_send_text(struct input *in, const char *text, uint32_t keysym,
 /* What the kitty keyboard protocol needs of key beyond its keysym. */
 static struct keys_event input_key_event(struct input *in, uint32_t key, enum keys_event_type type)
 {
-	struct keys_event ev = {.type = type, .event_usec = in->event_usec};
+	struct keys_event ev = {
+	    .type = type, .event_usec = in->event_usec, .read_usec = in->read_usec};
 	const xkb_keysym_t *syms;
 	xkb_layout_index_t layout = xkb_state_key_get_layout(in->state, key);
 
@@ -899,8 +902,10 @@ static int input_on_device(sd_event_source *s, int fd, uint32_t revents, void *u
 
 	(void)s;
 	(void)revents;
+	in->read_usec = now_usec();
 	n = read(fd, ev, sizeof(ev));
 	if (n < 0) {
+		in->read_usec = 0;
 		if (errno == EAGAIN || errno == EINTR)
 			return 0;
 		/* ENODEV: unplugged. The monitor may tell us too. */
@@ -933,6 +938,7 @@ static int input_on_device(sd_event_source *s, int fd, uint32_t revents, void *u
 			/* What else this read returned is older than the state
 			 * just read, which includes it: applied again, a key
 			 * press whose release the ioctl flushed would stick. */
+			in->read_usec = 0;
 			return 0;
 		} else if (d->pointer &&
 			   (ev[i].type != EV_KEY || input_code_is_button(ev[i].code))) {
@@ -949,6 +955,7 @@ static int input_on_device(sd_event_source *s, int fd, uint32_t revents, void *u
 			in->event_usec = 0;
 		}
 	}
+	in->read_usec = 0;
 	return 0;
 }
 

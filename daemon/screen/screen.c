@@ -87,22 +87,26 @@ static void screen_log_key(struct screen *s, struct term *term, uint64_t due, ui
 	term_key_trace_done(term);
 	if (!s->cfg.stats)
 		return;
-	log_info("Key: read %llu us after its event, %llu us to the pty, echo read %llu us later, "
-		 "parsed in %llu us; frame "
-		 "%llu us after the parse (due at %lld us): cells %llu, detect %llu, draw %llu, "
-		 "flush %llu us; %llu us from the key to the glass",
-		 (unsigned long long)(k->event_usec && k->event_usec < k->key_usec
-					  ? k->key_usec - k->event_usec
-					  : 0),
-		 (unsigned long long)(k->write_usec - k->key_usec),
-		 (unsigned long long)(k->read_usec - k->write_usec),
-		 (unsigned long long)(k->parsed_usec - k->read_usec),
-		 (unsigned long long)(start - k->parsed_usec),
-		 (long long)due - (long long)k->parsed_usec, (unsigned long long)f->cells_usec,
-		 (unsigned long long)f->detect_usec, (unsigned long long)f->draw_usec,
-		 (unsigned long long)f->flush_usec,
-		 (unsigned long long)(start + f->cells_usec + f->detect_usec + f->draw_usec +
-				      f->flush_usec - k->key_usec));
+	log_info(
+	    "Key: read %llu us after its event, handled %llu us after the read, %llu us "
+	    "to the pty, echo read %llu us later, parsed in %llu us; frame "
+	    "%llu us after the parse (due at %lld us): cells %llu, detect %llu, draw %llu, "
+	    "flush %llu us; %llu us from the key to the glass",
+	    (unsigned long long)(k->event_usec && k->input_usec && k->event_usec < k->input_usec
+				     ? k->input_usec - k->event_usec
+				     : 0),
+	    (unsigned long long)(k->input_usec && k->input_usec < k->key_usec
+				     ? k->key_usec - k->input_usec
+				     : 0),
+	    (unsigned long long)(k->write_usec - k->key_usec),
+	    (unsigned long long)(k->read_usec - k->write_usec),
+	    (unsigned long long)(k->parsed_usec - k->read_usec),
+	    (unsigned long long)(start - k->parsed_usec),
+	    (long long)due - (long long)k->parsed_usec, (unsigned long long)f->cells_usec,
+	    (unsigned long long)f->detect_usec, (unsigned long long)f->draw_usec,
+	    (unsigned long long)f->flush_usec,
+	    (unsigned long long)(start + f->cells_usec + f->detect_usec + f->draw_usec +
+				 f->flush_usec - k->key_usec));
 }
 
 static int screen_on_frame(sd_event_source *src, uint64_t usec, void *userdata)

@@ -90,6 +90,7 @@ struct keys_event {
 	/* the kernel's time of its evdev event (CLOCK_MONOTONIC, us), 0:
 	 * none (a software repeat) or unknown */
 	uint64_t event_usec;
+	uint64_t read_usec; /* when consoled began to read it (the same clock), 0: unknown */
 };
 
 /* The longest sequence keys_kitty_encode() writes: a code with two alternate

@@ -967,6 +967,7 @@ void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned m
 		term_write_cb(t->vte, seq, n, t);
 	if (n > 0 || tsm_vte_handle_keyboard(t->vte, keysym, ascii, mods, unicode)) {
 		t->key = (struct term_key_trace){.event_usec = ev ? ev->event_usec : 0,
+						 .input_usec = ev ? ev->read_usec : 0,
 						 .key_usec = start,
 						 .write_usec = now_usec(),
 						 .pending = true};

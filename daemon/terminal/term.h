@@ -138,6 +138,7 @@ uint64_t term_parse_usec(const struct term *t);
  * followed: one typed before the echo of the one before replaces it. */
 struct term_key_trace {
 	uint64_t event_usec;  /* the key's evdev event, the kernel's time (0: unknown) */
+	uint64_t input_usec;  /* its device's read began (0: unknown) */
 	uint64_t key_usec;    /* term_handle_key() entered (the evdev read) */
 	uint64_t write_usec;  /* its bytes handed to the pty (write()) */
 	uint64_t read_usec;   /* the first read of the pty after it began */

@@ -31,7 +31,7 @@ G_DIR = "/tmp/lat"
 IDLE_SECONDS = 60
 # the figures of consoled --stats's line per echoed key (screen.c
 # screen_log_key()), in order
-KEY_STAGES = ["input", "to pty", "echo read", "parse", "frame wait", "due", "cells", "detect",
+KEY_STAGES = ["input", "handled", "to pty", "echo read", "parse", "frame wait", "due", "cells", "detect",
               "draw", "flush", "total"]
 RESULT_RE = re.compile(r"^(echo|scroll|int) n=(\d+) median_us=(\d+) p99_us=(\d+) max_us=(\d+)"
                        r" min_us=(\d+)$", re.M)
@@ -220,8 +220,8 @@ def key_stages(lines):
     """Medians (us) of each stage of consoled's idle echoes: the figures of its
     Key: lines, one line each."""
     rows = [[int(v) for v in l.split()] for l in lines.splitlines()]
-    # a daemon older than the input stage (echotrace.py --compare) has none
-    rows = [[None] + r if len(r) == len(KEY_STAGES) - 1 else r for r in rows]
+    # a daemon older than the input stages (echotrace.py --compare) has none
+    rows = [[None, None] + r if len(r) == len(KEY_STAGES) - 2 else r for r in rows]
     rows = [r for r in rows if len(r) == len(KEY_STAGES)]
     if not rows:
         return None
@@ -268,11 +268,12 @@ def run(b, args, result, font, kmscon):
 
 
 def broken(results):
-    """consoled's and fbcon's latency rows that failed ("card/latency TERM"): a
-    broken run, as a consoled run that breaks; the peers' are rows only."""
+    """consoled's, fbcon's and the floor's latency rows that failed ("card/latency
+    TERM"): a broken run, as a consoled run that breaks; the peers' are rows
+    only."""
     return ["%s/latency %s" % (r["card"], row["term"]) for r in results
             for row in r.get("latency", {}).get("rows", [])
-            if "error" in row and row["term"] in ("fbcon", "consoled")]
+            if "error" in row and row["term"] in ("fbcon", "floor", "consoled")]
 
 
 def format_card(card):

@@ -1541,6 +1541,25 @@ static void render_peek_again(struct render *r, struct tsm_screen *screen,
 				 line->cells[x + 1].age);
 }
 
+/* The first of cells [x, cols) that libtsm changed after `since`, or cols:
+ * the peek's walk over unchanged cells, which is most of an echo's frame
+ * (all but one or two cells of the grid), four at a time with one branch.
+ * Host-side, `floor --echo 32 --runs 1` under callgrind (echo_keys
+ * collected), instructions for 32 echoes, a cell at a time -> this:
+ * --grid 480x135 --stages d32 25.1M -> 14.8M, 160x50 d32 3.50M -> 2.25M,
+ * 80x30 d8 1.31M -> 0.94M. */
+static unsigned render_peek_next(const struct tsmpeek_cell *cells, unsigned x, unsigned cols,
+				 tsm_age_t since)
+{
+	for (; x + 4 <= cols; x += 4)
+		if ((cells[x].age > since) | (cells[x + 1].age > since) |
+		    (cells[x + 2].age > since) | (cells[x + 3].age > since))
+			break;
+	while (x < cols && cells[x].age <= since)
+		x++;
+	return x;
+}
+
 /* The cells libtsm changed since snap_age, read from its lines (tsmpeek.h)
  * rather than through tsm_screen_draw(), whose walk calls back for every
  * cell (0.66M instructions a frame at 160x50, callgrind): with old cells
@@ -1575,6 +1594,8 @@ static bool render_snapshot_peek(struct render *r, struct tsm_screen *screen, un
 		for (unsigned x = 0; x < cols; x++) {
 			if (!all && cells[x].age <= since && !(resolved && cells[x].width == 0)) {
 				resolved = false;
+				/* on to the next changed cell (the loop's x++) */
+				x = render_peek_next(cells, x + 1, cols, since) - 1;
 				continue;
 			}
 			if (cells[x].ch > 0x10ffff)

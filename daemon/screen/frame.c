@@ -128,6 +128,15 @@ bool frame_pending(const struct frame *f)
 	return enabled != SD_EVENT_OFF || frame_now_pending(f);
 }
 
+bool frame_draw_due(struct frame *f)
+{
+	if (!frame_now_pending(f))
+		return false;
+	sd_event_source_set_enabled(f->now_source, SD_EVENT_OFF);
+	f->draw(f->source, f->now_due, f->draw_data);
+	return true;
+}
+
 void frame_cancel(struct frame *f)
 {
 	sd_event_source_set_enabled(f->source, SD_EVENT_OFF);

@@ -55,6 +55,10 @@ void frame_fini(struct frame *f);
 void frame_schedule(struct frame *f, struct term *term);
 bool frame_pending(const struct frame *f);
 void frame_cancel(struct frame *f);
+/* A frame due at once (the pacing found none to wait for: frame_schedule()
+ * put it on the defer source) is drawn now, from the caller, not at the
+ * loop's next turn; true if one was. A frame due later stays due. */
+bool frame_draw_due(struct frame *f);
 /* Whether the pacing is in a flood's gap. */
 bool frame_flood(const struct frame *f);
 /* A frame of term drew cells (started at start, due at due, during a flood

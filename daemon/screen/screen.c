@@ -41,6 +41,11 @@ void screen_schedule_frame(struct screen *s)
 	frame_schedule(&s->frame, s->terminal ? s->terminal->term : NULL);
 }
 
+void screen_draw_due(struct screen *s)
+{
+	(void)frame_draw_due(&s->frame);
+}
+
 /* After a drawn frame: a blinking cursor it showed keeps (or gets) its
  * timer; anything else stops it, and the next blinking cursor starts shown.
  * Frames that draw nothing (another VT, blanked, a held frame) leave it to

@@ -126,6 +126,10 @@ void screen_free(struct screen *s);
  * blanked. */
 bool screen_visible(struct screen *s);
 void screen_schedule_frame(struct screen *s);
+/* A frame due at once is drawn now (frame_draw_due()): the caller is where
+ * the loop's next turn would have drawn it, with nothing of its own left
+ * to do. */
+void screen_draw_due(struct screen *s);
 /* The device side of a VT acquire: 0, -ENODEV (no framebuffer: the caller
  * lets fbwatch_lost() look for one), < 0 (exiting). */
 int screen_acquire(struct screen *s);

@@ -86,6 +86,8 @@ struct term {
 	uint64_t lines_in;   /* line feeds among them */
 	uint64_t parse_usec; /* time in stream_feed() (--stats) */
 	struct term_key_trace key;
+	/* the damage callback runs for the first read after a key */
+	bool echo_read;
 
 	/* Bytes for the pty that did not fit (the session is not reading). */
 	char *out;
@@ -336,8 +338,10 @@ static int term_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 				t->key.read_usec = woke;
 				t->key.parsed_usec = now_usec();
 			}
+			t->echo_read = woke != 0;
 			if (t->cb.damage)
 				t->cb.damage(t->userdata);
+			t->echo_read = false;
 		} else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 			/* EIO: every slave fd is closed. That is the session's end
 			 * (its exit, the helper or the pidfd tell us) or a moment
@@ -935,6 +939,11 @@ const struct image_store *term_images(struct term *t)
 const struct term_key_trace *term_key_trace(const struct term *t)
 {
 	return &t->key;
+}
+
+bool term_echo_read(const struct term *t)
+{
+	return t->echo_read;
 }
 
 void term_key_trace_done(struct term *t)

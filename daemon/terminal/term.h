@@ -139,13 +139,18 @@ uint64_t term_parse_usec(const struct term *t);
 struct term_key_trace {
 	uint64_t event_usec;  /* the key's evdev event, the kernel's time (0: unknown) */
 	uint64_t input_usec;  /* its device's read began (0: unknown) */
-	uint64_t key_usec;    /* term_handle_key() entered (the evdev read) */
+	uint64_t key_usec;    /* term_handle_key() entered */
 	uint64_t write_usec;  /* its bytes handed to the pty (write()) */
 	uint64_t read_usec;   /* the first read of the pty after it began */
 	uint64_t parsed_usec; /* that read parsed (libtsm's screen changed) */
 	bool pending;	      /* sent, its echo not yet drawn */
 };
 const struct term_key_trace *term_key_trace(const struct term *t);
+/* Whether the damage callback runs for the first read of the session's
+ * output after a key (its echo, most likely), at the end of that read's
+ * handler: the caller may draw a frame due at once there (screen_draw_due())
+ * rather than at the loop's next turn. */
+bool term_echo_read(const struct term *t);
 /* The frame that drew the echo was drawn: the trace waits for a key again. */
 void term_key_trace_done(struct term *t);
 

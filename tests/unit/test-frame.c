@@ -34,9 +34,17 @@ uint64_t __wrap_now_usec(void)
 	return fake_now ? fake_now : __real_now_usec();
 }
 
+struct paced;
+static void echo_damage(struct paced *p);
+
+/* The terminal's damage callback: test_echo_drawn_at_once() sets echo_of */
+static struct paced *echo_of;
+
 static void on_damage(void *userdata)
 {
 	(void)userdata;
+	if (echo_of)
+		echo_damage(echo_of);
 }
 
 static void on_exited(int status, void *userdata)
@@ -45,11 +53,14 @@ static void on_exited(int status, void *userdata)
 	(void)userdata;
 }
 
+static unsigned frames_drawn;
+
 static int on_frame(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	(void)s;
 	(void)usec;
 	(void)userdata;
+	frames_drawn++;
 	return 0;
 }
 
@@ -333,6 +344,75 @@ static void test_key_flood_stopped(void)
 	}
 }
 
+/* What the damage callbacks of test_echo_drawn_at_once() saw, as seat.c
+ * does it: a frame called for, and drawn at once in the callback for the
+ * first read after a key if it is due at once. */
+static unsigned damages, echo_reads, drawn_in_echo;
+
+static void echo_damage(struct paced *p)
+{
+	damages++;
+	frame_schedule(&p->frame, p->term);
+	if (!term_echo_read(p->term))
+		return;
+	echo_reads++;
+	if (frame_draw_due(&p->frame))
+		drawn_in_echo++;
+}
+
+/* Runs the loop until the key's echo was read (the trace's parse time). */
+static bool echo_read(struct paced *p)
+{
+	for (unsigned i = 0; i < 100 && !term_key_trace(p->term)->parsed_usec; i++)
+		sd_event_run(p->event, 100 * USEC_PER_MSEC);
+	return term_key_trace(p->term)->parsed_usec != 0;
+}
+
+/* A key's echo (the pty's line discipline echoes it: the session only
+ * sleeps) is drawn in the damage callback of its read when its frame is due
+ * at once (term_echo_read(), frame_draw_due()), not at the loop's next
+ * turn; output without a key is not, and an echo whose frame the pacing
+ * puts later (16 ms after the last frame) is not drawn early. */
+static void test_echo_drawn_at_once(void)
+{
+	struct paced p;
+	uint64_t now;
+	bool quick;
+
+	if (paced_new(&p, 80, 30, 1) < 0) {
+		CHECK(!"a terminal with a session");
+		paced_free(&p);
+		return;
+	}
+	echo_of = &p;
+	/* the session's own line: no key, no early frame */
+	CHECK(paced_read(&p, 1));
+	CHECK(damages >= 1);
+	CHECK_EQ_U(echo_reads, 0);
+	frame_cancel(&p.frame);
+	/* a key after a quiet time: the echo's frame is due at once */
+	frames_drawn = 0;
+	term_handle_key(p.term, 'a', 'a', 0, 'a', NULL);
+	CHECK(echo_read(&p));
+	CHECK_EQ_U(echo_reads, 1);
+	CHECK_EQ_U(drawn_in_echo, 1);
+	CHECK_EQ_U(frames_drawn, 1);
+	CHECK(!frame_pending(&p.frame));
+	term_key_trace_done(p.term);
+	/* a frame just drawn: the next key's echo waits for the interval */
+	now = fake_now = __real_now_usec();
+	frame_drawn(&p.frame, p.term, now, now, false, 1);
+	term_handle_key(p.term, 'b', 'b', 0, 'b', NULL);
+	CHECK(echo_read(&p));
+	CHECK_EQ_U(echo_reads, 2);
+	CHECK_EQ_U(drawn_in_echo, 1);
+	CHECK_EQ_U(frames_drawn, 1);
+	CHECK(frame_pending(&p.frame));
+	CHECK_EQ_U(due_of(&p, &quick), now + FRAME_INTERVAL_USEC);
+	echo_of = NULL;
+	paced_free(&p);
+}
+
 int main(void)
 {
 	tests_session_signals();
@@ -341,5 +421,6 @@ int main(void)
 	RUN(test_flood_quiet);
 	RUN(test_key_quick_frames);
 	RUN(test_key_flood_stopped);
+	RUN(test_echo_drawn_at_once);
 	return TESTS_RESULT();
 }

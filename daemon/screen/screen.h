@@ -97,6 +97,12 @@ struct screen {
 	 * its off phase. */
 	sd_event_source *blink_source;
 	bool cursor_off;
+	/* --stats: the Key: lines' figures not written yet, the timer that
+	 * writes them once typing pauses, the last one's time (screen.c) */
+	struct screen_key_line *key_lines;
+	unsigned n_key_lines;
+	sd_event_source *key_lines_source;
+	uint64_t last_key_line_usec;
 	/* The kernel messages' band or view over the session's cells
 	 * (overlay.h; n 0: none), laid out by screen_show_band() and
 	 * screen_show_view() for the grid of the moment. */

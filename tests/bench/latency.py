@@ -141,11 +141,12 @@ def run_terminal(b, args, term, font, kmscon):
         if not wait_file(vm, d + "/e1", status, int(330 + keys * per_key)):
             raise RuntimeError("idle echo did not finish")
         if term == "consoled":
-            # the idle phase's Key: lines are those written so far; only
+            # the idle phase's Key: lines are those written so far (once
+            # typing pauses for 250 ms: screen.c KEY_LINES_QUIET); only
             # their figures come over the serial line (the whole log is
             # too slow under TCG)
-            idle_keys = vm.check("sed -n 's/.*Key: //p' %s/term.log | tr -cs '0-9\\n-' ' '"
-                                 % d, timeout=120)
+            idle_keys = vm.check("sleep 1; sed -n 's/.*Key: //p' %s/term.log"
+                                 " | tr -cs '0-9\\n-' ' '" % d, timeout=120)
         if term in ("consoled", "fbcon"):
             idle_wakeups, guest_wakeups = count_wakeups(vm, term)
         vm.check("(yes >/dev/tty2 &) </dev/null >/dev/null 2>&1; touch %s/g2" % d)

@@ -28,6 +28,13 @@
  *                     rest of the screen scrolls (the session's `--echo-at`
  *                     writes each key there while lines scroll above it);
  *                     prints "scroll n=N median_us=M p99_us=P max_us=X"
+ *     cpu NAME        prints "cpu NAME NS": the time on the CPU (the first
+ *                     field of /proc/PID/schedstat) of the processes
+ *                     called NAME (comm), or whose name starts with NAME
+ *                     without its last character if that is '*'
+ *                     (kworker*), summed: two of them around an echo step
+ *                     give what a key cost the terminal and the kernel's
+ *                     workers
  *     int N FLOOD_MS  N rounds: Enter (the session starts a flood), wait
  *                     until the prompt is gone, FLOOD_MS of flood, then
  *                     Ctrl+C; the time until the prompt (a solid block of
@@ -56,12 +63,14 @@
  * shadow buffer, not what a DRM master scans out. Any timeout, or a key
  * that changes nothing, exits with status 1 and a message.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fb.h>
 #include <linux/uinput.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -474,6 +483,52 @@ static void step_int(unsigned n, long flood_ms)
 	free(t);
 }
 
+/* The "cpu NAME" step: nanoseconds on the CPU of the processes NAME
+ * matches (a prefix with a trailing '*'), summed. */
+static void step_cpu(const char *name)
+{
+	size_t len = strlen(name);
+	bool prefix = len > 0 && name[len - 1] == '*';
+	unsigned long long total = 0;
+	unsigned procs = 0;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		die("/proc");
+	if (prefix)
+		len--;
+	while ((e = readdir(d))) {
+		char path[300], comm[64];
+		unsigned long long ns;
+		FILE *f;
+		bool match;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue; /* gone meanwhile */
+		match = fgets(comm, sizeof(comm), f) != NULL;
+		fclose(f);
+		comm[strcspn(comm, "\n")] = '\0';
+		if (!match || (prefix ? strncmp(comm, name, len) != 0 : strcmp(comm, name) != 0))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/schedstat", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fscanf(f, "%llu", &ns) == 1) {
+			total += ns;
+			procs++;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	printf("cpu %s %llu ns in %u processes\n", name, total, procs);
+}
+
 static long num(const char *s)
 {
 	return uinput_parse_num(TOOL, s);
@@ -566,6 +621,8 @@ int main(int argc, char **argv)
 			sleep_us(num(arg) * 1000);
 		else if (strcmp(verb, "key") == 0)
 			key_named(arg);
+		else if (strcmp(verb, "cpu") == 0)
+			step_cpu(arg);
 		else if (strcmp(verb, "bpp") == 0) {
 			if (ioctl(fbfd, FBIOGET_VSCREENINFO, &var) < 0)
 				die("FBIOGET_VSCREENINFO");

@@ -116,10 +116,16 @@ def run_terminal(b, args, term, font, kmscon):
     keys, rounds = args.latency_keys, args.int_rounds
     d = G_DIR
     vm.check("rm -rf %s; mkdir -p %s; pkill -x yes; true" % (d, d))
+    proc = {"fbcon": None, "floor": "echofloor", "consoled": "consoled", "fbterm": "fbterm",
+            "kmscon": "kmscon"}[term]
     # the echo while the terminal scrolls: its last text row (lat.sh)
     band = ((b.rows - 1) * b.font_h, b.rows * b.font_h - 1)
-    steps = ("bpp %d wait-file %s/ready sleep 2000 echo %d touch %s/e1 wait-file %s/g2"
-             " echo %d touch %s/e2" % (b.bpp, d, keys, d, d, keys, d))
+    # the CPU time of the terminal's process and of the kernel's workers
+    # (fbcon draws in one; a pty's line discipline echoes in one) around
+    # the idle echo: what a key cost each (cpu_per_key())
+    cpu = "".join(" cpu %s" % n for n in ((proc,) if proc else ()) + ("'kworker*'",))
+    steps = ("bpp %d wait-file %s/ready sleep 2000%s echo %d%s touch %s/e1 wait-file %s/g2"
+             " echo %d touch %s/e2" % (b.bpp, d, cpu, keys, cpu, d, d, keys, d))
     if term != "floor":
         steps += (" wait-file %s/g3 touch %s/ready.scroll sleep 2000"
                   " echo-rows %d %d %d touch %s/ready.int sleep 1000 int %d 1000"
@@ -130,8 +136,6 @@ def run_terminal(b, args, term, font, kmscon):
     # devices at start; the guest has no udevd to tell it of new ones).
     vm.check("i=0; until grep -q created %s/keylat.log || [ $i -gt 100 ]; do sleep 0.1;"
              " i=$((i + 1)); done" % d, timeout=60)
-    proc = {"fbcon": None, "floor": "echofloor", "consoled": "consoled", "fbterm": "fbterm",
-            "kmscon": "kmscon"}[term]
     vm.check("(%s &) </dev/null >/dev/null 2>&1" % start_command(b, term, d + "/ready", font, kmscon))
     status = d + "/status"
     # fbterm scans the fonts at start (~20 s under TCG, minutes on a busy
@@ -183,6 +187,7 @@ def run_terminal(b, args, term, font, kmscon):
                       "min_ms": int(m.group(6)) / 1000}
     if set(found) != (FLOOR_PHASES if term == "floor" else {"idle", "flood", "scroll", "int"}):
         raise RuntimeError("keylat printed no figures:\n%s" % log)
+    found["cpu_per_key"] = cpu_per_key(log, keys)
     band = re.search(r"echo band rows (\d+)-(\d+)", log)
     mode = re.search(r"mode (\S+) (\d+) bpp", log)
     if term == "consoled":
@@ -215,6 +220,17 @@ def count_wakeups(vm, term):
         return None, None
     proc = int(f[1]) - int(f[0]) if f[0] != "-" else None
     return proc, int(f[3]) - int(f[2])
+
+
+def cpu_per_key(log, keys):
+    """{name: ms} on the CPU per key of the idle echo, from keylat's two
+    "cpu NAME NS" lines for each name around it (the terminal's process,
+    kworker*); {} if they are not there."""
+    seen = {}
+    for m in re.finditer(r"^cpu (\S+) (\d+) ns in \d+ processes$", log, re.M):
+        seen.setdefault(m.group(1), []).append(int(m.group(2)))
+    return {name: (ns[1] - ns[0]) / keys / 1e6 for name, ns in seen.items()
+            if len(ns) == 2 and keys}
 
 
 def key_stages(lines):
@@ -306,6 +322,11 @@ def format_card(card):
                                           IDLE_SECONDS,
                                           "; its cursor blink on" if r["term"] == "fbcon"
                                           else ""))
+    for r in lat["rows"]:
+        cpu = r.get("cpu_per_key")
+        if cpu:
+            out.append("   %s idle echo, ms on the CPU per key: %s" % (r["term"], ", ".join(
+                "%s %.2f" % (name, ms) for name, ms in sorted(cpu.items()))))
     for r in lat["rows"]:
         st = r.get("stages")
         if st:

@@ -941,9 +941,12 @@ const struct term_key_trace *term_key_trace(const struct term *t)
 	return &t->key;
 }
 
-bool term_echo_read(const struct term *t)
+bool term_take_echo_read(struct term *t)
 {
-	return t->echo_read;
+	bool echo = t->echo_read;
+
+	t->echo_read = false;
+	return echo;
 }
 
 void term_key_trace_done(struct term *t)

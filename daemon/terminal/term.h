@@ -149,8 +149,10 @@ const struct term_key_trace *term_key_trace(const struct term *t);
 /* Whether the damage callback runs for the first read of the session's
  * output after a key (its echo, most likely), at the end of that read's
  * handler: the caller may draw a frame due at once there (screen_draw_due())
- * rather than at the loop's next turn. */
-bool term_echo_read(const struct term *t);
+ * rather than at the loop's next turn. True once per such read: a damage
+ * callback that the frame drawn there causes finds it false, so no frame is
+ * drawn inside another. */
+bool term_take_echo_read(struct term *t);
 /* The frame that drew the echo was drawn: the trace waits for a key again. */
 void term_key_trace_done(struct term *t);
 

@@ -353,8 +353,11 @@ static void echo_damage(struct paced *p)
 {
 	damages++;
 	frame_schedule(&p->frame, p->term);
-	if (!term_echo_read(p->term))
+	if (!term_take_echo_read(p->term))
 		return;
+	/* once per read: a damage callback of the frame drawn here finds no
+	 * echo */
+	CHECK(!term_take_echo_read(p->term));
 	echo_reads++;
 	if (frame_draw_due(&p->frame))
 		drawn_in_echo++;
@@ -370,7 +373,7 @@ static bool echo_read(struct paced *p)
 
 /* A key's echo (the pty's line discipline echoes it: the session only
  * sleeps) is drawn in the damage callback of its read when its frame is due
- * at once (term_echo_read(), frame_draw_due()), not at the loop's next
+ * at once (term_take_echo_read(), frame_draw_due()), not at the loop's next
  * turn; output without a key is not, and an echo whose frame the pacing
  * puts later (16 ms after the last frame) is not drawn early. */
 static void test_echo_drawn_at_once(void)

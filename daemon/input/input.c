@@ -893,26 +893,12 @@ static void input_remove_device(struct input *in, struct input_device *dev)
 		}
 }
 
-static int input_on_device(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+/* The n events of one read of device d. */
+static void input_device_events(struct input_device *d, const struct input_event *ev, size_t n)
 {
-	struct input_device *d = userdata;
 	struct input *in = d->in;
-	struct input_event ev[64];
-	ssize_t n;
 
-	(void)s;
-	(void)revents;
-	in->read_usec = now_usec();
-	n = read(fd, ev, sizeof(ev));
-	if (n < 0) {
-		in->read_usec = 0;
-		if (errno == EAGAIN || errno == EINTR)
-			return 0;
-		/* ENODEV: unplugged. The monitor may tell us too. */
-		input_remove_device(in, d);
-		return 0;
-	}
-	for (size_t i = 0; i < (size_t)n / sizeof(ev[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (ev[i].type == EV_SYN && ev[i].code == SYN_DROPPED) {
 			/* The kernel's queue for us overflowed and events were
 			 * lost (a key release among them, maybe). As the evdev
@@ -938,8 +924,7 @@ static int input_on_device(sd_event_source *s, int fd, uint32_t revents, void *u
 			/* What else this read returned is older than the state
 			 * just read, which includes it: applied again, a key
 			 * press whose release the ioctl flushed would stick. */
-			in->read_usec = 0;
-			return 0;
+			return;
 		} else if (d->pointer &&
 			   (ev[i].type != EV_KEY || input_code_is_button(ev[i].code))) {
 			/* dropped while the VT is away; resynced on acquire */
@@ -955,7 +940,26 @@ static int input_on_device(sd_event_source *s, int fd, uint32_t revents, void *u
 			in->event_usec = 0;
 		}
 	}
+}
+
+static int input_on_device(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct input_device *d = userdata;
+	struct input *in = d->in;
+	struct input_event ev[64];
+	ssize_t n;
+
+	(void)s;
+	(void)revents;
+	/* the keys' traces (keys_event.read_usec) start here */
+	in->read_usec = now_usec();
+	n = read(fd, ev, sizeof(ev));
+	if (n >= 0)
+		input_device_events(d, ev, (size_t)n / sizeof(ev[0]));
 	in->read_usec = 0;
+	if (n < 0 && errno != EAGAIN && errno != EINTR)
+		/* ENODEV: unplugged. The monitor may tell us too. */
+		input_remove_device(in, d);
 	return 0;
 }
 

@@ -57,6 +57,7 @@ import latency  # noqa: E402 -- this directory (--latency)
 import resolutions  # noqa: E402 -- this directory (--resolutions)
 import initramfs  # noqa: E402
 import screen  # noqa: E402
+from tools import tool_path  # noqa: E402 -- this directory
 import vmlib  # noqa: E402
 import vmtest  # noqa: E402
 
@@ -918,7 +919,7 @@ def bench_card(card, args, caps, lines_path, rot_lines_path, out_dir, fbcon_line
         if args.trace_peers and os.path.exists("/usr/bin/strace") and not foreign:
             plugins["/usr/bin/strace"] = "/usr/bin/strace"
         if args.kmsg:
-            plugins[G_KMSGFLOOD] = kmsgflood_path(consoled)
+            plugins[G_KMSGFLOOD] = tool_path(consoled, "kmsgflood", "--kmsg", "--kmsg 0")
         plugins[G_PTYFLOOR] = tool_path(consoled, "ptyfloor")
         lat_files, lat_elves = latency.guest_files(args, consoled)
         extra.update(lat_files)
@@ -1169,25 +1170,6 @@ def format_rounds(card):
     if rounds.get("compare"):
         out.append("   consoled compare: %s" % rounds["compare"])
     return out
-
-
-def tool_path(consoled, name):
-    """A guest tool of tests/bench, built next to consoled."""
-    path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(consoled)), "..",
-                                         "tests", "bench", name))
-    if not os.path.exists(path):
-        raise SystemExit("bench: needs %s next to consoled (%s): build tests/bench/%s"
-                         % (name, path, name))
-    return path
-
-
-def kmsgflood_path(consoled):
-    path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(consoled)), "..",
-                                         "tests", "bench", "kmsgflood"))
-    if not os.path.exists(path):
-        raise SystemExit("bench: --kmsg needs kmsgflood next to consoled (%s): build"
-                         " tests/bench/kmsgflood, or --kmsg 0" % path)
-    return path
 
 
 def bench_kmsg(b, args, result):

@@ -14,6 +14,7 @@ import re
 
 import initramfs  # tests/vm, on bench.py's path
 import screen
+import tools
 import vmtest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -31,8 +32,8 @@ G_DIR = "/tmp/lat"
 IDLE_SECONDS = 60
 # the figures of consoled --stats's line per echoed key (screen.c
 # screen_log_key()), in order
-KEY_STAGES = ["input", "handled", "to pty", "echo read", "parse", "frame wait", "due", "cells", "detect",
-              "draw", "flush", "total"]
+KEY_STAGES = ["input", "handled", "to pty", "echo read", "parse", "frame wait", "due", "cells",
+              "detect", "draw", "flush", "total"]
 RESULT_RE = re.compile(r"^(echo|scroll|int) n=(\d+) median_us=(\d+) p99_us=(\d+) max_us=(\d+)"
                        r" min_us=(\d+)$", re.M)
 
@@ -61,15 +62,8 @@ def guest_files(args, consoled):
     """({guest: host} files, {guest: host} binaries) the section needs."""
     if not terminals(args):
         return {}, {}
-    elves = {}
-    for guest, name in ((G_KEYLAT, "keylat"), (G_ECHOFLOOR, "echofloor")):
-        path = os.path.join(os.path.dirname(os.path.abspath(consoled)), "..", "tests", "bench",
-                            name)
-        if not os.path.exists(path):
-            raise SystemExit("bench: --latency needs %s next to consoled (%s): build"
-                             " tests/bench/%s, or --latency ''"
-                             % (name, os.path.normpath(path), name))
-        elves[guest] = os.path.normpath(path)
+    elves = {guest: tools.tool_path(consoled, name, "--latency", "--latency ''")
+             for guest, name in ((G_KEYLAT, "keylat"), (G_ECHOFLOOR, "echofloor"))}
     return ({G_LAT_SH: os.path.join(HERE, "lat.sh"),
              G_LAT_RUN: "exec keylat --run /bin/sh %s \"$@\"\n" % G_LAT_SH}, elves)
 

@@ -292,11 +292,28 @@ static bool frame_flood_stopped(const struct frame *f, struct term *term)
 	       term_lines_in(term) - f->frame_lines_in <= 1;
 }
 
+/* What the read that calls frame_schedule() brought is less than a row
+ * and at most a line: after a key that signals the session's foreground
+ * (Ctrl+C) in a flood, the flood has stopped and this is what follows it
+ * (the shell's prompt). */
+static bool frame_read_small(struct term *term, uint64_t bytes, uint64_t lines)
+{
+	return bytes > 0 && bytes < tsm_screen_get_width(term_screen(term)) && lines <= 1;
+}
+
 void frame_schedule(struct frame *f, struct term *term)
 {
 	int enabled = SD_EVENT_OFF;
 	uint64_t now = now_usec(), when;
 	bool now_pending = frame_now_pending(f), quick = false;
+	uint64_t read_bytes = 0, read_lines = 0;
+
+	if (term) {
+		read_bytes = term_bytes_in(term) - f->sched_bytes_in;
+		read_lines = term_lines_in(term) - f->sched_lines_in;
+		f->sched_bytes_in = term_bytes_in(term);
+		f->sched_lines_in = term_lines_in(term);
+	}
 
 	sd_event_source_get_enabled(f->source, &enabled);
 	/* a frame due at once, pending in the defer source, is a frame due */
@@ -338,6 +355,18 @@ void frame_schedule(struct frame *f, struct term *term)
 
 			if ((window || key_frame) && frame_flood_stopped(f, term))
 				when = now;
+			else if (window && key->interrupt)
+				/* The flood's screen as it is at the key would
+				 * be drawn only to be drawn over by what follows
+				 * its end, the prompt (a whole frame more: bochs
+				 * under TCG, 16-27 ms, then the prompt's): the
+				 * frame waits for the flood to stop, its quiet
+				 * time (frame_flood_quiet()) or a small read,
+				 * at most until the window's end. */
+				when = frame_read_small(term, read_bytes, read_lines)
+					   ? now
+					   : MIN(now + frame_flood_quiet(f),
+						 key->key_usec + FLOOD_KEY_USEC);
 			else if (window)
 				when = MIN(when, f->last_frame_usec +
 						     MAX(FRAME_INTERVAL_USEC, f->full_render_usec));

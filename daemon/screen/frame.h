@@ -33,6 +33,9 @@ struct frame {
 	 * at the last frame, which tells a flood. */
 	uint64_t frame_gap_usec;
 	uint64_t frame_bytes_in, frame_lines_in;
+	/* the session's byte and line counts at the last frame_schedule():
+	 * what the read that calls it brought (frame.c, an interrupting key) */
+	uint64_t sched_bytes_in, sched_lines_in;
 	uint64_t last_render_usec; /* what the last frame that drew took */
 	/* What drawing the whole screen takes, from the last frame that drew
 	 * at least half of it: a flood's frames redraw all of it. */

@@ -88,6 +88,10 @@ struct term {
 	struct term_key_trace key;
 	/* the damage callback runs for the first read after a key */
 	bool echo_read;
+	/* while term_handle_key() writes: how many bytes, the first one */
+	bool key_writing;
+	size_t key_len;
+	unsigned char key_byte;
 
 	/* Bytes for the pty that did not fit (the session is not reading). */
 	char *out;
@@ -206,7 +210,14 @@ static void term_queue_write(const char *u8, size_t len, void *data)
 
 static void term_write_cb(struct tsm_vte *vte, const char *u8, size_t len, void *data)
 {
+	struct term *t = data;
+
 	(void)vte;
+	if (t->key_writing && len > 0) {
+		if (!t->key_len)
+			t->key_byte = (unsigned char)u8[0];
+		t->key_len += len;
+	}
 	term_queue_write(u8, len, data);
 }
 
@@ -959,6 +970,19 @@ struct tsm_screen *term_screen(struct term *t)
 	return t->screen;
 }
 
+/* Whether byte c, written to the pty, signals the session's foreground: its
+ * line discipline has ISIG and c is VINTR, VQUIT or VSUSP. Asked only for a
+ * control character (the termios of the pty, through the master). */
+static bool term_signals(struct term *t, unsigned char c)
+{
+	struct termios tio;
+
+	if (c >= 0x20 || t->master < 0 || tcgetattr(t->master, &tio) < 0 || !(tio.c_lflag & ISIG))
+		return false;
+	return (c == tio.c_cc[VINTR] || c == tio.c_cc[VQUIT] || c == tio.c_cc[VSUSP]) &&
+	       c != _POSIX_VDISABLE;
+}
+
 void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned mods,
 		     uint32_t unicode, const struct keys_event *ev)
 {
@@ -975,14 +999,20 @@ void term_handle_key(struct term *t, uint32_t keysym, uint32_t ascii, unsigned m
 		n = keys_encode(keysym, mods, stream_key_modes(t->stream), seq);
 
 	/* keys.c sends what libtsm would get wrong (keys.h) */
+	t->key_writing = true;
+	t->key_len = 0;
 	if (n > 0)
 		term_write_cb(t->vte, seq, n, t);
-	if (n > 0 || tsm_vte_handle_keyboard(t->vte, keysym, ascii, mods, unicode)) {
+	bool sent = n > 0 || tsm_vte_handle_keyboard(t->vte, keysym, ascii, mods, unicode);
+	t->key_writing = false;
+	if (sent) {
 		t->key = (struct term_key_trace){.event_usec = ev ? ev->event_usec : 0,
 						 .input_usec = ev ? ev->read_usec : 0,
 						 .key_usec = start,
 						 .write_usec = now_usec(),
-						 .pending = true};
+						 .pending = true,
+						 .interrupt = t->key_len == 1 &&
+							      term_signals(t, t->key_byte)};
 		/* Typing brings the view back from the scrollback, as in xterm;
 		 * a modifier or a release (kitty protocol) does not, or Shift+
 		 * PageUp could not page back under flags 8 or 2. Only that

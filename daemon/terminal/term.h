@@ -144,6 +144,9 @@ struct term_key_trace {
 	uint64_t read_usec;   /* the first read of the pty after it began */
 	uint64_t parsed_usec; /* that read parsed (libtsm's screen changed) */
 	bool pending;	      /* sent, its echo not yet drawn */
+	/* its byte is the session's VINTR, VQUIT or VSUSP with ISIG on: the
+	 * foreground gets a signal (Ctrl+C), a flood most likely stops */
+	bool interrupt;
 };
 const struct term_key_trace *term_key_trace(const struct term *t);
 /* Whether the damage callback runs for the first read of the session's

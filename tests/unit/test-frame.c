@@ -294,6 +294,21 @@ static void test_key_quick_frames(void)
 	}
 }
 
+/* A cols x rows terminal after a flood's frame of the whole screen that
+ * took render_usec (the session's 60 lines read since); false if there is
+ * none (a failed check). */
+static bool paced_flood(struct paced *p, unsigned cols, unsigned rows, uint64_t render_usec)
+{
+	if (paced_new(p, cols, rows, 60) < 0) {
+		CHECK(!"a terminal with a session");
+		paced_free(p);
+		return false;
+	}
+	paced_run(p, render_usec, (uint64_t)cols * rows, 60);
+	CHECK(frame_flood(&p->frame));
+	return true;
+}
+
 /* Ctrl+C typed into a flood (FLOOD_KEY_USEC): the flood's frame after the
  * key is a whole one, the last one's time after it; then what comes is
  * the prompt (28 bytes, a line): the flood has stopped, and its frame is
@@ -310,13 +325,8 @@ static void test_key_flood_stopped(void)
 		struct paced p;
 		bool quick;
 
-		if (paced_new(&p, 480, 135, 60) < 0) {
-			CHECK(!"a terminal with a session");
-			paced_free(&p);
+		if (!paced_flood(&p, 480, 135, render_usec))
 			return;
-		}
-		paced_run(&p, render_usec, 480 * 135, 60);
-		CHECK(frame_flood(&p.frame));
 		fake_now = p.t0 + render_usec + 2 * USEC_PER_MSEC;
 		term_handle_key(p.term, 0x03, 'c', 0, 'c', NULL);
 		/* the flood's frame, its 60 lines: the flood's gap after it */
@@ -340,6 +350,69 @@ static void test_key_flood_stopped(void)
 			CHECK_EQ_U(due, now);
 		else /* the key's window is over: the flood's gap */
 			CHECK_EQ_U(due, end + 250 * USEC_PER_MSEC);
+		paced_free(&p);
+	}
+}
+
+/* Ctrl+C typed into a flood (a key that signals the session's foreground,
+ * term_key_trace's interrupt): the flood's screen at the key is not drawn
+ * at once, whole, only to be drawn over by the prompt a frame later; the
+ * frame waits for the flood's quiet time, and is drawn at once when a small
+ * read (the prompt: less than a row, a line) says the flood stopped. A
+ * letter typed into the flood gets its frame at once as before; a Ctrl+C
+ * that does not stop the flood gets one at the key's window's end at the
+ * latest. A 160x50 screen whose whole frame takes 20 ms (quiet: 40 ms). */
+static void test_interrupt_key(void)
+{
+	for (int run = 0; run < 3; run++) {
+		bool interrupt = run != 1, stops = run == 0;
+		uint64_t render_usec = 20 * USEC_PER_MSEC, key, now, due;
+		struct paced p;
+		bool quick;
+
+		if (!paced_flood(&p, 160, 50, render_usec))
+			return;
+		/* in the flood's gap after its frame */
+		key = fake_now = p.t0 + render_usec + 2 * USEC_PER_MSEC;
+		term_handle_key(p.term, 'c', 'c', interrupt ? TSM_CONTROL_MASK : 0, 'c', NULL);
+		CHECK(term_key_trace(p.term)->interrupt == interrupt);
+		/* what the pty held at the key (the session's lines are all it
+		 * writes: the counts at the last schedule are moved back) */
+		now = fake_now = key + USEC_PER_MSEC;
+		p.frame.sched_bytes_in -= 4096;
+		p.frame.sched_lines_in -= 60;
+		p.frame.frame_bytes_in -= 4096;
+		p.frame.frame_lines_in -= 60;
+		frame_schedule(&p.frame, p.term);
+		due = due_of(&p, &quick);
+		if (!interrupt) {
+			/* the key's window: the last whole frame's time after it */
+			CHECK_EQ_U(due, p.t0 + 2 * render_usec);
+			paced_free(&p);
+			continue;
+		}
+		CHECK_EQ_U(due, now + 40 * USEC_PER_MSEC);
+		if (stops) {
+			/* the prompt */
+			now = fake_now = key + 8 * USEC_PER_MSEC;
+			p.frame.sched_bytes_in -= 28;
+			p.frame.sched_lines_in -= 1;
+			frame_schedule(&p.frame, p.term);
+			CHECK_EQ_U(due_of(&p, &quick), now);
+		} else {
+			/* the flood goes on: 4 KiB every 30 ms, each moving the
+			 * quiet time, up to the window's end */
+			for (unsigned ms = 30; ms <= 90; ms += 30) {
+				now = fake_now = key + ms * USEC_PER_MSEC;
+				p.frame.sched_bytes_in -= 4096;
+				p.frame.sched_lines_in -= 60;
+				p.frame.frame_bytes_in -= 4096;
+				p.frame.frame_lines_in -= 60;
+				frame_schedule(&p.frame, p.term);
+				CHECK_EQ_U(due_of(&p, &quick), MIN(now + 40 * USEC_PER_MSEC,
+								   key + 100 * USEC_PER_MSEC));
+			}
+		}
 		paced_free(&p);
 	}
 }
@@ -425,5 +498,6 @@ int main(void)
 	RUN(test_key_quick_frames);
 	RUN(test_key_flood_stopped);
 	RUN(test_echo_drawn_at_once);
+	RUN(test_interrupt_key);
 	return TESTS_RESULT();
 }

@@ -35,6 +35,8 @@ that a change to the README that breaks them fails here.
                install is put back for the next check.
 """
 
+import glob
+import json
 import os
 import re
 import shutil
@@ -150,13 +152,40 @@ def build(src, out_dir):
                                   stdout=f, stderr=subprocess.STDOUT, timeout=1800)
         if proc.returncode != 0:
             with open(os.path.join(deb_dir, "build.log")) as f:
-                raise RuntimeError("dpkg-buildpackage failed (%d):\n%s"
-                                   % (proc.returncode, f.read()[-4000:]))
+                text = f.read()
+            # CI shows the check's first line and the test's stderr: the
+            # cause first, the log's tail on stderr.
+            sys.stderr.write("dpkg-buildpackage's log, its end:\n%s\n" % text[-6000:])
+            raise RuntimeError("dpkg-buildpackage failed (%d): %s\n%s"
+                               % (proc.returncode, build_failure(tree, text), text[-4000:]))
         log("%s took %.0fs" % (build_cmd[0], time.monotonic() - t0))
         finish(deb_dir)
     except (RuntimeError, OSError, subprocess.SubprocessError) as e:
         BUILT["error"] = str(e)
-        log("the package was not built: %s" % str(e)[-3000:])
+        log("the package was not built: %s" % str(e)[:6000])
+
+
+def build_failure(tree, text):
+    """One line on why a package build failed: the unit tests that failed in
+    dh_auto_test with the start of their output (meson's testlog.json), else
+    the log's error lines."""
+    failed = []
+    for obj in glob.glob(os.path.join(tree, "obj-*", "meson-logs", "testlog.json")):
+        try:
+            with open(obj) as f:
+                for line in f:
+                    r = json.loads(line)
+                    if r.get("result") not in ("OK", "SKIP", "EXPECTEDFAIL"):
+                        out = " | ".join(l for l in (r.get("stdout") or "").splitlines()
+                                         if l.strip())
+                        failed.append("%s %s: %s" % (r.get("name"), r.get("result"),
+                                                      out[:400]))
+        except (OSError, ValueError):
+            pass
+    if failed:
+        return "unit tests failed: " + "; ".join(failed)
+    errors = [l.strip() for l in text.splitlines() if re.search(r"error|failed|FAILED", l)]
+    return " | ".join(errors[:6])[:800] or "(no error line in its log)"
 
 
 def use_prebuilt(deb_dir):
@@ -257,7 +286,7 @@ def guest_deb(key):
 def check_package(r):
     s = r.sysd
     if "error" in BUILT:
-        r.fail("the package was not built: %s" % BUILT["error"][-3000:])
+        r.fail("the package was not built: %s" % BUILT["error"].splitlines()[0][:2000])
     if "old" not in BUILT:
         r.fail("no package to install (systemdtest.py builds one when this check runs)")
     meson_removed = False

@@ -273,32 +273,35 @@ void frame_beside_drawn(struct frame *f, struct term *term)
 	f->quick_key_done = key->key_usec;
 }
 
-/* Since the flood's last frame, less than a row of bytes and at most one
- * line came: the pty had nothing more when that frame ended (a flood's
- * first read after a frame brings what the pty held meanwhile, 4 KiB), so
- * the flood has stopped, and what came is what follows it, the prompt after
- * a Ctrl+C most likely. For a key's frames (FLOOD_KEY_USEC) that one is
- * drawn at once, not a whole frame's time after the flood's: the prompt
- * after Ctrl+C waited FRAME_INTERVAL (16 ms) after the flood's last frame,
- * a whole 1280x800 screen under TCG (bochs: 53 ms median from the Ctrl+C
- * to a still prompt, fbcon 11-14 ms). Should the flood go on, the next
- * frame finds more than a screenful since this one and is paced as the
- * flood's again. */
-static bool frame_flood_stopped(const struct frame *f, struct term *term)
+/* Output of less than a row of bytes and at most one line: what follows
+ * a flood that stopped (the prompt after a Ctrl+C most likely), not more
+ * of it. */
+static bool output_small(struct term *term, uint64_t bytes, uint64_t lines)
 {
-	uint64_t cols = tsm_screen_get_width(term_screen(term));
-
-	return term_bytes_in(term) - f->frame_bytes_in < cols &&
-	       term_lines_in(term) - f->frame_lines_in <= 1;
+	return bytes < tsm_screen_get_width(term_screen(term)) && lines <= 1;
 }
 
-/* What the read that calls frame_schedule() brought is less than a row
- * and at most a line: after a key that signals the session's foreground
- * (Ctrl+C) in a flood, the flood has stopped and this is what follows it
- * (the shell's prompt). */
+/* Since the flood's last frame only small output came: the pty had
+ * nothing more when that frame ended (a flood's first read after a frame
+ * brings what the pty held meanwhile, 4 KiB), so the flood has stopped.
+ * For a key's frames (FLOOD_KEY_USEC) that output is drawn at once, not a
+ * whole frame's time after the flood's: the prompt after Ctrl+C waited
+ * FRAME_INTERVAL (16 ms) after the flood's last frame, a whole 1280x800
+ * screen under TCG (bochs: 53 ms median from the Ctrl+C to a still prompt,
+ * fbcon 11-14 ms). Should the flood go on, the next frame finds more than
+ * a screenful since this one and is paced as the flood's again. */
+static bool frame_flood_stopped(const struct frame *f, struct term *term)
+{
+	return output_small(term, term_bytes_in(term) - f->frame_bytes_in,
+			    term_lines_in(term) - f->frame_lines_in);
+}
+
+/* The read that calls frame_schedule() brought small output: after a key
+ * that signals the session's foreground (Ctrl+C) in a flood, the flood
+ * has stopped and this is what follows it (the shell's prompt). */
 static bool frame_read_small(struct term *term, uint64_t bytes, uint64_t lines)
 {
-	return bytes > 0 && bytes < tsm_screen_get_width(term_screen(term)) && lines <= 1;
+	return bytes > 0 && output_small(term, bytes, lines);
 }
 
 void frame_schedule(struct frame *f, struct term *term)

@@ -87,6 +87,8 @@ struct input_device {
 	unsigned long down[NBITS(KEY_MAX + 1)];
 };
 
+#define INPUT_MODS 6
+
 struct input {
 	sd_event *event;
 	struct input_callbacks cb;
@@ -105,6 +107,7 @@ struct input {
 	struct xkb_context *ctx;
 	struct xkb_keymap *keymap;
 	struct xkb_state *state;
+	xkb_mod_index_t mod_index[INPUT_MODS]; /* input_mod_map's, in keymap */
 	/* the US layout, for the kitty protocol's base layout key: the keymap
 	 * when its first layout is it, else one of its own (NULL: none) */
 	struct xkb_keymap *us_keymap;
@@ -240,22 +243,32 @@ unsigned input_vt_switch_target(uint32_t keysym, unsigned mods)
 	return 0;
 }
 
+/* The modifiers consoled maps to libtsm's masks, by their xkb names; their
+ * indices in the keymap are looked up once (input_setup_mods()), not by
+ * name at each key. */
+static const struct {
+	const char *name;
+	unsigned mask;
+} input_mod_map[INPUT_MODS] = {
+    {XKB_MOD_NAME_SHIFT, TSM_SHIFT_MASK},  {XKB_MOD_NAME_CAPS, TSM_LOCK_MASK},
+    {XKB_MOD_NAME_CTRL, TSM_CONTROL_MASK}, {XKB_MOD_NAME_ALT, TSM_ALT_MASK},
+    {XKB_MOD_NAME_LOGO, TSM_LOGO_MASK},	   {XKB_MOD_NAME_NUM, KEYS_NUM_LOCK_MASK},
+};
+
+static void input_setup_mods(struct input *in)
+{
+	for (unsigned i = 0; i < INPUT_MODS; i++)
+		in->mod_index[i] = xkb_keymap_mod_get_index(in->keymap, input_mod_map[i].name);
+}
+
 static unsigned input_mods(struct input *in)
 {
-	static const struct {
-		const char *name;
-		unsigned mask;
-	} map[] = {
-	    {XKB_MOD_NAME_SHIFT, TSM_SHIFT_MASK},  {XKB_MOD_NAME_CAPS, TSM_LOCK_MASK},
-	    {XKB_MOD_NAME_CTRL, TSM_CONTROL_MASK}, {XKB_MOD_NAME_ALT, TSM_ALT_MASK},
-	    {XKB_MOD_NAME_LOGO, TSM_LOGO_MASK},	   {XKB_MOD_NAME_NUM, KEYS_NUM_LOCK_MASK},
-	};
+	xkb_mod_mask_t active = xkb_state_serialize_mods(in->state, XKB_STATE_MODS_EFFECTIVE);
 	unsigned mods = 0;
 
-	for (unsigned i = 0; i < ELEMENTSOF(map); i++)
-		if (xkb_state_mod_name_is_active(in->state, map[i].name, XKB_STATE_MODS_EFFECTIVE) >
-		    0)
-			mods |= map[i].mask;
+	for (unsigned i = 0; i < INPUT_MODS; i++)
+		if (in->mod_index[i] < 32 && (active & (UINT32_C(1) << in->mod_index[i])))
+			mods |= input_mod_map[i].mask;
 	return mods;
 }
 
@@ -1240,6 +1253,7 @@ static int input_setup_keymap(struct input *in)
 	in->state = xkb_state_new(in->keymap);
 	if (!in->state)
 		return log_error_errno(ENOMEM, "Failed to create the keyboard state: %m");
+	input_setup_mods(in);
 	input_setup_us_keymap(in);
 	in->compose = compose_new(in->ctx, in->cfg.compose_file, &compose_system_files);
 	return 0;

@@ -28,10 +28,12 @@
  *                     rest of the screen scrolls (the session's `--echo-at`
  *                     writes each key there while lines scroll above it);
  *                     prints "scroll n=N median_us=M p99_us=P max_us=X"
- *     cpu NAME        prints "cpu NAME NS": the time on the CPU (the first
- *                     field of /proc/PID/schedstat) of the processes
- *                     called NAME (comm), or whose name starts with NAME
- *                     without its last character if that is '*'
+ *     cpu NAME        prints "cpu NAME NS ns in P processes, R runs, F faults":
+ *                     the time on the CPU and the times it was put on it
+ *                     (the first and third fields of /proc/PID/schedstat),
+ *                     and the minor page faults (/proc/PID/stat), of the
+ *                     processes called NAME (comm), or whose name starts
+ *                     with NAME without its last character if that is '*'
  *                     (kworker*), summed: two of them around an echo step
  *                     give what a key cost the terminal and the kernel's
  *                     workers
@@ -483,13 +485,34 @@ static void step_int(unsigned n, long flood_ms)
 	free(t);
 }
 
-/* The "cpu NAME" step: nanoseconds on the CPU of the processes NAME
- * matches (a prefix with a trailing '*'), summed. */
+/* The minor faults of process PID (the tenth field of /proc/PID/stat,
+ * after the command's parentheses); 0 if it is gone. */
+static unsigned long long proc_minflt(const char *pid)
+{
+	char path[300], buf[1024];
+	unsigned long long flt = 0;
+	const char *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		/* state ppid pgrp session tty_nr tpgid flags minflt */
+		(void)sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %llu", &flt);
+	fclose(f);
+	return flt;
+}
+
+/* The "cpu NAME" step: nanoseconds on the CPU, times put on it and minor
+ * faults of the processes NAME matches (a prefix with a trailing '*'),
+ * summed. */
 static void step_cpu(const char *name)
 {
 	size_t len = strlen(name);
 	bool prefix = len > 0 && name[len - 1] == '*';
-	unsigned long long total = 0;
+	unsigned long long total = 0, runs = 0, faults = 0;
 	unsigned procs = 0;
 	struct dirent *e;
 	DIR *d = opendir("/proc");
@@ -500,7 +523,7 @@ static void step_cpu(const char *name)
 		len--;
 	while ((e = readdir(d))) {
 		char path[300], comm[64];
-		unsigned long long ns;
+		unsigned long long ns, waited, ran;
 		FILE *f;
 		bool match;
 
@@ -519,14 +542,17 @@ static void step_cpu(const char *name)
 		f = fopen(path, "re");
 		if (!f)
 			continue;
-		if (fscanf(f, "%llu", &ns) == 1) {
+		if (fscanf(f, "%llu %llu %llu", &ns, &waited, &ran) == 3) {
 			total += ns;
+			runs += ran;
+			faults += proc_minflt(e->d_name);
 			procs++;
 		}
 		fclose(f);
 	}
 	closedir(d);
-	printf("cpu %s %llu ns in %u processes\n", name, total, procs);
+	printf("cpu %s %llu ns in %u processes, %llu runs, %llu faults\n", name, total, procs, runs,
+	       faults);
 }
 
 static long num(const char *s)

@@ -218,13 +218,23 @@ def count_wakeups(vm, term):
 
 def cpu_per_key(log, keys):
     """{name: ms} on the CPU per key of the idle echo, from keylat's two
-    "cpu NAME NS" lines for each name around it (the terminal's process,
-    kworker*); {} if they are not there."""
+    "cpu NAME NS ..." lines for each name around it (the terminal's process,
+    kworker*); {} if they are not there. With them, {name + " runs": n,
+    name + " faults": n} per key: the times put on the CPU and the minor
+    page faults."""
     seen = {}
-    for m in re.finditer(r"^cpu (\S+) (\d+) ns in \d+ processes$", log, re.M):
-        seen.setdefault(m.group(1), []).append(int(m.group(2)))
-    return {name: (ns[1] - ns[0]) / keys / 1e6 for name, ns in seen.items()
-            if len(ns) == 2 and keys}
+    for m in re.finditer(r"^cpu (\S+) (\d+) ns in \d+ processes(?:, (\d+) runs, (\d+) faults)?$",
+                         log, re.M):
+        seen.setdefault(m.group(1), []).append(m.groups()[1:])
+    out = {}
+    for name, v in seen.items():
+        if len(v) != 2 or not keys:
+            continue
+        out[name] = (int(v[1][0]) - int(v[0][0])) / keys / 1e6
+        if v[0][1] is not None and v[1][1] is not None:
+            out[name + " runs"] = (int(v[1][1]) - int(v[0][1])) / keys
+            out[name + " faults"] = (int(v[1][2]) - int(v[0][2])) / keys
+    return out
 
 
 def key_stages(lines):
@@ -319,8 +329,12 @@ def format_card(card):
     for r in lat["rows"]:
         cpu = r.get("cpu_per_key")
         if cpu:
-            out.append("   %s idle echo, ms on the CPU per key: %s" % (r["term"], ", ".join(
-                "%s %.2f" % (name, ms) for name, ms in sorted(cpu.items()))))
+            names = sorted(n for n in cpu if " " not in n)
+            out.append("   %s idle echo, per key: %s" % (r["term"], "; ".join(
+                "%s %.2f ms on the CPU%s" % (
+                    n, cpu[n], (", %.1f runs, %.1f page faults" % (cpu[n + " runs"],
+                                                                    cpu[n + " faults"])
+                                if n + " runs" in cpu else "")) for n in names)))
     for r in lat["rows"]:
         st = r.get("stages")
         if st:

@@ -43,6 +43,11 @@ struct vcs {
 	vcs_row_fn row; /* rows over the screen's; NULL: none */
 	void *row_data;
 	struct vcs_buf buf;
+	/* the last mirror the VT got whole (valid) for a VT of prev_cols x
+	 * prev_rows, and the changes written after it */
+	struct vcs_buf prev, changes;
+	bool prev_valid;
+	unsigned prev_cols, prev_rows;
 	struct vcs_stats stats;
 };
 
@@ -81,6 +86,7 @@ static void vcs_buf_printf(struct vcs_buf *b, const char *fmt, ...)
 void vcs_buf_fini(struct vcs_buf *b)
 {
 	free(b->data);
+	free(b->rows);
 	*b = (struct vcs_buf){};
 }
 
@@ -182,6 +188,7 @@ void vcs_encode_rows(const struct vcs_source *src, vcs_row_fn row_fn, void *row_
 	bool hidden = tsm_screen_get_flags(screen) & TSM_SCREEN_HIDE_CURSOR;
 
 	out->len = 0;
+	out->n_rows = 0;
 	if (g.cols == 0 || g.rows == 0 || vt_cols == 0 || vt_rows == 0)
 		return;
 	g.cells = xcalloc((size_t)g.cols * g.rows, sizeof(*g.cells));
@@ -201,12 +208,17 @@ void vcs_encode_rows(const struct vcs_source *src, vcs_row_fn row_fn, void *row_
 		left = cx - vt_cols + 1;
 	rows = MIN(g.rows - top, vt_rows);
 	cols = MIN(g.cols - left, vt_cols);
+	if (out->rows_cap < rows + 1) {
+		out->rows = xrealloc(out->rows, (rows + 1) * sizeof(*out->rows));
+		out->rows_cap = rows + 1;
+	}
 
 	vcs_buf_add(out, vcs_preamble, sizeof(vcs_preamble) - 1);
 	for (unsigned y = 0; y < rows; y++) {
 		const struct vcs_cell *row = g.cells + (size_t)(top + y) * g.cols;
 		bool realign = false;
 
+		out->rows[y] = out->len;
 		/* the whole row erased first: a character the kernel counts
 		 * narrower than libtsm leaves no stale cell behind it */
 		vcs_buf_printf(out, "\033[%u;1H\033[2K", y + 1);
@@ -231,11 +243,34 @@ void vcs_encode_rows(const struct vcs_source *src, vcs_row_fn row_fn, void *row_
 			realign = cp >= 0x300;
 		}
 	}
+	out->rows[rows] = out->len;
+	out->n_rows = rows;
 	if (rows < vt_rows)
 		vcs_buf_printf(out, "\033[%u;1H\033[J", rows + 1);
 	vcs_buf_printf(out, "\033[%u;%uH\033[?25%c", cy - top + 1, cx - left + 1,
 		       hidden ? 'l' : 'h');
 	free(g.cells);
+}
+
+void vcs_encode_changes(const struct vcs_buf *prev, const struct vcs_buf *cur, struct vcs_buf *out)
+{
+	unsigned n = cur->n_rows;
+
+	out->len = 0;
+	out->n_rows = 0;
+	if (n == 0 || prev->n_rows != n) {
+		vcs_buf_add(out, cur->data, cur->len);
+		return;
+	}
+	vcs_buf_add(out, cur->data, cur->rows[0]);
+	for (unsigned y = 0; y < n; y++) {
+		size_t len = cur->rows[y + 1] - cur->rows[y];
+
+		if (len != prev->rows[y + 1] - prev->rows[y] ||
+		    memcmp(cur->data + cur->rows[y], prev->data + prev->rows[y], len) != 0)
+			vcs_buf_add(out, cur->data + cur->rows[y], len);
+	}
+	vcs_buf_add(out, cur->data + cur->rows[n], cur->len - cur->rows[n]);
 }
 
 /* ---- the daemon's side ---- */
@@ -286,7 +321,23 @@ static void vcs_mirror(struct vcs *v)
 		rows = ws.ws_row;
 	}
 	vcs_encode_rows(&src, v->row, v->row_data, cols, rows, &v->buf);
-	v->dirty = !vcs_write(v, v->buf.data, v->buf.len);
+	const struct vcs_buf *w = &v->buf;
+
+	if (v->prev_valid && v->prev_cols == cols && v->prev_rows == rows) {
+		vcs_encode_changes(&v->prev, &v->buf, &v->changes);
+		w = &v->changes;
+	}
+	v->dirty = !vcs_write(v, w->data, w->len);
+	/* a failed write may have left part of it: all again next time */
+	v->prev_valid = !v->dirty;
+	if (v->prev_valid) {
+		struct vcs_buf held = v->prev;
+
+		v->prev = v->buf;
+		v->buf = held;
+		v->prev_cols = cols;
+		v->prev_rows = rows;
+	}
 	v->stats.usec += now_usec() - start;
 	if (v->dirty)
 		vcs_damage(v);
@@ -362,6 +413,9 @@ void vcs_set_active(struct vcs *v, bool active)
 	if (!v)
 		return;
 	v->active = active;
+	/* another program may write to the VT while it is not ours: the next
+	 * mirror is whole */
+	v->prev_valid = false;
 	if (!active) {
 		vcs_cancel(v);
 		return;
@@ -381,6 +435,7 @@ void vcs_clear(struct vcs *v)
 		return;
 	vcs_cancel(v);
 	(void)vcs_write(v, vcs_clear_seq, sizeof(vcs_clear_seq) - 1);
+	v->prev_valid = false;
 	/* the next screen (the new session's) is mirrored when it changes */
 	v->dirty = true;
 	v->cleared = true;
@@ -460,5 +515,7 @@ void vcs_free(struct vcs *v)
 	sd_event_source_unref(v->now_source);
 	close(v->fd);
 	vcs_buf_fini(&v->buf);
+	vcs_buf_fini(&v->prev);
+	vcs_buf_fini(&v->changes);
 	free(v);
 }

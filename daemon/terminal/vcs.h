@@ -34,6 +34,14 @@
  * kernel may count with different widths (from U+0300 on) is followed by a
  * column position (CHA), so a disagreement never shifts the rest of a row.
  *
+ * Only the rows that differ from the last mirror the VT got are written
+ * (vcs_encode_changes()), with the preamble and the cursor: an echo costs
+ * the kernel a row, not a screenful. A whole mirror is written when the VT
+ * is ours again (another program may have written to it meanwhile), after
+ * the VT's size changed, after a clear and after a write that failed.
+ * Whatever else writes to the VT while it is ours (root with `echo
+ * >/dev/ttyN`) stays in the buffer until those rows change.
+ *
  * Rate: a change is mirrored at once if the last mirror is VCS_INTERVAL_MS
  * old; a change within that time (output going on: a flood) waits until
  * the last mirror is VCS_FLOOD_INTERVAL_MS old. The last change is always
@@ -108,10 +116,15 @@ const struct vcs_stats *vcs_get_stats(const struct vcs *v);
  * the cursor (U+200B..U+200F, U+FEFF). */
 uint32_t vcs_safe_cp(uint32_t cp);
 
-/* The bytes of one mirror, appended to a growing buffer. */
+/* The bytes of one mirror, appended to a growing buffer. An encoding
+ * (vcs_encode*()) also says where its rows are: row i's bytes (its CUP,
+ * erase and text) start at rows[i]; rows[n_rows] is where the rows end
+ * and what follows them (the erase below, the cursor) starts. */
 struct vcs_buf {
 	char *data;
 	size_t len, cap;
+	size_t *rows;
+	unsigned n_rows, rows_cap;
 };
 void vcs_buf_fini(struct vcs_buf *b);
 /* Encodes src for a VT of vt_cols x vt_rows into out (emptied first). */
@@ -121,3 +134,8 @@ void vcs_encode(const struct vcs_source *src, unsigned vt_cols, unsigned vt_rows
  * screen's. */
 void vcs_encode_rows(const struct vcs_source *src, vcs_row_fn row_fn, void *row_data,
 		     unsigned vt_cols, unsigned vt_rows, struct vcs_buf *out);
+/* What of the encoding `cur` differs from `prev`, the one the VT holds,
+ * both for the same VT size, into out (emptied first): the preamble, the
+ * rows whose bytes differ, and the end (the erase below the rows and the
+ * cursor). All of cur when the row counts differ or prev has no rows. */
+void vcs_encode_changes(const struct vcs_buf *prev, const struct vcs_buf *cur, struct vcs_buf *out);

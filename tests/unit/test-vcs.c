@@ -465,6 +465,77 @@ static void test_overlay_rows(void)
 	fake_term_fini(&f);
 }
 
+/* Mirrors after the first carry only the rows that changed: a model fed
+ * the whole first mirror and then only the changes holds what a whole
+ * mirror of each screen gives, row by row and the cursor; an echo's
+ * change is one row (one CUP) with the preamble and the cursor. */
+static void test_changes(void)
+{
+	static const char *const steps[] = {
+	    "a",
+	    "b",
+	    "\r\nsecond line",
+	    "\033[1;1Hfirst",
+	    "\033[?25l",
+	    "\033[?25h\033[3;2H\xe6\x97\xa5x",
+	    "\r\n\r\n\r\nscrolled",
+	    "\033[2J\033[H",
+	    "",
+	};
+	struct fake_term f;
+	struct vcs_buf prev = {}, cur = {}, out = {};
+	struct vcs_source src;
+	struct vt_model inc, whole;
+
+	fake_term_init(&f, 12, 4);
+	src = (struct vcs_source){f.screen, f.table};
+	vcs_encode(&src, 12, 4, &prev);
+	model_init(&inc, 12, 4);
+	model_run(&inc, prev.data, prev.len);
+	CHECK(!inc.bad);
+	for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
+		size_t cups = 0;
+
+		fake_feed(&f, steps[i]);
+		vcs_encode(&src, 12, 4, &cur);
+		vcs_encode_changes(&prev, &cur, &out);
+		model_run(&inc, out.data, out.len);
+		CHECK(!inc.bad);
+		model_init(&whole, 12, 4);
+		model_run(&whole, cur.data, cur.len);
+		for (unsigned y = 0; y < 4; y++) {
+			char want[VT_MAX * 4 + 1];
+
+			snprintf(want, sizeof(want), "%s", model_row(&whole, y));
+			CHECK_ROW(&inc, y, want);
+		}
+		CHECK_EQ_U(inc.x, whole.x);
+		CHECK_EQ_U(inc.y, whole.y);
+		CHECK(inc.cursor_shown == whole.cursor_shown);
+		for (const char *p = out.data;
+		     (p = memmem(p, out.len - (size_t)(p - out.data), "\033[2K", 4)); p += 4)
+			cups++;
+		/* "a", "b": the echo's row only; nothing changed: no row */
+		if (i < 2)
+			CHECK_EQ_U(cups, 1);
+		if (i == ELEMENTSOF(steps) - 1)
+			CHECK_EQ_U(cups, 0);
+		CHECK(out.len <= cur.len);
+		struct vcs_buf held = prev;
+
+		prev = cur;
+		cur = held;
+	}
+	/* another row count (a VT of another size): all of it */
+	vcs_encode(&src, 12, 3, &cur);
+	vcs_encode_changes(&prev, &cur, &out);
+	CHECK(out.len == cur.len && memcmp(out.data, cur.data, cur.len) == 0);
+	vcs_buf_fini(&prev);
+	vcs_buf_fini(&cur);
+	vcs_buf_fini(&out);
+	fake_term_fini(&f);
+}
+
 int main(void)
 {
 	RUN(test_exact_bytes);
@@ -476,5 +547,6 @@ int main(void)
 	RUN(test_image_tiles);
 	RUN(test_scrollback_view);
 	RUN(test_overlay_rows);
+	RUN(test_changes);
 	return TESTS_RESULT();
 }

@@ -9,7 +9,8 @@ run by vmtest.py in the bochs and cirrus guests.
        second column), /dev/vcs1 the very glyph numbers the kernel gives
        the same text written to tty1 after consoled is gone (its own font
        mapping, read back as the reference); the stats line counts the
-       writes. When the session ends (the next one prints nothing) and
+       writes. Text written to tty1 while VT 2 is in front is gone once
+       VT 1 is back. When the session ends (the next one prints nothing) and
        when consoled exits, nothing of the text is left in /dev/vcsu1.
 """
 
@@ -90,6 +91,20 @@ class VcsChecks:
         if head[:2] != [lines, cols]:
             r.fail("/dev/vcsa1 says %d lines %d columns, stty %r" % (head[0], head[1], size))
         glyphs = self.vcs(2 * cols)
+
+        # Text written to tty1 while another VT is in front is gone when
+        # consoled has its VT again: a mirror then is whole (the others
+        # carry only the rows that changed, and none did here).
+        r.sh("chvt 2; printf '\\033[1;1HSTALE' > /dev/tty1; chvt 1")
+        deadline = time.monotonic() + 20
+        while self.vcsu(2 * cols) != want0 + want1:
+            if time.monotonic() > deadline:
+                r.fail("after a VT switch /dev/vcsu1 rows 1-2 are %r, expected %r (what was"
+                       " written to tty1 meanwhile stayed)"
+                       % ("".join(chr(c) if 0x20 <= c < 0x110000 else "<%x>" % c
+                                  for c in self.vcsu(2 * cols)),
+                          ROW0.ljust(cols) + "".join(ROW1)))
+            time.sleep(0.5)
 
         # the session ends; the next one prints nothing: the text is gone
         pid = r.session_pid()

@@ -28,7 +28,8 @@
  * at the first frame of new output: an echo's update waits for the quiet
  * (not before the next key), and a burst of output is parsed first. */
 #define SNAPSHOT_INTERVAL_USEC (100 * USEC_PER_MSEC)
-/* two frame intervals (FRAME_INTERVAL_USEC, screen/frame.h) */
+/* two frame intervals (FRAME_INTERVAL_USEC, screen/frame.h); the vcs
+ * mirror after an echo waits as long (VCS_QUIET_MS): one wake-up for both */
 #define SNAPSHOT_QUIET_USEC (2 * 16 * USEC_PER_MSEC)
 /* A copy made by OSC 52 sets this VT's buffer at once, but is shared with
  * the user's other VTs (share_copied(): logind's files read, the store's

@@ -18,6 +18,7 @@
 
 #define VCS_INTERVAL_USEC ((uint64_t)VCS_INTERVAL_MS * USEC_PER_MSEC)
 #define VCS_FLOOD_INTERVAL_USEC ((uint64_t)VCS_FLOOD_INTERVAL_MS * USEC_PER_MSEC)
+#define VCS_QUIET_USEC ((uint64_t)VCS_QUIET_MS * USEC_PER_MSEC)
 
 /* UTF-8 on (ESC % G), default attributes and display-control off (SGR 0,
  * 10), insert mode off (IRM), origin mode off (DECOM: CUP counts from the
@@ -36,8 +37,6 @@ struct vcs {
 	bool cleared;
 	uint64_t last_usec;
 	sd_event_source *timer;
-	/* a mirror due at once: the next loop turn (vcs_damage()) */
-	sd_event_source *now_source;
 	vcs_source_fn source;
 	void *userdata;
 	vcs_row_fn row; /* rows over the screen's; NULL: none */
@@ -354,15 +353,9 @@ static int vcs_on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-static int vcs_on_now(sd_event_source *s, void *userdata)
-{
-	return vcs_on_timer(s, 0, userdata);
-}
-
 static void vcs_cancel(struct vcs *v)
 {
 	sd_event_source_set_enabled(v->timer, SD_EVENT_OFF);
-	sd_event_source_set_enabled(v->now_source, SD_EVENT_OFF);
 }
 
 void vcs_damage(struct vcs *v)
@@ -377,26 +370,21 @@ void vcs_damage(struct vcs *v)
 	if (!v->active)
 		return;
 	sd_event_source_get_enabled(v->timer, &enabled);
-	if (enabled == SD_EVENT_OFF)
-		sd_event_source_get_enabled(v->now_source, &enabled);
 	if (enabled != SD_EVENT_OFF)
 		return;
 	now = now_usec();
 	/* Output that goes on right after a mirror is a flood: a screen
 	 * reader cannot follow 20 screens a second anyway, and each mirror
-	 * costs the kernel a screenful of terminal output. */
-	if (now < v->last_usec + VCS_INTERVAL_USEC) {
-		when = v->last_usec + VCS_FLOOD_INTERVAL_USEC;
-		sd_event_source_set_time(v->timer, when);
-		sd_event_source_set_enabled(v->timer, SD_EVENT_ONESHOT);
-		return;
-	}
-	/* Due at once (a key's echo after a pause): the defer source runs
-	 * at the loop's next turn, after the frame (which has a higher
-	 * priority), without the timer's timerfd_settime(), its wake-up in
-	 * epoll and the read of the timerfd, three system calls an echo
-	 * paid for its mirror. */
-	sd_event_source_set_enabled(v->now_source, SD_EVENT_ONESHOT);
+	 * costs the kernel a screenful of terminal output. Else (a key's echo
+	 * after a pause) the mirror waits VCS_QUIET_MS: not between the
+	 * echo's frame and consoled's sleep, where on one CPU it held back
+	 * everything else (the session's next read, what shows the pixels),
+	 * and with session restore's snapshot, due after the same quiet, in
+	 * one wake-up. */
+	when = now < v->last_usec + VCS_INTERVAL_USEC ? v->last_usec + VCS_FLOOD_INTERVAL_USEC
+						      : now + VCS_QUIET_USEC;
+	sd_event_source_set_time(v->timer, when);
+	sd_event_source_set_enabled(v->timer, SD_EVENT_ONESHOT);
 }
 
 void vcs_set_rows(struct vcs *v, vcs_row_fn row, void *userdata)
@@ -489,8 +477,6 @@ int vcs_new(sd_event *event, unsigned vt, vcs_source_fn source, void *userdata, 
 	/* to the millisecond: with sd-event's default accuracy (250 ms) the
 	 * mirror could lag the screen by that much more than VCS_INTERVAL */
 	r = sd_event_add_time(event, &v->timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC, vcs_on_timer, v);
-	if (r >= 0)
-		r = sd_event_add_defer(event, &v->now_source, vcs_on_now, v);
 	if (r < 0) {
 		log_warning_errno(r, "Failed to set up the mirror's timer, no mirror: %m");
 		sd_event_source_unref(v->timer);
@@ -499,7 +485,6 @@ int vcs_new(sd_event *event, unsigned vt, vcs_source_fn source, void *userdata, 
 		return r;
 	}
 	sd_event_source_set_enabled(v->timer, SD_EVENT_OFF);
-	sd_event_source_set_enabled(v->now_source, SD_EVENT_OFF);
 	*ret = v;
 	return 0;
 }
@@ -512,7 +497,6 @@ void vcs_free(struct vcs *v)
 	 * still be there */
 	(void)vcs_write(v, vcs_clear_seq, sizeof(vcs_clear_seq) - 1);
 	sd_event_source_unref(v->timer);
-	sd_event_source_unref(v->now_source);
 	close(v->fd);
 	vcs_buf_fini(&v->buf);
 	vcs_buf_fini(&v->prev);

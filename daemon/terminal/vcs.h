@@ -42,9 +42,11 @@
  * Whatever else writes to the VT while it is ours (root with `echo
  * >/dev/ttyN`) stays in the buffer until those rows change.
  *
- * Rate: a change is mirrored at once if the last mirror is VCS_INTERVAL_MS
- * old; a change within that time (output going on: a flood) waits until
- * the last mirror is VCS_FLOOD_INTERVAL_MS old. The last change is always
+ * Rate: a change is mirrored VCS_QUIET_MS after it if the last mirror is
+ * VCS_INTERVAL_MS old (an echo's mirror comes after its frame has been
+ * seen, not between the frame and consoled's sleep); a change within that
+ * time (output going on: a flood) waits until the last mirror is
+ * VCS_FLOOD_INTERVAL_MS old. The last change is always
  * mirrored. On release (another VT in front, or another program took ours)
  * nothing is written until the VT is ours again. When a session ends, the
  * buffer is cleared at once, and at exit too, with the cursor shown and
@@ -60,6 +62,9 @@ struct tsm_screen;
 struct cluster_table;
 
 #define VCS_INTERVAL_MS 50
+/* session restore's quiet time (SNAPSHOT_QUIET, terminal.c): an echo's
+ * mirror and snapshot share a wake-up */
+#define VCS_QUIET_MS 32
 /* The buffer emptied, the cursor shown and autowrap on again: the kernel's
  * console as a fresh VT has it (also what consoled-fallback writes, plus
  * CSI 3 J there). Not CSI 3 J here: on the VT in front, fbcon (6.1 has no
@@ -99,7 +104,8 @@ void vcs_free(struct vcs *v);
 /* The VT is ours and in front (true: mirrored now) or not (nothing is
  * written until it is again). */
 void vcs_set_active(struct vcs *v, bool active);
-/* The screen changed: mirrored within VCS_INTERVAL_MS. */
+/* The screen changed: mirrored within VCS_QUIET_MS, or within
+ * VCS_FLOOD_INTERVAL_MS of the last mirror while output goes on. */
 void vcs_damage(struct vcs *v);
 /* From the next mirror on, rows come from `row` where it has one (NULL:
  * none); a change of those rows is a vcs_damage() too. */

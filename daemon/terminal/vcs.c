@@ -42,10 +42,9 @@ struct vcs {
 	vcs_row_fn row; /* rows over the screen's; NULL: none */
 	void *row_data;
 	struct vcs_buf buf;
-	/* the last mirror the VT got whole (valid) for a VT of prev_cols x
-	 * prev_rows, and the changes written after it */
+	/* the mirror the VT holds, for a VT of prev_cols x prev_rows (no rows:
+	 * unknown, the next one is whole), and the changes written after it */
 	struct vcs_buf prev, changes;
-	bool prev_valid;
 	unsigned prev_cols, prev_rows;
 	struct vcs_stats stats;
 };
@@ -322,14 +321,15 @@ static void vcs_mirror(struct vcs *v)
 	vcs_encode_rows(&src, v->row, v->row_data, cols, rows, &v->buf);
 	const struct vcs_buf *w = &v->buf;
 
-	if (v->prev_valid && v->prev_cols == cols && v->prev_rows == rows) {
+	if (v->prev.n_rows && v->prev_cols == cols && v->prev_rows == rows) {
 		vcs_encode_changes(&v->prev, &v->buf, &v->changes);
 		w = &v->changes;
 	}
 	v->dirty = !vcs_write(v, w->data, w->len);
 	/* a failed write may have left part of it: all again next time */
-	v->prev_valid = !v->dirty;
-	if (v->prev_valid) {
+	if (v->dirty) {
+		v->prev.n_rows = 0;
+	} else {
 		struct vcs_buf held = v->prev;
 
 		v->prev = v->buf;
@@ -403,7 +403,7 @@ void vcs_set_active(struct vcs *v, bool active)
 	v->active = active;
 	/* another program may write to the VT while it is not ours: the next
 	 * mirror is whole */
-	v->prev_valid = false;
+	v->prev.n_rows = 0;
 	if (!active) {
 		vcs_cancel(v);
 		return;
@@ -423,7 +423,7 @@ void vcs_clear(struct vcs *v)
 		return;
 	vcs_cancel(v);
 	(void)vcs_write(v, vcs_clear_seq, sizeof(vcs_clear_seq) - 1);
-	v->prev_valid = false;
+	v->prev.n_rows = 0;
 	/* the next screen (the new session's) is mirrored when it changes */
 	v->dirty = true;
 	v->cleared = true;

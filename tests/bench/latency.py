@@ -128,7 +128,7 @@ def run_terminal(b, args, term, font, kmscon):
                   " echo-rows %d %d %d touch %s/ready.int sleep 1000 int %d 1000"
                   % (d, d, keys, band[0], band[1], d, rounds))
     vm.check("(keylat --gap-ms=%d %s >%s/keylat.log 2>&1; echo $? >%s/status) </dev/null"
-             " >/dev/null 2>&1 &" % (getattr(args, "latency_gap_ms", 20), steps, d, d))
+             " >/dev/null 2>&1 &" % (args.latency_gap_ms, steps, d, d))
     # The keyboard exists before the terminal starts (kmscon enumerates input
     # devices at start; the guest has no udevd to tell it of new ones).
     vm.check("i=0; until grep -q created %s/keylat.log || [ $i -gt 100 ]; do sleep 0.1;"
@@ -137,7 +137,7 @@ def run_terminal(b, args, term, font, kmscon):
     status = d + "/status"
     # fbterm scans the fonts at start (~20 s under TCG, minutes on a busy
     # host): keylat waits up to 300 s for the session
-    per_key = 0.5 + getattr(args, "latency_gap_ms", 20) / 1000
+    per_key = 0.5 + args.latency_gap_ms / 1000
     try:
         if not wait_file(vm, d + "/e1", status, int(330 + keys * per_key)):
             raise RuntimeError("idle echo did not finish")
@@ -289,7 +289,7 @@ def run(b, args, result, font, kmscon):
                 break
         rows.append(r)
     result["latency"] = {"keys": args.latency_keys, "rounds": args.int_rounds,
-                         "gap_ms": getattr(args, "latency_gap_ms", 20), "rows": rows}
+                         "gap_ms": args.latency_gap_ms, "rows": rows}
 
 
 def broken(results):
@@ -305,10 +305,10 @@ def format_card(card):
     lat = card.get("latency")
     if not lat:
         return ""
+    gap = lat.get("gap_ms", 20)  # results written before the option: 20
     out = ["   latency (indicative: TCG, the poller shares the guest's one CPU): key to"
            " pixels over %d keys %d-%d ms apart, Ctrl+C under base64 to a still prompt over %d"
-           " rounds, ms" % (lat["keys"], lat.get("gap_ms", 20), lat.get("gap_ms", 20) + 10,
-                            lat["rounds"]),
+           " rounds, ms" % (lat["keys"], gap, gap + 10, lat["rounds"]),
            "   %-9s %9s %9s %10s %10s %11s %11s %9s %9s"
            % ("terminal", "idle med", "idle p99", "flood med", "flood p99", "scroll med",
               "scroll p99", "^C med", "^C p99")]

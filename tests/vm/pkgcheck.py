@@ -154,10 +154,10 @@ def build(src, out_dir):
             with open(os.path.join(deb_dir, "build.log")) as f:
                 text = f.read()
             # CI shows the check's first line and the test's stderr: the
-            # cause first, the log's tail on stderr.
+            # cause in the line, the log's end on stderr.
             sys.stderr.write("dpkg-buildpackage's log, its end:\n%s\n" % text[-6000:])
-            raise RuntimeError("dpkg-buildpackage failed (%d): %s\n%s"
-                               % (proc.returncode, build_failure(tree, text), text[-4000:]))
+            raise RuntimeError("dpkg-buildpackage failed (%d): %s"
+                               % (proc.returncode, build_failure(tree, text)))
         log("%s took %.0fs" % (build_cmd[0], time.monotonic() - t0))
         finish(deb_dir)
     except (RuntimeError, OSError, subprocess.SubprocessError) as e:

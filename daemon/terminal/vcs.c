@@ -12,6 +12,7 @@
 
 #include "cluster.h"
 #include "image.h"
+#include "tsmpeek.h"
 #include "vcs.h"
 #include "../util/log.h"
 #include "../util/util.h"
@@ -85,6 +86,7 @@ void vcs_buf_fini(struct vcs_buf *b)
 {
 	free(b->data);
 	free(b->rows);
+	free(b->cells);
 	*b = (struct vcs_buf){};
 }
 
@@ -104,31 +106,15 @@ static void vcs_buf_utf8(struct vcs_buf *b, uint32_t cp)
 	vcs_buf_add(b, u, utf8_put(cp, u));
 }
 
-struct vcs_cell {
-	uint32_t cp;
-	unsigned width; /* 1 or 2; 0 behind a wide character */
-};
-
 struct vcs_grid {
 	unsigned cols, rows;
 	struct vcs_cell *cells;
 	const struct cluster_table *clusters;
 };
 
-static int vcs_grid_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch, size_t len,
-			 unsigned width, unsigned posx, unsigned posy,
-			 const struct tsm_screen_attr *attr, tsm_age_t age, void *data)
+/* The cell at (x, y) holds cp (a blank: ' ') at width w. */
+static void vcs_grid_put(struct vcs_grid *g, unsigned x, unsigned y, uint32_t cp, unsigned w)
 {
-	struct vcs_grid *g = data;
-	struct vcs_cell *c;
-	uint32_t cp = len > 0 ? ch[0] : ' ';
-
-	(void)con;
-	(void)id;
-	(void)attr;
-	(void)age;
-	if (posx >= g->cols || posy >= g->rows)
-		return 0;
 	/* a stand-in: its cluster's base (the kernel has no combining) */
 	if (cp >= CLUSTER_FIRST && g->clusters) {
 		size_t n = 0;
@@ -140,10 +126,74 @@ static int vcs_grid_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch
 	/* an image's tile: a blank (nothing a braille display could show) */
 	if (image_is_tile(cp))
 		cp = ' ';
-	c = &g->cells[(size_t)posy * g->cols + posx];
-	c->cp = cp;
-	c->width = MIN(width, 2u);
+	g->cells[(size_t)y * g->cols + x] = (struct vcs_cell){cp, MIN(w, 2u)};
+}
+
+static int vcs_grid_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch, size_t len,
+			 unsigned width, unsigned posx, unsigned posy,
+			 const struct tsm_screen_attr *attr, tsm_age_t age, void *data)
+{
+	struct vcs_grid *g = data;
+
+	(void)con;
+	(void)id;
+	(void)attr;
+	(void)age;
+	if (posx < g->cols && posy < g->rows)
+		vcs_grid_put(g, posx, posy, len > 0 ? ch[0] : ' ', width);
 	return 0;
+}
+
+bool vcs_test_draw_only;
+
+/* The grid as tsm_screen_draw() shows it (libtsm 4.0.2's tsm-render.c: the
+ * view's lines from the scrollback position on, then the screen's; past a
+ * line's cells an empty one; no code point for an empty cell), read from
+ * libtsm's lines (tsmpeek.h) instead of a callback per cell (with the rows
+ * taken from the last mirror, an echo's mirror at 80x30 is 100 thousand
+ * instructions instead of 598 thousand: `floor --mirror`, README.md of
+ * tests/bench). False when the view is not readable so (tsmpeek's layout
+ * check failed, or a cell holds a symbol sequence, which libtsm 4 never
+ * makes): then tsm_screen_draw(). */
+static bool vcs_grid_peek(struct tsm_screen *screen, struct vcs_grid *g)
+{
+	const struct tsmpeek_screen *p;
+	const struct tsmpeek_line *iter;
+	unsigned k = 0;
+
+	if (vcs_test_draw_only || !tsmpeek_check(screen))
+		return false;
+	p = tsmpeek(screen);
+	if (p->cols != g->cols || p->rows != g->rows)
+		return false;
+	iter = p->sb_pos;
+	for (unsigned y = 0; y < g->rows; y++) {
+		const struct tsmpeek_line *line;
+		unsigned n;
+
+		if (iter) {
+			line = iter;
+			iter = iter->next;
+		} else
+			line = p->lines[k++];
+		n = MIN(line->size, g->cols);
+		for (unsigned x = 0; x < n; x++) {
+			const struct tsmpeek_cell *c = &line->cells[x];
+
+			if (c->ch > 0x10ffff)
+				return false;
+			/* below the image tiles and the stand-ins: as it is */
+			if (c->ch < IMAGE_FIRST && c->ch < CLUSTER_FIRST)
+				g->cells[(size_t)y * g->cols + x] =
+				    (struct vcs_cell){c->ch ? c->ch : ' ', MIN(c->width, 2u)};
+			else
+				vcs_grid_put(g, x, y, c->ch, c->width);
+		}
+		/* past the line's cells: blanks, as the grid starts */
+		for (unsigned x = n; x < g->cols; x++)
+			g->cells[(size_t)y * g->cols + x] = (struct vcs_cell){' ', 1};
+	}
+	return true;
 }
 
 /* The rows drawn over the screen, in place of its own. */
@@ -169,11 +219,48 @@ static void vcs_grid_rows(struct vcs_grid *g, vcs_row_fn fn, void *data)
 void vcs_encode(const struct vcs_source *src, unsigned vt_cols, unsigned vt_rows,
 		struct vcs_buf *out)
 {
-	vcs_encode_rows(src, NULL, NULL, vt_cols, vt_rows, out);
+	vcs_encode_after(src, NULL, NULL, vt_cols, vt_rows, NULL, out);
 }
 
 void vcs_encode_rows(const struct vcs_source *src, vcs_row_fn row_fn, void *row_data,
 		     unsigned vt_cols, unsigned vt_rows, struct vcs_buf *out)
+{
+	vcs_encode_after(src, row_fn, row_data, vt_cols, vt_rows, NULL, out);
+}
+
+/* Row y of the window, its cells cols from row (its CUP, erase and text). */
+static void vcs_encode_row(struct vcs_buf *out, const struct vcs_cell *row, unsigned y,
+			   unsigned cols)
+{
+	bool realign = false;
+	unsigned end = cols;
+
+	/* the whole row erased first: a character the kernel counts narrower
+	 * than libtsm leaves no stale cell behind it */
+	vcs_buf_printf(out, "\033[%u;1H\033[2K", y + 1);
+	/* trailing blanks: the erase made them */
+	while (end > 0 && row[end - 1].cp == ' ' && row[end - 1].width == 1)
+		end--;
+	for (unsigned x = 0; x < end; x++) {
+		const struct vcs_cell *c = &row[x];
+		uint32_t cp = vcs_safe_cp(c->cp);
+
+		if (c->width == 0 && x > 0)
+			continue; /* the wide character before covers it */
+		if (realign)
+			vcs_buf_printf(out, "\033[%uG", x + 1);
+		/* the right half of a wide character at the window's edge, or
+		 * its left half cut off by it */
+		if ((c->width == 0) || (c->width == 2 && x + 1 >= cols))
+			cp = ' ';
+		vcs_buf_utf8(out, cp);
+		realign = cp >= 0x300;
+	}
+}
+
+void vcs_encode_after(const struct vcs_source *src, vcs_row_fn row_fn, void *row_data,
+		      unsigned vt_cols, unsigned vt_rows, const struct vcs_buf *prev,
+		      struct vcs_buf *out)
 {
 	struct tsm_screen *screen = src->screen;
 	struct vcs_grid g = {
@@ -190,9 +277,11 @@ void vcs_encode_rows(const struct vcs_source *src, vcs_row_fn row_fn, void *row_
 	if (g.cols == 0 || g.rows == 0 || vt_cols == 0 || vt_rows == 0)
 		return;
 	g.cells = xcalloc((size_t)g.cols * g.rows, sizeof(*g.cells));
-	for (size_t i = 0; i < (size_t)g.cols * g.rows; i++)
-		g.cells[i] = (struct vcs_cell){' ', 1};
-	tsm_screen_draw(screen, vcs_grid_cell, &g);
+	if (!vcs_grid_peek(screen, &g)) {
+		for (size_t i = 0; i < (size_t)g.cols * g.rows; i++)
+			g.cells[i] = (struct vcs_cell){' ', 1};
+		tsm_screen_draw(screen, vcs_grid_cell, &g);
+	}
 	if (row_fn)
 		vcs_grid_rows(&g, row_fn, row_data);
 
@@ -210,39 +299,34 @@ void vcs_encode_rows(const struct vcs_source *src, vcs_row_fn row_fn, void *row_
 		out->rows = xrealloc(out->rows, (rows + 1) * sizeof(*out->rows));
 		out->rows_cap = rows + 1;
 	}
+	if (out->cells_cap < (size_t)rows * cols) {
+		free(out->cells);
+		out->cells = xcalloc((size_t)rows * cols, sizeof(*out->cells));
+		out->cells_cap = (size_t)rows * cols;
+	}
+	/* prev's rows of the same width: those whose cells are the same give
+	 * the same bytes (a row's bytes follow from its cells, its number and
+	 * the width alone) */
+	if (prev && (prev->cols != cols || !prev->cells))
+		prev = NULL;
 
 	vcs_buf_add(out, vcs_preamble, sizeof(vcs_preamble) - 1);
 	for (unsigned y = 0; y < rows; y++) {
-		const struct vcs_cell *row = g.cells + (size_t)(top + y) * g.cols;
-		bool realign = false;
+		const struct vcs_cell *row = g.cells + (size_t)(top + y) * g.cols + left;
+		size_t bytes = (size_t)cols * sizeof(*row);
 
 		out->rows[y] = out->len;
-		/* the whole row erased first: a character the kernel counts
-		 * narrower than libtsm leaves no stale cell behind it */
-		vcs_buf_printf(out, "\033[%u;1H\033[2K", y + 1);
-		unsigned end = cols;
-
-		/* trailing blanks: the erase made them */
-		while (end > 0 && row[left + end - 1].cp == ' ' && row[left + end - 1].width == 1)
-			end--;
-		for (unsigned x = 0; x < end; x++) {
-			const struct vcs_cell *c = &row[left + x];
-			uint32_t cp = vcs_safe_cp(c->cp);
-
-			if (c->width == 0 && x > 0)
-				continue; /* the wide character before covers it */
-			if (realign)
-				vcs_buf_printf(out, "\033[%uG", x + 1);
-			/* the right half of a wide character at the window's
-			 * edge, or its left half cut off by it */
-			if ((c->width == 0) || (c->width == 2 && x + 1 >= cols))
-				cp = ' ';
-			vcs_buf_utf8(out, cp);
-			realign = cp >= 0x300;
-		}
+		memcpy(out->cells + (size_t)y * cols, row, bytes);
+		if (prev && y < prev->n_rows &&
+		    memcmp(prev->cells + (size_t)y * cols, row, bytes) == 0)
+			vcs_buf_add(out, prev->data + prev->rows[y],
+				    prev->rows[y + 1] - prev->rows[y]);
+		else
+			vcs_encode_row(out, row, y, cols);
 	}
 	out->rows[rows] = out->len;
 	out->n_rows = rows;
+	out->cols = cols;
 	if (rows < vt_rows)
 		vcs_buf_printf(out, "\033[%u;1H\033[J", rows + 1);
 	vcs_buf_printf(out, "\033[%u;%uH\033[?25%c", cy - top + 1, cx - left + 1,
@@ -318,10 +402,14 @@ static void vcs_mirror(struct vcs *v)
 		cols = ws.ws_col;
 		rows = ws.ws_row;
 	}
-	vcs_encode_rows(&src, v->row, v->row_data, cols, rows, &v->buf);
+	/* what the VT holds (for its size), the bytes of the rows unchanged
+	 * since taken from it */
+	bool held = v->prev.n_rows && v->prev_cols == cols && v->prev_rows == rows;
+
+	vcs_encode_after(&src, v->row, v->row_data, cols, rows, held ? &v->prev : NULL, &v->buf);
 	const struct vcs_buf *w = &v->buf;
 
-	if (v->prev.n_rows && v->prev_cols == cols && v->prev_rows == rows) {
+	if (held) {
 		vcs_encode_changes(&v->prev, &v->buf, &v->changes);
 		w = &v->changes;
 	}
@@ -330,10 +418,10 @@ static void vcs_mirror(struct vcs *v)
 	if (v->dirty) {
 		v->prev.n_rows = 0;
 	} else {
-		struct vcs_buf held = v->prev;
+		struct vcs_buf old = v->prev;
 
 		v->prev = v->buf;
-		v->buf = held;
+		v->buf = old;
 		v->prev_cols = cols;
 		v->prev_rows = rows;
 	}

@@ -126,11 +126,19 @@ uint32_t vcs_safe_cp(uint32_t cp);
  * (vcs_encode*()) also says where its rows are: row i's bytes (its CUP,
  * erase and text) start at rows[i]; rows[n_rows] is where the rows end
  * and what follows them (the erase below, the cursor) starts. */
+struct vcs_cell {
+	uint32_t cp;	/* ' ' for a blank */
+	unsigned width; /* 1 or 2; 0 behind a wide character */
+};
 struct vcs_buf {
 	char *data;
 	size_t len, cap;
 	size_t *rows;
 	unsigned n_rows, rows_cap;
+	/* the cells the rows were encoded from: n_rows rows of cols */
+	struct vcs_cell *cells;
+	size_t cells_cap;
+	unsigned cols;
 };
 void vcs_buf_fini(struct vcs_buf *b);
 /* Encodes src for a VT of vt_cols x vt_rows into out (emptied first). */
@@ -140,6 +148,16 @@ void vcs_encode(const struct vcs_source *src, unsigned vt_cols, unsigned vt_rows
  * screen's. */
 void vcs_encode_rows(const struct vcs_source *src, vcs_row_fn row_fn, void *row_data,
 		     unsigned vt_cols, unsigned vt_rows, struct vcs_buf *out);
+/* ... taking the bytes of each row whose cells are those of prev's row
+ * (an encoding for a window as wide; NULL: none) from prev: what the
+ * mirror does, where most rows are as the last mirror left them. The
+ * same bytes as vcs_encode_rows(). */
+void vcs_encode_after(const struct vcs_source *src, vcs_row_fn row_fn, void *row_data,
+		      unsigned vt_cols, unsigned vt_rows, const struct vcs_buf *prev,
+		      struct vcs_buf *out);
+/* Tests: the grid always through tsm_screen_draw(), never read from
+ * libtsm's lines (what a libtsm whose layout tsmpeek does not know gets). */
+extern bool vcs_test_draw_only;
 /* What of the encoding `cur` differs from `prev`, the one the VT holds,
  * both for the same VT size, into out (emptied first): the preamble, the
  * rows whose bytes differ, and the end (the erase below the rows and the

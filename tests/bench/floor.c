@@ -36,7 +36,12 @@
  * --grid COLSxROWS sets the grid (the framebuffer: 8 x 16 pixels a cell);
  * --echo KEYS measures, instead of the streams, a key's echo in the render
  * stages: a screen of text drawn once, then KEYS characters written at the
- * prompt, a frame each (the one-cell change a typed key makes).
+ * prompt, a frame each (the one-cell change a typed key makes);
+ * --mirror KEYS the same keys, each followed by the vcs mirror (vcs.h):
+ * encoded as consoled does (the grid read from libtsm's lines, the rows
+ * that did not change taken from the last mirror) and, for comparison,
+ * anew (every cell through tsm_screen_draw(), every row encoded), then what
+ * of it differs from the last one, the bytes the VT gets.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -55,6 +60,7 @@
 #include "../../daemon/color/palette.h"
 #include "../../daemon/screen/render.h"
 #include "../../daemon/terminal/stream.h"
+#include "../../daemon/terminal/vcs.h"
 #include "../../fonts/font.h"
 #include "../unit/test-fb-ram.h"
 
@@ -97,7 +103,8 @@ struct floor_options {
 	unsigned stages; /* bit per enum floor_stage */
 	const char *only_stream;
 	bool smoke;
-	unsigned echo; /* --echo: keys echoed one frame each, instead of the streams */
+	unsigned echo;	 /* --echo: keys echoed one frame each, instead of the streams */
+	unsigned mirror; /* --mirror: keys echoed, each mirrored (vcs.h) */
 };
 
 /* ---- streams ------------------------------------------------------------- */
@@ -698,6 +705,79 @@ static int measure_echo(const struct floor_options *o, const char *font_path)
 	return 0;
 }
 
+/* ---- the mirror ---------------------------------------------------------- */
+
+/* The keys' mirrors: each a character written at the prompt, then its
+ * mirror's bytes (the changes to the last one); incremental: vcs_mirror()'s
+ * way, else anew. The bytes written in all. Never inlined: callgrind
+ * counts it alone (--toggle-collect=mirror_keys, README.md). */
+__attribute__((noinline)) static uint64_t mirror_keys(struct floor_pipeline *p, unsigned keys,
+						      bool incremental, struct vcs_buf b[3])
+{
+	struct vcs_source src = {p->screen, p->table};
+	uint64_t bytes = 0;
+
+	vcs_test_draw_only = !incremental;
+	for (unsigned i = 0; i < keys; i++) {
+		char ch = (char)('a' + i % 26);
+		struct vcs_buf held;
+
+		if (i > 0 && i % (FLOOR_COLS - 3) == 0)
+			stream_feed(p->stream, "\r\033[K$ ", 6);
+		stream_feed(p->stream, &ch, 1);
+		vcs_encode_after(&src, NULL, NULL, FLOOR_COLS, FLOOR_ROWS,
+				 incremental ? &b[0] : NULL, &b[1]);
+		vcs_encode_changes(&b[0], &b[1], &b[2]);
+		bytes += b[2].len;
+		held = b[0];
+		b[0] = b[1];
+		b[1] = held;
+	}
+	vcs_test_draw_only = false;
+	return bytes;
+}
+
+/* --mirror: a full screen written once and mirrored, then `keys` echoes,
+ * each mirrored; CPU time and bytes per mirror, both ways. */
+static int measure_mirror(const struct floor_options *o, const char *font_path)
+{
+	printf("consoled mirror: %ux%u grid, a screen of text, then %u keys echoed, each "
+	       "mirrored, best of %u runs\n",
+	       FLOOR_COLS, FLOOR_ROWS, o->mirror, o->runs);
+	printf("%-12s %14s %16s\n", "encoding", "us per mirror", "bytes per mirror");
+	for (unsigned way = 0; way < 2; way++) {
+		double best = -1;
+		uint64_t bytes = 0;
+
+		for (unsigned run = 0; run < o->runs; run++) {
+			struct floor_pipeline p;
+			struct vcs_buf b[3] = {{0}};
+			double t;
+			int r = pipeline_init(&p, STAGE_FILTER, font_path);
+
+			if (r < 0) {
+				fprintf(stderr, "mirror: %s\n", strerror(-r));
+				pipeline_fini(&p);
+				return r;
+			}
+			echo_fill(&p);
+			vcs_encode(&(struct vcs_source){p.screen, p.table}, FLOOR_COLS, FLOOR_ROWS,
+				   &b[0]);
+			t = cpu_now();
+			bytes = mirror_keys(&p, o->mirror, way == 0, b);
+			t = cpu_now() - t;
+			for (unsigned i = 0; i < 3; i++)
+				vcs_buf_fini(&b[i]);
+			pipeline_fini(&p);
+			if (best < 0 || t < best)
+				best = t;
+		}
+		printf("%-12s %14.1f %16.1f\n", way == 0 ? "incremental" : "anew",
+		       best * 1e6 / o->mirror, (double)bytes / o->mirror);
+	}
+	return 0;
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 static void print_figure(bool ran, double v, int width)
@@ -713,7 +793,7 @@ static void usage(void)
 	printf("floor [--lines-file FILE] [--size BYTES] [--read BYTES] [--frame-bytes BYTES]\n"
 	       "      [--passes N] [--runs N] [--stages a,b,c,d8,d16,d32] [--stream NAME] "
 	       "[--smoke]\n"
-	       "      [--grid COLSxROWS] [--echo KEYS]\n");
+	       "      [--grid COLSxROWS] [--echo KEYS] [--mirror KEYS]\n");
 }
 
 static int parse_stages(const char *arg, unsigned *ret)
@@ -753,6 +833,7 @@ int main(int argc, char **argv)
 	    {"smoke", no_argument, NULL, 'k'},
 	    {"grid", required_argument, NULL, 'g'},
 	    {"echo", required_argument, NULL, 'e'},
+	    {"mirror", required_argument, NULL, 'm'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -816,6 +897,9 @@ int main(int argc, char **argv)
 		case 'e':
 			o.echo = (unsigned)strtoul(optarg, NULL, 0);
 			break;
+		case 'm':
+			o.mirror = (unsigned)strtoul(optarg, NULL, 0);
+			break;
 		case 'h':
 			usage();
 			return 0;
@@ -841,6 +925,11 @@ int main(int argc, char **argv)
 	}
 
 	rng_state = 0x9e3779b97f4a7c15ull;
+	if (o.mirror) {
+		failed = measure_mirror(&o, font_path) < 0;
+		unlink(font_path);
+		return failed;
+	}
 	if (o.echo) {
 		failed = measure_echo(&o, font_path) < 0;
 		unlink(font_path);

@@ -536,6 +536,88 @@ static void test_changes(void)
 	fake_term_fini(&f);
 }
 
+/* A mirror built on the last one (vcs_encode_after(): the bytes of rows
+ * whose cells did not change taken from it) has the bytes of one built
+ * anew, whether the grid is read from libtsm's lines or through
+ * tsm_screen_draw(): after each step (a change in the last column only, a
+ * wide character, a stand-in, a scroll, the alternate screen, a view into
+ * the scrollback and back, a clear), for a VT as large as the grid and for
+ * a smaller one (a window that follows the cursor), with and without rows
+ * drawn over the screen's. */
+static void test_after(void)
+{
+	static const struct {
+		const char *feed;
+		int sb; /* > 0: the view up so many lines; < 0: back down */
+	} steps[] = {
+	    {"a", 0},
+	    {"b", 0},
+	    {"\r\nsecond line", 0},
+	    {"\0337\033[1;16Hz\0338", 0},
+	    {"\033[3;2H\xe6\x97\xa5x", 0},
+	    {"e\xcc\x81", 0},
+	    {"\033[6;1H\r\n\r\nscrolled", 0},
+	    {"", 3},
+	    {"", -3},
+	    {"\033[?1049halt", 0},
+	    {"\033[?1049l", 0},
+	    {"\033[1;1H\033[2J", 0},
+	    {"", 0},
+	};
+	static const struct overlay_msg msgs[] = {{1234567, 3, "band \xe6\x97\xa5"}};
+	static const unsigned vts[][2] = {{16, 6}, {12, 4}};
+
+	for (unsigned v = 0; v < ELEMENTSOF(vts); v++) {
+		for (unsigned band = 0; band < 2; band++) {
+			struct fake_term f;
+			struct vcs_buf prev = {}, cur = {}, fresh = {}, drawn = {};
+			struct vcs_source src;
+			struct overlay o;
+			vcs_row_fn fn = band ? band_row : NULL;
+
+			fake_term_init(&f, 16, 6);
+			fake_feed(&f, "one\r\ntwo\r\nthree\r\nfour\r\nfive\r\nsix\r\n");
+			overlay_init(&o);
+			overlay_band(&o, 16, 6, 1, OVERLAY_BOTTOM, msgs, 1, 0);
+			src = (struct vcs_source){f.screen, f.table};
+			vcs_encode_after(&src, fn, &o, vts[v][0], vts[v][1], NULL, &prev);
+			for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
+				fake_feed(&f, steps[i].feed);
+				if (steps[i].sb > 0)
+					tsm_screen_sb_up(f.screen, (unsigned)steps[i].sb);
+				else if (steps[i].sb < 0)
+					tsm_screen_sb_down(f.screen, (unsigned)-steps[i].sb);
+				vcs_encode_after(&src, fn, &o, vts[v][0], vts[v][1], &prev, &cur);
+				vcs_encode_rows(&src, fn, &o, vts[v][0], vts[v][1], &fresh);
+				vcs_test_draw_only = true;
+				vcs_encode_rows(&src, fn, &o, vts[v][0], vts[v][1], &drawn);
+				vcs_test_draw_only = false;
+				if (cur.len != fresh.len || memcmp(cur.data, fresh.data, cur.len) ||
+				    drawn.len != fresh.len ||
+				    memcmp(drawn.data, fresh.data, fresh.len)) {
+					fprintf(stderr,
+						"VT %ux%u, band %u, step %zu: after the last "
+						"'%.*s', anew '%.*s', drawn '%.*s'\n",
+						vts[v][0], vts[v][1], band, i, (int)cur.len,
+						cur.data, (int)fresh.len, fresh.data,
+						(int)drawn.len, drawn.data);
+					tests_failed = 1;
+				}
+				struct vcs_buf held = prev;
+
+				prev = cur;
+				cur = held;
+			}
+			vcs_buf_fini(&prev);
+			vcs_buf_fini(&cur);
+			vcs_buf_fini(&fresh);
+			vcs_buf_fini(&drawn);
+			overlay_fini(&o);
+			fake_term_fini(&f);
+		}
+	}
+}
+
 int main(void)
 {
 	RUN(test_exact_bytes);
@@ -548,5 +630,6 @@ int main(void)
 	RUN(test_scrollback_view);
 	RUN(test_overlay_rows);
 	RUN(test_changes);
+	RUN(test_after);
 	return TESTS_RESULT();
 }

@@ -31,17 +31,21 @@
  *
  * --smoke runs every stage once on a few kilobytes of each stream with a
  * small frame and checks that each stage ran (frames taken, cells drawn);
- * the unit suite runs it so. It says nothing about speed.
+ * the unit suite runs it so (and --pause with 20 keys: every snapshot
+ * update succeeds, the mirrors write something). It says nothing about
+ * speed.
  *
  * --grid COLSxROWS sets the grid (the framebuffer: 8 x 16 pixels a cell);
  * --echo KEYS measures, instead of the streams, a key's echo in the render
  * stages: a screen of text drawn once, then KEYS characters written at the
  * prompt, a frame each (the one-cell change a typed key makes);
- * --mirror KEYS the same keys, each followed by the vcs mirror (vcs.h):
- * encoded as consoled does (the grid read from libtsm's lines, the rows
- * that did not change taken from the last mirror) and, for comparison,
- * anew (every cell through tsm_screen_draw(), every row encoded), then what
- * of it differs from the last one, the bytes the VT gets.
+ * --pause KEYS the same keys, each followed by what consoled does once
+ * output pauses: the vcs mirror (vcs.h), encoded as consoled does (the grid
+ * read from libtsm's lines, the rows that did not change taken from the
+ * last mirror) and, for comparison, anew (every cell through
+ * tsm_screen_draw(), every row encoded), then what of it differs from the
+ * last one (the bytes the VT gets); and session restore's snapshot update
+ * (snapshot.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -59,6 +63,7 @@
 #include "../../daemon/util/log.h"
 #include "../../daemon/color/palette.h"
 #include "../../daemon/screen/render.h"
+#include "../../daemon/terminal/snapshot.h"
 #include "../../daemon/terminal/stream.h"
 #include "../../daemon/terminal/vcs.h"
 #include "../../fonts/font.h"
@@ -103,8 +108,8 @@ struct floor_options {
 	unsigned stages; /* bit per enum floor_stage */
 	const char *only_stream;
 	bool smoke;
-	unsigned echo;	 /* --echo: keys echoed one frame each, instead of the streams */
-	unsigned mirror; /* --mirror: keys echoed, each mirrored (vcs.h) */
+	unsigned echo;	/* --echo: keys echoed one frame each, instead of the streams */
+	unsigned pause; /* --pause: keys echoed, each followed by a pause's work */
 };
 
 /* ---- streams ------------------------------------------------------------- */
@@ -705,19 +710,30 @@ static int measure_echo(const struct floor_options *o, const char *font_path)
 	return 0;
 }
 
-/* ---- the mirror ---------------------------------------------------------- */
+/* ---- a pause's work -------------------------------------------------------- */
 
-/* The keys' mirrors: each a character written at the prompt, then its
- * mirror's bytes (the changes to the last one); incremental: vcs_mirror()'s
- * way, else anew. The bytes written in all. Never inlined: callgrind
- * counts it alone (--toggle-collect=mirror_keys, README.md). */
-__attribute__((noinline)) static uint64_t mirror_keys(struct floor_pipeline *p, unsigned keys,
-						      bool incremental, struct vcs_buf b[3])
+enum pause_work { PAUSE_MIRROR, PAUSE_MIRROR_ANEW, PAUSE_SNAPSHOT, _PAUSE_MAX };
+
+static const char *const pause_names[_PAUSE_MAX] = {"mirror", "mirror-anew", "snapshot"};
+
+struct pause_state {
+	struct vcs_buf b[3]; /* the mirror the VT holds, the next, its changes */
+	struct snapshot *snap;
+};
+
+/* The keys, each a character written at the prompt and then the pause's
+ * work; the mirrors' bytes written (the changes to the last one) in all.
+ * Never inlined: callgrind counts it alone (--toggle-collect=pause_keys,
+ * README.md). */
+__attribute__((noinline)) static int64_t pause_keys(struct floor_pipeline *p, unsigned keys,
+						    enum pause_work work, struct pause_state *ps)
 {
 	struct vcs_source src = {p->screen, p->table};
-	uint64_t bytes = 0;
+	struct vcs_buf *b = ps->b;
+	int64_t bytes = 0;
+	int r = 0;
 
-	vcs_test_draw_only = !incremental;
+	vcs_test_draw_only = work == PAUSE_MIRROR_ANEW;
 	for (unsigned i = 0; i < keys; i++) {
 		char ch = (char)('a' + i % 26);
 		struct vcs_buf held;
@@ -725,55 +741,78 @@ __attribute__((noinline)) static uint64_t mirror_keys(struct floor_pipeline *p, 
 		if (i > 0 && i % (FLOOR_COLS - 3) == 0)
 			stream_feed(p->stream, "\r\033[K$ ", 6);
 		stream_feed(p->stream, &ch, 1);
+		if (work == PAUSE_SNAPSHOT) {
+			r = r < 0 ? r : snapshot_update(ps->snap, p->screen, p->stream, p->table);
+			continue;
+		}
 		vcs_encode_after(&src, NULL, NULL, FLOOR_COLS, FLOOR_ROWS,
-				 incremental ? &b[0] : NULL, &b[1]);
+				 work == PAUSE_MIRROR ? &b[0] : NULL, &b[1]);
 		vcs_encode_changes(&b[0], &b[1], &b[2]);
-		bytes += b[2].len;
+		bytes += (int64_t)b[2].len;
 		held = b[0];
 		b[0] = b[1];
 		b[1] = held;
 	}
 	vcs_test_draw_only = false;
-	return bytes;
+	return r < 0 ? r : bytes;
 }
 
-/* --mirror: a full screen written once and mirrored, then `keys` echoes,
- * each mirrored; CPU time and bytes per mirror, both ways. */
-static int measure_mirror(const struct floor_options *o, const char *font_path)
+/* --pause: a full screen written once (mirrored, snapshotted), then `keys`
+ * echoes, each followed by one kind of a pause's work; CPU time per key
+ * and the mirror's bytes per key. Fails (the smoke run's check) when a
+ * snapshot update fails or the mirrors of the keys wrote nothing. */
+static int measure_pause(const struct floor_options *o, const char *font_path)
 {
-	printf("consoled mirror: %ux%u grid, a screen of text, then %u keys echoed, each "
-	       "mirrored, best of %u runs\n",
-	       FLOOR_COLS, FLOOR_ROWS, o->mirror, o->runs);
-	printf("%-12s %14s %16s\n", "encoding", "us per mirror", "bytes per mirror");
-	for (unsigned way = 0; way < 2; way++) {
+	printf("consoled pause: %ux%u grid, a screen of text, then %u keys echoed, each "
+	       "followed by a pause's work, best of %u runs\n",
+	       FLOOR_COLS, FLOOR_ROWS, o->pause, o->runs);
+	printf("%-12s %10s %14s\n", "work", "us per key", "bytes per key");
+	for (unsigned w = 0; w < _PAUSE_MAX; w++) {
 		double best = -1;
-		uint64_t bytes = 0;
+		int64_t bytes = 0;
 
 		for (unsigned run = 0; run < o->runs; run++) {
 			struct floor_pipeline p;
-			struct vcs_buf b[3] = {{0}};
+			struct pause_state ps = {0};
 			double t;
 			int r = pipeline_init(&p, STAGE_FILTER, font_path);
 
+			if (r >= 0 && w == PAUSE_SNAPSHOT) {
+				r = snapshot_new(FLOOR_SB, &ps.snap);
+				if (r >= 0) {
+					echo_fill(&p);
+					r = snapshot_update(ps.snap, p.screen, p.stream, p.table);
+				}
+			}
 			if (r < 0) {
-				fprintf(stderr, "mirror: %s\n", strerror(-r));
+				fprintf(stderr, "pause, %s: %s\n", pause_names[w], strerror(-r));
+				snapshot_free(ps.snap);
 				pipeline_fini(&p);
 				return r;
 			}
-			echo_fill(&p);
-			vcs_encode(&(struct vcs_source){p.screen, p.table}, FLOOR_COLS, FLOOR_ROWS,
-				   &b[0]);
+			if (w != PAUSE_SNAPSHOT) {
+				echo_fill(&p);
+				vcs_encode(&(struct vcs_source){p.screen, p.table}, FLOOR_COLS,
+					   FLOOR_ROWS, &ps.b[0]);
+			}
 			t = cpu_now();
-			bytes = mirror_keys(&p, o->mirror, way == 0, b);
+			bytes = pause_keys(&p, o->pause, (enum pause_work)w, &ps);
 			t = cpu_now() - t;
 			for (unsigned i = 0; i < 3; i++)
-				vcs_buf_fini(&b[i]);
+				vcs_buf_fini(&ps.b[i]);
+			snapshot_free(ps.snap);
 			pipeline_fini(&p);
+			if (bytes < 0 || (w != PAUSE_SNAPSHOT && bytes == 0)) {
+				fprintf(stderr, "pause, %s: %s\n", pause_names[w],
+					bytes < 0 ? strerror((int)-bytes)
+						  : "the mirrors wrote nothing");
+				return bytes < 0 ? (int)bytes : -EIO;
+			}
 			if (best < 0 || t < best)
 				best = t;
 		}
-		printf("%-12s %14.1f %16.1f\n", way == 0 ? "incremental" : "anew",
-		       best * 1e6 / o->mirror, (double)bytes / o->mirror);
+		printf("%-12s %10.1f %14.1f\n", pause_names[w], best * 1e6 / o->pause,
+		       (double)bytes / o->pause);
 	}
 	return 0;
 }
@@ -793,7 +832,7 @@ static void usage(void)
 	printf("floor [--lines-file FILE] [--size BYTES] [--read BYTES] [--frame-bytes BYTES]\n"
 	       "      [--passes N] [--runs N] [--stages a,b,c,d8,d16,d32] [--stream NAME] "
 	       "[--smoke]\n"
-	       "      [--grid COLSxROWS] [--echo KEYS] [--mirror KEYS]\n");
+	       "      [--grid COLSxROWS] [--echo KEYS] [--pause KEYS]\n");
 }
 
 static int parse_stages(const char *arg, unsigned *ret)
@@ -833,7 +872,7 @@ int main(int argc, char **argv)
 	    {"smoke", no_argument, NULL, 'k'},
 	    {"grid", required_argument, NULL, 'g'},
 	    {"echo", required_argument, NULL, 'e'},
-	    {"mirror", required_argument, NULL, 'm'},
+	    {"pause", required_argument, NULL, 'P'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -897,8 +936,8 @@ int main(int argc, char **argv)
 		case 'e':
 			o.echo = (unsigned)strtoul(optarg, NULL, 0);
 			break;
-		case 'm':
-			o.mirror = (unsigned)strtoul(optarg, NULL, 0);
+		case 'P':
+			o.pause = (unsigned)strtoul(optarg, NULL, 0);
 			break;
 		case 'h':
 			usage();
@@ -925,8 +964,8 @@ int main(int argc, char **argv)
 	}
 
 	rng_state = 0x9e3779b97f4a7c15ull;
-	if (o.mirror) {
-		failed = measure_mirror(&o, font_path) < 0;
+	if (o.pause) {
+		failed = measure_pause(&o, font_path) < 0;
 		unlink(font_path);
 		return failed;
 	}
@@ -994,6 +1033,12 @@ int main(int argc, char **argv)
 				failed = 1;
 			}
 		}
+	}
+	/* and a pause's work after a few keys */
+	if (o.smoke) {
+		o.pause = 20;
+		if (measure_pause(&o, font_path) < 0)
+			failed = 1;
 	}
 	for (size_t i = 0; i < 5; i++)
 		free(streams[i].data);

@@ -87,6 +87,7 @@ void vcs_buf_fini(struct vcs_buf *b)
 	free(b->data);
 	free(b->rows);
 	free(b->cells);
+	free(b->grid);
 	*b = (struct vcs_buf){};
 }
 
@@ -146,29 +147,53 @@ static int vcs_grid_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch
 
 bool vcs_test_draw_only;
 
+/* Whether any of cells [0, n) changed after `since`. */
+static bool vcs_cells_newer(const struct tsmpeek_cell *cells, unsigned n, tsm_age_t since)
+{
+	for (unsigned x = 0; x < n; x++)
+		if (cells[x].age > since)
+			return true;
+	return false;
+}
+
 /* The grid as tsm_screen_draw() shows it (libtsm 4.0.2's tsm-render.c: the
  * view's lines from the scrollback position on, then the screen's; past a
  * line's cells an empty one; no code point for an empty cell), read from
- * libtsm's lines (tsmpeek.h) instead of a callback per cell (with the rows
- * taken from the last mirror, an echo's mirror at 80x30 is 100 thousand
- * instructions instead of 598 thousand: `floor --mirror`, README.md of
- * tests/bench). False when the view is not readable so (tsmpeek's layout
- * check failed, or a cell holds a symbol sequence, which libtsm 4 never
- * makes): then tsm_screen_draw(). */
-static bool vcs_grid_peek(struct tsm_screen *screen, struct vcs_grid *g)
+ * libtsm's lines (tsmpeek.h) instead of a callback per cell, into
+ * out->grid. A row libtsm has not changed since prev's grid was read (its
+ * line, its cells and the screen as a whole no older than that read: the
+ * ages the renderer's peek reads too, render.c) is copied from prev's grid.
+ * An echo's mirror at 80x30 on the host (`floor --pause`, README.md of
+ * tests/bench, with the key's own feed): 579 thousand instructions through
+ * tsm_screen_draw() with every row encoded, 100 thousand with the grid
+ * read so and the rows' bytes taken from the last mirror
+ * (vcs_encode_after()), 35 thousand with the grid's unchanged rows taken
+ * from the last grid too. False when the view is not readable so
+ * (tsmpeek's layout check failed, or a cell holds a symbol sequence, which
+ * libtsm 4 never makes): then tsm_screen_draw(). */
+static bool vcs_grid_peek(struct tsm_screen *screen, struct vcs_grid *g, const struct vcs_buf *prev,
+			  struct vcs_buf *out)
 {
 	const struct tsmpeek_screen *p;
 	const struct tsmpeek_line *iter;
 	unsigned k = 0;
+	bool keep;
 
 	if (vcs_test_draw_only || !tsmpeek_check(screen))
 		return false;
 	p = tsmpeek(screen);
 	if (p->cols != g->cols || p->rows != g->rows)
 		return false;
+	/* prev's grid: the screen's own rows (no view into the scrollback),
+	 * of this screen and line array, and nothing changed all of it */
+	keep = prev && prev->grid_age && prev->grid_screen == screen &&
+	       prev->grid_lines == p->lines && prev->grid_clusters == g->clusters &&
+	       prev->grid_cols == g->cols && prev->grid_rows == g->rows && !p->sb_pos &&
+	       !p->age_reset && p->age_cnt >= prev->grid_age && p->age <= prev->grid_age;
 	iter = p->sb_pos;
 	for (unsigned y = 0; y < g->rows; y++) {
 		const struct tsmpeek_line *line;
+		struct vcs_cell *row = g->cells + (size_t)y * g->cols;
 		unsigned n;
 
 		if (iter) {
@@ -177,6 +202,11 @@ static bool vcs_grid_peek(struct tsm_screen *screen, struct vcs_grid *g)
 		} else
 			line = p->lines[k++];
 		n = MIN(line->size, g->cols);
+		if (keep && line->age <= prev->grid_age &&
+		    !vcs_cells_newer(line->cells, n, prev->grid_age)) {
+			memcpy(row, prev->grid + (size_t)y * g->cols, g->cols * sizeof(*row));
+			continue;
+		}
 		for (unsigned x = 0; x < n; x++) {
 			const struct tsmpeek_cell *c = &line->cells[x];
 
@@ -184,28 +214,38 @@ static bool vcs_grid_peek(struct tsm_screen *screen, struct vcs_grid *g)
 				return false;
 			/* below the image tiles and the stand-ins: as it is */
 			if (c->ch < IMAGE_FIRST && c->ch < CLUSTER_FIRST)
-				g->cells[(size_t)y * g->cols + x] =
-				    (struct vcs_cell){c->ch ? c->ch : ' ', MIN(c->width, 2u)};
+				row[x] = (struct vcs_cell){c->ch ? c->ch : ' ', MIN(c->width, 2u)};
 			else
 				vcs_grid_put(g, x, y, c->ch, c->width);
 		}
 		/* past the line's cells: blanks, as the grid starts */
 		for (unsigned x = n; x < g->cols; x++)
-			g->cells[(size_t)y * g->cols + x] = (struct vcs_cell){' ', 1};
+			row[x] = (struct vcs_cell){' ', 1};
+	}
+	/* a view into the scrollback: not kept (its lines are not aged as
+	 * the screen's) */
+	if (!p->sb_pos && !p->age_reset) {
+		out->grid_age = p->age_cnt;
+		out->grid_screen = screen;
+		out->grid_lines = p->lines;
+		out->grid_clusters = g->clusters;
 	}
 	return true;
 }
 
-/* The rows drawn over the screen, in place of its own. */
-static void vcs_grid_rows(struct vcs_grid *g, vcs_row_fn fn, void *data)
+/* The rows drawn over the screen, in place of its own; whether there were
+ * any. */
+static bool vcs_grid_rows(struct vcs_grid *g, vcs_row_fn fn, void *data)
 {
 	uint32_t *cps = xcalloc(g->cols, sizeof(*cps));
+	bool any = false;
 
 	for (unsigned y = 0; y < g->rows; y++) {
 		struct vcs_cell *row = g->cells + (size_t)y * g->cols;
 
 		if (!fn(data, y, g->cols, cps))
 			continue;
+		any = true;
 		for (unsigned x = 0; x < g->cols; x++) {
 			bool wide = cps[x] && x + 1 < g->cols && cps[x + 1] == 0;
 
@@ -214,6 +254,7 @@ static void vcs_grid_rows(struct vcs_grid *g, vcs_row_fn fn, void *data)
 		}
 	}
 	free(cps);
+	return any;
 }
 
 void vcs_encode(const struct vcs_source *src, unsigned vt_cols, unsigned vt_rows,
@@ -274,16 +315,26 @@ void vcs_encode_after(const struct vcs_source *src, vcs_row_fn row_fn, void *row
 
 	out->len = 0;
 	out->n_rows = 0;
+	out->grid_age = 0;
 	if (g.cols == 0 || g.rows == 0 || vt_cols == 0 || vt_rows == 0)
 		return;
-	g.cells = xcalloc((size_t)g.cols * g.rows, sizeof(*g.cells));
-	if (!vcs_grid_peek(screen, &g)) {
+	if (out->grid_cap < (size_t)g.cols * g.rows) {
+		free(out->grid);
+		out->grid = xcalloc((size_t)g.cols * g.rows, sizeof(*out->grid));
+		out->grid_cap = (size_t)g.cols * g.rows;
+	}
+	g.cells = out->grid;
+	out->grid_cols = g.cols;
+	out->grid_rows = g.rows;
+	if (!vcs_grid_peek(screen, &g, prev, out)) {
+		out->grid_age = 0;
 		for (size_t i = 0; i < (size_t)g.cols * g.rows; i++)
 			g.cells[i] = (struct vcs_cell){' ', 1};
 		tsm_screen_draw(screen, vcs_grid_cell, &g);
 	}
-	if (row_fn)
-		vcs_grid_rows(&g, row_fn, row_data);
+	/* the grid with rows drawn over it is not libtsm's: not kept */
+	if (row_fn && vcs_grid_rows(&g, row_fn, row_data))
+		out->grid_age = 0;
 
 	/* after a character in the last column, libtsm's cursor waits beyond it */
 	cx = MIN(cx, g.cols - 1);
@@ -331,7 +382,6 @@ void vcs_encode_after(const struct vcs_source *src, vcs_row_fn row_fn, void *row
 		vcs_buf_printf(out, "\033[%u;1H\033[J", rows + 1);
 	vcs_buf_printf(out, "\033[%u;%uH\033[?25%c", cy - top + 1, cx - left + 1,
 		       hidden ? 'l' : 'h');
-	free(g.cells);
 }
 
 void vcs_encode_changes(const struct vcs_buf *prev, const struct vcs_buf *cur, struct vcs_buf *out)

@@ -139,6 +139,15 @@ struct vcs_buf {
 	struct vcs_cell *cells;
 	size_t cells_cap;
 	unsigned cols;
+	/* the whole grid as read from libtsm (grid_cols x grid_rows), and
+	 * what it was read from: libtsm's age counter then (0: not to be
+	 * kept: drawn, a view into the scrollback, rows drawn over it), the
+	 * screen, its line array and the stand-ins' table */
+	struct vcs_cell *grid;
+	size_t grid_cap;
+	unsigned grid_cols, grid_rows;
+	uint64_t grid_age;
+	const void *grid_screen, *grid_lines, *grid_clusters;
 };
 void vcs_buf_fini(struct vcs_buf *b);
 /* Encodes src for a VT of vt_cols x vt_rows into out (emptied first). */
@@ -149,9 +158,12 @@ void vcs_encode(const struct vcs_source *src, unsigned vt_cols, unsigned vt_rows
 void vcs_encode_rows(const struct vcs_source *src, vcs_row_fn row_fn, void *row_data,
 		     unsigned vt_cols, unsigned vt_rows, struct vcs_buf *out);
 /* ... taking the bytes of each row whose cells are those of prev's row
- * (an encoding for a window as wide; NULL: none) from prev: what the
- * mirror does, where most rows are as the last mirror left them. The
- * same bytes as vcs_encode_rows(). */
+ * (an encoding for a window as wide; NULL: none) from prev, and the
+ * cells of each row libtsm did not change since prev's grid was read from
+ * that grid: what the mirror does, where most rows are as the last mirror
+ * left them. The same bytes as vcs_encode_rows(). prev must be what the
+ * last encoding of this screen wrote (its grid is trusted for the rows
+ * libtsm's ages say are unchanged). */
 void vcs_encode_after(const struct vcs_source *src, vcs_row_fn row_fn, void *row_data,
 		      unsigned vt_cols, unsigned vt_rows, const struct vcs_buf *prev,
 		      struct vcs_buf *out);

@@ -1037,21 +1037,15 @@ static int update(struct snapshot *s, struct tsm_screen *screen, struct stream *
 		changed = true;
 	}
 
-	/* the rows that changed since the last update; the cells of the
-	 * screen not shown only if the screen as a whole changed since (a
-	 * switch between the two, a scroll: libtsm's screen age), as libtsm
-	 * writes only to the one shown (80x30, `floor --pause`: an echo's
-	 * update 41 thousand instructions with both screens' cells read, 29
-	 * thousand so, with the key's own feed) */
+	/* the rows that changed since the last update */
 	for (unsigned k = 0; k < 2; k++) {
 		struct tsmpeek_line **lines = k ? p->alt_lines : p->main_lines;
-		bool read = lines == p->lines || p->age > s->last_age;
 
 		for (unsigned y = 0; y < lay.rows; y++) {
 			struct row_track *t = &s->track[k][y];
 
 			t->dirty = full || lines[y] != t->line ||
-				   (read && line_changed(lines[y], lay.cols, s->last_age));
+				   line_changed(lines[y], lay.cols, s->last_age);
 			t->new_crc = t->crc;
 			if (!t->dirty)
 				continue;

@@ -1408,6 +1408,38 @@ static void write_corpus(const char *dir)
 	}
 }
 
+/* A resize away and back between two updates changes cells of the screen
+ * not shown too (libtsm blanks the main screen's columns past a narrower
+ * width, and the alternate screen's new columns when it widens), with no
+ * screen age of its own: an update must read the cells of both screens. */
+static void test_hidden_resize(void)
+{
+	static const char cont[] = "x";
+	static const char *const before[] = {
+	    /* the alternate screen written, then left: hidden when it widens */
+	    "\033[?1049hALTALTALTALTALTALTAL\r\nALT2ALT2ALT2ALT2ALT2\033[?1049l",
+	    /* long lines on the main screen, then the alternate one shown */
+	    "0123456789ABCDEFGHIJ\r\nabcdefghijklmnopqrst\033[?1049hvim",
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(before); i++) {
+		struct term a;
+		struct snapshot *s;
+		char what[48];
+
+		term_init(&a, 20, 6, 20);
+		CHECK(snapshot_new(20, &s) == 0);
+		feeds(&a, before[i]);
+		CHECK(snapshot_update(s, a.screen, a.stream, a.table) == 0);
+		CHECK(tsm_screen_resize(a.screen, 12, 6) == 0);
+		CHECK(tsm_screen_resize(a.screen, 20, 6) == 0);
+		snprintf(what, sizeof(what), "resized away and back, case %zu", i);
+		check_round_trip(&a, s, cont, sizeof(cont) - 1, what);
+		snapshot_free(s);
+		term_fini(&a);
+	}
+}
+
 int main(void)
 {
 	if (getenv("SNAP_WRITE_CORPUS")) {
@@ -1426,6 +1458,7 @@ int main(void)
 	RUN(test_flood);
 	RUN(test_broken);
 	RUN(test_resize);
+	RUN(test_hidden_resize);
 	RUN(test_sb_bound);
 	RUN(test_huge_file);
 	RUN(test_huge_layout);

@@ -647,16 +647,6 @@ static uint32_t rows_digest(uint32_t *const crcs, size_t n)
 	return (uint32_t)c;
 }
 
-static bool line_changed(const struct tsmpeek_line *line, unsigned cols, tsm_age_t since)
-{
-	if (line->age > since)
-		return true;
-	for (unsigned x = 0; x < cols; x++)
-		if (line->cells[x].age > since)
-			return true;
-	return false;
-}
-
 static bool cell_blank(const struct tsmpeek_cell *c, const struct tsm_screen_attr *fill)
 {
 	/* the same bytes (libtsm copies attributes whole) or the same fields */
@@ -1045,7 +1035,7 @@ static int update(struct snapshot *s, struct tsm_screen *screen, struct stream *
 			struct row_track *t = &s->track[k][y];
 
 			t->dirty = full || lines[y] != t->line ||
-				   line_changed(lines[y], lay.cols, s->last_age);
+				   tsmpeek_line_newer(lines[y], lay.cols, s->last_age);
 			t->new_crc = t->crc;
 			if (!t->dirty)
 				continue;

@@ -92,3 +92,15 @@ static inline uint64_t tsmpeek_view_offset(const struct tsmpeek_screen *p)
 {
 	return p->sb_pos ? p->sb_last_id - p->sb_pos->sb_id + 1 : 0;
 }
+
+/* Whether libtsm changed the line, or any of its cells [0, n), after the
+ * age `since` (the snapshot's and the vcs mirror's test of a row). */
+static inline bool tsmpeek_line_newer(const struct tsmpeek_line *line, unsigned n, tsm_age_t since)
+{
+	if (line->age > since)
+		return true;
+	for (unsigned x = 0; x < n; x++)
+		if (line->cells[x].age > since)
+			return true;
+	return false;
+}

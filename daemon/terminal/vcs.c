@@ -147,15 +147,6 @@ static int vcs_grid_cell(struct tsm_screen *con, uint64_t id, const uint32_t *ch
 
 bool vcs_test_draw_only;
 
-/* Whether any of cells [0, n) changed after `since`. */
-static bool vcs_cells_newer(const struct tsmpeek_cell *cells, unsigned n, tsm_age_t since)
-{
-	for (unsigned x = 0; x < n; x++)
-		if (cells[x].age > since)
-			return true;
-	return false;
-}
-
 /* The grid as tsm_screen_draw() shows it (libtsm 4.0.2's tsm-render.c: the
  * view's lines from the scrollback position on, then the screen's; past a
  * line's cells an empty one; no code point for an empty cell), read from
@@ -202,8 +193,7 @@ static bool vcs_grid_peek(struct tsm_screen *screen, struct vcs_grid *g, const s
 		} else
 			line = p->lines[k++];
 		n = MIN(line->size, g->cols);
-		if (keep && line->age <= prev->grid_age &&
-		    !vcs_cells_newer(line->cells, n, prev->grid_age)) {
+		if (keep && !tsmpeek_line_newer(line, n, prev->grid_age)) {
 			memcpy(row, prev->grid + (size_t)y * g->cols, g->cols * sizeof(*row));
 			continue;
 		}
@@ -327,7 +317,6 @@ void vcs_encode_after(const struct vcs_source *src, vcs_row_fn row_fn, void *row
 	out->grid_cols = g.cols;
 	out->grid_rows = g.rows;
 	if (!vcs_grid_peek(screen, &g, prev, out)) {
-		out->grid_age = 0;
 		for (size_t i = 0; i < (size_t)g.cols * g.rows; i++)
 			g.cells[i] = (struct vcs_cell){' ', 1};
 		tsm_screen_draw(screen, vcs_grid_cell, &g);
